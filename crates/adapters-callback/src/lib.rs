@@ -1,0 +1,1 @@
+//! Callback adapter: the reqwest notifier and the outbox worker that delivers signed callbacks.

@@ -1,0 +1,18 @@
+//! The gateway's business core: validated values, the operation state machine,
+//! balance and ledger rules, routes, the use cases and the ports adapters plug into.
+//!
+//! Nothing here performs I/O: storage, HTTP, the provider, time and ids all come
+//! in through the traits of [`ports`].
+
+pub mod callback;
+pub mod ledger;
+pub mod merchant;
+pub mod operation;
+pub mod ports;
+pub mod request;
+pub mod route;
+pub mod service;
+pub mod signature;
+pub mod values;
+
+pub use values::*;

@@ -1,0 +1,232 @@
+//! The ports adapters implement. Each method says what it must return on failure.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+use crate::callback::QueuedCallback;
+use crate::ledger::{Balance, BalanceMove};
+use crate::merchant::Merchant;
+use crate::operation::{Action, Decline, Operation};
+use crate::route::Route;
+use crate::signature::Fingerprint;
+use crate::{
+    Direction, MerchantId, MerchantOperationId, OperationId, Timestamp, WithdrawalRequisites,
+};
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or is overloaded; the request is safe to retry.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else: a bug or corrupt data.
+    #[error(transparent)]
+    Other(#[from] anyhow::Error),
+}
+
+/// Why a new operation was not stored. Nothing at all was written in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum InsertError {
+    /// An operation with the same (merchant, direction, merchantOperationId) exists.
+    #[error("an operation with this merchantOperationId exists")]
+    Duplicate,
+    /// A move with a negative `available` found the available balance too low.
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a finished operation was not stored. Nothing at all was written in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum FinishError {
+    /// The stored operation is no longer processing: another completion won.
+    #[error("the operation is no longer processing")]
+    NotProcessing,
+    /// A move with a negative `available` found the available balance too low.
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A new operation and everything written with it, in one unit of work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOperation {
+    pub operation: Operation,
+    /// Keyed hash of the canonical request, present when a merchantOperationId was given.
+    pub fingerprint: Option<Fingerprint>,
+    /// Applied in order after the operation row; a payout's hold comes first.
+    pub moves: Vec<BalanceMove>,
+    /// Queued when the operation is final at creation.
+    pub callback: Option<QueuedCallback>,
+}
+
+/// A final status and everything written with it, in one unit of work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The operation after the change; stored only if it is still processing in storage.
+    pub operation: Operation,
+    pub moves: Vec<BalanceMove>,
+    pub callback: Option<QueuedCallback>,
+}
+
+/// Operations, balances, the ledger and the callback outbox.
+///
+/// Every method is one transaction: it either writes everything or nothing.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait OperationStore: Send + Sync {
+    /// Stores a new operation with its moves and callback. MUST return `Duplicate` when the
+    /// merchantOperationId is taken (even by a concurrent insert), `InsufficientBalance` when a
+    /// move finds too little available, and write nothing in either case.
+    async fn insert(&self, new: &NewOperation) -> Result<(), InsertError>;
+
+    /// Writes a final status with its moves and callback, guarded so it happens at most once.
+    /// MUST return `NotProcessing` (writing nothing) if the stored status is not Processing.
+    async fn finish(&self, completion: &Completion) -> Result<(), FinishError>;
+
+    /// Replaces a processing operation's action (e.g. fewer confirmation attempts left).
+    /// MUST return `NotProcessing` if the stored operation is final or its action differs from `expected`.
+    async fn replace_action(
+        &self,
+        id: OperationId,
+        expected: &Action,
+        action: &Action,
+        at: Timestamp,
+    ) -> Result<(), FinishError>;
+
+    /// The operation with this id, whoever owns it; `Ok(None)` if there is none.
+    async fn get(&self, id: OperationId) -> Result<Option<Operation>, StoreError>;
+
+    /// The merchant's operation with this merchantOperationId in `direction`, with the
+    /// fingerprint of the request that created it; `Ok(None)` if there is none.
+    async fn find_by_merchant_operation_id(
+        &self,
+        merchant: &MerchantId,
+        direction: Direction,
+        merchant_operation_id: &MerchantOperationId,
+    ) -> Result<Option<(Operation, Option<Fingerprint>)>, StoreError>;
+
+    /// Ids of processing deposits whose lifetime passed by `now`, oldest first, at most `limit`.
+    async fn expired_deposits(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<OperationId>, StoreError>;
+
+    /// Processing payouts whose `due_at` passed by `now`, at most `limit`.
+    async fn due_payouts(&self, now: Timestamp, limit: u32) -> Result<Vec<Operation>, StoreError>;
+
+    /// Moves `due_at` of a processing payout to `next` (the provider is not done yet).
+    async fn postpone(&self, id: OperationId, next: Timestamp) -> Result<(), StoreError>;
+
+    /// Applies an operator's balance move. MUST return `InsufficientBalance` for a debit larger
+    /// than the available balance, writing nothing.
+    async fn adjust_balance(&self, adjustment: &BalanceMove) -> Result<(), FinishError>;
+
+    /// The merchant's balances, one per currency it has ever held.
+    async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError>;
+}
+
+/// Merchants and their credentials.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait MerchantDirectory: Send + Sync {
+    /// The merchant with this id, enabled or not; `Ok(None)` if unknown.
+    async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError>;
+}
+
+/// The route table.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait RouteTable: Send + Sync {
+    /// Every route, enabled or not. Changes MUST be visible within 5 seconds.
+    async fn routes(&self) -> Result<Vec<Route>, StoreError>;
+}
+
+/// A provider failure: it could not be reached or answered nonsense. Nothing was started.
+#[derive(Debug, thiserror::Error)]
+#[error("provider failure: {0}")]
+pub struct ProviderError(pub String);
+
+/// What a provider says when a deposit starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DepositStart {
+    /// The user must do this; the deposit stays processing.
+    Wait(Action),
+    Declined(Decline),
+}
+
+/// What a provider says when a payout starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PayoutStart {
+    /// Accepted: stored with the payout, `state` and `due_at` drive [`PaymentProvider::poll_payout`].
+    Accepted {
+        state: Option<serde_json::Value>,
+        due_at: Timestamp,
+    },
+    Declined(Decline),
+}
+
+/// What a provider says about a processing operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderVerdict {
+    Approve,
+    Decline(Decline),
+    /// Not decided yet; ask again at the given time.
+    Pending(Timestamp),
+}
+
+/// A payment provider (the bank side). Nothing here moves the merchant's balance.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait PaymentProvider: Send + Sync {
+    /// Starts a deposit on `route` and says what the user must do, or declines it. Called before
+    /// the deposit is stored, so it MUST be safe to call again for the same operation id.
+    async fn start_deposit(
+        &self,
+        deposit: &Operation,
+        route: &Route,
+    ) -> Result<DepositStart, ProviderError>;
+
+    /// Screens a payout with its full requisites and plans it, or declines it. Called before the
+    /// hold commits: it MUST NOT send money; money leaves only through `poll_payout`.
+    async fn start_payout(
+        &self,
+        payout: &Operation,
+        requisites: &WithdrawalRequisites,
+        route: &Route,
+    ) -> Result<PayoutStart, ProviderError>;
+
+    /// Advances a processing payout whose `due_at` has come.
+    async fn poll_payout(
+        &self,
+        payout: &Operation,
+        now: Timestamp,
+    ) -> Result<ProviderVerdict, ProviderError>;
+
+    /// The user's input-field values for a deposit waiting for them (already checked against the fields).
+    async fn submit_input(
+        &self,
+        deposit: &Operation,
+        values: &BTreeMap<String, String>,
+    ) -> Result<ProviderVerdict, ProviderError>;
+
+    /// Whether `code` is the right confirmation code for the deposit.
+    async fn check_code(&self, deposit: &Operation, code: &str) -> Result<bool, ProviderError>;
+}
+
+/// The current time.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// New operation ids.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait IdGenerator: Send + Sync {
+    /// A fresh, never-used operation id.
+    fn operation_id(&self) -> OperationId;
+}

@@ -1,0 +1,226 @@
+//! Processing routes and how one is chosen.
+
+use crate::{Amount, Currency, Direction, PaymentMethod, ValueError};
+
+/// How a route's provider runs the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flow {
+    Redirect,
+    Qr,
+    Requisites,
+    InputFields,
+    Instruction,
+    Confirmation,
+    Payout,
+}
+
+impl Flow {
+    const ALL: [Flow; 7] = [
+        Flow::Redirect,
+        Flow::Qr,
+        Flow::Requisites,
+        Flow::InputFields,
+        Flow::Instruction,
+        Flow::Confirmation,
+        Flow::Payout,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flow::Redirect => "redirect",
+            Flow::Qr => "qr",
+            Flow::Requisites => "requisites",
+            Flow::InputFields => "input_fields",
+            Flow::Instruction => "instruction",
+            Flow::Confirmation => "confirmation",
+            Flow::Payout => "payout",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        Self::ALL.into_iter().find(|f| f.as_str() == text).ok_or_else(|| {
+            ValueError::new("must be redirect, qr, requisites, input_fields, instruction, confirmation or payout")
+        })
+    }
+
+    /// The flow a fresh database gives each method and direction.
+    pub fn default_for(direction: Direction, method: PaymentMethod) -> Flow {
+        match (direction, method) {
+            (Direction::Withdrawal, _) => Flow::Payout,
+            (Direction::Deposit, PaymentMethod::SbpQr) => Flow::Qr,
+            (Direction::Deposit, _) => Flow::Redirect,
+        }
+    }
+}
+
+/// Lifetime of a waiting deposit when its route names none, in seconds.
+pub const DEFAULT_LIFETIME_SECS: i64 = 600;
+
+/// A route: which provider handles a method, direction, currency and amount range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub id: i64,
+    pub direction: Direction,
+    pub method: PaymentMethod,
+    pub currency: Currency,
+    /// Inclusive bounds, in minor units.
+    pub min_amount: i64,
+    pub max_amount: i64,
+    pub priority: i32,
+    pub provider: String,
+    pub flow: Flow,
+    pub lifetime_secs: Option<i64>,
+    pub enabled: bool,
+}
+
+impl Route {
+    pub fn fits(
+        &self,
+        direction: Direction,
+        method: PaymentMethod,
+        currency: Currency,
+        amount: Amount,
+    ) -> bool {
+        self.enabled
+            && self.direction == direction
+            && self.method == method
+            && self.currency == currency
+            && (self.min_amount..=self.max_amount).contains(&amount.minor())
+    }
+
+    /// Seconds a waiting deposit on this route lives.
+    pub fn lifetime(&self) -> i64 {
+        self.lifetime_secs.unwrap_or(DEFAULT_LIFETIME_SECS)
+    }
+}
+
+/// The enabled route with the highest priority that fits (lowest id on a tie).
+pub fn select_route(
+    routes: &[Route],
+    direction: Direction,
+    method: PaymentMethod,
+    currency: Currency,
+    amount: Amount,
+) -> Option<&Route> {
+    routes
+        .iter()
+        .filter(|r| r.fits(direction, method, currency, amount))
+        .min_by_key(|r| (std::cmp::Reverse(r.priority), r.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(id: i64, priority: i32, min: i64, max: i64) -> Route {
+        Route {
+            id,
+            direction: Direction::Deposit,
+            method: PaymentMethod::Card,
+            currency: Currency::RUB,
+            min_amount: min,
+            max_amount: max,
+            priority,
+            provider: "sandbox".into(),
+            flow: Flow::Redirect,
+            lifetime_secs: None,
+            enabled: true,
+        }
+    }
+
+    fn amount(minor: i64) -> Amount {
+        Amount::from_minor(minor).expect("positive")
+    }
+
+    #[test]
+    fn highest_priority_fitting_route_wins() {
+        let routes = vec![
+            route(1, 100, 1, 1_000),
+            route(2, 200, 1, 1_000),
+            route(3, 300, 5_000, 9_000),
+        ];
+        let chosen = select_route(
+            &routes,
+            Direction::Deposit,
+            PaymentMethod::Card,
+            Currency::RUB,
+            amount(500),
+        );
+        assert_eq!(chosen.map(|r| r.id), Some(2));
+    }
+
+    #[test]
+    fn bounds_are_inclusive() {
+        let routes = vec![route(1, 100, 100, 200)];
+        for (minor, fits) in [(99, false), (100, true), (200, true), (201, false)] {
+            let chosen = select_route(
+                &routes,
+                Direction::Deposit,
+                PaymentMethod::Card,
+                Currency::RUB,
+                amount(minor),
+            );
+            assert_eq!(chosen.is_some(), fits, "{minor}");
+        }
+    }
+
+    #[test]
+    fn disabled_routes_other_currencies_and_methods_do_not_fit() {
+        let mut disabled = route(1, 100, 1, 1_000);
+        disabled.enabled = false;
+        let routes = vec![disabled, route(2, 1, 1, 1_000)];
+        let usd = Currency::parse("USD").expect("valid");
+        assert!(select_route(
+            &routes,
+            Direction::Deposit,
+            PaymentMethod::Card,
+            usd,
+            amount(5)
+        )
+        .is_none());
+        assert!(select_route(
+            &routes,
+            Direction::Deposit,
+            PaymentMethod::Sbp,
+            Currency::RUB,
+            amount(5)
+        )
+        .is_none());
+        assert!(select_route(
+            &routes,
+            Direction::Withdrawal,
+            PaymentMethod::Card,
+            Currency::RUB,
+            amount(5)
+        )
+        .is_none());
+        assert_eq!(
+            select_route(
+                &routes,
+                Direction::Deposit,
+                PaymentMethod::Card,
+                Currency::RUB,
+                amount(5)
+            )
+            .map(|r| r.id),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn default_flows_follow_the_contract() {
+        assert_eq!(
+            Flow::default_for(Direction::Deposit, PaymentMethod::SbpQr),
+            Flow::Qr
+        );
+        assert_eq!(
+            Flow::default_for(Direction::Deposit, PaymentMethod::BankBPay),
+            Flow::Redirect
+        );
+        assert_eq!(
+            Flow::default_for(Direction::Withdrawal, PaymentMethod::Card),
+            Flow::Payout
+        );
+        assert_eq!(route(1, 1, 1, 1).lifetime(), 600);
+    }
+}

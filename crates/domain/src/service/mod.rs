@@ -1,0 +1,63 @@
+//! The use cases, as one service over the ports.
+
+mod complete;
+mod create;
+mod errors;
+mod read;
+mod steps;
+
+use std::sync::Arc;
+
+pub use errors::{CompleteError, CreateError, ReadError, StepError};
+pub use read::AdjustError;
+pub use steps::check_input;
+
+use crate::ports::{
+    Clock, IdGenerator, MerchantDirectory, OperationStore, PaymentProvider, RouteTable,
+};
+
+/// What a creation answers: the operation, and whether it is a replay of an earlier request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Created {
+    pub operation: crate::operation::Operation,
+    pub replayed: bool,
+}
+
+/// The adapters the service runs on.
+///
+/// Trait objects rather than type parameters, so the HTTP adapter and the workers can hold
+/// one concrete `Gateway` without naming the storage or provider adapters.
+#[derive(Clone)]
+pub struct Ports {
+    pub store: Arc<dyn OperationStore>,
+    pub merchants: Arc<dyn MerchantDirectory>,
+    pub routes: Arc<dyn RouteTable>,
+    pub provider: Arc<dyn PaymentProvider>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdGenerator>,
+}
+
+/// The gateway's use cases.
+#[derive(Clone)]
+pub struct Gateway {
+    ports: Ports,
+}
+
+impl Gateway {
+    pub fn new(ports: Ports) -> Self {
+        Self { ports }
+    }
+
+    /// The merchant directory, for authentication at the edge.
+    pub fn merchants(&self) -> &dyn MerchantDirectory {
+        self.ports.merchants.as_ref()
+    }
+
+    /// The clock the service runs on.
+    pub fn clock(&self) -> &dyn Clock {
+        self.ports.clock.as_ref()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

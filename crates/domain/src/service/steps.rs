@@ -1,0 +1,142 @@
+//! The user's steps on a waiting deposit: input fields and a confirmation code.
+
+use std::collections::BTreeMap;
+
+use super::{Gateway, StepError};
+use crate::merchant::Merchant;
+use crate::operation::{Action, Decline, DeclineCode, InputField, Operation, Outcome};
+use crate::ports::ProviderVerdict;
+use crate::{Direction, OperationId, ValidationErrors};
+
+impl Gateway {
+    /// The merchant's processing deposit, or why it cannot take a step now.
+    async fn waiting_deposit(
+        &self,
+        merchant: &Merchant,
+        id: OperationId,
+    ) -> Result<Operation, StepError> {
+        let operation = self.ports.store.get(id).await?.ok_or(StepError::NotFound)?;
+        if operation.merchant_id != merchant.id || operation.direction != Direction::Deposit {
+            return Err(StepError::NotFound);
+        }
+        Ok(operation)
+    }
+
+    /// Submits input-field values; the provider then decides. Unknown fields, missing required
+    /// ones and `select` values outside the options are `Invalid`.
+    #[tracing::instrument(skip_all, fields(operation.id = %id))]
+    pub async fn submit_input(
+        &self,
+        merchant: &Merchant,
+        id: OperationId,
+        values: BTreeMap<String, String>,
+    ) -> Result<Operation, StepError> {
+        let operation = self.waiting_deposit(merchant, id).await?;
+        let Some(Action::InputFields { fields }) = &operation.action else {
+            return Err(StepError::InvalidState);
+        };
+        if !operation.status.is_final() {
+            check_input(fields, &values).map_err(StepError::Invalid)?;
+        }
+        self.refuse_if_not_waiting(&operation).await?;
+        let outcome = match self
+            .ports
+            .provider
+            .submit_input(&operation, &values)
+            .await?
+        {
+            ProviderVerdict::Approve => Outcome::Approve,
+            ProviderVerdict::Decline(decline) => Outcome::Decline(decline),
+            ProviderVerdict::Pending(_) => return Ok(operation),
+        };
+        Ok(self.complete_loaded(&operation, outcome).await?)
+    }
+
+    /// Submits a confirmation code: the right one approves; a wrong one answers `InvalidCode`
+    /// while attempts remain, and the last wrong one declines with `ConfirmationFailed`.
+    #[tracing::instrument(skip_all, fields(operation.id = %id))]
+    pub async fn confirm(
+        &self,
+        merchant: &Merchant,
+        id: OperationId,
+        code: &str,
+    ) -> Result<Operation, StepError> {
+        let operation = self.waiting_deposit(merchant, id).await?;
+        let Some(
+            action @ Action::Confirmation {
+                channels,
+                attempts_left,
+            },
+        ) = &operation.action
+        else {
+            return Err(StepError::InvalidState);
+        };
+        self.refuse_if_not_waiting(&operation).await?;
+        if self.ports.provider.check_code(&operation, code).await? {
+            return Ok(self.complete_loaded(&operation, Outcome::Approve).await?);
+        }
+        let left = attempts_left.saturating_sub(1);
+        if left == 0 {
+            let decline = Decline::new(DeclineCode::ConfirmationFailed);
+            return Ok(self
+                .complete_loaded(&operation, Outcome::Decline(decline))
+                .await?);
+        }
+        let fewer = Action::Confirmation {
+            channels: channels.clone(),
+            attempts_left: left,
+        };
+        let now = self.ports.clock.now();
+        self.ports
+            .store
+            .replace_action(id, action, &fewer, now)
+            .await?;
+        Err(StepError::InvalidCode)
+    }
+
+    /// `InvalidState` for a final deposit; an expired one is declined as `Expired` first.
+    async fn refuse_if_not_waiting(&self, operation: &Operation) -> Result<(), StepError> {
+        if operation.status.is_final() {
+            return Err(StepError::InvalidState);
+        }
+        if operation.is_expired(self.ports.clock.now()) {
+            let expired = Outcome::Decline(Decline::new(DeclineCode::Expired));
+            self.complete_loaded(operation, expired).await?;
+            return Err(StepError::InvalidState);
+        }
+        Ok(())
+    }
+}
+
+/// Checks values against the fields: every key known, required ones present and non-empty,
+/// `select` values among the options. Errors are named `fields.<name>`.
+pub fn check_input(
+    fields: &[InputField],
+    values: &BTreeMap<String, String>,
+) -> Result<(), ValidationErrors> {
+    let mut errors = ValidationErrors::default();
+    for name in values.keys() {
+        if !fields.iter().any(|f| &f.name == name) {
+            errors.push(format!("fields.{name}"), "is not a field of this operation");
+        }
+    }
+    for field in fields {
+        let path = format!("fields.{}", field.name);
+        match values.get(&field.name) {
+            None => {
+                if field.required {
+                    errors.push(path, "is required");
+                }
+            }
+            Some(value) if value.is_empty() && field.required => errors.push(path, "is required"),
+            Some(value) => {
+                if let Some(options) = &field.options {
+                    if !options.iter().any(|o| &o.value == value) {
+                        errors.push(path, "must be one of the field's options");
+                    }
+                }
+            }
+        }
+    }
+    errors.into_result()
+}

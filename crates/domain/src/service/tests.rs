@@ -1,0 +1,1 @@
+//! Use-case tests against mockall mocks of the ports.

@@ -1,0 +1,271 @@
+use std::fmt;
+
+use super::{ValidationErrors, ValueError};
+
+/// Whether a string of digits passes the Luhn check.
+pub fn luhn_valid(digits: &str) -> bool {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            if i % 2 == 1 {
+                let doubled = d * 2;
+                if doubled > 9 {
+                    doubled - 9
+                } else {
+                    doubled
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum.is_multiple_of(10)
+}
+
+/// The first six and last four digits of a card number, the rest as `*`.
+pub fn mask_pan(digits: &str) -> String {
+    let n = digits.len();
+    if n <= 10 {
+        return "*".repeat(n);
+    }
+    format!("{}{}{}", &digits[..6], "*".repeat(n - 10), &digits[n - 4..])
+}
+
+/// A card number: 13 to 19 digits passing the Luhn check. Its `Debug` shows it masked.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Pan(String);
+
+impl Pan {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let ok = (13..=19).contains(&text.len()) && luhn_valid(text);
+        if ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new(
+                "must be a card number of 13 to 19 digits passing the Luhn check",
+            ))
+        }
+    }
+
+    /// The full number, for the provider only: never store, log or return it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `424242******4242`.
+    pub fn masked(&self) -> String {
+        mask_pan(&self.0)
+    }
+}
+
+impl fmt::Debug for Pan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pan({})", self.masked())
+    }
+}
+
+/// A phone number in international format: `+` and 8 to 15 digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phone(String);
+
+impl Phone {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let digits = text.strip_prefix('+').unwrap_or("");
+        let ok = (8..=15).contains(&digits.len())
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit());
+        if ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new(
+                "must be an international phone number such as +79001234567",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+fn bounded(text: &str, max: usize) -> Result<String, ValueError> {
+    if (1..=max).contains(&text.chars().count()) {
+        Ok(text.to_string())
+    } else {
+        Err(ValueError::new(format!("must be 1 to {max} characters")))
+    }
+}
+
+/// Where a payout goes, per method (seed section 2.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WithdrawalRequisites {
+    Sbp {
+        phone: Phone,
+        account_name: String,
+        bank_name: String,
+    },
+    Card {
+        pan: Pan,
+        cardholder_name: String,
+    },
+}
+
+impl WithdrawalRequisites {
+    /// SBP requisites; each bad field is reported under `requisites.<name>`.
+    pub fn sbp(
+        phone: Option<&str>,
+        account_name: Option<&str>,
+        bank_name: Option<&str>,
+    ) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let phone = required(&mut errors, "requisites.phone", phone, Phone::parse);
+        let account_name = required(&mut errors, "requisites.accountName", account_name, |t| {
+            bounded(t, 256)
+        });
+        let bank_name = required(&mut errors, "requisites.bankName", bank_name, |t| {
+            bounded(t, 128)
+        });
+        errors.into_result()?;
+        match (phone, account_name, bank_name) {
+            (Some(phone), Some(account_name), Some(bank_name)) => Ok(Self::Sbp {
+                phone,
+                account_name,
+                bank_name,
+            }),
+            _ => Err(ValidationErrors::default()),
+        }
+    }
+
+    /// Card requisites; each bad field is reported under `requisites.<name>`.
+    pub fn card(
+        pan: Option<&str>,
+        cardholder_name: Option<&str>,
+    ) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let pan = required(&mut errors, "requisites.pan", pan, Pan::parse);
+        let holder = required(
+            &mut errors,
+            "requisites.cardholderName",
+            cardholder_name,
+            |t| bounded(t, 128),
+        );
+        errors.into_result()?;
+        match (pan, holder) {
+            (Some(pan), Some(cardholder_name)) => Ok(Self::Card {
+                pan,
+                cardholder_name,
+            }),
+            _ => Err(ValidationErrors::default()),
+        }
+    }
+
+    /// The requisites as they may be stored and returned: the card number masked.
+    pub fn to_stored_json(&self) -> serde_json::Value {
+        match self {
+            Self::Sbp {
+                phone,
+                account_name,
+                bank_name,
+            } => serde_json::json!({
+                "phone": phone.as_str(), "accountName": account_name, "bankName": bank_name
+            }),
+            Self::Card {
+                pan,
+                cardholder_name,
+            } => serde_json::json!({
+                "pan": pan.masked(), "cardholderName": cardholder_name
+            }),
+        }
+    }
+}
+
+fn required<T>(
+    errors: &mut ValidationErrors,
+    field: &str,
+    value: Option<&str>,
+    parse: impl FnOnce(&str) -> Result<T, ValueError>,
+) -> Option<T> {
+    match value {
+        Some(text) => errors.check(field, parse(text)),
+        None => {
+            errors.push(field, "is required");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn luhn_accepts_test_cards_and_refuses_typos() {
+        assert!(luhn_valid("4242424242424242"));
+        assert!(luhn_valid("4000000000000002"));
+        assert!(luhn_valid("4000000000009995"));
+        assert!(!luhn_valid("4242424242424241"));
+        assert!(!luhn_valid("42424242x4242424"));
+        assert!(!luhn_valid(""));
+    }
+
+    #[test]
+    fn pan_is_13_to_19_luhn_digits_and_masks_to_six_and_four() {
+        let pan = Pan::parse("4242424242424242").expect("valid");
+        assert_eq!(pan.masked(), "424242******4242");
+        assert_eq!(format!("{pan:?}"), "Pan(424242******4242)");
+        assert!(Pan::parse("4242 4242 4242 4242").is_err());
+        assert!(Pan::parse("424242424242").is_err(), "12 digits");
+        assert!(Pan::parse("42424242424242424242").is_err(), "20 digits");
+    }
+
+    #[test]
+    fn phone_needs_plus_and_8_to_15_digits() {
+        assert!(Phone::parse("+79001234567").is_ok());
+        assert!(Phone::parse("+70000000002").is_ok());
+        for bad in [
+            "79001234567",
+            "+0123456789",
+            "+1234567",
+            "+1234567890123456",
+            "+7900 123",
+        ] {
+            assert!(Phone::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sbp_requisites_report_every_missing_or_bad_field() {
+        let errors = WithdrawalRequisites::sbp(Some("123"), None, Some("")).expect_err("invalid");
+        let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "requisites.phone",
+                "requisites.accountName",
+                "requisites.bankName"
+            ]
+        );
+    }
+
+    #[test]
+    fn card_requisites_are_stored_masked() {
+        let req = WithdrawalRequisites::card(Some("4242424242424242"), Some("IVAN IVANOV"))
+            .expect("valid");
+        let stored = req.to_stored_json().to_string();
+        assert!(stored.contains("424242******4242"));
+        assert!(!stored.contains("4242424242424242"));
+    }
+
+    #[test]
+    fn card_requisites_refuse_a_bad_pan_and_long_holder() {
+        let errors = WithdrawalRequisites::card(Some("4242424242424241"), Some(&"x".repeat(129)))
+            .expect_err("invalid");
+        assert_eq!(errors.0.len(), 2);
+    }
+}

@@ -1,0 +1,192 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use super::{ValidationErrors, ValueError};
+
+/// An absolute `http` or `https` URL of at most 2048 characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpUrl(String);
+
+impl HttpUrl {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let rule =
+            || ValueError::new("must be an absolute http or https URL of at most 2048 characters");
+        if text.len() > 2048 {
+            return Err(rule());
+        }
+        let url = url::Url::parse(text).map_err(|_| rule())?;
+        let host_ok = url.host_str().is_some_and(|h| !h.is_empty());
+        if matches!(url.scheme(), "http" | "https") && host_ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(rule())
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for HttpUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A syntactically valid e-mail address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let valid = email_address::EmailAddress::from_str(text).is_ok()
+            && text
+                .rsplit_once('@')
+                .is_some_and(|(_, domain)| domain.contains('.'));
+        if valid {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new("must be a valid e-mail address"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Most keys `userData` may hold, `email` and `ipAddress` included.
+pub const USER_DATA_MAX_KEYS: usize = 32;
+
+/// Data about the user: a checked e-mail and IP address plus other keys kept as given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserData {
+    pub email: Option<Email>,
+    pub ip_address: Option<IpAddr>,
+    pub extra: BTreeMap<String, String>,
+}
+
+impl UserData {
+    /// Builds user data from string entries; every bad entry is reported under `userData.<key>`.
+    pub fn parse(entries: &BTreeMap<String, String>) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let mut data = UserData::default();
+        if entries.len() > USER_DATA_MAX_KEYS {
+            errors.push(
+                "userData",
+                format!("must have at most {USER_DATA_MAX_KEYS} keys"),
+            );
+        }
+        for (key, value) in entries {
+            match key.as_str() {
+                "email" => data.email = errors.check("userData.email", Email::parse(value)),
+                "ipAddress" => {
+                    data.ip_address = errors.check(
+                        "userData.ipAddress",
+                        IpAddr::from_str(value)
+                            .map_err(|_| ValueError::new("must be a valid IPv4 or IPv6 address")),
+                    )
+                }
+                _ => {
+                    data.extra.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        errors.into_result().map(|()| data)
+    }
+
+    /// All entries as strings, `email` and `ipAddress` included.
+    pub fn entries(&self) -> BTreeMap<String, String> {
+        let mut all = self.extra.clone();
+        if let Some(email) = &self.email {
+            all.insert("email".into(), email.as_str().into());
+        }
+        if let Some(ip) = &self.ip_address {
+            all.insert("ipAddress".into(), ip.to_string());
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_must_be_absolute_http_or_https() {
+        assert!(HttpUrl::parse("https://shop.example/cb?x=1").is_ok());
+        assert!(HttpUrl::parse("http://127.0.0.1:9000/").is_ok());
+        for bad in [
+            "ftp://x.example",
+            "/relative",
+            "shop.example",
+            "javascript:alert(1)",
+            "https://",
+            "",
+        ] {
+            assert!(HttpUrl::parse(bad).is_err(), "{bad:?}");
+        }
+        let long = format!("https://a.example/{}", "x".repeat(2048));
+        assert!(HttpUrl::parse(&long).is_err());
+    }
+
+    #[test]
+    fn emails_are_checked() {
+        assert!(Email::parse("user@example.com").is_ok());
+        for bad in [
+            "user",
+            "user@",
+            "@example.com",
+            "a b@example.com",
+            "user@localhost",
+        ] {
+            assert!(Email::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    fn entries(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn user_data_checks_email_and_ip_and_keeps_the_rest() {
+        let data = UserData::parse(&entries(&[
+            ("email", "a@b.example"),
+            ("ipAddress", "2001:db8::1"),
+            ("country", "RU"),
+        ]))
+        .expect("valid user data");
+        assert_eq!(
+            data.ip_address.map(|ip| ip.to_string()),
+            Some("2001:db8::1".into())
+        );
+        assert_eq!(data.extra.get("country").map(String::as_str), Some("RU"));
+        assert_eq!(data.entries().len(), 3);
+    }
+
+    #[test]
+    fn user_data_reports_every_bad_entry() {
+        let errors = UserData::parse(&entries(&[("email", "nope"), ("ipAddress", "300.1.1.1")]))
+            .expect_err("both invalid");
+        let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, vec!["userData.email", "userData.ipAddress"]);
+    }
+
+    #[test]
+    fn user_data_holds_at_most_32_keys() {
+        let many: BTreeMap<String, String> = (0..33)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
+        assert!(UserData::parse(&many).is_err());
+        let enough: BTreeMap<String, String> = (0..32)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
+        assert!(UserData::parse(&enough).is_ok());
+    }
+}

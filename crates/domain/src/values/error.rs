@@ -1,0 +1,75 @@
+use std::fmt;
+
+/// Why one value was refused; the message is written for the merchant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ValueError(pub String);
+
+impl ValueError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+/// One invalid field of a request, named by its dotted path (`requisites.phone`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every invalid field of one request, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidationErrors(pub Vec<FieldError>);
+
+impl ValidationErrors {
+    pub fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(field, message));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Keeps the value when it parsed, records the error under `field` otherwise.
+    pub fn check<T>(&mut self, field: &str, result: Result<T, ValueError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.push(field, error.0);
+                None
+            }
+        }
+    }
+
+    /// `Err(self)` when any field was invalid.
+    pub fn into_result(self) -> Result<(), ValidationErrors> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect();
+        f.write_str(&parts.join("; "))
+    }
+}
+
+impl std::error::Error for ValidationErrors {}

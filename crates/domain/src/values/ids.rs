@@ -1,0 +1,144 @@
+use std::fmt;
+
+use uuid::Uuid;
+
+use super::ValueError;
+
+/// The gateway's identifier of an operation (a UUID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OperationId(Uuid);
+
+impl OperationId {
+    pub fn from_uuid(uuid: Uuid) -> Self {
+        Self(uuid)
+    }
+
+    /// Parses the hyphenated UUID form used in paths.
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        Uuid::parse_str(text)
+            .map(Self)
+            .map_err(|_| ValueError::new("must be a UUID"))
+    }
+
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl fmt::Display for OperationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+/// A merchant's identifier: 1 to 64 characters of `A-Z a-z 0-9 - _`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MerchantId(String);
+
+impl MerchantId {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let ok = (1..=64).contains(&text.len())
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new(
+                "must be 1 to 64 letters, digits, '-' or '_'",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MerchantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The merchant's own identifier of an operation: 1 to 128 printable ASCII characters, no space.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MerchantOperationId(String);
+
+impl MerchantOperationId {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let ok =
+            (1..=128).contains(&text.len()) && text.bytes().all(|b| (b'!'..=b'~').contains(&b));
+        if ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new(
+                "must be 1 to 128 printable ASCII characters without spaces",
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MerchantOperationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The merchant's identifier of its user: 1 to 128 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserId(String);
+
+impl UserId {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        if (1..=128).contains(&text.chars().count()) {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(ValueError::new("must be 1 to 128 characters"))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_id_round_trips_through_text() {
+        let id = OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0001));
+        assert_eq!(OperationId::parse(&id.to_string()), Ok(id));
+        assert!(OperationId::parse("not-a-uuid").is_err());
+    }
+
+    #[test]
+    fn merchant_operation_id_allows_printable_ascii_only() {
+        assert!(MerchantOperationId::parse("order-1!~").is_ok());
+        assert!(MerchantOperationId::parse(&"x".repeat(128)).is_ok());
+        for bad in ["", "has space", "tab\t", "кириллица", &"x".repeat(129)] {
+            assert!(MerchantOperationId::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn user_id_counts_characters_not_bytes() {
+        assert!(UserId::parse(&"ж".repeat(128)).is_ok());
+        assert!(UserId::parse(&"ж".repeat(129)).is_err());
+        assert!(UserId::parse("").is_err());
+    }
+
+    #[test]
+    fn merchant_id_is_a_short_token() {
+        assert!(MerchantId::parse("demo").is_ok());
+        assert!(MerchantId::parse("3f0c2a4e-1d2b-4c5d-8e9f-001122334455").is_ok());
+        assert!(MerchantId::parse("").is_err());
+        assert!(MerchantId::parse("a b").is_err());
+    }
+}

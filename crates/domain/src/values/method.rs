@@ -1,0 +1,227 @@
+use std::fmt;
+
+use super::ValueError;
+
+/// Which way money moves: taken from a user, or paid out to a recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    Deposit,
+    Withdrawal,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 2] = [Direction::Deposit, Direction::Withdrawal];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Deposit => "deposit",
+            Direction::Withdrawal => "withdrawal",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        match text {
+            "deposit" => Ok(Direction::Deposit),
+            "withdrawal" => Ok(Direction::Withdrawal),
+            _ => Err(ValueError::new("must be deposit or withdrawal")),
+        }
+    }
+
+    /// The methods allowed in this direction (contract section 3).
+    pub fn methods(self) -> &'static [PaymentMethod] {
+        use PaymentMethod::*;
+        match self {
+            Direction::Deposit => &[Card, Sbp, SbpQr, BankAPay, BankBPay, BankCPay],
+            Direction::Withdrawal => &[Card, Sbp],
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A payment method of seed section 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PaymentMethod {
+    Card,
+    Sbp,
+    SbpQr,
+    BankAPay,
+    BankBPay,
+    BankCPay,
+}
+
+impl PaymentMethod {
+    pub const ALL: [PaymentMethod; 6] = [
+        PaymentMethod::Card,
+        PaymentMethod::Sbp,
+        PaymentMethod::SbpQr,
+        PaymentMethod::BankAPay,
+        PaymentMethod::BankBPay,
+        PaymentMethod::BankCPay,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentMethod::Card => "card",
+            PaymentMethod::Sbp => "sbp",
+            PaymentMethod::SbpQr => "sbp_qr",
+            PaymentMethod::BankAPay => "bank_a_pay",
+            PaymentMethod::BankBPay => "bank_b_pay",
+            PaymentMethod::BankCPay => "bank_c_pay",
+        }
+    }
+
+    /// Any known method name, whatever the direction.
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str() == text)
+            .ok_or_else(|| ValueError::new("unknown payment method"))
+    }
+
+    /// A method name valid for `direction` (contract section 3).
+    pub fn parse_for(direction: Direction, text: &str) -> Result<Self, ValueError> {
+        let allowed = direction.methods();
+        allowed
+            .iter()
+            .copied()
+            .find(|m| m.as_str() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = allowed.iter().map(|m| m.as_str()).collect();
+                ValueError::new(format!("must be one of {}", names.join(", ")))
+            })
+    }
+
+    /// Whether the user finishes this method's deposit on a hosted page.
+    pub fn is_redirect(self) -> bool {
+        match self {
+            PaymentMethod::Card
+            | PaymentMethod::Sbp
+            | PaymentMethod::BankAPay
+            | PaymentMethod::BankBPay
+            | PaymentMethod::BankCPay => true,
+            PaymentMethod::SbpQr => false,
+        }
+    }
+}
+
+impl fmt::Display for PaymentMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An operation's status; Approved and Declined are final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Approved,
+    Declined,
+    Processing,
+}
+
+impl Status {
+    /// The number used on the wire and in storage: 1, 2 or 3.
+    pub fn code(self) -> i16 {
+        match self {
+            Status::Approved => 1,
+            Status::Declined => 2,
+            Status::Processing => 3,
+        }
+    }
+
+    /// The status for a stored or sent number; anything else is an error, never a default.
+    pub fn from_code(code: i64) -> Result<Self, ValueError> {
+        match code {
+            1 => Ok(Status::Approved),
+            2 => Ok(Status::Declined),
+            3 => Ok(Status::Processing),
+            _ => Err(ValueError::new("must be 1, 2 or 3")),
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        match self {
+            Status::Approved | Status::Declined => true,
+            Status::Processing => false,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Approved => "approved",
+            Status::Declined => "declined",
+            Status::Processing => "processing",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deposit_methods_are_the_six_of_the_seed() {
+        for name in [
+            "card",
+            "sbp",
+            "sbp_qr",
+            "bank_a_pay",
+            "bank_b_pay",
+            "bank_c_pay",
+        ] {
+            assert_eq!(
+                PaymentMethod::parse_for(Direction::Deposit, name).map(|m| m.as_str()),
+                Ok(name)
+            );
+        }
+    }
+
+    #[test]
+    fn withdrawals_allow_only_card_and_sbp() {
+        assert!(PaymentMethod::parse_for(Direction::Withdrawal, "card").is_ok());
+        assert!(PaymentMethod::parse_for(Direction::Withdrawal, "sbp").is_ok());
+        for name in [
+            "sbp_qr",
+            "bank_a_pay",
+            "bank_b_pay",
+            "bank_c_pay",
+            "CARD",
+            "cash",
+            "",
+        ] {
+            assert!(
+                PaymentMethod::parse_for(Direction::Withdrawal, name).is_err(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn status_codes_round_trip_and_unknown_codes_fail() {
+        for status in [Status::Approved, Status::Declined, Status::Processing] {
+            assert_eq!(Status::from_code(status.code().into()), Ok(status));
+        }
+        assert!(Status::from_code(0).is_err());
+        assert!(Status::from_code(4).is_err());
+    }
+
+    #[test]
+    fn only_approved_and_declined_are_final() {
+        assert!(Status::Approved.is_final());
+        assert!(Status::Declined.is_final());
+        assert!(!Status::Processing.is_final());
+    }
+
+    #[test]
+    fn sbp_qr_is_the_only_host_to_host_method() {
+        let hosted: Vec<_> = PaymentMethod::ALL
+            .into_iter()
+            .filter(|m| !m.is_redirect())
+            .collect();
+        assert_eq!(hosted, vec![PaymentMethod::SbpQr]);
+    }
+}

@@ -1,0 +1,17 @@
+//! Validated value types: once one exists, it is valid.
+
+mod card;
+mod contact;
+mod error;
+mod ids;
+mod method;
+mod money;
+mod timestamp;
+
+pub use card::{luhn_valid, mask_pan, Pan, Phone, WithdrawalRequisites};
+pub use contact::{Email, HttpUrl, UserData};
+pub use error::{FieldError, ValidationErrors, ValueError};
+pub use ids::{MerchantId, MerchantOperationId, OperationId, UserId};
+pub use method::{Direction, PaymentMethod, Status};
+pub use money::{format_minor, Amount, Currency};
+pub use timestamp::Timestamp;

@@ -1,0 +1,169 @@
+use std::fmt;
+
+use super::ValueError;
+
+/// A positive amount in integer minor units (kopecks), parsed strictly from `"123.45"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Amount(i64);
+
+const AMOUNT_RULE: &str = "must be a decimal string with two fraction digits, greater than zero";
+
+impl Amount {
+    /// Parses `^(0|[1-9][0-9]{0,14})\.[0-9]{2}$`, greater than zero.
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let (whole, fraction) = text
+            .split_once('.')
+            .ok_or_else(|| ValueError::new(AMOUNT_RULE))?;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let whole_ok =
+            digits(whole) && whole.len() <= 15 && (whole == "0" || !whole.starts_with('0'));
+        if !whole_ok || fraction.len() != 2 || !digits(fraction) {
+            return Err(ValueError::new(AMOUNT_RULE));
+        }
+        let units = whole
+            .parse::<i64>()
+            .ok()
+            .and_then(|w| w.checked_mul(100))
+            .and_then(|w| fraction.parse::<i64>().ok().and_then(|f| w.checked_add(f)))
+            .ok_or_else(|| ValueError::new(AMOUNT_RULE))?;
+        Self::from_minor(units).map_err(|_| ValueError::new(AMOUNT_RULE))
+    }
+
+    /// An amount from minor units; zero and negative values are refused.
+    pub fn from_minor(units: i64) -> Result<Self, ValueError> {
+        if units > 0 {
+            Ok(Self(units))
+        } else {
+            Err(ValueError::new("must be greater than zero"))
+        }
+    }
+
+    /// The amount in minor units.
+    pub fn minor(self) -> i64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Amount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
+    }
+}
+
+/// Formats signed minor units the way amounts are shown (`-1.05`, `0.00`).
+pub fn format_minor(units: i64) -> String {
+    let sign = if units < 0 { "-" } else { "" };
+    let abs = units.unsigned_abs();
+    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+}
+
+/// A currency code: three upper-case ASCII letters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Currency([u8; 3]);
+
+impl Currency {
+    /// The Russian rouble, the only currency with routes today.
+    pub const RUB: Currency = Currency(*b"RUB");
+
+    /// Parses three upper-case letters; whether a route exists is decided later.
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        match text.as_bytes() {
+            [a, b, c] if [a, b, c].iter().all(|x| x.is_ascii_uppercase()) => Ok(Self([*a, *b, *c])),
+            _ => Err(ValueError::new(
+                "must be three upper-case letters, e.g. RUB",
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        // The bytes are ASCII upper-case letters by construction.
+        std::str::from_utf8(&self.0).unwrap_or("XXX")
+    }
+}
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_two_digit_amounts_into_minor_units() {
+        assert_eq!(Amount::parse("100.00").map(Amount::minor), Ok(10_000));
+        assert_eq!(Amount::parse("0.01").map(Amount::minor), Ok(1));
+        assert_eq!(Amount::parse("100.05").map(Amount::minor), Ok(10_005));
+        assert_eq!(
+            Amount::parse("999999999999999.99").map(Amount::minor),
+            Ok(99_999_999_999_999_999)
+        );
+    }
+
+    #[test]
+    fn refuses_every_malformed_amount() {
+        for bad in [
+            "100",
+            "100.0",
+            "100.000",
+            "-1.00",
+            "0.00",
+            "1e2",
+            "01.00",
+            "",
+            ".50",
+            "1.",
+            " 1.00",
+            "1.00 ",
+            "+1.00",
+            "1,00",
+            "1000000000000000.00",
+            "１.００",
+            "1.0a",
+            "00.10",
+        ] {
+            assert!(Amount::parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn amounts_echo_in_the_same_form() {
+        for text in ["0.01", "1.00", "100.05", "12345.60", "999999999999999.99"] {
+            assert_eq!(
+                Amount::parse(text).map(|a| a.to_string()),
+                Ok(text.to_string())
+            );
+        }
+    }
+
+    #[test]
+    fn zero_and_negative_minor_units_are_not_amounts() {
+        assert!(Amount::from_minor(0).is_err());
+        assert!(Amount::from_minor(-5).is_err());
+        assert_eq!(
+            Amount::from_minor(5).map(|a| a.to_string()),
+            Ok("0.05".into())
+        );
+    }
+
+    #[test]
+    fn formats_signed_minor_units() {
+        assert_eq!(format_minor(0), "0.00");
+        assert_eq!(format_minor(-105), "-1.05");
+        assert_eq!(format_minor(100_000_000), "1000000.00");
+    }
+
+    #[test]
+    fn currency_is_three_upper_case_letters() {
+        assert_eq!(Currency::parse("RUB"), Ok(Currency::RUB));
+        assert_eq!(
+            Currency::parse("USD").map(|c| c.to_string()),
+            Ok("USD".into())
+        );
+        for bad in ["rub", "RU", "RUBL", "R1B", "", "РУБ"] {
+            assert!(Currency::parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+}

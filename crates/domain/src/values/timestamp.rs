@@ -1,0 +1,76 @@
+use std::fmt;
+
+use time::{format_description::well_known::Rfc3339, OffsetDateTime};
+
+/// A moment in UTC with millisecond precision, stored as milliseconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(i64);
+
+impl Timestamp {
+    pub fn from_millis(millis: i64) -> Self {
+        Self(millis)
+    }
+
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+
+    /// This moment plus `seconds`.
+    pub fn plus_seconds(self, seconds: i64) -> Self {
+        Self(self.0.saturating_add(seconds.saturating_mul(1000)))
+    }
+
+    pub fn plus_millis(self, millis: i64) -> Self {
+        Self(self.0.saturating_add(millis))
+    }
+
+    /// Whole seconds from `now` until this moment, never negative.
+    pub fn seconds_after(self, now: Timestamp) -> i64 {
+        let left = self.0 - now.0;
+        if left <= 0 {
+            0
+        } else {
+            (left + 999) / 1000
+        }
+    }
+
+    /// RFC 3339 in UTC with whole seconds, e.g. `2026-11-21T10:00:00Z`.
+    pub fn to_rfc3339(self) -> String {
+        let seconds = self.0.div_euclid(1000);
+        OffsetDateTime::from_unix_timestamp(seconds)
+            .ok()
+            .and_then(|t| t.format(&Rfc3339).ok())
+            .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339_in_utc() {
+        assert_eq!(
+            Timestamp::from_millis(1_795_255_200_999).to_rfc3339(),
+            "2026-11-21T10:00:00Z"
+        );
+        assert_eq!(
+            Timestamp::from_millis(0).to_rfc3339(),
+            "1970-01-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn remaining_seconds_round_up_and_stop_at_zero() {
+        let now = Timestamp::from_millis(10_000);
+        assert_eq!(Timestamp::from_millis(10_001).seconds_after(now), 1);
+        assert_eq!(now.plus_seconds(600).seconds_after(now), 600);
+        assert_eq!(Timestamp::from_millis(9_000).seconds_after(now), 0);
+    }
+}
