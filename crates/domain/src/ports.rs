@@ -230,3 +230,97 @@ pub trait IdGenerator: Send + Sync {
     /// A fresh, never-used operation id.
     fn operation_id(&self) -> OperationId;
 }
+
+/// A callback due for delivery, claimed under a lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingCallback {
+    pub operation_id: OperationId,
+    pub merchant_id: MerchantId,
+    pub direction: Direction,
+    pub url: String,
+    /// The exact JSON body to send and sign.
+    pub body: String,
+    /// The number this attempt carries in `x-callback-attempt` (1, 2, ...), counted over the
+    /// callback's whole life, operator retries included.
+    pub attempt: u32,
+    /// Failed attempts since the current schedule started (an operator retry resets it).
+    pub failures_in_run: u32,
+}
+
+/// One delivery attempt, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackAttempt {
+    pub operation_id: OperationId,
+    pub attempt: u32,
+    pub at: Timestamp,
+    pub duration_ms: i64,
+    /// The HTTP status, if an answer came.
+    pub http_status: Option<u16>,
+    /// Why the attempt failed, if it did (never the body or signature).
+    pub error: Option<String>,
+}
+
+/// What happens to a callback after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttemptResult {
+    Delivered,
+    /// Try again at this time.
+    RetryAt(Timestamp),
+    /// Give up: the schedule is exhausted or the target is refused; the reason is kept.
+    Failed(String),
+}
+
+/// Where a callback stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallbackState {
+    Pending,
+    Delivered,
+    Failed,
+}
+
+/// A callback as an operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackStatus {
+    pub operation_id: OperationId,
+    pub merchant_id: MerchantId,
+    pub url: String,
+    pub state: CallbackState,
+    pub attempts: u32,
+    pub next_attempt_at: Option<Timestamp>,
+    pub last_error: Option<String>,
+}
+
+/// The durable callback outbox (rows are written by [`OperationStore`] with the final status).
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait CallbackOutbox: Send + Sync {
+    /// Leases up to `limit` pending callbacks that are due at `now` and not leased (or whose lease
+    /// ended) to `owner` until `lease_until`. Each callback MUST be claimed by one caller only,
+    /// even with several processes on one database.
+    async fn claim_due(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<PendingCallback>, StoreError>;
+
+    /// Records an attempt and what follows it, and ends `owner`'s lease. MUST do nothing
+    /// (returning `Ok(false)`) if `owner` no longer holds the lease.
+    async fn record_attempt(
+        &self,
+        owner: &str,
+        attempt: &CallbackAttempt,
+        result: &AttemptResult,
+    ) -> Result<bool, StoreError>;
+
+    /// Ends every lease `owner` holds without recording an attempt (graceful shutdown).
+    async fn release(&self, owner: &str) -> Result<(), StoreError>;
+
+    /// Queues a failed callback again with a fresh schedule, due at `now`. `Ok(false)` if the
+    /// operation has no failed callback.
+    async fn retry(&self, id: OperationId, now: Timestamp) -> Result<bool, StoreError>;
+
+    /// Callbacks, newest first, at most `limit`; only failed ones if `failed_only`.
+    async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError>;
+}
