@@ -1,0 +1,102 @@
+//! What a sandbox deposit asks of its user, per flow (the fixed parts of contract section 9).
+
+use domain::operation::{Action, InputField, InstructionStep, SelectOption, CONFIRMATION_ATTEMPTS};
+use domain::{Amount, Currency, OperationId};
+use serde_json::{Map, Value};
+
+use crate::rules::{sbp_banks, RECEIVING_BANK_NAME, RECEIVING_CARD_NUMBER, RECEIVING_HOLDER_NAME};
+
+/// The hosted payment page of a deposit: `{public_url}/pay/{id}`.
+pub fn pay_url(public_url: &str, id: OperationId) -> String {
+    format!("{public_url}/pay/{id}")
+}
+
+/// The text of a deposit's QR code, the sandbox bank app page: `{public_url}/sandbox/qr/{id}`.
+pub fn qr_target_url(public_url: &str, id: OperationId) -> String {
+    format!("{public_url}/sandbox/qr/{id}")
+}
+
+/// Requisites holding the QR code as `qr`.
+pub(crate) fn qr_requisites(data_uri: String) -> Action {
+    let mut requisites = Map::new();
+    requisites.insert("qr".into(), Value::String(data_uri));
+    Action::Requisites { requisites }
+}
+
+/// The receiving card to pay to by hand.
+pub(crate) fn card_requisites() -> Action {
+    let requisites = [
+        ("cardNumber", RECEIVING_CARD_NUMBER),
+        ("bankName", RECEIVING_BANK_NAME),
+        ("holderName", RECEIVING_HOLDER_NAME),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), Value::String(value.into())))
+    .collect();
+    Action::Requisites { requisites }
+}
+
+/// A `string` field for the payer's name and a `select` field for the bank.
+pub(crate) fn input_fields() -> Action {
+    let options = sbp_banks()
+        .iter()
+        .map(|(value, label)| SelectOption {
+            value: (*value).into(),
+            label: (*label).into(),
+        })
+        .collect();
+    Action::InputFields {
+        fields: vec![
+            InputField {
+                name: "payerName".into(),
+                label: "Payer name".into(),
+                kind: "string".into(),
+                required: true,
+                options: None,
+            },
+            InputField {
+                name: "bank".into(),
+                label: "Bank".into(),
+                kind: "select".into(),
+                required: true,
+                options: Some(options),
+            },
+        ],
+    }
+}
+
+/// Steps to pay the deposit's amount by hand.
+pub(crate) fn instruction(amount: Amount, currency: Currency, id: OperationId) -> Action {
+    let step = |title: &str, description: String| InstructionStep {
+        title: title.into(),
+        description,
+    };
+    Action::Instruction {
+        category: "DoPayment".into(),
+        steps: vec![
+            step(
+                "Open your bank app",
+                format!("Sign in to the app of any bank and choose a transfer to {RECEIVING_BANK_NAME}."),
+            ),
+            step(
+                "Send the payment",
+                format!(
+                    "Transfer exactly {amount} {currency} to card {RECEIVING_CARD_NUMBER} \
+                     ({RECEIVING_HOLDER_NAME}) with {id} as the payment purpose."
+                ),
+            ),
+            step(
+                "Wait for confirmation",
+                "The payment is credited once the bank confirms it.".into(),
+            ),
+        ],
+    }
+}
+
+/// A code sent by SMS, with the domain's number of attempts.
+pub(crate) fn confirmation() -> Action {
+    Action::Confirmation {
+        channels: vec!["sms".into()],
+        attempts_left: CONFIRMATION_ATTEMPTS,
+    }
+}
