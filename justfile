@@ -1,0 +1,27 @@
+# Routine commands. `just --list` shows them.
+
+pg_url := "postgres://postgres@127.0.0.1:5432/test"
+
+# Serve the demo on the embedded SQLite database.
+run:
+    cargo run --release -p app -- serve --demo
+
+# Every test; PostgreSQL ones too when GATEWAY_TEST_DATABASE_URL is set.
+test:
+    cargo test --workspace
+
+# Every test against the local PostgreSQL as well.
+test-pg:
+    GATEWAY_TEST_DATABASE_URL={{pg_url}} cargo test --workspace
+
+# Lints as CI runs them.
+lint:
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# Format the code.
+fmt:
+    cargo fmt --all
+
+# What CI runs.
+ci:
+    bash .ci/run
