@@ -11,7 +11,8 @@ use crate::operation::{Action, Decline, Operation};
 use crate::route::Route;
 use crate::signature::Fingerprint;
 use crate::{
-    Direction, MerchantId, MerchantOperationId, OperationId, Timestamp, WithdrawalRequisites,
+    CardDetails, Direction, MerchantId, MerchantOperationId, OperationId, Timestamp,
+    WithdrawalRequisites,
 };
 
 /// A storage failure.
@@ -216,6 +217,28 @@ pub trait PaymentProvider: Send + Sync {
 
     /// Whether `code` is the right confirmation code for the deposit.
     async fn check_code(&self, deposit: &Operation, code: &str) -> Result<bool, ProviderError>;
+}
+
+/// The provider's side of the hosted pages: what the user's card or decision means.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait HostedCheckout: Send + Sync {
+    /// The user paid a waiting card deposit on the hosted card page with `card`.
+    async fn pay_by_card(
+        &self,
+        deposit: &Operation,
+        card: &CardDetails,
+    ) -> Result<ProviderVerdict, ProviderError>;
+
+    /// The user confirmed (`true`) or rejected (`false`) a waiting deposit on a bank page.
+    async fn user_decision(
+        &self,
+        deposit: &Operation,
+        approve: bool,
+    ) -> Result<ProviderVerdict, ProviderError>;
+
+    /// The banks the SBP page offers, as (id, display name).
+    fn sbp_banks(&self) -> Vec<(String, String)>;
 }
 
 /// The current time.

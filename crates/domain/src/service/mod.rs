@@ -1,5 +1,6 @@
 //! The use cases, as one service over the ports.
 
+mod checkout;
 mod complete;
 mod create;
 mod errors;
@@ -8,6 +9,7 @@ mod steps;
 
 use std::sync::Arc;
 
+pub use checkout::{Checkout, CheckoutError};
 pub use errors::{CompleteError, CreateError, ReadError, StepError};
 pub use read::AdjustError;
 pub use steps::check_input;

@@ -269,3 +269,100 @@ mod tests {
         assert_eq!(errors.0.len(), 2);
     }
 }
+
+/// Card data a user typed on the hosted card page. `Debug` masks the number and hides the CVC.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CardDetails {
+    pub pan: Pan,
+    pub expiry_month: u8,
+    /// Four-digit year.
+    pub expiry_year: u16,
+    cvc: String,
+}
+
+impl CardDetails {
+    /// Checks the number (Luhn), the expiry (`MM/YY`, not before `today`'s month) and the CVC
+    /// (3 or 4 digits). Errors are named `pan`, `expiry` and `cvc`.
+    pub fn parse(
+        pan: &str,
+        expiry: &str,
+        cvc: &str,
+        today: (u16, u8),
+    ) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let digits: String = pan.chars().filter(|c| !c.is_whitespace()).collect();
+        let pan = errors.check("pan", Pan::parse(&digits));
+        let expiry = errors.check("expiry", parse_expiry(expiry, today));
+        let cvc_ok = (3..=4).contains(&cvc.len()) && cvc.bytes().all(|b| b.is_ascii_digit());
+        if !cvc_ok {
+            errors.push("cvc", "must be 3 or 4 digits");
+        }
+        errors.into_result()?;
+        match (pan, expiry) {
+            (Some(pan), Some((expiry_year, expiry_month))) => Ok(Self {
+                pan,
+                expiry_month,
+                expiry_year,
+                cvc: cvc.to_string(),
+            }),
+            _ => Err(ValidationErrors::default()),
+        }
+    }
+
+    /// The CVC, for the provider only: never store or log it.
+    pub fn cvc(&self) -> &str {
+        &self.cvc
+    }
+}
+
+impl fmt::Debug for CardDetails {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CardDetails({}, {:02}/{}, cvc ***)",
+            self.pan.masked(),
+            self.expiry_month,
+            self.expiry_year
+        )
+    }
+}
+
+fn parse_expiry(text: &str, (year, month): (u16, u8)) -> Result<(u16, u8), ValueError> {
+    let rule = || ValueError::new("must be a future expiry date as MM/YY");
+    let (mm, yy) = text.trim().split_once('/').ok_or_else(rule)?;
+    let (mm, yy) = (mm.trim(), yy.trim());
+    if mm.len() != 2 || yy.len() != 2 {
+        return Err(rule());
+    }
+    let m: u8 = mm.parse().map_err(|_| rule())?;
+    let y: u16 = yy.parse::<u16>().map_err(|_| rule())? + 2000;
+    if !(1..=12).contains(&m) || (y, m) < (year, month) || y > year + 20 {
+        return Err(rule());
+    }
+    Ok((y, m))
+}
+
+#[cfg(test)]
+mod card_details_tests {
+    use super::*;
+
+    #[test]
+    fn card_details_check_luhn_expiry_and_cvc() {
+        let card =
+            CardDetails::parse("4242 4242 4242 4242", "12/30", "123", (2026, 11)).expect("valid");
+        assert_eq!(card.pan.masked(), "424242******4242");
+        assert_eq!((card.expiry_year, card.expiry_month), (2030, 12));
+        assert!(!format!("{card:?}").contains("123"));
+        assert!(CardDetails::parse("4242424242424242", "11/26", "1234", (2026, 11)).is_ok());
+    }
+
+    #[test]
+    fn card_details_report_every_bad_field() {
+        let errors =
+            CardDetails::parse("4242424242424241", "10/26", "12", (2026, 11)).expect_err("invalid");
+        let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, vec!["pan", "expiry", "cvc"]);
+        assert!(CardDetails::parse("4242424242424242", "13/30", "123", (2026, 11)).is_err());
+        assert!(CardDetails::parse("4242424242424242", "1230", "123", (2026, 11)).is_err());
+    }
+}

@@ -8,7 +8,7 @@ mod method;
 mod money;
 mod timestamp;
 
-pub use card::{luhn_valid, mask_pan, Pan, Phone, WithdrawalRequisites};
+pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
 pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
 pub use ids::{MerchantId, MerchantOperationId, OperationId, UserId};

@@ -74,3 +74,12 @@ mod tests {
         assert_eq!(Timestamp::from_millis(9_000).seconds_after(now), 0);
     }
 }
+
+impl Timestamp {
+    /// The UTC calendar (year, month) of this moment, for card expiry checks.
+    pub fn year_month(self) -> (u16, u8) {
+        OffsetDateTime::from_unix_timestamp(self.0.div_euclid(1000))
+            .map(|t| (u16::try_from(t.year()).unwrap_or(0), u8::from(t.month())))
+            .unwrap_or((1970, 1))
+    }
+}

@@ -1,0 +1,146 @@
+//! The hosted pages' use cases: a user pays or decides on a waiting deposit.
+
+use std::sync::Arc;
+
+use super::{CompleteError, Gateway, ReadError};
+use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
+use crate::ports::{HostedCheckout, ProviderVerdict};
+use crate::{CardDetails, Direction, OperationId, PaymentMethod, ValidationErrors};
+
+/// Why a hosted-page step did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    #[error("operation not found")]
+    NotFound,
+    /// Final, expired (now declined), or not a deposit this page serves; carries its current state.
+    #[error("the operation is not waiting for the user")]
+    NotWaiting(Box<Operation>),
+    /// The card form had errors; nothing changed.
+    #[error("{0}")]
+    Invalid(ValidationErrors),
+    #[error("temporarily unavailable: {0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
+}
+
+impl From<ReadError> for CheckoutError {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::NotFound => CheckoutError::NotFound,
+            ReadError::Unavailable(why) => CheckoutError::Unavailable(why),
+            ReadError::Unknown(e) => CheckoutError::Unknown(e),
+        }
+    }
+}
+
+/// Hosted pages over the gateway and the provider's checkout side.
+#[derive(Clone)]
+pub struct Checkout {
+    gateway: Gateway,
+    hosted: Arc<dyn HostedCheckout>,
+}
+
+impl Checkout {
+    pub fn new(gateway: Gateway, hosted: Arc<dyn HostedCheckout>) -> Self {
+        Self { gateway, hosted }
+    }
+
+    /// The deposit a page shows; payouts are `NotFound` (they have no pages).
+    pub async fn deposit(&self, id: OperationId) -> Result<Operation, CheckoutError> {
+        let operation = self.gateway.operation(id).await?;
+        if operation.direction != Direction::Deposit {
+            return Err(CheckoutError::NotFound);
+        }
+        Ok(operation)
+    }
+
+    /// The banks the SBP page offers, as (id, display name).
+    pub fn sbp_banks(&self) -> Vec<(String, String)> {
+        self.hosted.sbp_banks()
+    }
+
+    /// Pays a waiting card deposit with the typed card (checked first: a bad card changes nothing).
+    #[tracing::instrument(skip_all, fields(operation.id = %id))]
+    pub async fn pay_by_card(
+        &self,
+        id: OperationId,
+        pan: &str,
+        expiry: &str,
+        cvc: &str,
+    ) -> Result<Operation, CheckoutError> {
+        let operation = self.waiting(id, |m| m == PaymentMethod::Card).await?;
+        let today = self.gateway.clock().now().year_month();
+        let card = CardDetails::parse(pan, expiry, cvc, today).map_err(CheckoutError::Invalid)?;
+        let verdict = self
+            .hosted
+            .pay_by_card(&operation, &card)
+            .await
+            .map_err(|e| CheckoutError::Unavailable(e.to_string()))?;
+        self.settle(operation, verdict).await
+    }
+
+    /// The user's Confirm (`true`) or Reject (`false`) on a bank page or the QR bank app.
+    #[tracing::instrument(skip_all, fields(operation.id = %id, approve))]
+    pub async fn decide(&self, id: OperationId, approve: bool) -> Result<Operation, CheckoutError> {
+        let operation = self.waiting(id, |m| m != PaymentMethod::Card).await?;
+        let verdict = self
+            .hosted
+            .user_decision(&operation, approve)
+            .await
+            .map_err(|e| CheckoutError::Unavailable(e.to_string()))?;
+        self.settle(operation, verdict).await
+    }
+
+    /// A processing deposit with a redirect or QR action whose method fits the page.
+    async fn waiting(
+        &self,
+        id: OperationId,
+        fits: impl Fn(PaymentMethod) -> bool,
+    ) -> Result<Operation, CheckoutError> {
+        let operation = self.deposit(id).await?;
+        let hosted = matches!(operation.action, Some(Action::Redirect { .. }))
+            || (operation.method == PaymentMethod::SbpQr
+                && matches!(operation.action, Some(Action::Requisites { .. })));
+        if operation.status.is_final() || !hosted || !fits(operation.method) {
+            return Err(CheckoutError::NotWaiting(Box::new(operation)));
+        }
+        if operation.is_expired(self.gateway.clock().now()) {
+            let expired = Outcome::Decline(Decline::new(DeclineCode::Expired));
+            return match self.gateway.complete_loaded(&operation, expired).await {
+                Ok(done) => Err(CheckoutError::NotWaiting(Box::new(done))),
+                Err(error) => Err(self.after_failure(id, error).await),
+            };
+        }
+        Ok(operation)
+    }
+
+    async fn settle(
+        &self,
+        operation: Operation,
+        verdict: ProviderVerdict,
+    ) -> Result<Operation, CheckoutError> {
+        let outcome = match verdict {
+            ProviderVerdict::Approve => Outcome::Approve,
+            ProviderVerdict::Decline(decline) => Outcome::Decline(decline),
+            ProviderVerdict::Pending(_) => return Ok(operation),
+        };
+        match self.gateway.complete_loaded(&operation, outcome).await {
+            Ok(done) => Ok(done),
+            Err(error) => Err(self.after_failure(operation.id, error).await),
+        }
+    }
+
+    /// A completion that lost a race shows the operation's current state.
+    async fn after_failure(&self, id: OperationId, error: CompleteError) -> CheckoutError {
+        match error {
+            CompleteError::InvalidState => match self.gateway.operation(id).await {
+                Ok(current) => CheckoutError::NotWaiting(Box::new(current)),
+                Err(e) => e.into(),
+            },
+            CompleteError::NotFound => CheckoutError::NotFound,
+            CompleteError::Unavailable(why) => CheckoutError::Unavailable(why),
+            CompleteError::Unknown(e) => CheckoutError::Unknown(e),
+        }
+    }
+}
