@@ -148,3 +148,224 @@ pub struct LedgerMismatch {
     pub ledger_available: i64,
     pub ledger_held: i64,
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::operation::{Decline, DeclineCode, Operation, OperationUrls, Outcome};
+    use crate::{Amount, PaymentMethod, UserData, UserId};
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_millis(1_795_255_200_000).plus_seconds(seconds)
+    }
+
+    fn merchant() -> MerchantId {
+        MerchantId::parse("m-1").unwrap()
+    }
+
+    fn op(n: u128, direction: Direction, amount: &str) -> Operation {
+        Operation {
+            id: OperationId::from_uuid(uuid::Uuid::from_u128(n)),
+            merchant_id: merchant(),
+            direction,
+            method: PaymentMethod::Sbp,
+            status: Status::Processing,
+            amount: Amount::parse(amount).unwrap(),
+            currency: Currency::RUB,
+            user_id: UserId::parse("u").unwrap(),
+            merchant_operation_id: None,
+            urls: OperationUrls::default(),
+            requisites: None,
+            user_data: UserData::default(),
+            action: None,
+            decline: None,
+            route_id: 1,
+            expires_at: None,
+            provider_state: None,
+            due_at: None,
+            created_at: at(0),
+            updated_at: at(0),
+        }
+    }
+
+    fn finished(op: &Operation, approve: bool) -> Operation {
+        let outcome = if approve {
+            Outcome::Approve
+        } else {
+            Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined))
+        };
+        op.finish(&outcome, at(60)).unwrap()
+    }
+
+    fn deltas(moves: &[BalanceMove]) -> Vec<(EntryKind, i64, i64)> {
+        moves
+            .iter()
+            .map(|m| (m.kind, m.available, m.held))
+            .collect()
+    }
+
+    #[test]
+    fn an_approved_deposit_credits_available() {
+        let done = finished(&op(1, Direction::Deposit, "12.34"), true);
+        let moves = moves_on_finish(&done);
+        assert_eq!(deltas(&moves), vec![(EntryKind::DepositApproved, 1_234, 0)]);
+        assert_eq!(moves[0].operation_id, Some(done.id));
+        assert_eq!(moves[0].merchant_id, merchant());
+        assert_eq!(moves[0].currency, Currency::RUB);
+        assert_eq!(moves[0].at, at(60), "written with the status change");
+    }
+
+    #[test]
+    fn a_declined_deposit_moves_nothing() {
+        let done = finished(&op(1, Direction::Deposit, "12.34"), false);
+        assert!(moves_on_finish(&done).is_empty());
+    }
+
+    #[test]
+    fn an_approved_payout_pays_out_the_held_amount() {
+        let done = finished(&op(1, Direction::Withdrawal, "12.34"), true);
+        assert_eq!(
+            deltas(&moves_on_finish(&done)),
+            vec![(EntryKind::WithdrawalPaid, 0, -1_234)]
+        );
+    }
+
+    #[test]
+    fn a_declined_payout_releases_the_hold() {
+        let done = finished(&op(1, Direction::Withdrawal, "12.34"), false);
+        assert_eq!(
+            deltas(&moves_on_finish(&done)),
+            vec![(EntryKind::WithdrawalReleased, 1_234, -1_234)]
+        );
+    }
+
+    #[test]
+    fn a_processing_operation_moves_nothing() {
+        for direction in Direction::ALL {
+            assert!(moves_on_finish(&op(1, direction, "1.00")).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_new_payout_holds_its_amount_when_created() {
+        let payout = op(1, Direction::Withdrawal, "250.00");
+        let hold = hold_for(&payout);
+        assert_eq!(
+            deltas(std::slice::from_ref(&hold)),
+            vec![(EntryKind::WithdrawalHold, -25_000, 25_000)]
+        );
+        assert_eq!(hold.at, payout.created_at);
+        assert_eq!(hold.operation_id, Some(payout.id));
+    }
+
+    #[test]
+    fn operators_credit_and_debit_available_only() {
+        let amount = Amount::parse("5.00").unwrap();
+        let credit = manual_move(merchant(), Currency::RUB, amount, true, at(1));
+        let debit = manual_move(merchant(), Currency::RUB, amount, false, at(2));
+        assert_eq!(
+            deltas(&[credit.clone(), debit.clone()]),
+            vec![
+                (EntryKind::ManualCredit, 500, 0),
+                (EntryKind::ManualDebit, -500, 0)
+            ]
+        );
+        assert_eq!((credit.operation_id, credit.at), (None, at(1)));
+        assert_eq!((debit.merchant_id, debit.at), (merchant(), at(2)));
+    }
+
+    #[test]
+    fn entry_kinds_round_trip_through_their_names() {
+        for kind in EntryKind::ALL {
+            assert_eq!(EntryKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(EntryKind::parse("deposit"), None);
+        assert_eq!(EntryKind::parse(""), None);
+    }
+
+    /// Applies moves the way storage must: a move taking from `available` only if it suffices.
+    fn apply(
+        balance: &mut Balance,
+        ledger: &mut Vec<BalanceMove>,
+        moves: Vec<BalanceMove>,
+    ) -> bool {
+        let mut next = *balance;
+        for m in &moves {
+            if m.available < 0 && next.available + m.available < 0 {
+                return false;
+            }
+            next.available += m.available;
+            next.held += m.held;
+        }
+        *balance = next;
+        ledger.extend(moves);
+        true
+    }
+
+    #[test]
+    fn a_full_lifecycle_keeps_the_balance_equal_to_the_ledger() {
+        let mut balance = Balance {
+            currency: Currency::RUB,
+            available: 0,
+            held: 0,
+        };
+        let mut ledger = Vec::new();
+        let five_hundred = Amount::parse("500.00").unwrap();
+
+        assert!(apply(
+            &mut balance,
+            &mut ledger,
+            vec![manual_move(
+                merchant(),
+                Currency::RUB,
+                five_hundred,
+                true,
+                at(0)
+            )]
+        ));
+        let deposit = op(1, Direction::Deposit, "100.00");
+        assert!(apply(
+            &mut balance,
+            &mut ledger,
+            moves_on_finish(&finished(&deposit, true))
+        ));
+        let lost = op(2, Direction::Deposit, "999.00");
+        assert!(apply(
+            &mut balance,
+            &mut ledger,
+            moves_on_finish(&finished(&lost, false))
+        ));
+        let paid = op(3, Direction::Withdrawal, "250.00");
+        assert!(apply(&mut balance, &mut ledger, vec![hold_for(&paid)]));
+        let refused = op(4, Direction::Withdrawal, "300.00");
+        assert!(apply(&mut balance, &mut ledger, vec![hold_for(&refused)]));
+        assert_eq!((balance.available, balance.held), (5_000, 55_000));
+        let too_big = op(5, Direction::Withdrawal, "50.01");
+        assert!(
+            !apply(&mut balance, &mut ledger, vec![hold_for(&too_big)]),
+            "available never goes negative"
+        );
+        assert!(apply(
+            &mut balance,
+            &mut ledger,
+            moves_on_finish(&finished(&paid, true))
+        ));
+        assert!(apply(
+            &mut balance,
+            &mut ledger,
+            moves_on_finish(&finished(&refused, false))
+        ));
+        let declined_at_creation = op(6, Direction::Withdrawal, "10.00");
+        let mut both = vec![hold_for(&declined_at_creation)];
+        both.extend(moves_on_finish(&finished(&declined_at_creation, false)));
+        assert!(apply(&mut balance, &mut ledger, both));
+
+        assert_eq!((balance.available, balance.held), (35_000, 0));
+        let sum: i64 = ledger.iter().map(|m| m.available + m.held).sum();
+        assert_eq!(balance.available + balance.held, sum);
+        assert_eq!(sum, 50_000 + 10_000 - 25_000);
+        assert_eq!(ledger.len(), 8);
+    }
+}

@@ -228,3 +228,224 @@ impl Operation {
         self.expires_at.map(|at| at.seconds_after(now))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_millis(1_795_255_200_000).plus_seconds(seconds)
+    }
+
+    fn waiting() -> Operation {
+        Operation {
+            id: OperationId::from_uuid(uuid::Uuid::from_u128(7)),
+            merchant_id: MerchantId::parse("m-1").unwrap(),
+            direction: Direction::Deposit,
+            method: PaymentMethod::SbpQr,
+            status: Status::Processing,
+            amount: Amount::parse("10.00").unwrap(),
+            currency: Currency::RUB,
+            user_id: UserId::parse("u").unwrap(),
+            merchant_operation_id: Some(MerchantOperationId::parse("o-1").unwrap()),
+            urls: OperationUrls::default(),
+            requisites: None,
+            user_data: UserData::default(),
+            action: Some(Action::Requisites {
+                requisites: serde_json::Map::new(),
+            }),
+            decline: None,
+            route_id: 3,
+            expires_at: Some(at(600)),
+            provider_state: None,
+            due_at: Some(at(5)),
+            created_at: at(0),
+            updated_at: at(0),
+        }
+    }
+
+    #[test]
+    fn processing_finishes_approved_with_the_time_of_the_change() {
+        let op = waiting();
+
+        let done = op.finish(&Outcome::Approve, at(30)).unwrap();
+
+        assert_eq!(done.status, Status::Approved);
+        assert_eq!(done.decline, None);
+        assert_eq!(done.updated_at, at(30));
+        assert_eq!(done.created_at, at(0));
+        assert_eq!(done.due_at, None);
+        let unchanged = Operation {
+            status: op.status,
+            updated_at: op.updated_at,
+            due_at: op.due_at,
+            ..done.clone()
+        };
+        assert_eq!(unchanged, op, "nothing else changes");
+    }
+
+    #[test]
+    fn processing_finishes_declined_with_its_reason() {
+        let decline = Decline::new(DeclineCode::CardDeclined);
+
+        let done = waiting()
+            .finish(&Outcome::Decline(decline.clone()), at(30))
+            .unwrap();
+
+        assert_eq!(done.status, Status::Declined);
+        assert_eq!(done.decline, Some(decline));
+    }
+
+    #[test]
+    fn a_final_operation_never_changes_again() {
+        let approved = waiting().finish(&Outcome::Approve, at(1)).unwrap();
+        let declined = waiting()
+            .finish(&Outcome::Decline(Decline::new(DeclineCode::Expired)), at(1))
+            .unwrap();
+        for done in [approved, declined] {
+            for outcome in [
+                Outcome::Approve,
+                Outcome::Decline(Decline::new(DeclineCode::PaymentRejected)),
+            ] {
+                assert_eq!(
+                    done.finish(&outcome, at(2)),
+                    Err(NotProcessing(done.status)),
+                    "{:?} -> {outcome:?}",
+                    done.status
+                );
+            }
+        }
+        let error = NotProcessing(Status::Approved).to_string();
+        assert!(error.contains("Approved"), "{error}");
+    }
+
+    #[test]
+    fn outcomes_name_their_final_status() {
+        assert_eq!(Outcome::Approve.status(), Status::Approved);
+        assert_eq!(
+            Outcome::Decline(Decline::new(DeclineCode::Expired)).status(),
+            Status::Declined
+        );
+        assert!(Outcome::Approve.status().is_final());
+    }
+
+    #[test]
+    fn a_processing_deposit_expires_when_its_lifetime_is_reached() {
+        let op = waiting();
+        assert!(!op.is_expired(at(599)));
+        assert!(!op.is_expired(at(600).plus_millis(-1)));
+        assert!(op.is_expired(at(600)));
+        assert!(op.is_expired(at(6_000)));
+    }
+
+    #[test]
+    fn final_operations_and_those_without_lifetime_never_expire() {
+        let done = waiting().finish(&Outcome::Approve, at(1)).unwrap();
+        assert!(!done.is_expired(at(6_000)));
+        let payout = Operation {
+            direction: Direction::Withdrawal,
+            expires_at: None,
+            ..waiting()
+        };
+        assert!(!payout.is_expired(at(1_000_000)));
+    }
+
+    #[test]
+    fn lifetime_left_counts_whole_seconds_down_to_zero() {
+        let op = waiting();
+        assert_eq!(op.lifetime_left(at(0)), Some(600));
+        assert_eq!(
+            op.lifetime_left(at(0).plus_millis(1)),
+            Some(600),
+            "rounds up"
+        );
+        assert_eq!(op.lifetime_left(at(599)), Some(1));
+        assert_eq!(op.lifetime_left(at(600)), Some(0));
+        assert_eq!(op.lifetime_left(at(900)), Some(0), "never negative");
+        let none = Operation {
+            expires_at: None,
+            ..waiting()
+        };
+        assert_eq!(none.lifetime_left(at(0)), None);
+    }
+
+    #[test]
+    fn decline_codes_round_trip_through_their_names() {
+        let mut names = std::collections::HashSet::new();
+        for code in DeclineCode::ALL {
+            assert_eq!(DeclineCode::parse(code.as_str()), Some(code));
+            assert!(!code.message().is_empty());
+            assert_eq!(Decline::new(code).message, code.message());
+            assert!(names.insert(code.as_str()), "{} twice", code.as_str());
+        }
+        assert_eq!(names.len(), 7);
+        for unknown in ["", "expired", "EXPIRED", "Unknown"] {
+            assert_eq!(DeclineCode::parse(unknown), None, "{unknown:?}");
+        }
+    }
+
+    #[test]
+    fn only_requisites_show_a_lifetime() {
+        let requisites = Action::Requisites {
+            requisites: serde_json::Map::new(),
+        };
+        assert!(requisites.shows_lifetime());
+        for other in [
+            Action::Redirect {
+                url: "https://x.example".into(),
+            },
+            Action::InputFields { fields: Vec::new() },
+            Action::Instruction {
+                category: "DoPayment".into(),
+                steps: Vec::new(),
+            },
+            Action::Confirmation {
+                channels: vec!["sms".into()],
+                attempts_left: CONFIRMATION_ATTEMPTS,
+            },
+        ] {
+            assert!(!other.shows_lifetime(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn actions_round_trip_through_their_stored_json() {
+        let select = InputField {
+            name: "bank".into(),
+            label: "Bank".into(),
+            kind: "select".into(),
+            required: true,
+            options: Some(vec![SelectOption {
+                value: "a".into(),
+                label: "Bank A".into(),
+            }]),
+        };
+        let text = InputField {
+            kind: "string".into(),
+            options: None,
+            ..select.clone()
+        };
+        let action = Action::InputFields {
+            fields: vec![select, text],
+        };
+
+        let json = serde_json::to_value(&action).unwrap();
+
+        assert_eq!(json["kind"], "input_fields");
+        assert_eq!(json["fields"][0]["type"], "select");
+        assert!(json["fields"][1].get("options").is_none(), "not null");
+        assert_eq!(serde_json::from_value::<Action>(json).unwrap(), action);
+        let confirmation = Action::Confirmation {
+            channels: vec!["sms".into()],
+            attempts_left: 2,
+        };
+        let json = serde_json::to_value(&confirmation).unwrap();
+        assert_eq!(json["kind"], "confirmation");
+        assert_eq!(
+            serde_json::from_value::<Action>(json).unwrap(),
+            confirmation
+        );
+    }
+}

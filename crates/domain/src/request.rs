@@ -231,3 +231,471 @@ fn sanitize_value(value: &Value) -> Value {
         other => other.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::FieldError;
+
+    fn fields(errors: &ValidationErrors) -> Vec<&str> {
+        errors.0.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    fn deposit_raw() -> RawRequest<'static> {
+        RawRequest {
+            amount: Some("100.00"),
+            currency: Some("RUB"),
+            payment_method: Some("card"),
+            user_id: Some("user-7"),
+            ..RawRequest::default()
+        }
+    }
+
+    fn sbp_requisites() -> Map<String, Value> {
+        json!({"phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    fn card_requisites() -> Map<String, Value> {
+        json!({"pan": "4242424242424242", "cardholderName": "IVAN IVANOV"})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    fn withdrawal_errors(method: &str, requisites: &Map<String, Value>) -> Vec<String> {
+        let raw = RawRequest {
+            payment_method: Some(method),
+            requisites: Some(requisites),
+            ..deposit_raw()
+        };
+        let errors = NewWithdrawal::parse(&raw).unwrap_err();
+        errors.0.into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn a_full_deposit_request_parses_into_values() {
+        let user_data: BTreeMap<String, String> = [
+            ("email".to_string(), "u@shop.example".to_string()),
+            ("ipAddress".to_string(), "10.0.0.1".to_string()),
+            ("country".to_string(), "RU".to_string()),
+        ]
+        .into();
+        let raw = RawRequest {
+            merchant_operation_id: Some("order-1"),
+            callback_url: Some("https://shop.example/cb"),
+            success_url: Some("https://shop.example/ok"),
+            fail_url: Some("https://shop.example/fail"),
+            processing_url: Some("https://shop.example/wait"),
+            user_data: Some(&user_data),
+            payment_method: Some("bank_c_pay"),
+            ..deposit_raw()
+        };
+
+        let deposit = NewDeposit::parse(&raw).unwrap();
+
+        let c = &deposit.common;
+        assert_eq!(c.amount.minor(), 10_000);
+        assert_eq!(c.currency, Currency::RUB);
+        assert_eq!(c.method, PaymentMethod::BankCPay);
+        assert_eq!(c.user_id.as_str(), "user-7");
+        assert_eq!(
+            c.merchant_operation_id.as_ref().map(|m| m.as_str()),
+            Some("order-1")
+        );
+        assert_eq!(
+            c.urls.callback.as_ref().map(|u| u.as_str()),
+            Some("https://shop.example/cb")
+        );
+        assert_eq!(
+            c.urls.success.as_ref().map(|u| u.as_str()),
+            Some("https://shop.example/ok")
+        );
+        assert_eq!(
+            c.urls.fail.as_ref().map(|u| u.as_str()),
+            Some("https://shop.example/fail")
+        );
+        assert_eq!(
+            c.urls.processing.as_ref().map(|u| u.as_str()),
+            Some("https://shop.example/wait")
+        );
+        assert_eq!(c.user_data.entries(), user_data);
+        assert_eq!(deposit.requisites, None);
+    }
+
+    #[test]
+    fn every_missing_required_field_is_reported_together() {
+        let errors = NewDeposit::parse(&RawRequest::default()).unwrap_err();
+        assert_eq!(
+            fields(&errors),
+            vec!["amount", "currency", "paymentMethod", "userId"]
+        );
+        assert!(errors.0.iter().all(|e| e.message == "is required"));
+
+        let errors = NewWithdrawal::parse(&RawRequest::default()).unwrap_err();
+        assert_eq!(
+            fields(&errors),
+            vec![
+                "amount",
+                "currency",
+                "paymentMethod",
+                "userId",
+                "requisites"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_bad_value_is_reported_together() {
+        let user_data: BTreeMap<String, String> =
+            [("email".to_string(), "not-an-address".to_string())].into();
+        let long_url = format!("https://shop.example/{}", "x".repeat(2048));
+        let raw = RawRequest {
+            amount: Some("100"),
+            currency: Some("rub"),
+            payment_method: Some("cash"),
+            user_id: Some(""),
+            merchant_operation_id: Some("has space"),
+            callback_url: Some("ftp://shop.example/cb"),
+            success_url: Some("/relative"),
+            fail_url: Some(&long_url),
+            processing_url: Some("shop.example"),
+            user_data: Some(&user_data),
+            requisites: None,
+        };
+
+        let errors = NewDeposit::parse(&raw).unwrap_err();
+
+        assert_eq!(
+            fields(&errors),
+            vec![
+                "amount",
+                "currency",
+                "paymentMethod",
+                "userId",
+                "merchantOperationId",
+                "callbackUrl",
+                "successUrl",
+                "failUrl",
+                "processingUrl",
+                "userData.email",
+            ]
+        );
+        assert!(errors
+            .to_string()
+            .starts_with("amount: must be a decimal string"));
+    }
+
+    #[test]
+    fn amounts_follow_the_two_digit_rule() {
+        for (amount, ok) in [
+            ("0.01", true),
+            ("999999999999999.99", true),
+            ("0.00", false),
+            ("1.5", false),
+            ("1.500", false),
+            ("-1.00", false),
+            ("01.00", false),
+            ("1000000000000000.00", false),
+        ] {
+            let raw = RawRequest {
+                amount: Some(amount),
+                ..deposit_raw()
+            };
+            let result = NewDeposit::parse(&raw);
+            assert_eq!(result.is_ok(), ok, "{amount}");
+            if let Err(errors) = result {
+                assert_eq!(fields(&errors), vec!["amount"], "{amount}");
+            }
+        }
+    }
+
+    #[test]
+    fn any_well_formed_currency_parses_and_the_route_decides() {
+        let raw = RawRequest {
+            currency: Some("USD"),
+            ..deposit_raw()
+        };
+        assert_eq!(
+            NewDeposit::parse(&raw).unwrap().common.currency.as_str(),
+            "USD"
+        );
+        for bad in ["usd", "RUBL", "R1B", ""] {
+            let raw = RawRequest {
+                currency: Some(bad),
+                ..deposit_raw()
+            };
+            assert_eq!(
+                fields(&NewDeposit::parse(&raw).unwrap_err()),
+                vec!["currency"]
+            );
+        }
+    }
+
+    #[test]
+    fn payment_methods_depend_on_the_direction() {
+        for method in Direction::Deposit.methods() {
+            let raw = RawRequest {
+                payment_method: Some(method.as_str()),
+                ..deposit_raw()
+            };
+            assert_eq!(NewDeposit::parse(&raw).unwrap().common.method, *method);
+        }
+        let reqs = sbp_requisites();
+        for method in ["sbp_qr", "bank_a_pay", "Card", "cash"] {
+            let fields = withdrawal_errors(method, &reqs);
+            assert_eq!(
+                fields,
+                vec!["paymentMethod"],
+                "{method}: requisites not judged"
+            );
+        }
+    }
+
+    #[test]
+    fn field_lengths_follow_the_contract() {
+        let long_moid = "x".repeat(129);
+        let long_user = "ж".repeat(129);
+        let raw = RawRequest {
+            merchant_operation_id: Some(&long_moid),
+            user_id: Some(&long_user),
+            ..deposit_raw()
+        };
+        assert_eq!(
+            fields(&NewDeposit::parse(&raw).unwrap_err()),
+            vec!["userId", "merchantOperationId"]
+        );
+        let moid = "!~".repeat(64);
+        let user = "ж".repeat(128);
+        let raw = RawRequest {
+            merchant_operation_id: Some(&moid),
+            user_id: Some(&user),
+            ..deposit_raw()
+        };
+        assert!(NewDeposit::parse(&raw).is_ok());
+    }
+
+    #[test]
+    fn user_data_errors_are_named_by_their_dotted_path() {
+        let user_data: BTreeMap<String, String> = [
+            ("email".to_string(), "a@b.example".to_string()),
+            ("ipAddress".to_string(), "256.0.0.1".to_string()),
+        ]
+        .into();
+        let raw = RawRequest {
+            user_data: Some(&user_data),
+            ..deposit_raw()
+        };
+        assert_eq!(
+            fields(&NewDeposit::parse(&raw).unwrap_err()),
+            vec!["userData.ipAddress"]
+        );
+    }
+
+    #[test]
+    fn sbp_payouts_take_phone_account_name_and_bank_name() {
+        let reqs = sbp_requisites();
+        let raw = RawRequest {
+            payment_method: Some("sbp"),
+            requisites: Some(&reqs),
+            ..deposit_raw()
+        };
+        let payout = NewWithdrawal::parse(&raw).unwrap();
+        assert_eq!(payout.common.method, PaymentMethod::Sbp);
+        assert_eq!(
+            payout.requisites,
+            WithdrawalRequisites::sbp(Some("+79001234567"), Some("Ivan Ivanov"), Some("Bank A"))
+                .unwrap()
+        );
+        assert_eq!(payout.requisites.to_stored_json(), Value::Object(reqs));
+    }
+
+    #[test]
+    fn card_payouts_take_a_luhn_valid_pan_and_holder_and_store_it_masked() {
+        let reqs = card_requisites();
+        let raw = RawRequest {
+            requisites: Some(&reqs),
+            ..deposit_raw()
+        };
+        let payout = NewWithdrawal::parse(&raw).unwrap();
+        assert_eq!(
+            payout.requisites.to_stored_json(),
+            json!({"pan": "424242******4242", "cardholderName": "IVAN IVANOV"})
+        );
+        assert!(!format!("{payout:?}").contains("4242424242424242"));
+    }
+
+    #[test]
+    fn missing_and_bad_requisites_are_reported_per_field() {
+        let empty = Map::new();
+        assert_eq!(
+            withdrawal_errors("sbp", &empty),
+            vec![
+                "requisites.phone",
+                "requisites.accountName",
+                "requisites.bankName"
+            ]
+        );
+        assert_eq!(
+            withdrawal_errors("card", &empty),
+            vec!["requisites.pan", "requisites.cardholderName"]
+        );
+        let bad = json!({"phone": "89001234567", "accountName": "", "bankName": "x".repeat(129)});
+        assert_eq!(
+            withdrawal_errors("sbp", bad.as_object().unwrap()),
+            vec![
+                "requisites.phone",
+                "requisites.accountName",
+                "requisites.bankName"
+            ]
+        );
+        let bad = json!({"pan": "4242424242424241", "cardholderName": "IVAN"});
+        assert_eq!(
+            withdrawal_errors("card", bad.as_object().unwrap()),
+            vec!["requisites.pan"]
+        );
+    }
+
+    #[test]
+    fn requisites_of_another_method_or_unknown_keys_are_refused() {
+        let mut reqs = sbp_requisites();
+        reqs.insert("pan".into(), json!("4242424242424242"));
+        reqs.insert("memo".into(), json!("hi"));
+        assert_eq!(
+            withdrawal_errors("sbp", &reqs),
+            vec!["requisites.memo", "requisites.pan"]
+        );
+        assert_eq!(
+            withdrawal_errors("card", &sbp_requisites()),
+            vec![
+                "requisites.accountName",
+                "requisites.bankName",
+                "requisites.phone"
+            ]
+        );
+    }
+
+    #[test]
+    fn requisite_values_must_be_strings_and_null_means_missing() {
+        let reqs = json!({"phone": 79001234567_u64, "accountName": ["Ivan"], "bankName": {"n": 1}});
+        assert_eq!(
+            withdrawal_errors("sbp", reqs.as_object().unwrap()),
+            vec![
+                "requisites.accountName",
+                "requisites.bankName",
+                "requisites.phone"
+            ]
+        );
+        let raw_errors = {
+            let reqs = json!({"pan": null, "cardholderName": "IVAN"});
+            let map = reqs.as_object().unwrap().clone();
+            let raw = RawRequest {
+                requisites: Some(&map),
+                ..deposit_raw()
+            };
+            NewWithdrawal::parse(&raw).unwrap_err()
+        };
+        assert_eq!(
+            raw_errors.0,
+            vec![FieldError::new("requisites.pan", "is required")]
+        );
+    }
+
+    #[test]
+    fn withdrawals_refuse_success_fail_and_processing_urls() {
+        let reqs = card_requisites();
+        let raw = RawRequest {
+            requisites: Some(&reqs),
+            callback_url: Some("https://shop.example/cb"),
+            success_url: Some("https://shop.example/ok"),
+            fail_url: Some("https://shop.example/fail"),
+            processing_url: Some("https://shop.example/wait"),
+            ..deposit_raw()
+        };
+        let errors = NewWithdrawal::parse(&raw).unwrap_err();
+        assert_eq!(
+            fields(&errors),
+            vec!["processingUrl", "successUrl", "failUrl"]
+        );
+        assert!(errors
+            .0
+            .iter()
+            .all(|e| e.message == "is not a field of withdrawals"));
+
+        let raw = RawRequest {
+            requisites: Some(&reqs),
+            callback_url: Some("https://shop.example/cb"),
+            ..deposit_raw()
+        };
+        let payout = NewWithdrawal::parse(&raw).unwrap();
+        assert_eq!(
+            payout.common.urls.callback.map(|u| u.to_string()),
+            Some("https://shop.example/cb".into())
+        );
+    }
+
+    #[test]
+    fn deposit_requisites_are_stored_sanitized() {
+        let given = json!({"card": {"number": "4000000000000002", "CVC": "123"}, "note": "x"});
+        let raw = RawRequest {
+            requisites: given.as_object(),
+            ..deposit_raw()
+        };
+        let deposit = NewDeposit::parse(&raw).unwrap();
+        assert_eq!(
+            deposit.requisites.map(Value::Object),
+            Some(json!({"card": {"number": "400000******0002"}, "note": "x"}))
+        );
+    }
+
+    #[test]
+    fn sanitizing_masks_card_numbers_at_any_depth() {
+        let given = json!({
+            "pan": "4242424242424242",
+            "nested": {"deeper": {"card": "4000000000009995"}},
+            "list": ["4242424242424242", {"pan": "4000000000000002"}, 7],
+            "phone": "+79001234567",
+            "notLuhn": "4242424242424241",
+            "short": "424242424242",
+        });
+
+        let clean = Value::Object(sanitize_requisites(given.as_object().unwrap()));
+
+        assert_eq!(
+            clean,
+            json!({
+                "pan": "424242******4242",
+                "nested": {"deeper": {"card": "400000******9995"}},
+                "list": ["424242******4242", {"pan": "400000******0002"}, 7],
+                "phone": "+79001234567",
+                "notLuhn": "4242424242424241",
+                "short": "424242424242",
+            })
+        );
+    }
+
+    #[test]
+    fn sanitizing_drops_cvc_keys_in_any_case_at_any_depth() {
+        let given = json!({
+            "cvc": "123", "CVV": "123", "Cvv2": "123",
+            "card": {"cVc": "1", "holder": "IVAN", "inner": [{"cvv2": "9", "keep": 1}]},
+            "cvcHint": "kept: not one of the three names",
+        });
+
+        let clean = Value::Object(sanitize_requisites(given.as_object().unwrap()));
+
+        assert_eq!(
+            clean,
+            json!({
+                "card": {"holder": "IVAN", "inner": [{"keep": 1}]},
+                "cvcHint": "kept: not one of the three names",
+            })
+        );
+    }
+}

@@ -1,1 +1,18 @@
 //! Use-case tests against mockall mocks of the ports.
+//!
+//! Each file covers one group of use cases; `fixtures` holds the merchant, routes, clock,
+//! ids and the helpers that capture what the service hands to the store.
+
+#![allow(clippy::unwrap_used)]
+
+mod callbacks;
+mod complete;
+mod confirm;
+mod create_deposit;
+mod create_withdrawal;
+mod fixtures;
+mod idempotency;
+mod input;
+mod read;
+mod refusals;
+mod sweeps;

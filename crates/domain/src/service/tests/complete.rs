@@ -1,0 +1,235 @@
+//! `complete`: the state machine and the balance moves of contract section 6.
+
+use futures::executor::block_on;
+
+use super::fixtures::*;
+use crate::ledger::EntryKind;
+use crate::operation::{Decline, DeclineCode, Outcome};
+use crate::ports::FinishError;
+use crate::service::CompleteError;
+use crate::Status;
+
+fn rejected() -> Outcome {
+    Outcome::Decline(Decline::new(DeclineCode::PaymentRejected))
+}
+
+#[test]
+fn an_approved_deposit_credits_available_and_queues_its_callback() {
+    let mut mocks = Mocks::new();
+    mocks.stored(deposit(id(1)));
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+
+    let completion = finished.one();
+    assert_eq!(done, completion.operation);
+    assert_eq!(done.status, Status::Approved);
+    assert_eq!(done.decline, None);
+    assert_eq!(done.updated_at, now());
+    assert_eq!(completion.moves.len(), 1);
+    let credit = &completion.moves[0];
+    assert_eq!(credit.kind, EntryKind::DepositApproved);
+    assert_eq!((credit.available, credit.held), (10_000, 0));
+    assert_eq!(credit.operation_id, Some(id(1)));
+    assert_eq!(credit.at, now());
+    let callback = completion.callback.expect("callbackUrl given");
+    assert_eq!(callback.operation_id, id(1));
+    assert_eq!(callback.queued_at, now());
+}
+
+#[test]
+fn a_declined_deposit_moves_nothing() {
+    let mut mocks = Mocks::new();
+    mocks.stored(deposit(id(1)));
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().complete(id(1), rejected())).unwrap();
+
+    assert_eq!(done.status, Status::Declined);
+    assert_eq!(
+        done.decline,
+        Some(Decline::new(DeclineCode::PaymentRejected))
+    );
+    let completion = finished.one();
+    assert!(completion.moves.is_empty());
+    assert!(completion.callback.is_some());
+}
+
+#[test]
+fn an_approved_payout_releases_the_held_money_to_the_recipient() {
+    let mut mocks = Mocks::new();
+    mocks.stored(payout(id(2)));
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().complete(id(2), Outcome::Approve)).unwrap();
+
+    assert_eq!(done.status, Status::Approved);
+    assert_eq!(done.due_at, None, "a final payout is no longer due");
+    let moves = finished.one().moves;
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0].kind, EntryKind::WithdrawalPaid);
+    assert_eq!((moves[0].available, moves[0].held), (0, -25_000));
+}
+
+#[test]
+fn a_declined_payout_returns_the_held_money_to_available() {
+    let mut mocks = Mocks::new();
+    mocks.stored(payout(id(2)));
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().complete(
+        id(2),
+        Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
+    ))
+    .unwrap();
+
+    assert_eq!(done.status, Status::Declined);
+    let moves = finished.one().moves;
+    assert_eq!(moves.len(), 1);
+    assert_eq!(moves[0].kind, EntryKind::WithdrawalReleased);
+    assert_eq!((moves[0].available, moves[0].held), (25_000, -25_000));
+}
+
+#[test]
+fn a_final_operation_refuses_another_completion() {
+    for status in [Status::Approved, Status::Declined] {
+        for outcome in [Outcome::Approve, rejected()] {
+            let mut mocks = Mocks::new();
+            let mut op = deposit(id(1));
+            op.status = status;
+            mocks.stored(op);
+            mocks.store.expect_finish().never();
+
+            let result = block_on(mocks.gateway().complete(id(1), outcome.clone()));
+
+            assert!(
+                matches!(result, Err(CompleteError::InvalidState)),
+                "{status:?} then {outcome:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn losing_the_race_to_another_completion_is_invalid_state() {
+    let mut mocks = Mocks::new();
+    mocks.stored(payout(id(2)));
+    mocks.expect_finish(1, || Err(FinishError::NotProcessing));
+
+    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+
+    assert!(matches!(result, Err(CompleteError::InvalidState)));
+}
+
+#[test]
+fn an_unknown_operation_is_not_found() {
+    let mut mocks = Mocks::new();
+    mocks.store.expect_get().returning(|_| Ok(None));
+    mocks.store.expect_finish().never();
+
+    let result = block_on(mocks.gateway().complete(id(9), Outcome::Approve));
+
+    assert!(matches!(result, Err(CompleteError::NotFound)));
+}
+
+#[test]
+fn an_expired_deposit_cannot_be_approved_it_is_declined_as_expired() {
+    let mut mocks = Mocks::new();
+    let mut op = deposit(id(1));
+    op.expires_at = Some(now());
+    mocks.stored(op);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+
+    assert!(matches!(result, Err(CompleteError::InvalidState)));
+    let completion = finished.one();
+    assert_eq!(completion.operation.status, Status::Declined);
+    assert_eq!(
+        completion.operation.decline,
+        Some(Decline::new(DeclineCode::Expired))
+    );
+    assert!(
+        completion.moves.is_empty(),
+        "no credit for an expired deposit"
+    );
+    let body: serde_json::Value =
+        serde_json::from_str(&completion.callback.expect("callback").body).unwrap();
+    assert_eq!(body["data"]["errorCode"], "Expired");
+}
+
+#[test]
+fn a_deposit_one_millisecond_before_expiry_still_approves() {
+    let mut mocks = Mocks::new();
+    let mut op = deposit(id(1));
+    op.expires_at = Some(now().plus_millis(1));
+    mocks.stored(op);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+
+    assert_eq!(done.status, Status::Approved);
+    assert_eq!(finished.one().moves[0].available, 10_000);
+}
+
+#[test]
+fn no_callback_is_queued_without_callback_url() {
+    let mut mocks = Mocks::new();
+    let mut op = deposit(id(1));
+    op.urls.callback = None;
+    mocks.stored(op);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+
+    let completion = finished.one();
+    assert_eq!(completion.callback, None);
+    assert_eq!(completion.moves.len(), 1, "money still moves");
+}
+
+#[test]
+fn storage_failures_map_to_unavailable_or_internal() {
+    let mut mocks = Mocks::new();
+    mocks.store.expect_get().returning(|_| Err(unavailable()));
+    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    assert!(matches!(result, Err(CompleteError::Unavailable(_))));
+
+    let mut mocks = Mocks::new();
+    mocks.stored(deposit(id(1)));
+    mocks.expect_finish(1, || Err(FinishError::Store(unavailable())));
+    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    assert!(matches!(result, Err(CompleteError::Unavailable(_))));
+
+    // A completion never debits available, so a balance refusal is a bug, not a business answer.
+    let mut mocks = Mocks::new();
+    mocks.stored(payout(id(2)));
+    mocks.expect_finish(1, || Err(FinishError::InsufficientBalance));
+    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+    assert!(matches!(result, Err(CompleteError::Unknown(_))));
+}
+
+#[test]
+fn the_same_deposit_expires_once_the_clock_reaches_its_lifetime() {
+    let op = deposit(id(1));
+    let deadline = op.expires_at.unwrap();
+
+    let mut before = Mocks::new();
+    before.set_clock(deadline.plus_millis(-1));
+    before.stored(op.clone());
+    let approved = before.expect_finish(1, || Ok(()));
+    block_on(before.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    assert_eq!(approved.one().operation.status, Status::Approved);
+
+    let mut after = Mocks::new();
+    after.set_clock(deadline);
+    after.stored(op);
+    let declined = after.expect_finish(1, || Ok(()));
+    let result = block_on(after.gateway().complete(id(1), Outcome::Approve));
+    assert!(matches!(result, Err(CompleteError::InvalidState)));
+    let completion = declined.one();
+    assert_eq!(completion.operation.updated_at, deadline);
+    assert_eq!(
+        completion.operation.decline.map(|d| d.code),
+        Some(DeclineCode::Expired)
+    );
+}

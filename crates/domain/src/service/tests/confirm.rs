@@ -1,0 +1,211 @@
+//! `confirm`: the confirmation-code flow and its three attempts.
+
+use std::sync::{Arc, Mutex};
+
+use futures::executor::block_on;
+
+use super::fixtures::*;
+use crate::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
+use crate::ports::FinishError;
+use crate::service::StepError;
+use crate::Status;
+
+fn confirmation(attempts_left: u8) -> Action {
+    Action::Confirmation {
+        channels: vec!["sms".into()],
+        attempts_left,
+    }
+}
+
+fn waiting_for_code(attempts_left: u8) -> Operation {
+    Operation {
+        action: Some(confirmation(attempts_left)),
+        ..deposit(id(1))
+    }
+}
+
+fn code_is(mocks: &mut Mocks, right: &'static str) {
+    mocks
+        .provider
+        .expect_check_code()
+        .returning(move |_, code| Ok(code == right));
+}
+
+#[test]
+fn the_right_code_approves() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(3));
+    code_is(&mut mocks, "1234");
+    mocks.store.expect_replace_action().never();
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234")).unwrap();
+
+    assert_eq!(done.status, Status::Approved);
+    assert_eq!(finished.one().moves[0].available, 10_000);
+}
+
+#[test]
+fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(3));
+    code_is(&mut mocks, "1234");
+    mocks
+        .store
+        .expect_replace_action()
+        .withf(|op, expected, action, at| {
+            *op == id(1)
+                && *expected == confirmation(3)
+                && *action == confirmation(2)
+                && *at == now()
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(()));
+    mocks.store.expect_finish().never();
+
+    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+
+    assert!(matches!(result, Err(StepError::InvalidCode)));
+}
+
+#[test]
+fn the_last_wrong_code_declines_with_confirmation_failed() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(1));
+    code_is(&mut mocks, "1234");
+    mocks.store.expect_replace_action().never();
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000")).unwrap();
+
+    assert_eq!(done.status, Status::Declined);
+    assert_eq!(
+        done.decline,
+        Some(Decline::new(DeclineCode::ConfirmationFailed))
+    );
+    let completion = finished.one();
+    assert!(completion.moves.is_empty());
+    assert!(completion.callback.is_some());
+}
+
+#[test]
+fn three_wrong_codes_in_a_row_decline_on_the_third() {
+    // A store that keeps the operation between calls, as a database would.
+    let current = Arc::new(Mutex::new(waiting_for_code(CONFIRMATION_ATTEMPTS)));
+    let mut mocks = Mocks::new();
+    let read = current.clone();
+    mocks
+        .store
+        .expect_get()
+        .returning(move |_| Ok(Some(read.lock().unwrap().clone())));
+    let write = current.clone();
+    mocks
+        .store
+        .expect_replace_action()
+        .times(2)
+        .returning(move |_, expected, action, _| {
+            let mut op = write.lock().unwrap();
+            assert_eq!(op.action.as_ref(), Some(expected));
+            op.action = Some(action.clone());
+            Ok(())
+        });
+    let finish = current.clone();
+    mocks.store.expect_finish().times(1).returning(move |c| {
+        *finish.lock().unwrap() = c.operation.clone();
+        Ok(())
+    });
+    code_is(&mut mocks, "1234");
+    let gateway = mocks.gateway();
+
+    for left in [2, 1] {
+        let result = block_on(gateway.confirm(&merchant(), id(1), "9999"));
+        assert!(matches!(result, Err(StepError::InvalidCode)));
+        assert_eq!(current.lock().unwrap().action, Some(confirmation(left)));
+    }
+    let declined = block_on(gateway.confirm(&merchant(), id(1), "9999")).unwrap();
+    assert_eq!(declined.status, Status::Declined);
+    assert_eq!(
+        declined.decline.map(|d| d.code),
+        Some(DeclineCode::ConfirmationFailed)
+    );
+
+    // Even the right code is too late now.
+    let late = block_on(gateway.confirm(&merchant(), id(1), "1234"));
+    assert!(matches!(late, Err(StepError::InvalidState)));
+}
+
+#[test]
+fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(3));
+    code_is(&mut mocks, "1234");
+    mocks
+        .store
+        .expect_replace_action()
+        .returning(|_, _, _, _| Err(FinishError::NotProcessing));
+
+    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+
+    assert!(matches!(result, Err(StepError::InvalidState)));
+}
+
+#[test]
+fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
+    let mut declined = waiting_for_code(2);
+    declined.status = Status::Declined;
+    for op in [deposit(id(1)), declined] {
+        let mut mocks = Mocks::new();
+        mocks.stored(op);
+        mocks.provider.expect_check_code().never();
+        mocks.expect_no_store_writes();
+
+        let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+
+        assert!(matches!(result, Err(StepError::InvalidState)));
+    }
+}
+
+#[test]
+fn an_expired_deposit_is_declined_before_the_code_is_checked() {
+    let mut mocks = Mocks::new();
+    let mut op = waiting_for_code(3);
+    op.expires_at = Some(now());
+    mocks.stored(op);
+    mocks.provider.expect_check_code().never();
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+
+    assert!(matches!(result, Err(StepError::InvalidState)));
+    assert_eq!(
+        finished.one().operation.decline.map(|d| d.code),
+        Some(DeclineCode::Expired)
+    );
+}
+
+#[test]
+fn another_merchants_deposit_is_not_found() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(3));
+    mocks.provider.expect_check_code().never();
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().confirm(&other_merchant(), id(1), "1234"));
+
+    assert!(matches!(result, Err(StepError::NotFound)));
+}
+
+#[test]
+fn a_provider_failure_is_unavailable_and_costs_no_attempt() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_code(3));
+    mocks
+        .provider
+        .expect_check_code()
+        .returning(|_, _| Err(crate::ports::ProviderError("sms gateway down".into())));
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+
+    assert!(matches!(result, Err(StepError::Unavailable(_))));
+}

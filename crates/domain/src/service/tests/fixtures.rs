@@ -1,0 +1,335 @@
+//! A merchant with full access, a route per method and direction, a fixed clock and fixed ids.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use uuid::Uuid;
+
+use crate::ledger::BalanceMove;
+use crate::merchant::{full_access, Merchant, Secret};
+use crate::operation::{Action, Operation, OperationUrls};
+use crate::ports::{
+    Completion, FinishError, InsertError, MockClock, MockIdGenerator, MockMerchantDirectory,
+    MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation, StoreError,
+};
+use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
+use crate::route::{Flow, Route};
+use crate::service::{Gateway, Ports};
+use crate::{
+    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
+    PaymentMethod, Status, Timestamp, UserData, UserId,
+};
+
+/// 2026-11-21T10:00:00Z.
+pub const NOW_MS: i64 = 1_795_255_200_000;
+pub const CALLBACK_URL: &str = "https://shop.example/callbacks";
+pub const MOID: &str = "order-1";
+pub const CANONICAL: &[u8] = br#"{"amount":"100.00"}"#;
+
+pub fn now() -> Timestamp {
+    Timestamp::from_millis(NOW_MS)
+}
+
+/// The id the fixed id generator hands out.
+pub fn new_id() -> OperationId {
+    OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0001))
+}
+
+/// The id of an operation that already exists.
+pub fn existing_id() -> OperationId {
+    OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0099))
+}
+
+pub fn id(n: u128) -> OperationId {
+    OperationId::from_uuid(Uuid::from_u128(
+        0x7a00_0000_0000_4000_8000_0000_0000_0000 + n,
+    ))
+}
+
+pub fn merchant() -> Merchant {
+    Merchant {
+        id: MerchantId::parse("m-1").unwrap(),
+        name: "Shop".into(),
+        deposit_secret: Secret::new("d".repeat(64)),
+        withdrawal_secret: Secret::new("w".repeat(64)),
+        access: full_access(),
+        enabled: true,
+    }
+}
+
+pub fn other_merchant() -> Merchant {
+    Merchant {
+        id: MerchantId::parse("m-2").unwrap(),
+        name: "Other".into(),
+        ..merchant()
+    }
+}
+
+pub fn moid() -> MerchantOperationId {
+    MerchantOperationId::parse(MOID).unwrap()
+}
+
+pub fn amount(text: &str) -> Amount {
+    Amount::parse(text).unwrap()
+}
+
+/// Route ids: deposits 1..=6 in method order, withdrawals 11 (card) and 12 (sbp).
+pub fn routes() -> Vec<Route> {
+    let mut all = Vec::new();
+    for (i, method) in PaymentMethod::ALL.into_iter().enumerate() {
+        all.push(route(1 + i as i64, Direction::Deposit, method));
+    }
+    all.push(route(11, Direction::Withdrawal, PaymentMethod::Card));
+    all.push(route(12, Direction::Withdrawal, PaymentMethod::Sbp));
+    all
+}
+
+pub fn route(id: i64, direction: Direction, method: PaymentMethod) -> Route {
+    Route {
+        id,
+        direction,
+        method,
+        currency: Currency::RUB,
+        min_amount: 1,
+        max_amount: 1_000_000_000,
+        priority: 100,
+        provider: "sandbox".into(),
+        flow: Flow::default_for(direction, method),
+        lifetime_secs: None,
+        enabled: true,
+    }
+}
+
+/// The mocks one gateway runs on; fields are public so a test can swap one before `gateway()`.
+pub struct Mocks {
+    pub store: MockOperationStore,
+    pub merchants: MockMerchantDirectory,
+    pub routes: MockRouteTable,
+    pub provider: MockPaymentProvider,
+    pub clock: MockClock,
+    pub ids: MockIdGenerator,
+}
+
+impl Mocks {
+    /// Clock at [`now`], ids from [`new_id`], the route table of [`routes`]; nothing else expected.
+    pub fn new() -> Self {
+        let mut mocks = Self {
+            store: MockOperationStore::new(),
+            merchants: MockMerchantDirectory::new(),
+            routes: MockRouteTable::new(),
+            provider: MockPaymentProvider::new(),
+            clock: MockClock::new(),
+            ids: MockIdGenerator::new(),
+        };
+        mocks.clock.expect_now().return_const(now());
+        mocks.ids.expect_operation_id().return_const(new_id());
+        mocks.set_routes(routes());
+        mocks
+    }
+
+    pub fn set_routes(&mut self, table: Vec<Route>) {
+        self.routes = MockRouteTable::new();
+        self.routes
+            .expect_routes()
+            .returning(move || Ok(table.clone()));
+    }
+
+    pub fn set_clock(&mut self, at: Timestamp) {
+        self.clock = MockClock::new();
+        self.clock.expect_now().return_const(at);
+    }
+
+    pub fn gateway(self) -> Gateway {
+        Gateway::new(Ports {
+            store: Arc::new(self.store),
+            merchants: Arc::new(self.merchants),
+            routes: Arc::new(self.routes),
+            provider: Arc::new(self.provider),
+            clock: Arc::new(self.clock),
+            ids: Arc::new(self.ids),
+        })
+    }
+
+    /// Expects one insert answering `result`; returns what was inserted.
+    pub fn expect_insert(
+        &mut self,
+        result: impl Fn() -> Result<(), InsertError> + Send + 'static,
+    ) -> Captured<NewOperation> {
+        let seen = Captured::default();
+        let sink = seen.clone();
+        self.store.expect_insert().times(1).returning(move |new| {
+            sink.push(new.clone());
+            result()
+        });
+        seen
+    }
+
+    /// Expects `times` finishes answering `result`; returns every completion handed over.
+    pub fn expect_finish(
+        &mut self,
+        times: usize,
+        result: impl Fn() -> Result<(), FinishError> + Send + 'static,
+    ) -> Captured<Completion> {
+        let seen = Captured::default();
+        let sink = seen.clone();
+        self.store.expect_finish().times(times).returning(move |c| {
+            sink.push(c.clone());
+            result()
+        });
+        seen
+    }
+
+    /// The store answers `get(op.id)` with `op`.
+    pub fn stored(&mut self, op: Operation) {
+        let id = op.id;
+        self.store
+            .expect_get()
+            .withf(move |asked| *asked == id)
+            .returning(move |_| Ok(Some(op.clone())));
+    }
+
+    /// The store knows an earlier operation of `direction` with [`MOID`], created by `canonical`.
+    pub fn earlier(&mut self, direction: Direction, op: Operation, canonical: &'static [u8]) {
+        let merchant = merchant();
+        let fingerprint =
+            crate::signature::Fingerprint::of(merchant.secret_for(direction), canonical);
+        self.store
+            .expect_find_by_merchant_operation_id()
+            .withf(move |m, d, moid| *m == merchant.id && *d == direction && moid.as_str() == MOID)
+            .times(1)
+            .returning(move |_, _, _| Ok(Some((op.clone(), Some(fingerprint.clone())))));
+    }
+
+    pub fn expect_no_store_writes(&mut self) {
+        self.store.expect_insert().never();
+        self.store.expect_finish().never();
+        self.store.expect_replace_action().never();
+    }
+}
+
+/// Values a mock saw, shared with the test.
+#[derive(Clone)]
+pub struct Captured<T>(Arc<Mutex<Vec<T>>>);
+
+impl<T> Default for Captured<T> {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(Vec::new())))
+    }
+}
+
+impl<T: Clone> Captured<T> {
+    fn push(&self, value: T) {
+        self.0.lock().unwrap().push(value);
+    }
+
+    pub fn all(&self) -> Vec<T> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The only value seen.
+    pub fn one(&self) -> T {
+        let all = self.all();
+        assert_eq!(all.len(), 1, "expected exactly one call");
+        all[0].clone()
+    }
+}
+
+pub fn unavailable() -> StoreError {
+    StoreError::Unavailable("connection refused".into())
+}
+
+/// A deposit request; `moid` and `callback` add those optional fields.
+pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewDeposit {
+    NewDeposit::parse(&RawRequest {
+        amount: Some(amount),
+        currency: Some("RUB"),
+        payment_method: Some(method),
+        user_id: Some("user-7"),
+        merchant_operation_id: moid.then_some(MOID),
+        callback_url: callback.then_some(CALLBACK_URL),
+        ..RawRequest::default()
+    })
+    .unwrap()
+}
+
+/// A withdrawal request with valid requisites for `method` (`card` or `sbp`).
+pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewWithdrawal {
+    let requisites = match method {
+        "card" => serde_json::json!({"pan": "4242424242424242", "cardholderName": "IVAN IVANOV"}),
+        _ => serde_json::json!({
+            "phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"
+        }),
+    };
+    NewWithdrawal::parse(&RawRequest {
+        amount: Some(amount),
+        currency: Some("RUB"),
+        payment_method: Some(method),
+        user_id: Some("user-7"),
+        merchant_operation_id: moid.then_some(MOID),
+        callback_url: callback.then_some(CALLBACK_URL),
+        requisites: requisites.as_object(),
+        ..RawRequest::default()
+    })
+    .unwrap()
+}
+
+/// A processing card deposit of 100.00 RUB created a minute ago, waiting on a redirect
+/// for nine more minutes.
+pub fn deposit(id: OperationId) -> Operation {
+    Operation {
+        id,
+        merchant_id: merchant().id,
+        direction: Direction::Deposit,
+        method: PaymentMethod::Card,
+        status: Status::Processing,
+        amount: amount("100.00"),
+        currency: Currency::RUB,
+        user_id: UserId::parse("user-7").unwrap(),
+        merchant_operation_id: Some(moid()),
+        urls: OperationUrls {
+            callback: Some(HttpUrl::parse(CALLBACK_URL).unwrap()),
+            ..OperationUrls::default()
+        },
+        requisites: None,
+        user_data: UserData::default(),
+        action: Some(Action::Redirect {
+            url: format!("http://127.0.0.1:8080/pay/{id}"),
+        }),
+        decline: None,
+        route_id: 1,
+        expires_at: Some(now().plus_seconds(540)),
+        provider_state: None,
+        due_at: None,
+        created_at: now().plus_seconds(-60),
+        updated_at: now().plus_seconds(-60),
+    }
+}
+
+/// A processing card payout of 250.00 RUB, due now.
+pub fn payout(id: OperationId) -> Operation {
+    Operation {
+        direction: Direction::Withdrawal,
+        amount: amount("250.00"),
+        action: None,
+        route_id: 11,
+        expires_at: None,
+        due_at: Some(now()),
+        provider_state: Some(serde_json::json!({"plan": "approve"})),
+        ..deposit(id)
+    }
+}
+
+/// Values for the input-fields step.
+pub fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The sum of (available, held) over `moves`.
+pub fn net(moves: &[BalanceMove]) -> (i64, i64) {
+    moves
+        .iter()
+        .fold((0, 0), |(a, h), m| (a + m.available, h + m.held))
+}

@@ -1,0 +1,130 @@
+//! Idempotency of creations (contract section 5): replays, duplicates and the rule that an
+//! earlier operation answers before routing.
+
+use futures::executor::block_on;
+
+use super::create_deposit::provider_waits;
+use super::fixtures::*;
+use crate::ports::InsertError;
+use crate::service::CreateError;
+use crate::{Direction, Status};
+
+#[test]
+fn an_earlier_identical_request_replays_even_when_no_route_fits_any_more() {
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    let earlier = deposit(existing_id());
+    mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
+    mocks.provider.expect_start_deposit().never();
+    mocks.expect_no_store_writes();
+
+    let created = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ))
+    .unwrap();
+
+    assert!(created.replayed);
+    assert_eq!(created.operation, earlier);
+}
+
+#[test]
+fn an_earlier_different_request_is_a_duplicate_even_when_no_route_fits() {
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    mocks.earlier(
+        Direction::Deposit,
+        deposit(existing_id()),
+        br#"{"amount":"5.00"}"#,
+    );
+    mocks.provider.expect_start_deposit().never();
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::DuplicateOperation)));
+}
+
+#[test]
+fn no_route_and_no_earlier_operation_is_no_route_found() {
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    mocks
+        .store
+        .expect_find_by_merchant_operation_id()
+        .withf(|m, d, id| *m == merchant().id && *d == Direction::Deposit && *id == moid())
+        .times(1)
+        .returning(|_, _, _| Ok(None));
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::NoRouteFound)));
+}
+
+#[test]
+fn a_duplicate_insert_of_the_same_request_answers_the_stored_operation() {
+    let mut mocks = Mocks::new();
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Err(InsertError::Duplicate));
+    let mut earlier = deposit(existing_id());
+    earlier.status = Status::Approved;
+    mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
+
+    let created = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ))
+    .unwrap();
+
+    assert!(created.replayed);
+    assert_eq!(
+        created.operation, earlier,
+        "the original's current state, not the new one"
+    );
+}
+
+#[test]
+fn a_duplicate_insert_of_a_different_request_is_duplicate_operation() {
+    let mut mocks = Mocks::new();
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Err(InsertError::Duplicate));
+    mocks.earlier(Direction::Deposit, deposit(existing_id()), b"{}");
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::DuplicateOperation)));
+}
+
+#[test]
+fn a_duplicate_reported_without_an_operation_behind_it_is_an_internal_error() {
+    let mut mocks = Mocks::new();
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Err(InsertError::Duplicate));
+    mocks
+        .store
+        .expect_find_by_merchant_operation_id()
+        .returning(|_, _, _| Ok(None));
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::Unknown(_))));
+}

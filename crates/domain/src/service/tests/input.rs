@@ -1,0 +1,248 @@
+//! `submit_input`: the input-fields flow.
+
+use futures::executor::block_on;
+
+use super::fixtures::*;
+use crate::operation::{Action, Decline, DeclineCode, InputField, Operation, SelectOption};
+use crate::ports::ProviderVerdict;
+use crate::service::{check_input, StepError};
+use crate::{Direction, Status};
+
+fn fields() -> Vec<InputField> {
+    vec![
+        InputField {
+            name: "phone".into(),
+            label: "Phone".into(),
+            kind: "string".into(),
+            required: true,
+            options: None,
+        },
+        InputField {
+            name: "bank".into(),
+            label: "Bank".into(),
+            kind: "select".into(),
+            required: true,
+            options: Some(vec![
+                SelectOption {
+                    value: "a".into(),
+                    label: "Bank A".into(),
+                },
+                SelectOption {
+                    value: "b".into(),
+                    label: "Bank B".into(),
+                },
+            ]),
+        },
+        InputField {
+            name: "comment".into(),
+            label: "Comment".into(),
+            kind: "string".into(),
+            required: false,
+            options: None,
+        },
+    ]
+}
+
+fn waiting_for_input() -> Operation {
+    Operation {
+        action: Some(Action::InputFields { fields: fields() }),
+        ..deposit(id(1))
+    }
+}
+
+fn good_values() -> std::collections::BTreeMap<String, String> {
+    values(&[("phone", "+79001234567"), ("bank", "b")])
+}
+
+/// A field name and its value.
+type Pair = (&'static str, &'static str);
+
+fn invalid_fields(result: Result<Operation, StepError>) -> Vec<String> {
+    match result {
+        Err(StepError::Invalid(errors)) => errors.0.into_iter().map(|e| e.field).collect(),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn valid_values_go_to_the_provider_whose_approval_finishes_the_deposit() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_input());
+    mocks
+        .provider
+        .expect_submit_input()
+        .withf(|op, given| op.id == id(1) && *given == good_values())
+        .times(1)
+        .returning(|_, _| Ok(ProviderVerdict::Approve));
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(
+        mocks
+            .gateway()
+            .submit_input(&merchant(), id(1), good_values()),
+    )
+    .unwrap();
+
+    assert_eq!(done.status, Status::Approved);
+    assert_eq!(finished.one().moves[0].available, 10_000);
+}
+
+#[test]
+fn the_provider_may_decline_or_keep_waiting() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_input());
+    mocks.provider.expect_submit_input().returning(|_, _| {
+        Ok(ProviderVerdict::Decline(Decline::new(
+            DeclineCode::PaymentRejected,
+        )))
+    });
+    mocks.expect_finish(1, || Ok(()));
+    let done = block_on(
+        mocks
+            .gateway()
+            .submit_input(&merchant(), id(1), good_values()),
+    )
+    .unwrap();
+    assert_eq!(done.status, Status::Declined);
+    assert_eq!(
+        done.decline,
+        Some(Decline::new(DeclineCode::PaymentRejected))
+    );
+
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_input());
+    mocks
+        .provider
+        .expect_submit_input()
+        .returning(|_, _| Ok(ProviderVerdict::Pending(now().plus_seconds(5))));
+    mocks.store.expect_finish().never();
+    let same = block_on(
+        mocks
+            .gateway()
+            .submit_input(&merchant(), id(1), good_values()),
+    )
+    .unwrap();
+    assert_eq!(same, waiting_for_input());
+}
+
+#[test]
+fn unknown_missing_and_off_list_values_are_invalid_and_never_reach_the_provider() {
+    let cases: [(&[Pair], &[&str]); 4] = [
+        (
+            &[("phone", "+79001234567"), ("bank", "a"), ("pin", "1234")],
+            &["fields.pin"],
+        ),
+        (&[("bank", "a")], &["fields.phone"]),
+        (
+            &[("phone", "+79001234567"), ("bank", "z")],
+            &["fields.bank"],
+        ),
+        (
+            &[("phone", ""), ("bank", "c"), ("extra", "x")],
+            &["fields.extra", "fields.phone", "fields.bank"],
+        ),
+    ];
+    for (given, expected) in cases {
+        let mut mocks = Mocks::new();
+        mocks.stored(waiting_for_input());
+        mocks.provider.expect_submit_input().never();
+        mocks.expect_no_store_writes();
+
+        let result = block_on(
+            mocks
+                .gateway()
+                .submit_input(&merchant(), id(1), values(given)),
+        );
+
+        assert_eq!(invalid_fields(result), expected, "{given:?}");
+    }
+}
+
+#[test]
+fn optional_fields_may_be_left_out() {
+    assert_eq!(check_input(&fields(), &good_values()), Ok(()));
+    let mut with_comment = good_values();
+    with_comment.insert("comment".into(), String::new());
+    assert_eq!(check_input(&fields(), &with_comment), Ok(()));
+    let errors = check_input(&fields(), &values(&[])).unwrap_err();
+    let names: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(names, vec!["fields.phone", "fields.bank"]);
+}
+
+#[test]
+fn a_deposit_not_waiting_for_input_is_invalid_state() {
+    let mut redirect = deposit(id(1));
+    redirect.urls.callback = None;
+    let mut finished = waiting_for_input();
+    finished.status = Status::Approved;
+    for op in [redirect, finished] {
+        let mut mocks = Mocks::new();
+        mocks.stored(op);
+        mocks.provider.expect_submit_input().never();
+        mocks.expect_no_store_writes();
+
+        let result = block_on(
+            mocks
+                .gateway()
+                .submit_input(&merchant(), id(1), good_values()),
+        );
+
+        assert!(matches!(result, Err(StepError::InvalidState)));
+    }
+}
+
+#[test]
+fn an_expired_deposit_is_declined_and_refuses_input() {
+    let mut mocks = Mocks::new();
+    let mut op = waiting_for_input();
+    op.expires_at = Some(now().plus_seconds(-5));
+    mocks.stored(op);
+    mocks.provider.expect_submit_input().never();
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let result = block_on(
+        mocks
+            .gateway()
+            .submit_input(&merchant(), id(1), good_values()),
+    );
+
+    assert!(matches!(result, Err(StepError::InvalidState)));
+    assert_eq!(
+        finished.one().operation.decline,
+        Some(Decline::new(DeclineCode::Expired))
+    );
+}
+
+#[test]
+fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
+    let mut theirs = waiting_for_input();
+    theirs.merchant_id = other_merchant().id;
+    let mut payout_op = waiting_for_input();
+    payout_op.direction = Direction::Withdrawal;
+    for op in [Some(theirs), Some(payout_op), None] {
+        let mut mocks = Mocks::new();
+        mocks.store.expect_get().returning(move |_| Ok(op.clone()));
+        mocks.provider.expect_submit_input().never();
+        mocks.expect_no_store_writes();
+
+        let result = block_on(
+            mocks
+                .gateway()
+                .submit_input(&merchant(), id(1), good_values()),
+        );
+
+        assert!(matches!(result, Err(StepError::NotFound)));
+    }
+}
+
+#[test]
+fn storage_unavailable_is_unavailable() {
+    let mut mocks = Mocks::new();
+    mocks.store.expect_get().returning(|_| Err(unavailable()));
+    let result = block_on(
+        mocks
+            .gateway()
+            .submit_input(&merchant(), id(1), good_values()),
+    );
+    assert!(matches!(result, Err(StepError::Unavailable(_))));
+}

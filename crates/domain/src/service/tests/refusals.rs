@@ -1,0 +1,145 @@
+//! Creations refused before anything is stored: access (403), route (422), and failures of
+//! the provider or the database (503 / 500).
+
+use futures::executor::block_on;
+
+use super::create_deposit::provider_waits;
+use super::fixtures::*;
+use crate::merchant::parse_access;
+use crate::ports::{InsertError, ProviderError};
+use crate::service::CreateError;
+
+#[test]
+fn a_method_the_merchant_may_not_use_is_forbidden_and_touches_nothing() {
+    let mut mocks = Mocks::new();
+    mocks.routes = crate::ports::MockRouteTable::new();
+    mocks.routes.expect_routes().never();
+    mocks.provider.expect_start_deposit().never();
+    mocks.store.expect_find_by_merchant_operation_id().never();
+    mocks.expect_no_store_writes();
+    let mut limited = merchant();
+    limited.access = parse_access("deposit:card,withdrawal:sbp").unwrap();
+    let gateway = mocks.gateway();
+
+    for method in ["sbp", "sbp_qr", "bank_a_pay"] {
+        let result = block_on(gateway.create_deposit(
+            &limited,
+            deposit_request("100.00", method, true, true),
+            CANONICAL,
+        ));
+        assert!(matches!(result, Err(CreateError::Forbidden)), "{method}");
+    }
+}
+
+#[test]
+fn no_fitting_route_is_no_route_found_and_stores_nothing() {
+    let mut mocks = Mocks::new();
+    let mut table = routes();
+    table[0].enabled = false; // card
+    table[1].max_amount = 9_999; // sbp: up to 99.99
+    mocks.set_routes(table);
+    mocks.provider.expect_start_deposit().never();
+    mocks.expect_no_store_writes();
+    let gateway = mocks.gateway();
+
+    for (amount, method) in [("100.00", "card"), ("100.00", "sbp")] {
+        let result = block_on(gateway.create_deposit(
+            &merchant(),
+            deposit_request(amount, method, false, false),
+            CANONICAL,
+        ));
+        assert!(matches!(result, Err(CreateError::NoRouteFound)), "{method}");
+    }
+}
+
+#[test]
+fn a_well_formed_currency_without_routes_is_no_route_found() {
+    let mut mocks = Mocks::new();
+    mocks.provider.expect_start_deposit().never();
+    mocks.expect_no_store_writes();
+    let mut request = deposit_request("100.00", "card", false, false);
+    request.common.currency = crate::Currency::parse("USD").unwrap();
+
+    let result = block_on(
+        mocks
+            .gateway()
+            .create_deposit(&merchant(), request, CANONICAL),
+    );
+
+    assert!(matches!(result, Err(CreateError::NoRouteFound)));
+}
+
+#[test]
+fn a_provider_failure_is_unavailable_and_stores_nothing() {
+    let mut mocks = Mocks::new();
+    mocks
+        .provider
+        .expect_start_deposit()
+        .returning(|_, _| Err(ProviderError("timeout".into())));
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::Unavailable(_))));
+}
+
+#[test]
+fn storage_unavailable_anywhere_is_unavailable() {
+    // The route table cannot be read.
+    let mut mocks = Mocks::new();
+    mocks.routes = crate::ports::MockRouteTable::new();
+    mocks
+        .routes
+        .expect_routes()
+        .returning(|| Err(unavailable()));
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+    assert!(matches!(result, Err(CreateError::Unavailable(_))));
+
+    // The insert cannot reach the database.
+    let mut mocks = Mocks::new();
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Err(InsertError::Store(unavailable())));
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+    assert!(matches!(result, Err(CreateError::Unavailable(_))));
+
+    // The idempotency lookup cannot reach the database.
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    mocks
+        .store
+        .expect_find_by_merchant_operation_id()
+        .returning(|_, _, _| Err(unavailable()));
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", true, false),
+        CANONICAL,
+    ));
+    assert!(matches!(result, Err(CreateError::Unavailable(_))));
+}
+
+#[test]
+fn other_storage_failures_are_internal() {
+    let mut mocks = Mocks::new();
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Err(InsertError::Store(anyhow::anyhow!("corrupt row").into())));
+
+    let result = block_on(mocks.gateway().create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(result, Err(CreateError::Unknown(_))));
+}
