@@ -138,18 +138,23 @@ impl NewWithdrawal {
     /// Validates a withdrawal request, reporting every invalid field.
     pub fn parse(raw: &RawRequest<'_>) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        let common = parse_common(Direction::Withdrawal, raw, &mut errors);
-        if raw.processing_url.is_some() || raw.success_url.is_some() || raw.fail_url.is_some() {
-            for (field, given) in [
-                ("processingUrl", raw.processing_url),
-                ("successUrl", raw.success_url),
-                ("failUrl", raw.fail_url),
-            ] {
-                if given.is_some() {
-                    errors.push(field, "is not a field of withdrawals");
-                }
+        let without_page_urls = RawRequest {
+            processing_url: None,
+            success_url: None,
+            fail_url: None,
+            ..raw.clone()
+        };
+        let common = parse_common(Direction::Withdrawal, &without_page_urls, &mut errors);
+        for (field, given) in [
+            ("processingUrl", raw.processing_url),
+            ("successUrl", raw.success_url),
+            ("failUrl", raw.fail_url),
+        ] {
+            if given.is_some() {
+                errors.push(field, "is not a field of withdrawals");
             }
         }
+
         let requisites = match (raw.requisites, common.as_ref().map(|c| c.method)) {
             (None, _) => {
                 errors.push("requisites", "is required");
@@ -210,9 +215,16 @@ fn withdrawal_requisites(
     }
 }
 
-/// Whether a string looks like a card number (13 to 19 digits passing Luhn).
-fn is_card_number(text: &str) -> bool {
-    (13..=19).contains(&text.len()) && luhn_valid(text)
+/// The digits of a string that looks like a card number (13 to 19 digits passing Luhn,
+/// spaces and dashes between them allowed).
+fn card_digits(text: &str) -> Option<String> {
+    let digits: String = text.chars().filter(|c| *c != ' ' && *c != '-').collect();
+    ((13..=19).contains(&digits.len()) && luhn_valid(&digits)).then_some(digits)
+}
+
+/// `text`, or its masked form if it looks like a card number.
+pub fn mask_if_card_number(text: &str) -> String {
+    card_digits(text).map_or_else(|| text.to_string(), |digits| mask_pan(&digits))
 }
 
 /// Deposit requisites as stored: card numbers masked, `cvc`/`cvv`/`cvv2` keys dropped, at any depth.
@@ -225,10 +237,43 @@ pub fn sanitize_requisites(map: &Map<String, Value>) -> Map<String, Value> {
 
 fn sanitize_value(value: &Value) -> Value {
     match value {
-        Value::String(text) if is_card_number(text) => Value::String(mask_pan(text)),
+        Value::String(text) => Value::String(mask_if_card_number(text)),
+        Value::Number(number) if card_digits(&number.to_string()).is_some() => {
+            Value::String(mask_if_card_number(&number.to_string()))
+        }
         Value::Object(map) => Value::Object(sanitize_requisites(map)),
         Value::Array(items) => Value::Array(items.iter().map(sanitize_value).collect()),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod masking_tests {
+    use super::*;
+
+    #[test]
+    fn card_numbers_with_separators_or_as_numbers_are_masked() {
+        let map: Map<String, Value> = serde_json::from_str(
+            r#"{"a": "4242 4242 4242 4242", "b": "4242-4242-4242-4242", "c": 4242424242424242, "d": "12345"}"#,
+        )
+        .expect("json");
+        let stored = Value::Object(sanitize_requisites(&map)).to_string();
+        assert!(
+            !stored.contains("4242424242424242") && !stored.contains("4242 4242 4242 4242"),
+            "{stored}"
+        );
+        assert_eq!(stored.matches("424242******4242").count(), 3, "{stored}");
+        assert!(stored.contains("12345"));
+    }
+
+    #[test]
+    fn user_data_card_numbers_are_masked() {
+        let entries = BTreeMap::from([("note".to_string(), "4242424242424242".to_string())]);
+        let data = UserData::parse(&entries).expect("valid");
+        assert_eq!(
+            data.extra.get("note").map(String::as_str),
+            Some("424242******4242")
+        );
     }
 }
 

@@ -91,7 +91,8 @@ impl UserData {
                     )
                 }
                 _ => {
-                    data.extra.insert(key.clone(), value.clone());
+                    data.extra
+                        .insert(key.clone(), crate::request::mask_if_card_number(value));
                 }
             }
         }

@@ -50,6 +50,15 @@ impl fmt::Display for Timestamp {
     }
 }
 
+impl Timestamp {
+    /// The UTC calendar (year, month) of this moment, for card expiry checks.
+    pub fn year_month(self) -> (u16, u8) {
+        OffsetDateTime::from_unix_timestamp(self.0.div_euclid(1000))
+            .map(|t| (u16::try_from(t.year()).unwrap_or(0), u8::from(t.month())))
+            .unwrap_or((1970, 1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,14 +81,5 @@ mod tests {
         assert_eq!(Timestamp::from_millis(10_001).seconds_after(now), 1);
         assert_eq!(now.plus_seconds(600).seconds_after(now), 600);
         assert_eq!(Timestamp::from_millis(9_000).seconds_after(now), 0);
-    }
-}
-
-impl Timestamp {
-    /// The UTC calendar (year, month) of this moment, for card expiry checks.
-    pub fn year_month(self) -> (u16, u8) {
-        OffsetDateTime::from_unix_timestamp(self.0.div_euclid(1000))
-            .map(|t| (u16::try_from(t.year()).unwrap_or(0), u8::from(t.month())))
-            .unwrap_or((1970, 1))
     }
 }
