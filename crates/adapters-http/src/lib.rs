@@ -1,1 +1,71 @@
-//! HTTP adapter: the signed JSON API, hosted payment pages, health and metrics on actix-web.
+//! HTTP adapter: the signed JSON API of contract sections 1 to 5, health and metrics on actix-web.
+//!
+//! The app builds an [`HttpState`] around the domain [`Gateway`](domain::service::Gateway) and
+//! calls [`server`] with a bound listener. Every request passes, in the contract's order:
+//! path and method (404/405), content type and size (415/413), signature (401), rate limit
+//! (429), body parse and validation (400); the domain does the rest and its errors are mapped
+//! in [`errors`].
+
+pub mod auth;
+pub mod body;
+mod dto;
+pub mod edge;
+pub mod errors;
+pub mod json;
+mod metrics;
+mod rate_limit;
+mod routes;
+mod state;
+
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests;
+
+use std::net::TcpListener;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{web, App, HttpServer};
+
+pub use errors::ApiError;
+pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness};
+
+/// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).
+///
+/// `extra` mounts more routes on the same app (hosted pages, sandbox routes); they get the
+/// same request ids, metrics and JSON error bodies, and can take `web::Data<HttpState>`.
+/// The returned server runs when awaited or spawned; stop it through its handle.
+pub fn server(
+    listener: TcpListener,
+    state: HttpState,
+    extra: impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
+) -> std::io::Result<Server> {
+    let state = web::Data::new(state);
+    let server = HttpServer::new(move || app(state.clone(), extra.clone()))
+        .listen(listener)?
+        .run();
+    Ok(server)
+}
+
+/// The actix app: the edge middleware around the API routes, `extra`, and a JSON 404.
+pub(crate) fn app(
+    state: web::Data<HttpState>,
+    extra: impl FnOnce(&mut web::ServiceConfig),
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let edge = edge::Edge::new(state.metrics().clone());
+    App::new()
+        .app_data(state)
+        .wrap(edge)
+        .configure(routes::configure)
+        .configure(extra)
+        .default_service(web::to(routes::not_found))
+}

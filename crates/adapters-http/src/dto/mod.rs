@@ -1,0 +1,6 @@
+//! DTOs at the edge: JSON request bodies read into domain values, domain values written as
+//! JSON answers.
+
+pub mod create;
+pub mod steps;
+pub mod view;

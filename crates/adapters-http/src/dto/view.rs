@@ -1,0 +1,163 @@
+//! Answers: operations (seed 2.7 / 2.8 plus the read fields of contract section 4) and
+//! balances. Optional fields are left out, never `null`.
+
+use domain::ledger::Balance;
+use domain::operation::{Action, InputField, InstructionStep, Operation};
+use domain::{format_minor, Direction, Timestamp};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// `{"data": ...}`, the envelope of every successful answer.
+#[derive(Debug, Serialize)]
+pub struct Data<T> {
+    pub data: T,
+}
+
+/// An operation as answered; see [`OperationView::creation`] and [`OperationView::read`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationView<'a> {
+    operation_id: String,
+    status: i16,
+    amount: String,
+    currency: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redirect_url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requisites: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lifetime: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instruction: Option<Instruction<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_fields: Option<&'a [InputField]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirm_required: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<Confirmation<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merchant_operation_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payment_method: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_at: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Instruction<'a> {
+    category: &'a str,
+    steps: &'a [InstructionStep],
+}
+
+#[derive(Debug, Serialize)]
+struct Confirmation<'a> {
+    channels: &'a [String],
+}
+
+impl<'a> OperationView<'a> {
+    /// The creation answer: seed 2.7 for a deposit (with its action while it waits), 2.8 for
+    /// a withdrawal. `now` is the gateway clock, for `lifetime`.
+    pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
+        let decline = op.decline.as_ref();
+        let mut view = Self {
+            operation_id: op.id.to_string(),
+            status: op.status.code(),
+            amount: op.amount.to_string(),
+            currency: op.currency.as_str(),
+            error_code: decline.map(|d| d.code.as_str()),
+            error_message: decline.map(|d| d.message.as_str()),
+            redirect_url: None,
+            requisites: None,
+            lifetime: None,
+            instruction: None,
+            input_fields: None,
+            confirm_required: None,
+            confirmation: None,
+            merchant_operation_id: None,
+            payment_method: None,
+            user_id: None,
+            created_at: None,
+            updated_at: None,
+        };
+        if op.direction == Direction::Deposit && !op.status.is_final() {
+            if let Some(action) = &op.action {
+                view.set_action(op, action, now);
+            }
+        }
+        view
+    }
+
+    /// The read (and replay) answer: the creation answer plus merchantOperationId,
+    /// paymentMethod, userId, createdAt, updatedAt, and a withdrawal's masked requisites.
+    pub fn read(op: &'a Operation, now: Timestamp) -> Self {
+        let mut view = Self::creation(op, now);
+        view.merchant_operation_id = op.merchant_operation_id.as_ref().map(|m| m.as_str());
+        view.payment_method = Some(op.method.as_str());
+        view.user_id = Some(op.user_id.as_str());
+        view.created_at = Some(op.created_at.to_rfc3339());
+        view.updated_at = Some(op.updated_at.to_rfc3339());
+        if op.direction == Direction::Withdrawal {
+            view.requisites = op.requisites.as_ref();
+        }
+        view
+    }
+
+    fn set_action(&mut self, op: &'a Operation, action: &'a Action, now: Timestamp) {
+        match action {
+            Action::Redirect { url } => self.redirect_url = Some(url),
+            Action::Requisites { requisites } => self.requisites = Some(requisites),
+            Action::InputFields { fields } => self.input_fields = Some(fields),
+            Action::Instruction { category, steps } => {
+                self.instruction = Some(Instruction { category, steps })
+            }
+            Action::Confirmation { channels, .. } => {
+                self.confirm_required = Some(true);
+                self.confirmation = Some(Confirmation { channels });
+            }
+        }
+        if action.shows_lifetime() {
+            self.lifetime = op.lifetime_left(now);
+        }
+    }
+}
+
+/// `{"balances": [...]}` of `GET /balance`.
+#[derive(Debug, Serialize)]
+pub struct Balances {
+    balances: Vec<BalanceView>,
+}
+
+#[derive(Debug, Serialize)]
+struct BalanceView {
+    currency: String,
+    available: String,
+    held: String,
+}
+
+impl Balances {
+    /// The merchant's balances, amounts as two-digit strings.
+    pub fn new(balances: &[Balance]) -> Self {
+        Self {
+            balances: balances
+                .iter()
+                .map(|b| BalanceView {
+                    currency: b.currency.as_str().to_string(),
+                    available: format_minor(b.available),
+                    held: format_minor(b.held),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;

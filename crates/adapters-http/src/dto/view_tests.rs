@@ -1,0 +1,162 @@
+use super::*;
+use crate::test_support::{deposit, now, withdrawal};
+use domain::operation::{Decline, DeclineCode, SelectOption};
+use domain::{Currency, Status};
+use serde_json::json;
+
+fn to_json<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("serializable")
+}
+
+#[test]
+fn a_redirect_deposit_shows_the_seed_fields_only() {
+    let op = deposit(
+        Status::Processing,
+        Some(Action::Redirect {
+            url: "http://gw/pay/1".into(),
+        }),
+    );
+    let view = to_json(&Data {
+        data: OperationView::creation(&op, now()),
+    });
+    assert_eq!(
+        view,
+        json!({"data": {"operationId": op.id.to_string(), "status": 3, "amount": "100.00",
+                        "currency": "RUB", "redirectUrl": "http://gw/pay/1"}})
+    );
+}
+
+#[test]
+fn requisites_carry_lifetime_beside_them_in_data() {
+    let mut requisites = Map::new();
+    requisites.insert("qr".into(), json!("data:image/png;base64,AAAA"));
+    let mut op = deposit(Status::Processing, Some(Action::Requisites { requisites }));
+    op.expires_at = Some(now().plus_seconds(600));
+    let view = to_json(&OperationView::creation(&op, now().plus_millis(1_500)));
+    assert_eq!(
+        view["requisites"],
+        json!({"qr": "data:image/png;base64,AAAA"})
+    );
+    assert_eq!(view["lifetime"], json!(599));
+    assert!(view["requisites"].get("lifetime").is_none());
+}
+
+#[test]
+fn input_instruction_and_confirmation_actions_have_their_shapes() {
+    let fields = vec![InputField {
+        name: "bank".into(),
+        label: "Bank".into(),
+        kind: "select".into(),
+        required: true,
+        options: Some(vec![SelectOption {
+            value: "a".into(),
+            label: "A".into(),
+        }]),
+    }];
+    let op = deposit(Status::Processing, Some(Action::InputFields { fields }));
+    let view = to_json(&OperationView::creation(&op, now()));
+    assert_eq!(
+        view["inputFields"],
+        json!([{"name": "bank", "label": "Bank", "type": "select", "required": true,
+                "options": [{"value": "a", "label": "A"}]}])
+    );
+    assert!(view.get("lifetime").is_none());
+
+    let steps = vec![InstructionStep {
+        title: "Pay".into(),
+        description: "Now".into(),
+    }];
+    let op = deposit(
+        Status::Processing,
+        Some(Action::Instruction {
+            category: "DoPayment".into(),
+            steps,
+        }),
+    );
+    let view = to_json(&OperationView::creation(&op, now()));
+    assert_eq!(
+        view["instruction"],
+        json!({"category": "DoPayment", "steps": [{"title": "Pay", "description": "Now"}]})
+    );
+
+    let op = deposit(
+        Status::Processing,
+        Some(Action::Confirmation {
+            channels: vec!["sms".into()],
+            attempts_left: 3,
+        }),
+    );
+    let view = to_json(&OperationView::creation(&op, now()));
+    assert_eq!(view["confirmRequired"], json!(true));
+    assert_eq!(view["confirmation"], json!({"channels": ["sms"]}));
+    assert!(!view.to_string().contains("attempts"));
+}
+
+#[test]
+fn a_final_deposit_shows_no_action_and_a_decline_shows_its_code() {
+    let mut op = deposit(
+        Status::Declined,
+        Some(Action::Redirect {
+            url: "http://gw/pay/1".into(),
+        }),
+    );
+    op.decline = Some(Decline::new(DeclineCode::CardDeclined));
+    let view = to_json(&OperationView::creation(&op, now()));
+    assert!(view.get("redirectUrl").is_none());
+    assert_eq!(view["status"], json!(2));
+    assert_eq!(view["errorCode"], json!("CardDeclined"));
+    assert_eq!(view["errorMessage"], json!("The card was declined"));
+}
+
+#[test]
+fn reads_add_the_read_fields_and_omit_absent_ones() {
+    let op = deposit(Status::Approved, None);
+    let view = to_json(&OperationView::read(&op, now()));
+    let keys: Vec<&str> = view
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            "amount",
+            "createdAt",
+            "currency",
+            "operationId",
+            "paymentMethod",
+            "status",
+            "updatedAt",
+            "userId"
+        ]
+    );
+    assert_eq!(view["createdAt"], json!("2026-11-21T10:00:00Z"));
+    assert!(!view.to_string().contains("null"));
+}
+
+#[test]
+fn a_withdrawal_read_carries_its_masked_requisites() {
+    let op = withdrawal(Status::Processing);
+    let creation = to_json(&OperationView::creation(&op, now()));
+    assert!(creation.get("requisites").is_none());
+    let read = to_json(&OperationView::read(&op, now()));
+    assert_eq!(read["requisites"]["pan"], json!("424242******4242"));
+    assert_eq!(read["merchantOperationId"], json!("order-1"));
+    assert_eq!(read["paymentMethod"], json!("card"));
+}
+
+#[test]
+fn balances_are_two_digit_strings() {
+    let balances = [Balance {
+        currency: Currency::RUB,
+        available: 10_000,
+        held: 505,
+    }];
+    assert_eq!(
+        to_json(&Data {
+            data: Balances::new(&balances)
+        }),
+        json!({"data": {"balances": [{"currency": "RUB", "available": "100.00", "held": "5.05"}]}})
+    );
+}

@@ -1,0 +1,321 @@
+//! Every failure becomes HTTP here, and only here: status, `errorCode` and body (contract section 2).
+
+use std::borrow::Cow;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use domain::service::{CreateError, ReadError, StepError};
+use domain::{FieldError, ValidationErrors};
+use serde::Serialize;
+
+/// Why a request was refused, one variant per `errorCode` of the contract.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body as a whole is bad (malformed JSON, not an object, empty): no `details`.
+    #[error("{0}")]
+    BadBody(Cow<'static, str>),
+    /// Some fields are bad: every one is listed in `details`.
+    #[error("{0}")]
+    InvalidFields(ValidationErrors),
+    #[error("missing or invalid credentials")]
+    Unauthorized,
+    #[error("the merchant has no access to this payment method in this direction")]
+    Forbidden,
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed on this path")]
+    MethodNotAllowed,
+    #[error("merchantOperationId was already used with a different request")]
+    DuplicateOperation,
+    #[error("the operation is not waiting for this step")]
+    InvalidState,
+    #[error("the body is larger than 64 KiB")]
+    PayloadTooLarge,
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    #[error("no enabled route fits this payment method, currency and amount")]
+    NoRouteFound,
+    #[error("the available balance is lower than the amount")]
+    InsufficientBalance,
+    #[error("wrong confirmation code")]
+    InvalidCode,
+    /// The merchant's rate limit was exceeded; retry after this many seconds.
+    #[error("too many requests")]
+    TooManyRequests { retry_after_secs: u64 },
+    /// A dependency (the database, the provider) cannot be reached; safe to retry.
+    #[error("temporarily unavailable: {0}")]
+    Unavailable(String),
+    /// A bug: logged once by the edge middleware, answered with a correlation id only.
+    #[error("internal error: {0:#}")]
+    Internal(anyhow::Error),
+}
+
+/// The error body of contract section 2.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorBody<'a> {
+    error_code: &'static str,
+    error_message: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<Vec<Detail<'a>>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Detail<'a> {
+    field: &'a str,
+    message: &'a str,
+}
+
+impl ApiError {
+    /// A field error for one field.
+    pub fn field(field: &str, message: &str) -> Self {
+        let mut errors = ValidationErrors::default();
+        errors.push(field, message);
+        ApiError::InvalidFields(errors)
+    }
+
+    /// The contract's `errorCode`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadBody(_) | ApiError::InvalidFields(_) => "InvalidRequest",
+            ApiError::Unauthorized => "Unauthorized",
+            ApiError::Forbidden => "Forbidden",
+            ApiError::NotFound => "NotFound",
+            ApiError::MethodNotAllowed => "MethodNotAllowed",
+            ApiError::DuplicateOperation => "DuplicateOperation",
+            ApiError::InvalidState => "InvalidState",
+            ApiError::PayloadTooLarge => "PayloadTooLarge",
+            ApiError::UnsupportedMediaType => "UnsupportedMediaType",
+            ApiError::NoRouteFound => "NoRouteFound",
+            ApiError::InsufficientBalance => "InsufficientBalance",
+            ApiError::InvalidCode => "InvalidCode",
+            ApiError::TooManyRequests { .. } => "TooManyRequests",
+            ApiError::Unavailable(_) => "ServiceUnavailable",
+            ApiError::Internal(_) => "InternalError",
+        }
+    }
+
+    /// The answer, with `correlation_id` in the message of a 500.
+    pub fn render(&self, correlation_id: Option<&str>) -> HttpResponse {
+        let message: Cow<'_, str> = match self {
+            ApiError::BadBody(message) => Cow::Borrowed(message),
+            ApiError::Unavailable(_) => Cow::Borrowed(
+                "the service is temporarily unavailable; retry with the same merchantOperationId",
+            ),
+            ApiError::Internal(_) => Cow::Owned(format!(
+                "internal error; correlation id {}",
+                correlation_id.unwrap_or("unknown")
+            )),
+            other => Cow::Owned(other.to_string()),
+        };
+        let details = match self {
+            ApiError::InvalidFields(errors) => Some(errors.0.iter().map(detail).collect()),
+            _ => None,
+        };
+        let body = ErrorBody {
+            error_code: self.code(),
+            error_message: message,
+            details,
+        };
+        let mut response = HttpResponse::build(self.status_code());
+        if let ApiError::TooManyRequests { retry_after_secs } = self {
+            response.insert_header((header::RETRY_AFTER, HeaderValue::from(*retry_after_secs)));
+        }
+        response.json(body)
+    }
+}
+
+fn detail(error: &FieldError) -> Detail<'_> {
+    Detail {
+        field: &error.field,
+        message: &error.message,
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadBody(_) | ApiError::InvalidFields(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::DuplicateOperation | ApiError::InvalidState => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::NoRouteFound | ApiError::InsufficientBalance | ApiError::InvalidCode => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        self.render(None)
+    }
+}
+
+/// The error that stands for a framework answer of `status` (actix's own 404, 405, 413, ...),
+/// so that no framework text body ever reaches a client.
+pub fn for_status(status: StatusCode) -> ApiError {
+    match status.as_u16() {
+        401 => ApiError::Unauthorized,
+        403 => ApiError::Forbidden,
+        404 => ApiError::NotFound,
+        405 => ApiError::MethodNotAllowed,
+        409 => ApiError::InvalidState,
+        413 => ApiError::PayloadTooLarge,
+        415 => ApiError::UnsupportedMediaType,
+        429 => ApiError::TooManyRequests {
+            retry_after_secs: 1,
+        },
+        503 => ApiError::Unavailable(status.to_string()),
+        400..=499 => ApiError::BadBody(Cow::Borrowed("the request is malformed")),
+        _ => ApiError::Internal(anyhow::anyhow!("framework answered {status}")),
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(errors: ValidationErrors) -> Self {
+        ApiError::InvalidFields(errors)
+    }
+}
+
+impl From<CreateError> for ApiError {
+    fn from(error: CreateError) -> Self {
+        match error {
+            CreateError::Forbidden => ApiError::Forbidden,
+            CreateError::DuplicateOperation => ApiError::DuplicateOperation,
+            CreateError::NoRouteFound => ApiError::NoRouteFound,
+            CreateError::InsufficientBalance => ApiError::InsufficientBalance,
+            CreateError::Unavailable(why) => ApiError::Unavailable(why),
+            CreateError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<ReadError> for ApiError {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::NotFound => ApiError::NotFound,
+            ReadError::Unavailable(why) => ApiError::Unavailable(why),
+            ReadError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<StepError> for ApiError {
+    fn from(error: StepError) -> Self {
+        match error {
+            StepError::NotFound => ApiError::NotFound,
+            StepError::InvalidState => ApiError::InvalidState,
+            StepError::InvalidCode => ApiError::InvalidCode,
+            StepError::Invalid(errors) => ApiError::InvalidFields(errors),
+            StepError::Unavailable(why) => ApiError::Unavailable(why),
+            StepError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<domain::ports::StoreError> for ApiError {
+    fn from(error: domain::ports::StoreError) -> Self {
+        match error {
+            domain::ports::StoreError::Unavailable(why) => ApiError::Unavailable(why),
+            domain::ports::StoreError::Other(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::MessageBody;
+
+    fn body_of(error: &ApiError, id: Option<&str>) -> (u16, serde_json::Value) {
+        let response = error.render(id);
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .try_into_bytes()
+            .expect("a complete body");
+        (status, serde_json::from_slice(&bytes).expect("JSON"))
+    }
+
+    #[test]
+    fn field_errors_list_every_field_with_details() {
+        let mut errors = ValidationErrors::default();
+        errors.push("amount", "must be a string");
+        errors.push("requisites.phone", "is required");
+        let (status, body) = body_of(&ApiError::InvalidFields(errors), None);
+        assert_eq!(status, 400);
+        assert_eq!(body["errorCode"], "InvalidRequest");
+        assert_eq!(
+            body["errorMessage"],
+            "amount: must be a string; requisites.phone: is required"
+        );
+        assert_eq!(body["details"][1]["field"], "requisites.phone");
+        assert_eq!(body["details"][1]["message"], "is required");
+    }
+
+    #[test]
+    fn other_errors_have_no_details_key() {
+        for error in [
+            ApiError::BadBody(Cow::Borrowed("body: is empty")),
+            ApiError::Unauthorized,
+            ApiError::NotFound,
+            ApiError::DuplicateOperation,
+            ApiError::Unavailable("db down".into()),
+        ] {
+            let (_, body) = body_of(&error, None);
+            let object = body.as_object().expect("object");
+            assert!(!object.contains_key("details"), "{error:?}");
+            assert_eq!(object.len(), 2);
+            assert!(!body["errorMessage"]
+                .as_str()
+                .unwrap_or("")
+                .contains("db down"));
+        }
+    }
+
+    #[test]
+    fn internal_errors_carry_the_correlation_id_and_nothing_internal() {
+        let error = ApiError::Internal(anyhow::anyhow!("secret table broke"));
+        let (status, body) = body_of(&error, Some("req-42"));
+        assert_eq!(status, 500);
+        assert_eq!(body["errorCode"], "InternalError");
+        let message = body["errorMessage"].as_str().expect("message");
+        assert!(message.contains("req-42"));
+        assert!(!message.contains("secret"));
+    }
+
+    #[test]
+    fn too_many_requests_sets_retry_after() {
+        let response = ApiError::TooManyRequests {
+            retry_after_secs: 3,
+        }
+        .render(None);
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("3"))
+        );
+    }
+
+    #[test]
+    fn framework_statuses_map_to_contract_codes() {
+        assert_eq!(for_status(StatusCode::NOT_FOUND).code(), "NotFound");
+        assert_eq!(
+            for_status(StatusCode::METHOD_NOT_ALLOWED).code(),
+            "MethodNotAllowed"
+        );
+        assert_eq!(
+            for_status(StatusCode::PAYLOAD_TOO_LARGE).code(),
+            "PayloadTooLarge"
+        );
+        assert_eq!(for_status(StatusCode::BAD_REQUEST).code(), "InvalidRequest");
+        assert_eq!(for_status(StatusCode::BAD_GATEWAY).code(), "InternalError");
+    }
+}

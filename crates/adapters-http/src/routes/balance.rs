@@ -1,0 +1,21 @@
+//! `GET /api/v1/balance`, signed with the withdrawal secret.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::Direction;
+
+use super::ok;
+use crate::auth::{authenticate, signed_target};
+use crate::dto::view::Balances;
+use crate::errors::ApiError;
+use crate::state::HttpState;
+
+/// The merchant's balances per currency.
+pub async fn balance(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let target = signed_target(&req).as_bytes();
+    let merchant = authenticate(&state, &req, Direction::Withdrawal, target).await?;
+    let balances = state.gateway().balances(&merchant.id).await?;
+    Ok(ok(Balances::new(&balances)))
+}

@@ -1,0 +1,83 @@
+//! Reading one operation by id or by merchantOperationId.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::{Direction, MerchantOperationId};
+use serde::Deserialize;
+
+use super::{ok, path_id};
+use crate::auth::{authenticate, signed_target};
+use crate::dto::view::OperationView;
+use crate::errors::ApiError;
+use crate::state::HttpState;
+
+/// `GET /api/v1/deposits/{id}`.
+pub async fn deposit(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    by_id(&state, &req, Direction::Deposit).await
+}
+
+/// `GET /api/v1/withdrawals/{id}`.
+pub async fn withdrawal(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    by_id(&state, &req, Direction::Withdrawal).await
+}
+
+/// `GET /api/v1/deposits?merchantOperationId=X`.
+pub async fn deposit_by_merchant_operation_id(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    by_merchant_operation_id(&state, &req, Direction::Deposit).await
+}
+
+/// `GET /api/v1/withdrawals?merchantOperationId=X`.
+pub async fn withdrawal_by_merchant_operation_id(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    by_merchant_operation_id(&state, &req, Direction::Withdrawal).await
+}
+
+async fn by_id(
+    state: &HttpState,
+    req: &HttpRequest,
+    direction: Direction,
+) -> Result<HttpResponse, ApiError> {
+    let merchant = authenticate(state, req, direction, signed_target(req).as_bytes()).await?;
+    let id = path_id(req)?;
+    let operation = state.gateway().read(&merchant, direction, id).await?;
+    let now = state.gateway().clock().now();
+    Ok(ok(OperationView::read(&operation, now)))
+}
+
+#[derive(Debug, Deserialize)]
+struct Lookup {
+    #[serde(rename = "merchantOperationId")]
+    merchant_operation_id: Option<String>,
+}
+
+async fn by_merchant_operation_id(
+    state: &HttpState,
+    req: &HttpRequest,
+    direction: Direction,
+) -> Result<HttpResponse, ApiError> {
+    let merchant = authenticate(state, req, direction, signed_target(req).as_bytes()).await?;
+    const FIELD: &str = "merchantOperationId";
+    let query = web::Query::<Lookup>::from_query(req.query_string())
+        .map_err(|_| ApiError::field(FIELD, "must be given once, URL-encoded"))?;
+    let text = query
+        .into_inner()
+        .merchant_operation_id
+        .ok_or_else(|| ApiError::field(FIELD, "is required"))?;
+    let moid = MerchantOperationId::parse(&text).map_err(|e| ApiError::field(FIELD, &e.0))?;
+    let operation = state
+        .gateway()
+        .read_by_merchant_operation_id(&merchant, direction, &moid)
+        .await?;
+    let now = state.gateway().clock().now();
+    Ok(ok(OperationView::read(&operation, now)))
+}

@@ -1,0 +1,110 @@
+//! What every handler shares: the gateway, readiness, settings, metrics and the rate limiter.
+
+use std::sync::Arc;
+
+use domain::service::Gateway;
+use futures::future::BoxFuture;
+use prometheus::Registry;
+
+use crate::metrics::Metrics;
+use crate::rate_limit::RateLimiter;
+
+/// Settings of the HTTP adapter.
+#[derive(Debug, Clone, Default)]
+pub struct HttpSettings {
+    /// Requests per second allowed per merchant on `/api/v1`; 0 turns the limit off.
+    pub rate_limit_per_sec: u32,
+    /// The base URL clients reach this gateway at (`GATEWAY_PUBLIC_URL`), for links in pages.
+    pub public_url: String,
+}
+
+/// Whether the gateway can serve: implemented by the app over the database for `/readyz`.
+pub trait Readiness: Send + Sync {
+    /// `true` when the database answers; MUST finish quickly (it is polled by orchestrators).
+    fn ready(&self) -> BoxFuture<'_, bool>;
+}
+
+/// A [`Readiness`] that is always ready (for tests and for wiring without a database check).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AlwaysReady;
+
+impl Readiness for AlwaysReady {
+    fn ready(&self) -> BoxFuture<'_, bool> {
+        Box::pin(futures::future::ready(true))
+    }
+}
+
+/// The state every request handler shares; the app builds one and hands it to [`crate::server`].
+pub struct HttpState {
+    gateway: Gateway,
+    readiness: Arc<dyn Readiness>,
+    settings: HttpSettings,
+    metrics: Metrics,
+    limiter: RateLimiter,
+}
+
+impl HttpState {
+    /// Builds the state with a registry of its own; other components can add their metrics
+    /// to it through [`HttpState::metrics_registry`].
+    pub fn new(gateway: Gateway, readiness: Arc<dyn Readiness>, settings: HttpSettings) -> Self {
+        // Registering fixed, valid names in an empty registry cannot fail.
+        let metrics = Metrics::new(Registry::new())
+            .unwrap_or_else(|e| unreachable!("HTTP metrics in a fresh registry: {e}"));
+        Self::with_metrics(gateway, readiness, settings, metrics)
+    }
+
+    /// Builds the state and registers the HTTP metrics in `registry`, which `/metrics` then
+    /// exports whole. Fails only if the metric names are already registered there.
+    pub fn with_registry(
+        gateway: Gateway,
+        readiness: Arc<dyn Readiness>,
+        settings: HttpSettings,
+        registry: Registry,
+    ) -> Result<Self, prometheus::Error> {
+        let metrics = Metrics::new(registry)?;
+        Ok(Self::with_metrics(gateway, readiness, settings, metrics))
+    }
+
+    fn with_metrics(
+        gateway: Gateway,
+        readiness: Arc<dyn Readiness>,
+        settings: HttpSettings,
+        metrics: Metrics,
+    ) -> Self {
+        let limiter = RateLimiter::new(settings.rate_limit_per_sec);
+        Self {
+            gateway,
+            readiness,
+            settings,
+            metrics,
+            limiter,
+        }
+    }
+
+    /// The use cases.
+    pub fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
+    /// The adapter's settings.
+    pub fn settings(&self) -> &HttpSettings {
+        &self.settings
+    }
+
+    /// The registry `/metrics` exports: register other components' metrics here.
+    pub fn metrics_registry(&self) -> &Registry {
+        self.metrics.registry()
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    pub(crate) fn readiness(&self) -> &dyn Readiness {
+        self.readiness.as_ref()
+    }
+
+    pub(crate) fn limiter(&self) -> &RateLimiter {
+        &self.limiter
+    }
+}

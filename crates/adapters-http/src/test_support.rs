@@ -1,0 +1,148 @@
+//! Fixtures for unit tests: operations, a merchant and a gateway on mockall mocks.
+
+use std::sync::Arc;
+
+use domain::merchant::{full_access, Merchant, Secret};
+use domain::operation::{Action, Operation, OperationUrls};
+use domain::ports::{
+    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
+    MockRouteTable,
+};
+use domain::route::{Flow, Route};
+use domain::service::{Gateway, Ports};
+use domain::{
+    Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod,
+    Status, Timestamp, UserData, UserId,
+};
+use serde_json::json;
+use uuid::Uuid;
+
+/// 2026-11-21T10:00:00Z.
+pub fn now() -> Timestamp {
+    Timestamp::from_millis(1_795_255_200_000)
+}
+
+pub const MERCHANT: &str = "m-1";
+pub const DEPOSIT_SECRET: &str = "d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1";
+pub const WITHDRAWAL_SECRET: &str =
+    "w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2";
+
+pub fn merchant() -> Merchant {
+    Merchant {
+        id: MerchantId::parse(MERCHANT).expect("valid"),
+        name: "Shop".into(),
+        deposit_secret: Secret::new(DEPOSIT_SECRET),
+        withdrawal_secret: Secret::new(WITHDRAWAL_SECRET),
+        access: full_access(),
+        enabled: true,
+    }
+}
+
+pub fn op_id() -> OperationId {
+    OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0001))
+}
+
+fn operation(direction: Direction, method: PaymentMethod, status: Status) -> Operation {
+    Operation {
+        id: op_id(),
+        merchant_id: merchant().id,
+        direction,
+        method,
+        status,
+        amount: Amount::parse("100.00").expect("valid"),
+        currency: Currency::RUB,
+        user_id: UserId::parse("user-1").expect("valid"),
+        merchant_operation_id: None,
+        urls: OperationUrls::default(),
+        requisites: None,
+        user_data: UserData::default(),
+        action: None,
+        decline: None,
+        route_id: 1,
+        expires_at: None,
+        provider_state: None,
+        due_at: None,
+        created_at: now(),
+        updated_at: now(),
+    }
+}
+
+/// A card deposit with `status` and `action`.
+pub fn deposit(status: Status, action: Option<Action>) -> Operation {
+    let mut op = operation(Direction::Deposit, PaymentMethod::Card, status);
+    op.action = action;
+    op
+}
+
+/// A card payout with masked requisites and merchantOperationId `order-1`.
+pub fn withdrawal(status: Status) -> Operation {
+    let mut op = operation(Direction::Withdrawal, PaymentMethod::Card, status);
+    op.merchant_operation_id = Some(MerchantOperationId::parse("order-1").expect("valid"));
+    let stored = json!({"pan": "424242******4242", "cardholderName": "IVAN IVANOV"});
+    op.requisites = stored.as_object().cloned();
+    op
+}
+
+/// A route for every method and direction, in RUB.
+pub fn routes() -> Vec<Route> {
+    let mut all = Vec::new();
+    for direction in Direction::ALL {
+        for method in direction.methods() {
+            all.push(Route {
+                id: all.len() as i64 + 1,
+                direction,
+                method: *method,
+                currency: Currency::RUB,
+                min_amount: 1,
+                max_amount: 1_000_000_000,
+                priority: 100,
+                provider: "sandbox".into(),
+                flow: Flow::default_for(direction, *method),
+                lifetime_secs: None,
+                enabled: true,
+            });
+        }
+    }
+    all
+}
+
+/// The mocks a test gateway runs on: the merchant directory knows [`merchant`], the clock
+/// says [`now`], ids are [`op_id`]; everything else is up to the test.
+pub struct Mocks {
+    pub store: MockOperationStore,
+    pub merchants: MockMerchantDirectory,
+    pub routes: MockRouteTable,
+    pub provider: MockPaymentProvider,
+}
+
+impl Mocks {
+    pub fn new() -> Self {
+        let mut merchants = MockMerchantDirectory::new();
+        merchants
+            .expect_merchant()
+            .returning(|id| Ok((id.as_str() == MERCHANT).then(merchant)));
+        let mut routes = MockRouteTable::new();
+        routes.expect_routes().returning(|| Ok(self::routes()));
+        Self {
+            store: MockOperationStore::new(),
+            merchants,
+            routes,
+            provider: MockPaymentProvider::new(),
+        }
+    }
+
+    pub fn gateway(self) -> Gateway {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(now);
+        let mut ids = MockIdGenerator::new();
+        ids.expect_operation_id().returning(op_id);
+        Gateway::new(Ports {
+            store: Arc::new(self.store),
+            merchants: Arc::new(self.merchants),
+            routes: Arc::new(self.routes),
+            provider: Arc::new(self.provider),
+            clock: Arc::new(clock),
+            ids: Arc::new(ids),
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! In-process tests of the whole app (edge middleware, routes, errors) on mock ports.
+
+mod checks;
+mod flows;
+
+use actix_web::body::{to_bytes, MessageBody};
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::header;
+use actix_web::test::{self, TestRequest};
+use actix_web::web;
+use domain::merchant::Secret;
+use domain::signature::sign;
+use serde_json::Value;
+
+use crate::state::{AlwaysReady, HttpSettings, HttpState, Readiness};
+use crate::test_support::{Mocks, DEPOSIT_SECRET, MERCHANT, WITHDRAWAL_SECRET};
+
+/// The app on `mocks`, with `settings`.
+async fn service(
+    mocks: Mocks,
+    settings: HttpSettings,
+    readiness: std::sync::Arc<dyn Readiness>,
+) -> impl Service<
+    actix_http::Request,
+    Response = ServiceResponse<impl MessageBody>,
+    Error = actix_web::Error,
+> {
+    let state = HttpState::new(mocks.gateway(), readiness, settings);
+    test::init_service(crate::app(web::Data::new(state), |_| {})).await
+}
+
+async fn default_service(
+    mocks: Mocks,
+) -> impl Service<
+    actix_http::Request,
+    Response = ServiceResponse<impl MessageBody>,
+    Error = actix_web::Error,
+> {
+    service(
+        mocks,
+        HttpSettings::default(),
+        std::sync::Arc::new(AlwaysReady),
+    )
+    .await
+}
+
+fn deposit_sig(message: &[u8]) -> String {
+    sign(&Secret::new(DEPOSIT_SECRET), message)
+}
+
+fn withdrawal_sig(message: &[u8]) -> String {
+    sign(&Secret::new(WITHDRAWAL_SECRET), message)
+}
+
+/// A POST with a JSON body signed with `signature`.
+fn post(path: &str, body: &str, signature: &str) -> TestRequest {
+    TestRequest::post()
+        .uri(path)
+        .insert_header((header::CONTENT_TYPE, "application/json"))
+        .insert_header(("merchant-id", MERCHANT))
+        .insert_header(("x-signature", signature))
+        .set_payload(body.to_string())
+}
+
+/// A GET signed over its path and query with `signature`.
+fn get(path: &str, signature: &str) -> TestRequest {
+    TestRequest::get()
+        .uri(path)
+        .insert_header(("merchant-id", MERCHANT))
+        .insert_header(("x-signature", signature))
+}
+
+/// Status, headers and the JSON body of an answer.
+async fn call<S, B>(app: &S, req: TestRequest) -> (u16, header::HeaderMap, Value)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let res = test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let bytes = to_bytes(res.into_body()).await.ok().unwrap_or_default();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, headers, body)
+}
+
+/// Asserts the contract's error body with `code` and no `details`.
+fn assert_error(body: &Value, code: &str) {
+    assert_eq!(body["errorCode"], code, "{body}");
+    assert!(body["errorMessage"].is_string(), "{body}");
+    assert!(body.get("details").is_none(), "{body}");
+}
