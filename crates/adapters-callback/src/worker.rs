@@ -1,0 +1,293 @@
+//! The outbox worker: claims due callbacks under a lease, delivers them concurrently and
+//! records each attempt with what follows it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use domain::ports::{
+    AttemptResult, CallbackAttempt, CallbackOutbox, Clock, MerchantDirectory, PendingCallback,
+};
+use domain::Timestamp;
+use futures::StreamExt;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tracing::{error, info, warn};
+
+use crate::config::CallbackConfig;
+use crate::decide::decide;
+use crate::metrics::CallbackMetrics;
+use crate::notifier::{Notifier, SendOutcome};
+
+/// Extra time in-flight deliveries get at shutdown, past their own timeout, to be recorded.
+const DRAIN_MARGIN: Duration = Duration::from_secs(5);
+
+/// Delivers the outbox's callbacks; see [`CallbackWorker::run`].
+pub struct CallbackWorker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    outbox: Arc<dyn CallbackOutbox>,
+    merchants: Arc<dyn MerchantDirectory>,
+    clock: Arc<dyn Clock>,
+    notifier: Notifier,
+    config: CallbackConfig,
+    owner: String,
+    metrics: CallbackMetrics,
+}
+
+impl CallbackWorker {
+    /// A worker claiming as `owner` (unique per process, see [`crate::owner_id`]).
+    /// Fails if `config` does not validate or the HTTP client cannot be built.
+    pub fn new(
+        outbox: Arc<dyn CallbackOutbox>,
+        merchants: Arc<dyn MerchantDirectory>,
+        clock: Arc<dyn Clock>,
+        config: CallbackConfig,
+        owner: impl Into<String>,
+    ) -> anyhow::Result<Self> {
+        config.validate().map_err(anyhow::Error::msg)?;
+        let notifier = Notifier::new(config.timeout, config.allow_private)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                outbox,
+                merchants,
+                clock,
+                notifier,
+                config,
+                owner: owner.into(),
+                metrics: CallbackMetrics::new(),
+            }),
+        })
+    }
+
+    /// The worker's counters; register them with the app's registry for `/metrics`.
+    pub fn metrics(&self) -> &CallbackMetrics {
+        &self.inner.metrics
+    }
+
+    /// The lease owner id this worker claims as.
+    pub fn owner(&self) -> &str {
+        &self.inner.owner
+    }
+
+    /// Claims one batch and delivers it (up to `concurrency` at once); returns how many were attempted.
+    pub async fn run_once(&self) -> anyhow::Result<usize> {
+        let inner = &self.inner;
+        let now = inner.clock.now();
+        let claimed = inner
+            .outbox
+            .claim_due(
+                &inner.owner,
+                now,
+                inner.lease_until(now),
+                inner.config.batch,
+            )
+            .await
+            .context("claiming due callbacks")?;
+        let count = claimed.len();
+        futures::stream::iter(claimed)
+            .for_each_concurrent(inner.config.concurrency, |callback| async move {
+                inner.deliver(callback).await;
+            })
+            .await;
+        Ok(count)
+    }
+
+    /// Delivers callbacks until `shutdown` resolves, then stops claiming, lets deliveries in
+    /// flight finish (bounded by the timeout) and releases this owner's leases.
+    ///
+    /// New work is claimed whenever a delivery slot is free, so a slow merchant holds up only
+    /// the slots its own callbacks occupy.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let inner = self.inner;
+        let mut shutdown = std::pin::pin!(shutdown);
+        let slots = Arc::new(Semaphore::new(inner.config.concurrency));
+        let mut tasks = JoinSet::new();
+        info!(owner = %inner.owner, "callback worker started");
+        loop {
+            reap(&mut tasks);
+            let first = tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                permit = slots.clone().acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => break,
+                },
+            };
+            let mut held = vec![first];
+            let batch = usize::try_from(inner.config.batch).unwrap_or(usize::MAX);
+            while held.len() < batch {
+                match slots.clone().try_acquire_owned() {
+                    Ok(permit) => held.push(permit),
+                    Err(_) => break,
+                }
+            }
+            let claimed = inner.claim(held.len()).await;
+            if claimed.is_empty() {
+                drop(held);
+                tokio::select! {
+                    biased;
+                    () = &mut shutdown => break,
+                    () = tokio::time::sleep(inner.config.poll_interval) => continue,
+                }
+            }
+            for callback in claimed {
+                let permit = match held.pop() {
+                    Some(permit) => permit,
+                    // Only if the outbox returned more than asked for: wait for a slot.
+                    None => match slots.clone().acquire_owned().await {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                };
+                tasks.spawn(deliver_holding(inner.clone(), callback, permit));
+            }
+        }
+        info!(in_flight = tasks.len(), "callback worker stopping");
+        let bound = inner.config.timeout + DRAIN_MARGIN;
+        let drained = tokio::time::timeout(bound, async {
+            while let Some(done) = tasks.join_next().await {
+                log_panic(done);
+            }
+        })
+        .await;
+        if drained.is_err() {
+            warn!(
+                in_flight = tasks.len(),
+                "deliveries still in flight at shutdown were abandoned"
+            );
+            tasks.shutdown().await;
+        }
+        if let Err(e) = inner.outbox.release(&inner.owner).await {
+            error!(error = %e, "releasing callback leases failed; they lapse when the lease ends");
+        }
+        info!(owner = %inner.owner, "callback worker stopped");
+    }
+}
+
+async fn deliver_holding(inner: Arc<Inner>, callback: PendingCallback, slot: OwnedSemaphorePermit) {
+    inner.deliver(callback).await;
+    drop(slot);
+}
+
+/// Collects finished delivery tasks so the set does not grow, logging any that panicked.
+fn reap(tasks: &mut JoinSet<()>) {
+    while let Some(done) = tasks.try_join_next() {
+        log_panic(done);
+    }
+}
+
+fn log_panic(done: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = done {
+        if e.is_panic() {
+            error!(error = %e, "a callback delivery panicked; the callback comes back when its lease ends");
+        }
+    }
+}
+
+impl Inner {
+    fn lease_until(&self, now: Timestamp) -> Timestamp {
+        now.plus_millis(i64::try_from(self.config.lease.as_millis()).unwrap_or(i64::MAX))
+    }
+
+    /// Claims up to `limit` due callbacks; a storage error is logged and claims nothing.
+    async fn claim(&self, limit: usize) -> Vec<PendingCallback> {
+        let now = self.clock.now();
+        let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        match self
+            .outbox
+            .claim_due(&self.owner, now, self.lease_until(now), limit)
+            .await
+        {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                warn!(error = %e, "claiming due callbacks failed");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Makes one attempt and records it; returns what was recorded, if anything.
+    #[tracing::instrument(
+        name = "callback.deliver",
+        skip_all,
+        fields(
+            operation.id = %callback.operation_id,
+            merchant.id = %callback.merchant_id,
+            attempt = callback.attempt,
+            http.status,
+            duration_ms,
+        )
+    )]
+    async fn deliver(&self, callback: PendingCallback) -> Option<AttemptResult> {
+        let at = self.clock.now();
+        let outcome = match self.merchants.merchant(&callback.merchant_id).await {
+            Err(e) => {
+                warn!(error = %e, "merchant lookup failed; the callback comes back when its lease ends");
+                return None;
+            }
+            Ok(None) => {
+                SendOutcome::refused(format!("merchant {} not found", callback.merchant_id))
+            }
+            Ok(Some(merchant)) if !merchant.enabled => {
+                SendOutcome::refused(format!("merchant {} is disabled", callback.merchant_id))
+            }
+            Ok(Some(merchant)) => {
+                let secret = merchant.secret_for(callback.direction);
+                self.notifier.send(&callback, secret).await
+            }
+        };
+        let span = tracing::Span::current();
+        if let Some(status) = outcome.http_status {
+            span.record("http.status", status);
+        }
+        span.record("duration_ms", outcome.duration_ms);
+
+        let result = decide(
+            &callback,
+            &outcome.verdict,
+            self.clock.now(),
+            &self.config.schedule,
+        );
+        let error = outcome.error().map(str::to_owned);
+        match (&result, &error) {
+            (AttemptResult::Delivered, _) => info!("callback delivered"),
+            (AttemptResult::RetryAt(next), Some(e)) => {
+                info!(error = %e, next_attempt_at = %next, "callback attempt failed; will retry")
+            }
+            (AttemptResult::RetryAt(next), None) => {
+                info!(next_attempt_at = %next, "callback retry")
+            }
+            (AttemptResult::Failed(reason), _) => warn!(reason = %reason, "callback failed"),
+        }
+        let attempt = CallbackAttempt {
+            operation_id: callback.operation_id,
+            attempt: callback.attempt,
+            at,
+            duration_ms: outcome.duration_ms,
+            http_status: outcome.http_status,
+            error,
+        };
+        match self
+            .outbox
+            .record_attempt(&self.owner, &attempt, &result)
+            .await
+        {
+            Ok(true) => {
+                self.metrics.observe(&result);
+                Some(result)
+            }
+            Ok(false) => {
+                warn!("the lease ended before the attempt was recorded; another process owns the callback now");
+                None
+            }
+            Err(e) => {
+                error!(error = %e, "recording the attempt failed; the callback comes back when its lease ends");
+                None
+            }
+        }
+    }
+}

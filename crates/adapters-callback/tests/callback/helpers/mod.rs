@@ -1,0 +1,201 @@
+//! Fakes for the ports, a real local receiver, and a test environment tying them together.
+
+mod outbox;
+mod receiver;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use adapters_callback::{CallbackConfig, CallbackWorker};
+use async_trait::async_trait;
+use domain::callback::RetrySchedule;
+use domain::merchant::{full_access, Merchant, Secret};
+use domain::ports::{Clock, MerchantDirectory, StoreError};
+use domain::{Direction, MerchantId, OperationId, Timestamp};
+
+pub use outbox::FakeOutbox;
+pub use receiver::TestReceiver;
+
+pub const DEPOSIT_SECRET: &str = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0";
+pub const WITHDRAWAL_SECRET: &str =
+    "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+pub const OWNER: &str = "test-host-1-owner";
+
+/// The wall clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis();
+        Timestamp::from_millis(i64::try_from(millis).expect("fits"))
+    }
+}
+
+/// Merchants in memory; lookups of `failing` answer a storage error.
+#[derive(Default)]
+pub struct FakeMerchants {
+    merchants: Mutex<HashMap<MerchantId, Merchant>>,
+    pub failing: Mutex<Option<MerchantId>>,
+}
+
+impl FakeMerchants {
+    pub fn add(&self, id: &str, enabled: bool) -> MerchantId {
+        let id = MerchantId::parse(id).expect("merchant id");
+        let merchant = Merchant {
+            id: id.clone(),
+            name: format!("{id} shop"),
+            deposit_secret: Secret::new(DEPOSIT_SECRET),
+            withdrawal_secret: Secret::new(WITHDRAWAL_SECRET),
+            access: full_access(),
+            enabled,
+        };
+        self.merchants
+            .lock()
+            .expect("merchants lock")
+            .insert(id.clone(), merchant);
+        id
+    }
+}
+
+#[async_trait]
+impl MerchantDirectory for FakeMerchants {
+    async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
+        if self.failing.lock().expect("lock").as_ref() == Some(id) {
+            return Err(StoreError::Unavailable("merchant table locked".into()));
+        }
+        Ok(self.merchants.lock().expect("lock").get(id).cloned())
+    }
+}
+
+/// Settings for tests: private targets allowed, tiny delays, quick polling.
+pub fn config(schedule_ms: &[u64]) -> CallbackConfig {
+    CallbackConfig {
+        schedule: RetrySchedule(
+            schedule_ms
+                .iter()
+                .copied()
+                .map(Duration::from_millis)
+                .collect(),
+        ),
+        timeout: Duration::from_secs(5),
+        allow_private: true,
+        concurrency: 8,
+        batch: 16,
+        lease: Duration::from_secs(30),
+        poll_interval: Duration::from_millis(20),
+    }
+}
+
+pub struct TestEnv {
+    pub outbox: Arc<FakeOutbox>,
+    pub merchants: Arc<FakeMerchants>,
+    pub clock: Arc<SystemClock>,
+    pub receiver: TestReceiver,
+    /// The enabled merchant `m1`.
+    pub merchant: MerchantId,
+}
+
+impl TestEnv {
+    pub async fn new() -> Self {
+        Self::with_workers(1).await
+    }
+
+    pub async fn with_workers(workers: usize) -> Self {
+        let merchants = Arc::new(FakeMerchants::default());
+        let merchant = merchants.add("m1", true);
+        Self {
+            outbox: Arc::new(FakeOutbox::default()),
+            merchants,
+            clock: Arc::new(SystemClock),
+            receiver: TestReceiver::start(workers).await,
+            merchant,
+        }
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    pub fn worker(&self, config: CallbackConfig) -> CallbackWorker {
+        self.worker_as(config, OWNER)
+    }
+
+    pub fn worker_as(&self, config: CallbackConfig, owner: &str) -> CallbackWorker {
+        CallbackWorker::new(
+            self.outbox.clone(),
+            self.merchants.clone(),
+            self.clock.clone(),
+            config,
+            owner,
+        )
+        .expect("a valid worker")
+    }
+
+    /// Queues a callback of merchant `m1` to `url`, due now; returns its operation id.
+    pub fn enqueue(&self, direction: Direction, url: &str) -> OperationId {
+        let merchant = self.merchant.clone();
+        self.enqueue_for(&merchant, direction, url, self.now())
+    }
+
+    pub fn enqueue_for(
+        &self,
+        merchant: &MerchantId,
+        direction: Direction,
+        url: &str,
+        due: Timestamp,
+    ) -> OperationId {
+        let id = OperationId::from_uuid(uuid::Uuid::new_v4());
+        let body = body_for(id, direction);
+        self.outbox
+            .enqueue(id, merchant, direction, url, &body, due);
+        id
+    }
+
+    /// Calls `run_once` until `done` holds; panics after a generous 30 s.
+    pub async fn run_until(&self, worker: &CallbackWorker, done: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !done() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "condition not reached"
+            );
+            worker.run_once().await.expect("run_once");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// A callback body like the gateway's (contract section 7).
+pub fn body_for(id: OperationId, direction: Direction) -> String {
+    serde_json::json!({"data": {
+        "operationId": id.to_string(), "type": direction.as_str(), "paymentMethod": "card",
+        "userId": "u-1", "status": 1, "amount": "100.00", "currency": "RUB",
+        "updatedAt": "2026-11-21T10:00:00Z"
+    }})
+    .to_string()
+}
+
+/// Waits (polling every 10 ms) until `done` holds; panics after `limit`.
+pub async fn wait_for(limit: Duration, what: &str, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A shutdown signal for `CallbackWorker::run` and the sender that fires it.
+pub fn shutdown_signal() -> (
+    tokio::sync::oneshot::Sender<()>,
+    impl Future<Output = ()> + Send + 'static,
+) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    (tx, async move {
+        let _ = rx.await;
+    })
+}
