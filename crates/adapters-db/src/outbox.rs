@@ -1,0 +1,280 @@
+//! `CallbackOutbox`: leases so each callback is sent by one process, and the attempt log.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use domain::ports::{
+    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
+    StoreError,
+};
+use domain::{OperationId, Timestamp};
+
+use crate::conn::DbConn;
+use crate::database::Database;
+use crate::rows::{self, bad};
+use crate::schema::{callback_attempts, callback_outbox};
+use crate::work::{corrupt, TxError};
+
+/// A claimed callback as read back.
+#[derive(Queryable, Selectable, QueryableByName)]
+#[diesel(table_name = callback_outbox)]
+struct ClaimRow {
+    operation_id: String,
+    merchant_id: String,
+    direction: String,
+    url: String,
+    body: String,
+    attempts: i32,
+    failures_in_run: i32,
+}
+
+fn count(column: &str, value: i32) -> anyhow::Result<u32> {
+    u32::try_from(value).map_err(|_| bad(column, value))
+}
+
+impl ClaimRow {
+    fn into_pending(self) -> anyhow::Result<PendingCallback> {
+        Ok(PendingCallback {
+            operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
+            merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
+            direction: rows::direction("callback_outbox.direction", &self.direction)?,
+            url: self.url,
+            body: self.body,
+            attempt: count("callback_outbox.attempts", self.attempts)? + 1,
+            failures_in_run: count("callback_outbox.failures_in_run", self.failures_in_run)?,
+        })
+    }
+}
+
+/// PostgreSQL: due rows that another claimer has locked are skipped, not waited for, and the
+/// lease condition is re-checked on the locked row, so each row goes to one claimer.
+const PG_CLAIM: &str = "\
+UPDATE callback_outbox SET lease_owner = $1, lease_until = $2
+WHERE operation_id IN (
+    SELECT operation_id FROM callback_outbox
+    WHERE state = 'pending' AND next_attempt_at <= $3
+      AND (lease_until IS NULL OR lease_until < $3)
+    ORDER BY next_attempt_at
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED)
+RETURNING operation_id, merchant_id, direction, url, body, attempts, failures_in_run";
+
+fn claim(
+    conn: &mut DbConn,
+    owner: &str,
+    now: i64,
+    until: i64,
+    limit: i64,
+) -> Result<Vec<ClaimRow>, TxError<StoreError>> {
+    use crate::schema::callback_outbox::dsl::*;
+    match conn {
+        DbConn::Pg(pg) => Ok(diesel::sql_query(PG_CLAIM)
+            .bind::<Text, _>(owner)
+            .bind::<BigInt, _>(until)
+            .bind::<BigInt, _>(now)
+            .bind::<BigInt, _>(limit)
+            .load(pg)?),
+        // SQLite: the caller's BEGIN IMMEDIATE makes this select-then-lease atomic.
+        DbConn::Sqlite(lite) => {
+            let ids: Vec<String> = callback_outbox
+                .filter(state.eq("pending"))
+                .filter(next_attempt_at.le(now))
+                .filter(lease_until.is_null().or(lease_until.lt(now)))
+                .order(next_attempt_at.asc())
+                .limit(limit)
+                .select(operation_id)
+                .load(lite)?;
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            diesel::update(callback_outbox.filter(operation_id.eq_any(&ids)))
+                .set((lease_owner.eq(owner), lease_until.eq(until)))
+                .execute(lite)?;
+            Ok(callback_outbox
+                .filter(operation_id.eq_any(&ids))
+                .order(next_attempt_at.asc())
+                .select(ClaimRow::as_select())
+                .load(lite)?)
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = callback_outbox)]
+struct StatusRow {
+    operation_id: String,
+    merchant_id: String,
+    url: String,
+    state: String,
+    attempts: i32,
+    next_attempt_at: Option<i64>,
+    last_error: Option<String>,
+}
+
+fn state_from(text: &str) -> anyhow::Result<CallbackState> {
+    match text {
+        "pending" => Ok(CallbackState::Pending),
+        "delivered" => Ok(CallbackState::Delivered),
+        "failed" => Ok(CallbackState::Failed),
+        other => Err(bad("callback_outbox.state", format!("{other:?}"))),
+    }
+}
+
+impl StatusRow {
+    fn into_status(self) -> anyhow::Result<CallbackStatus> {
+        Ok(CallbackStatus {
+            operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
+            merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
+            url: self.url,
+            state: state_from(&self.state)?,
+            attempts: count("callback_outbox.attempts", self.attempts)?,
+            next_attempt_at: self.next_attempt_at.map(Timestamp::from_millis),
+            last_error: self.last_error,
+        })
+    }
+}
+
+/// What an attempt leaves behind: state, next time, whether it counts as a failure, error.
+fn after_attempt(
+    attempt: &CallbackAttempt,
+    result: &AttemptResult,
+) -> (&'static str, Option<i64>, i32, Option<String>) {
+    let failure = attempt
+        .error
+        .clone()
+        .or_else(|| attempt.http_status.map(|s| format!("HTTP {s}")));
+    match result {
+        AttemptResult::Delivered => ("delivered", None, 0, None),
+        AttemptResult::RetryAt(at) => ("pending", Some(at.millis()), 1, failure),
+        AttemptResult::Failed(reason) => ("failed", None, 1, Some(reason.clone())),
+    }
+}
+
+#[async_trait]
+impl CallbackOutbox for Database {
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn claim_due(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<PendingCallback>, StoreError> {
+        let owner = owner.to_string();
+        self.write(move |conn| {
+            let (now, until) = (now.millis(), lease_until.millis());
+            claim(conn, &owner, now, until, i64::from(limit))?
+                .into_iter()
+                .map(ClaimRow::into_pending)
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, attempt, result), fields(operation.id = %attempt.operation_id))]
+    async fn record_attempt(
+        &self,
+        owner: &str,
+        attempt: &CallbackAttempt,
+        result: &AttemptResult,
+    ) -> Result<bool, StoreError> {
+        let (owner, attempt) = (owner.to_string(), attempt.clone());
+        let (new_state, next, failed, error) = after_attempt(&attempt, result);
+        let number = i32::try_from(attempt.attempt)
+            .map_err(|_| StoreError::Other(anyhow::anyhow!("attempt number out of range")))?;
+        self.write(move |conn| {
+            use crate::schema::callback_outbox::dsl::*;
+            let id = attempt.operation_id.to_string();
+            let changed = diesel::update(
+                callback_outbox
+                    .filter(operation_id.eq(&id))
+                    .filter(lease_owner.eq(&owner)),
+            )
+            .set((
+                state.eq(new_state),
+                attempts.eq(attempts + 1),
+                failures_in_run.eq(failures_in_run + failed),
+                next_attempt_at.eq(next),
+                last_error.eq(&error),
+                lease_owner.eq(None::<String>),
+                lease_until.eq(None::<i64>),
+                updated_at.eq(attempt.at.millis()),
+            ))
+            .execute(conn)?;
+            if changed == 0 {
+                return Ok(false);
+            }
+            diesel::insert_into(callback_attempts::table)
+                .values((
+                    callback_attempts::operation_id.eq(&id),
+                    callback_attempts::attempt.eq(number),
+                    callback_attempts::at.eq(attempt.at.millis()),
+                    callback_attempts::duration_ms.eq(attempt.duration_ms),
+                    callback_attempts::http_status.eq(attempt.http_status.map(i32::from)),
+                    callback_attempts::error.eq(&attempt.error),
+                ))
+                .execute(conn)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn release(&self, owner: &str) -> Result<(), StoreError> {
+        let owner = owner.to_string();
+        self.write(move |conn| {
+            use crate::schema::callback_outbox::dsl::*;
+            diesel::update(callback_outbox.filter(lease_owner.eq(&owner)))
+                .set((lease_owner.eq(None::<String>), lease_until.eq(None::<i64>)))
+                .execute(conn)?;
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
+    async fn retry(&self, op_id: OperationId, now: Timestamp) -> Result<bool, StoreError> {
+        self.write(move |conn| {
+            use crate::schema::callback_outbox::dsl::*;
+            let changed = diesel::update(
+                callback_outbox
+                    .filter(operation_id.eq(op_id.to_string()))
+                    .filter(state.eq("failed")),
+            )
+            .set((
+                state.eq("pending"),
+                failures_in_run.eq(0),
+                next_attempt_at.eq(Some(now.millis())),
+                lease_owner.eq(None::<String>),
+                lease_until.eq(None::<i64>),
+                updated_at.eq(now.millis()),
+            ))
+            .execute(conn)?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError> {
+        self.read(move |conn| {
+            use crate::schema::callback_outbox::dsl::*;
+            let mut query = callback_outbox.into_boxed();
+            if failed_only {
+                query = query.filter(state.eq("failed"));
+            }
+            let found: Vec<StatusRow> = query
+                .order((created_at.desc(), operation_id.desc()))
+                .limit(i64::from(limit))
+                .select(StatusRow::as_select())
+                .load(conn)?;
+            found
+                .into_iter()
+                .map(StatusRow::into_status)
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)
+        })
+        .await
+    }
+}

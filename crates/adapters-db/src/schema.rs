@@ -1,0 +1,129 @@
+//! Diesel's view of the tables in `migrations/` (the same on both backends).
+
+diesel::table! {
+    merchants (id) {
+        id -> Text,
+        name -> Text,
+        deposit_secret -> Text,
+        withdrawal_secret -> Text,
+        enabled -> SmallInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    merchant_methods (merchant_id, direction, method) {
+        merchant_id -> Text,
+        direction -> Text,
+        method -> Text,
+    }
+}
+
+diesel::table! {
+    routes (id) {
+        id -> BigInt,
+        direction -> Text,
+        method -> Text,
+        currency -> Text,
+        min_amount -> BigInt,
+        max_amount -> BigInt,
+        priority -> Integer,
+        provider -> Text,
+        flow -> Text,
+        lifetime_secs -> Nullable<BigInt>,
+        enabled -> SmallInt,
+    }
+}
+
+diesel::table! {
+    operations (id) {
+        id -> Text,
+        merchant_id -> Text,
+        direction -> Text,
+        method -> Text,
+        status -> SmallInt,
+        amount -> BigInt,
+        currency -> Text,
+        user_id -> Text,
+        merchant_operation_id -> Nullable<Text>,
+        callback_url -> Nullable<Text>,
+        success_url -> Nullable<Text>,
+        fail_url -> Nullable<Text>,
+        processing_url -> Nullable<Text>,
+        requisites -> Nullable<Text>,
+        user_data -> Nullable<Text>,
+        action -> Nullable<Text>,
+        error_code -> Nullable<Text>,
+        error_message -> Nullable<Text>,
+        route_id -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        provider_state -> Nullable<Text>,
+        due_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        fingerprint -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    balances (merchant_id, currency) {
+        merchant_id -> Text,
+        currency -> Text,
+        available -> BigInt,
+        held -> BigInt,
+    }
+}
+
+diesel::table! {
+    ledger (id) {
+        id -> BigInt,
+        merchant_id -> Text,
+        currency -> Text,
+        kind -> Text,
+        available_delta -> BigInt,
+        held_delta -> BigInt,
+        operation_id -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    callback_outbox (operation_id) {
+        operation_id -> Text,
+        merchant_id -> Text,
+        direction -> Text,
+        url -> Text,
+        body -> Text,
+        state -> Text,
+        attempts -> Integer,
+        failures_in_run -> Integer,
+        next_attempt_at -> Nullable<BigInt>,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    callback_attempts (operation_id, attempt) {
+        operation_id -> Text,
+        attempt -> Integer,
+        at -> BigInt,
+        duration_ms -> BigInt,
+        http_status -> Nullable<Integer>,
+        error -> Nullable<Text>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    merchants,
+    merchant_methods,
+    routes,
+    operations,
+    balances,
+    ledger,
+    callback_outbox,
+    callback_attempts,
+);

@@ -1,0 +1,137 @@
+//! Balance moves with their ledger entries, and callbacks queued with final statuses.
+
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{BigInt, Text};
+use domain::callback::QueuedCallback;
+use domain::ledger::BalanceMove;
+
+use crate::conn::DbConn;
+use crate::schema::ledger;
+use crate::work::TxError;
+
+/// Applies one balance move and writes its ledger entry, inside the caller's transaction.
+///
+/// One conditional statement: `available += a, held += h` only where both stay non-negative,
+/// so concurrent holds can never overdraw (the table's CHECKs say the same). A missing balance
+/// row is created for a move that only adds; a move that would take from it is `short()`.
+pub(crate) fn apply_move<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    short: impl Fn() -> E,
+) -> Result<(), TxError<E>> {
+    use crate::schema::balances::dsl::*;
+    let (da, dh) = (mv.available, mv.held);
+    let changed = diesel::update(
+        balances
+            .filter(merchant_id.eq(mv.merchant_id.as_str()))
+            .filter(currency.eq(mv.currency.as_str()))
+            .filter((available + da).ge(0_i64))
+            .filter((held + dh).ge(0_i64)),
+    )
+    .set((available.eq(available + da), held.eq(held + dh)))
+    .execute(conn)?;
+    if changed == 0 {
+        if da < 0 || dh < 0 {
+            // Either the row is missing (nothing to take) or it holds too little.
+            return Err(TxError::Fail(short()));
+        }
+        let inserted = diesel::insert_into(balances)
+            .values((
+                merchant_id.eq(mv.merchant_id.as_str()),
+                currency.eq(mv.currency.as_str()),
+                available.eq(da),
+                held.eq(dh),
+            ))
+            .execute(conn);
+        match inserted {
+            Ok(_) => {}
+            // PostgreSQL: a concurrent unit of work created the row first. The transaction is
+            // aborted now; a fresh attempt finds the row and updates it.
+            Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                return Err(TxError::Retry("a balance row was created concurrently"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    diesel::insert_into(ledger::table)
+        .values((
+            ledger::merchant_id.eq(mv.merchant_id.as_str()),
+            ledger::currency.eq(mv.currency.as_str()),
+            ledger::kind.eq(mv.kind.as_str()),
+            ledger::available_delta.eq(da),
+            ledger::held_delta.eq(dh),
+            ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
+            ledger::created_at.eq(mv.at.millis()),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Queues a callback for delivery, due at once, inside the caller's transaction.
+pub(crate) fn queue_callback<E>(
+    conn: &mut DbConn,
+    callback: &QueuedCallback,
+) -> Result<(), TxError<E>> {
+    use crate::schema::callback_outbox::dsl::*;
+    let now = callback.queued_at.millis();
+    diesel::insert_into(callback_outbox)
+        .values((
+            operation_id.eq(callback.operation_id.to_string()),
+            merchant_id.eq(callback.merchant_id.as_str()),
+            direction.eq(callback.direction.as_str()),
+            url.eq(callback.url.as_str()),
+            body.eq(callback.body.as_str()),
+            state.eq("pending"),
+            attempts.eq(0),
+            failures_in_run.eq(0),
+            next_attempt_at.eq(Some(now)),
+            lease_owner.eq(None::<String>),
+            lease_until.eq(None::<i64>),
+            last_error.eq(None::<String>),
+            created_at.eq(now),
+            updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// One merchant and currency: its balance row (zeros if none) and the sums of its ledger.
+#[derive(QueryableByName)]
+pub(crate) struct LedgerSums {
+    #[diesel(sql_type = Text)]
+    pub(crate) merchant_id: String,
+    #[diesel(sql_type = Text)]
+    pub(crate) currency: String,
+    #[diesel(sql_type = BigInt)]
+    pub(crate) balance_available: i64,
+    #[diesel(sql_type = BigInt)]
+    pub(crate) balance_held: i64,
+    #[diesel(sql_type = BigInt)]
+    pub(crate) ledger_available: i64,
+    #[diesel(sql_type = BigInt)]
+    pub(crate) ledger_held: i64,
+}
+
+/// Balances beside their ledger sums, for every merchant and currency found in either table
+/// (a ledger without a balance row shows zeros). One statement, so one consistent snapshot.
+const LEDGER_SUMS: &str = "\
+SELECT merchant_id, currency,
+       CAST(SUM(b_available) AS BIGINT) AS balance_available,
+       CAST(SUM(b_held) AS BIGINT) AS balance_held,
+       CAST(SUM(l_available) AS BIGINT) AS ledger_available,
+       CAST(SUM(l_held) AS BIGINT) AS ledger_held
+FROM (
+    SELECT merchant_id, currency, available AS b_available, held AS b_held,
+           CAST(0 AS BIGINT) AS l_available, CAST(0 AS BIGINT) AS l_held
+    FROM balances
+    UNION ALL
+    SELECT merchant_id, currency, CAST(0 AS BIGINT), CAST(0 AS BIGINT), available_delta, held_delta
+    FROM ledger
+) AS both_sides
+GROUP BY merchant_id, currency
+ORDER BY merchant_id, currency";
+
+pub(crate) fn ledger_sums<E>(conn: &mut DbConn) -> Result<Vec<LedgerSums>, TxError<E>> {
+    Ok(diesel::sql_query(LEDGER_SUMS).load(conn)?)
+}

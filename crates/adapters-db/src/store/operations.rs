@@ -1,0 +1,265 @@
+//! `OperationStore` on diesel: every method is one unit of work in one transaction.
+
+use async_trait::async_trait;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::Bool;
+use domain::ledger::{Balance, BalanceMove};
+use domain::operation::{Action, Operation};
+use domain::ports::{
+    Completion, FinishError, InsertError, NewOperation, OperationStore, StoreError,
+};
+use domain::signature::Fingerprint;
+use domain::{Direction, MerchantId, MerchantOperationId, OperationId, Status, Timestamp};
+
+use super::{apply_move, queue_callback};
+use crate::database::Database;
+use crate::rows::{self, action_json, operation_from_row, NewOperationRow, OperationRow};
+use crate::schema::{balances, operations};
+use crate::work::{corrupt, TxError};
+
+/// The status code a final write is guarded by: only a processing operation changes.
+const PROCESSING: i16 = 3;
+
+/// Written as a literal (not a bound parameter) so the planner can use the partial indexes
+/// `... WHERE status = 3` of the expiry sweep and the payout poller.
+fn is_processing() -> diesel::expression::SqlLiteral<Bool> {
+    sql::<Bool>("status = 3")
+}
+
+fn load_operation<E: From<StoreError>>(
+    row: Option<OperationRow>,
+) -> Result<Option<(Operation, Option<Fingerprint>)>, TxError<E>> {
+    row.map(operation_from_row).transpose().map_err(corrupt)
+}
+
+/// `Operation::finish` only yields final statuses; anything else is a bug in the caller.
+fn final_status(op: &Operation) -> Result<i16, StoreError> {
+    match op.status {
+        Status::Approved | Status::Declined => Ok(op.status.code()),
+        Status::Processing => Err(StoreError::Other(anyhow::anyhow!(
+            "finish called with a processing operation"
+        ))),
+    }
+}
+
+#[async_trait]
+impl OperationStore for Database {
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id))]
+    async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
+        let new = new.clone();
+        self.write(move |conn| {
+            let row =
+                NewOperationRow::new(&new.operation, new.fingerprint.as_ref()).map_err(corrupt)?;
+            // The operation row first: a taken merchantOperationId stops everything else.
+            match diesel::insert_into(operations::table)
+                .values(&row)
+                .execute(conn)
+            {
+                Ok(_) => {}
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                    return Err(TxError::Fail(InsertError::Duplicate));
+                }
+                Err(e) => return Err(e.into()),
+            }
+            for mv in &new.moves {
+                apply_move(conn, mv, || InsertError::InsufficientBalance)?;
+            }
+            if let Some(callback) = &new.callback {
+                queue_callback(conn, callback)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id))]
+    async fn finish(&self, completion: &Completion) -> Result<(), FinishError> {
+        let completion = completion.clone();
+        let status_code = final_status(&completion.operation)?;
+        self.write(move |conn| {
+            use crate::schema::operations::dsl::*;
+            let done = &completion.operation;
+            let decline = done.decline.as_ref();
+            let changed = diesel::update(
+                operations
+                    .filter(id.eq(done.id.to_string()))
+                    .filter(status.eq(PROCESSING)),
+            )
+            .set((
+                status.eq(status_code),
+                error_code.eq(decline.map(|d| d.code.as_str())),
+                error_message.eq(decline.map(|d| d.message.as_str())),
+                updated_at.eq(done.updated_at.millis()),
+                due_at.eq(None::<i64>),
+            ))
+            .execute(conn)?;
+            if changed == 0 {
+                return Err(TxError::Fail(FinishError::NotProcessing));
+            }
+            for mv in &completion.moves {
+                apply_move(conn, mv, || FinishError::InsufficientBalance)?;
+            }
+            if let Some(callback) = &completion.callback {
+                queue_callback(conn, callback)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, expected, action), fields(operation.id = %op_id))]
+    async fn replace_action(
+        &self,
+        op_id: OperationId,
+        expected: &Action,
+        action: &Action,
+        at: Timestamp,
+    ) -> Result<(), FinishError> {
+        let expected = action_json(expected).map_err(StoreError::Other)?;
+        let replacement = action_json(action).map_err(StoreError::Other)?;
+        self.write(move |conn| {
+            use crate::schema::operations::dsl as o;
+            let changed = diesel::update(
+                o::operations
+                    .filter(o::id.eq(op_id.to_string()))
+                    .filter(o::status.eq(PROCESSING))
+                    .filter(o::action.eq(&expected)),
+            )
+            .set((o::action.eq(&replacement), o::updated_at.eq(at.millis())))
+            .execute(conn)?;
+            match changed {
+                0 => Err(TxError::Fail(FinishError::NotProcessing)),
+                _ => Ok(()),
+            }
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
+    async fn get(&self, op_id: OperationId) -> Result<Option<Operation>, StoreError> {
+        self.read(move |conn| {
+            let row = operations::table
+                .find(op_id.to_string())
+                .select(OperationRow::as_select())
+                .first(conn)
+                .optional()?;
+            Ok(load_operation(row)?.map(|(op, _)| op))
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, merchant, moid), fields(merchant.id = %merchant))]
+    async fn find_by_merchant_operation_id(
+        &self,
+        merchant: &MerchantId,
+        dir: Direction,
+        moid: &MerchantOperationId,
+    ) -> Result<Option<(Operation, Option<Fingerprint>)>, StoreError> {
+        let (merchant, moid) = (merchant.as_str().to_string(), moid.as_str().to_string());
+        self.read(move |conn| {
+            use crate::schema::operations::dsl::*;
+            let row = operations
+                .filter(merchant_id.eq(&merchant))
+                .filter(direction.eq(dir.as_str()))
+                .filter(merchant_operation_id.eq(&moid))
+                .select(OperationRow::as_select())
+                .first(conn)
+                .optional()?;
+            load_operation(row)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn expired_deposits(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<OperationId>, StoreError> {
+        self.read(move |conn| {
+            use crate::schema::operations::dsl::*;
+            let ids: Vec<String> = operations
+                .filter(is_processing())
+                .filter(expires_at.le(now.millis()))
+                .filter(direction.eq(Direction::Deposit.as_str()))
+                .order(expires_at.asc())
+                .limit(i64::from(limit))
+                .select(id)
+                .load(conn)?;
+            ids.iter()
+                .map(|text| rows::operation_id("operations.id", text))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn due_payouts(&self, now: Timestamp, limit: u32) -> Result<Vec<Operation>, StoreError> {
+        self.read(move |conn| {
+            use crate::schema::operations::dsl::*;
+            let found: Vec<OperationRow> = operations
+                .filter(is_processing())
+                .filter(due_at.le(now.millis()))
+                .order(due_at.asc())
+                .limit(i64::from(limit))
+                .select(OperationRow::as_select())
+                .load(conn)?;
+            found
+                .into_iter()
+                .map(|row| operation_from_row(row).map(|(op, _)| op))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
+    async fn postpone(&self, op_id: OperationId, next: Timestamp) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            use crate::schema::operations::dsl::*;
+            diesel::update(
+                operations
+                    .filter(id.eq(op_id.to_string()))
+                    .filter(status.eq(PROCESSING)),
+            )
+            .set(due_at.eq(Some(next.millis())))
+            .execute(conn)?;
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant.id = %adjustment.merchant_id))]
+    async fn adjust_balance(&self, adjustment: &BalanceMove) -> Result<(), FinishError> {
+        let adjustment = adjustment.clone();
+        self.write(move |conn| apply_move(conn, &adjustment, || FinishError::InsufficientBalance))
+            .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(merchant.id = %merchant))]
+    async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError> {
+        let merchant = merchant.as_str().to_string();
+        self.read(move |conn| {
+            let found: Vec<(String, i64, i64)> = balances::table
+                .filter(balances::merchant_id.eq(&merchant))
+                .order(balances::currency.asc())
+                .select((balances::currency, balances::available, balances::held))
+                .load(conn)?;
+            found
+                .into_iter()
+                .map(|(currency, available, held)| {
+                    Ok(Balance {
+                        currency: rows::currency("balances.currency", &currency)?,
+                        available,
+                        held,
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)
+        })
+        .await
+    }
+}

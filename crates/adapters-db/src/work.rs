@@ -1,0 +1,185 @@
+//! Units of work: one blocking task, one pooled connection, one transaction, retried a few
+//! times on transient conflicts (SQLite busy, PostgreSQL serialization failure or deadlock).
+
+use std::time::Duration;
+
+use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use domain::ports::StoreError;
+
+use crate::conn::DbConn;
+use crate::database::Database;
+
+/// Why one attempt at a unit of work stopped; anything but `Ok` rolls the transaction back.
+#[derive(Debug)]
+pub(crate) enum TxError<E> {
+    /// A database error: transient ones are retried, the rest end the unit of work.
+    Db(DieselError),
+    /// A business outcome (e.g. insufficient balance), returned as is.
+    Fail(E),
+    /// A conflict a fresh attempt resolves (e.g. a balance row inserted concurrently).
+    Retry(&'static str),
+}
+
+impl<E> From<DieselError> for TxError<E> {
+    fn from(error: DieselError) -> Self {
+        TxError::Db(error)
+    }
+}
+
+/// Stored data that does not decode, or a value that does not encode: a bug, never a default.
+pub(crate) fn corrupt<E: From<StoreError>>(error: anyhow::Error) -> TxError<E> {
+    TxError::Fail(E::from(StoreError::Other(error)))
+}
+
+/// Attempts per unit of work before a transient conflict becomes `Unavailable`.
+const MAX_ATTEMPTS: u32 = 6;
+
+/// Errors after which the transaction was rolled back and a fresh attempt may succeed.
+fn is_transient(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
+        // diesel has no kinds for these: SQLITE_BUSY / SQLITE_LOCKED and PostgreSQL's 40P01.
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+            let message = info.message();
+            message.contains("database is locked")
+                || message.contains("database table is locked")
+                || message.contains("deadlock detected")
+        }
+        _ => false,
+    }
+}
+
+/// The port error for a database error that ends a unit of work.
+pub(crate) fn store_error(error: DieselError) -> StoreError {
+    match &error {
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => {
+            StoreError::Unavailable(format!("database connection lost: {error}"))
+        }
+        _ if is_transient(&error) => {
+            StoreError::Unavailable(format!("database busy, retries exhausted: {error}"))
+        }
+        _ => StoreError::Other(anyhow::Error::new(error)),
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    // 5, 10, 20, 40, 80 ms, plus up to 5 ms of jitter so racing retries spread out.
+    let base = 5u64 << attempt.saturating_sub(1).min(5);
+    let jitter = u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_micros())
+            .unwrap_or(0)
+            % 5_000,
+    );
+    Duration::from_millis(base) + Duration::from_micros(jitter)
+}
+
+/// Runs `work` in one write transaction: `BEGIN IMMEDIATE` on SQLite (the write lock is taken
+/// up front, so no read-then-upgrade deadlock), `BEGIN` (read committed) on PostgreSQL.
+fn write_tx<T, E>(
+    conn: &mut DbConn,
+    work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
+) -> Result<T, TxError<E>> {
+    match conn {
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?,
+        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c)?,
+    }
+    match work(conn) {
+        Ok(value) => {
+            <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
+            Ok(value)
+        }
+        Err(error) => {
+            // A failed rollback leaves the connection broken; the pool then drops it, which
+            // ends the transaction on the server. The original error is the one to report.
+            if let Err(rollback) =
+                <DbConn as TransactionManager<DbConn>>::rollback_transaction(conn)
+            {
+                tracing::warn!(error = %rollback, "rollback failed; the connection is dropped");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// Runs blocking storage work off the async executor.
+pub(crate) async fn blocking<T, E>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(join) => Err(E::from(StoreError::Other(anyhow::anyhow!(
+            "storage task failed: {join}"
+        )))),
+    }
+}
+
+impl Database {
+    /// Runs `work` as one write transaction on a blocking thread, retrying transient conflicts.
+    /// `work` may run more than once, each time in a fresh transaction.
+    pub(crate) async fn write<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
+    }
+
+    /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.
+    pub(crate) async fn read<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || db.retrying(false, work)).await
+    }
+
+    /// Checks out a connection and runs `once`, again after a short pause on transient errors.
+    fn retrying<T, E: From<StoreError>>(
+        &self,
+        write: bool,
+        once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,
+    ) -> Result<T, E> {
+        let mut attempt = 1;
+        loop {
+            let result = {
+                // SQLite has one writer at a time: queue this process's writers here rather
+                // than have them poll the file lock. Other processes still wait on busy_timeout.
+                let _writer = write.then(|| self.sqlite_writer()).flatten();
+                let mut conn = self.inner.pool.get().map_err(|e| {
+                    E::from(StoreError::Unavailable(format!(
+                        "no database connection: {e}"
+                    )))
+                })?;
+                once(&mut conn)
+            };
+            let why = match result {
+                Ok(value) => return Ok(value),
+                Err(TxError::Fail(error)) => return Err(error),
+                Err(TxError::Db(error)) if is_transient(&error) && attempt < MAX_ATTEMPTS => {
+                    error.to_string()
+                }
+                Err(TxError::Retry(why)) if attempt < MAX_ATTEMPTS => why.to_string(),
+                Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
+                Err(TxError::Retry(why)) => {
+                    return Err(E::from(StoreError::Unavailable(format!(
+                        "conflict persisted: {why}"
+                    ))))
+                }
+            };
+            tracing::debug!(attempt, reason = %why, "retrying a unit of work");
+            std::thread::sleep(backoff(attempt));
+            attempt += 1;
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! `ledger verify`: balances equal the sums of their ledger entries.
+
+use domain::ledger::manual_move;
+use domain::operation::{Decline, DeclineCode, Outcome};
+use domain::{Currency, Status};
+
+use crate::helpers::{credit, deposit, each_backend, gateway, merchant, now, rub, withdrawal};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
+    each_backend(|t| async move {
+        use domain::ports::OperationStore;
+        let shop = merchant(&t.db).await;
+        let idle = merchant(&t.db).await;
+        let gw = gateway(&t.db);
+        credit(&t.db, &shop, 1_000_00).await;
+        for i in 0..6 {
+            let created = gw.create_deposit(&shop, deposit(10_00 + i * 100, None), b"d").await.expect("deposit");
+            let outcome = if i % 3 == 0 {
+                Outcome::Decline(Decline::new(DeclineCode::CardDeclined))
+            } else {
+                Outcome::Approve
+            };
+            gw.complete(created.operation.id, outcome).await.expect("complete deposit");
+        }
+        let declined = gw.create_deposit(&shop, deposit(10_05, None), b"d").await.expect("deposit");
+        assert_eq!(declined.operation.status, Status::Declined);
+        for i in 0..6 {
+            let created = gw.create_withdrawal(&shop, withdrawal(5_00 + i, None), b"w").await.expect("payout");
+            match i % 3 {
+                0 => drop(gw.complete(created.operation.id, Outcome::Approve).await.expect("approve")),
+                1 => {
+                    let decline = Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound));
+                    drop(gw.complete(created.operation.id, decline).await.expect("decline"));
+                }
+                _ => {}
+            }
+        }
+        let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
+        assert_eq!(at_creation.operation.status, Status::Declined);
+        let debit = manual_move(shop.id.clone(), Currency::RUB, rub(1_00), false, now());
+        t.db.adjust_balance(&debit).await.expect("debit");
+        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+
+        // A balance changed behind the ledger's back.
+        t.exec(&format!("UPDATE balances SET available = available + 7 WHERE merchant_id = '{}'", shop.id));
+        let found = t.db.verify_ledger().await.expect("verify");
+        assert_eq!(found.len(), 1);
+        let mismatch = &found[0];
+        assert_eq!((&mismatch.merchant_id, mismatch.currency), (&shop.id, Currency::RUB));
+        assert_eq!(mismatch.balance_available, mismatch.ledger_available + 7);
+        assert_eq!(mismatch.balance_held, mismatch.ledger_held);
+
+        // Ledger entries with no balance row at all.
+        t.exec(&format!(
+            "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at) \
+             VALUES ('{}', 'USD', 'manual_credit', 500, 0, 0)",
+            idle.id
+        ));
+        let found = t.db.verify_ledger().await.expect("verify");
+        assert_eq!(found.len(), 2);
+        let orphan = found.iter().find(|m| m.merchant_id == idle.id).expect("orphan ledger found");
+        assert_eq!(orphan.currency.as_str(), "USD");
+        assert_eq!((orphan.balance_available, orphan.balance_held), (0, 0));
+        assert_eq!((orphan.ledger_available, orphan.ledger_held), (500, 0));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_ledger_is_append_only_and_balances_never_go_negative() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        credit(&t.db, &shop, 5_00).await;
+        assert!(t.try_exec("UPDATE ledger SET available_delta = 1").is_err());
+        assert!(t.try_exec("DELETE FROM ledger").is_err());
+        assert!(t.try_exec("UPDATE balances SET available = -1").is_err());
+        assert!(t.try_exec("UPDATE balances SET held = -1").is_err());
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), 1);
+    })
+    .await;
+}

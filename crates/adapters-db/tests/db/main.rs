@@ -1,0 +1,12 @@
+//! Storage integration tests: each runs on a temp SQLite file and, when
+//! `GATEWAY_TEST_DATABASE_URL` is set, on a fresh PostgreSQL database.
+
+// Amounts are minor units written as roubles_kopecks: 100_00 is 100.00 RUB.
+#![allow(clippy::inconsistent_digit_grouping)]
+
+mod catalog;
+mod concurrency;
+mod helpers;
+mod ledger;
+mod operations;
+mod outbox;

@@ -1,0 +1,311 @@
+//! The operation store on its own: round trips, duplicates, guards and sweeps.
+
+use domain::callback::callback_for;
+use domain::ledger::{hold_for, moves_on_finish};
+use domain::operation::{Action, Decline, DeclineCode, InputField, Outcome, SelectOption};
+use domain::ports::{Completion, FinishError, InsertError, NewOperation, OperationStore};
+use domain::signature::Fingerprint;
+use domain::{Direction, HttpUrl, MerchantOperationId, PaymentMethod, Status, UserData, UserId};
+use serde_json::json;
+
+use crate::helpers::{
+    balance, credit, each_backend, merchant, now, operation, rub, secret, TestDb,
+};
+
+fn url(text: &str) -> Option<HttpUrl> {
+    Some(HttpUrl::parse(text).expect("url"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_operation_round_trips_with_every_field() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let mut op = operation(&shop, Direction::Deposit, 123_45);
+        op.method = PaymentMethod::SbpQr;
+        op.route_id = 3;
+        op.user_id = UserId::parse("пользователь-1").expect("user id");
+        op.merchant_operation_id = Some(MerchantOperationId::parse("order-1!~").expect("moid"));
+        op.urls.success = url("https://shop.example/ok?x=1");
+        op.urls.fail = url("https://shop.example/fail");
+        op.urls.processing = url("http://shop.example/wait");
+        op.requisites =
+            json!({"qr": "data:image/png;base64,AAAA", "card": {"pan": "424242******4242"}})
+                .as_object()
+                .cloned();
+        let entries = [
+            ("email", "a@b.example"),
+            ("ipAddress", "2001:db8::1"),
+            ("country", "RU"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        op.user_data = UserData::parse(&entries.into_iter().collect()).expect("user data");
+        op.action = Some(Action::InputFields {
+            fields: vec![InputField {
+                name: "bank".into(),
+                label: "Bank".into(),
+                kind: "select".into(),
+                required: true,
+                options: Some(vec![SelectOption {
+                    value: "a".into(),
+                    label: "A".into(),
+                }]),
+            }],
+        });
+        op.expires_at = Some(op.created_at.plus_seconds(600));
+        op.provider_state = Some(json!({"plan": ["approve", 1, null]}));
+        op.due_at = Some(op.created_at.plus_seconds(5));
+        let fingerprint = Fingerprint::of(&secret('d'), b"{\"amount\":\"123.45\"}");
+        let new = NewOperation {
+            operation: op.clone(),
+            fingerprint: Some(fingerprint.clone()),
+            moves: Vec::new(),
+            callback: None,
+        };
+        t.db.insert(&new).await.expect("insert");
+        assert_eq!(t.db.get(op.id).await.expect("get"), Some(op.clone()));
+        let moid = op.merchant_operation_id.clone().expect("moid");
+        let found =
+            t.db.find_by_merchant_operation_id(&shop.id, Direction::Deposit, &moid)
+                .await;
+        assert_eq!(found.expect("find"), Some((op.clone(), Some(fingerprint))));
+        let other_direction =
+            t.db.find_by_merchant_operation_id(&shop.id, Direction::Withdrawal, &moid);
+        assert_eq!(other_direction.await.expect("find"), None);
+        let unknown = domain::OperationId::from_uuid(uuid::Uuid::new_v4());
+        assert_eq!(t.db.get(unknown).await.expect("get"), None);
+    })
+    .await;
+}
+
+/// A payout declined at creation: hold, release and callback in one insert.
+fn declined_payout(t: &TestDb, shop: &domain::merchant::Merchant, moid: &str) -> NewOperation {
+    let _ = t;
+    let mut op = operation(shop, Direction::Withdrawal, 10_05);
+    op.merchant_operation_id = Some(MerchantOperationId::parse(moid).expect("moid"));
+    let hold = hold_for(&op);
+    let done = op
+        .finish(
+            &Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined)),
+            op.created_at,
+        )
+        .expect("processing");
+    let mut moves = vec![hold];
+    moves.extend(moves_on_finish(&done));
+    NewOperation {
+        callback: callback_for(&done),
+        operation: done,
+        fingerprint: Some(Fingerprint::of(&secret('w'), moid.as_bytes())),
+        moves,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_duplicate_insert_is_refused_and_writes_nothing() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        credit(&t.db, &shop, 100_00).await;
+        let first = declined_payout(&t, &shop, "dup-1");
+        t.db.insert(&first).await.expect("first insert");
+        assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
+        let ledger_rows = t.count("SELECT COUNT(*) AS n FROM ledger");
+        assert_eq!(ledger_rows, 3);
+
+        // Same merchantOperationId, another operation id, a hold that would fit.
+        let mut second = declined_payout(&t, &shop, "dup-1");
+        second.moves.truncate(1);
+        let result = t.db.insert(&second).await;
+        assert!(matches!(result, Err(InsertError::Duplicate)), "{result:?}");
+        // Same operation id again (no merchantOperationId involved).
+        let mut again = first.clone();
+        again.operation.merchant_operation_id = None;
+        again.fingerprint = None;
+        assert!(matches!(
+            t.db.insert(&again).await,
+            Err(InsertError::Duplicate)
+        ));
+
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 1);
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), ledger_rows);
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_outbox"), 1);
+        assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
+        assert!(t.db.get(second.operation.id).await.expect("get").is_none());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_uncovered_hold_writes_nothing() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let op = operation(&shop, Direction::Withdrawal, 1_00);
+        let new = NewOperation {
+            moves: vec![hold_for(&op)],
+            operation: op.clone(),
+            fingerprint: None,
+            callback: None,
+        };
+        // No balance row at all, then one that is too small.
+        assert!(matches!(
+            t.db.insert(&new).await,
+            Err(InsertError::InsufficientBalance)
+        ));
+        credit(&t.db, &shop, 99).await;
+        assert!(matches!(
+            t.db.insert(&new).await,
+            Err(InsertError::InsufficientBalance)
+        ));
+        assert!(t.db.get(op.id).await.expect("get").is_none());
+        assert_eq!(balance(&t.db, &shop).await, (99, 0));
+        credit(&t.db, &shop, 1).await;
+        t.db.insert(&new).await.expect("now covered");
+        assert_eq!(balance(&t.db, &shop).await, (0, 1_00));
+        let debit = domain::ledger::manual_move(
+            shop.id.clone(),
+            domain::Currency::RUB,
+            rub(1),
+            false,
+            now(),
+        );
+        assert!(matches!(
+            t.db.adjust_balance(&debit).await,
+            Err(FinishError::InsufficientBalance)
+        ));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_final_status_is_written_once_with_its_moves_and_callback() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let op = operation(&shop, Direction::Deposit, 50_00);
+        crate::helpers::insert_plain(&t.db, &op).await;
+        let done = op.finish(&Outcome::Approve, now()).expect("processing");
+        let completion = Completion {
+            moves: moves_on_finish(&done),
+            callback: callback_for(&done),
+            operation: done.clone(),
+        };
+        t.db.finish(&completion).await.expect("finish");
+        assert_eq!(t.db.get(op.id).await.expect("get"), Some(done.clone()));
+        assert_eq!(balance(&t.db, &shop).await, (50_00, 0));
+
+        let declined = op
+            .finish(&Outcome::Decline(Decline::new(DeclineCode::Expired)), now())
+            .expect("processing in memory");
+        let late = Completion {
+            moves: moves_on_finish(&declined),
+            callback: callback_for(&declined),
+            operation: declined,
+        };
+        assert!(matches!(
+            t.db.finish(&late).await,
+            Err(FinishError::NotProcessing)
+        ));
+        assert!(matches!(
+            t.db.finish(&completion).await,
+            Err(FinishError::NotProcessing)
+        ));
+        assert_eq!(
+            t.db.get(op.id).await.expect("get").map(|o| o.status),
+            Some(Status::Approved)
+        );
+        assert_eq!(
+            t.count("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'deposit_approved'"),
+            1
+        );
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_outbox"), 1);
+        assert_eq!(balance(&t.db, &shop).await, (50_00, 0));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_action_is_replaced_only_while_it_is_the_expected_one() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let mut op = operation(&shop, Direction::Deposit, 10_00);
+        let ask = |left| Action::Confirmation {
+            channels: vec!["sms".into()],
+            attempts_left: left,
+        };
+        op.action = Some(ask(3));
+        crate::helpers::insert_plain(&t.db, &op).await;
+        let at = now();
+        t.db.replace_action(op.id, &ask(3), &ask(2), at)
+            .await
+            .expect("replace");
+        let stored = t.db.get(op.id).await.expect("get").expect("found");
+        assert_eq!((stored.action, stored.updated_at), (Some(ask(2)), at));
+        let stale = t.db.replace_action(op.id, &ask(3), &ask(2), at).await;
+        assert!(matches!(stale, Err(FinishError::NotProcessing)));
+        let done = op.finish(&Outcome::Approve, now()).expect("processing");
+        let completion = Completion {
+            moves: moves_on_finish(&done),
+            callback: None,
+            operation: done,
+        };
+        t.db.finish(&completion).await.expect("finish");
+        let final_op = t.db.replace_action(op.id, &ask(2), &ask(1), at).await;
+        assert!(matches!(final_op, Err(FinishError::NotProcessing)));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sweeps_find_expired_deposits_and_due_payouts() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        credit(&t.db, &shop, 100_00).await;
+        let at = now();
+        let mut expired = operation(&shop, Direction::Deposit, 1_00);
+        expired.expires_at = Some(at.plus_seconds(-1));
+        let mut waiting = operation(&shop, Direction::Deposit, 1_00);
+        waiting.expires_at = Some(at.plus_seconds(600));
+        let mut due = operation(&shop, Direction::Withdrawal, 1_00);
+        due.due_at = Some(at.plus_seconds(-2));
+        let mut later = operation(&shop, Direction::Withdrawal, 1_00);
+        later.due_at = Some(at.plus_seconds(60));
+        for op in [&expired, &waiting, &due, &later] {
+            crate::helpers::insert_plain(&t.db, op).await;
+        }
+        assert_eq!(
+            t.db.expired_deposits(at, 10).await.expect("sweep"),
+            vec![expired.id]
+        );
+        assert_eq!(t.db.expired_deposits(at, 0).await.expect("sweep"), vec![]);
+        let payouts = t.db.due_payouts(at, 10).await.expect("due");
+        assert_eq!(
+            payouts.iter().map(|p| p.id).collect::<Vec<_>>(),
+            vec![due.id]
+        );
+        assert_eq!(payouts[0], due);
+
+        t.db.postpone(due.id, at.plus_seconds(30))
+            .await
+            .expect("postpone");
+        assert!(t.db.due_payouts(at, 10).await.expect("due").is_empty());
+        let all =
+            t.db.due_payouts(at.plus_seconds(90), 10)
+                .await
+                .expect("due");
+        assert_eq!(all.len(), 2);
+
+        let done = expired
+            .finish(&Outcome::Decline(Decline::new(DeclineCode::Expired)), at)
+            .expect("processing");
+        let completion = Completion {
+            moves: vec![],
+            callback: None,
+            operation: done,
+        };
+        t.db.finish(&completion).await.expect("finish");
+        assert!(t
+            .db
+            .expired_deposits(at, 10)
+            .await
+            .expect("sweep")
+            .is_empty());
+    })
+    .await;
+}
