@@ -1,1 +1,36 @@
-fn main() {}
+//! `gateway`: the payment gateway's one binary.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use app::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    app::telemetry::init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = match cli.command {
+        Command::Serve(args) => {
+            // actix-web's server runs on its own system inside the runtime.
+            runtime.block_on(app::commands::serve(&cli.database_url, &args))
+        }
+        command => runtime.block_on(app::commands::run(&cli.database_url, command)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}

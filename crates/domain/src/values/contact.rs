@@ -32,7 +32,7 @@ impl HttpUrl {
 
 impl fmt::Display for HttpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.pad(&self.0)
     }
 }
 

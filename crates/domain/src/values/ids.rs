@@ -57,7 +57,7 @@ impl MerchantId {
 
 impl fmt::Display for MerchantId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.pad(&self.0)
     }
 }
 
@@ -85,7 +85,7 @@ impl MerchantOperationId {
 
 impl fmt::Display for MerchantOperationId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.pad(&self.0)
     }
 }
 

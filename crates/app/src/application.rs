@@ -1,0 +1,201 @@
+//! Builds the running gateway: database, provider, service, HTTP server and workers.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use adapters_callback::{owner_id, CallbackConfig, CallbackWorker};
+use adapters_db::Database;
+use adapters_http::ReadyFn;
+use adapters_sandbox::{SandboxConfig, SandboxProvider};
+use anyhow::Context;
+use domain::service::{Gateway, Ports};
+use prometheus::Registry;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::ServeConfig;
+use crate::system::{SystemClock, UuidIds};
+
+/// A gateway bound to its port, not yet running.
+pub struct Application {
+    port: u16,
+    server: actix_web::dev::Server,
+    database: Database,
+    gateway: Gateway,
+    config: ServeConfig,
+    callbacks: CallbackWorker,
+}
+
+impl Application {
+    /// Connects and migrates the database, binds the listener (port 0 picks a free one) and
+    /// builds the server.
+    pub async fn build(mut config: ServeConfig) -> anyhow::Result<Self> {
+        let database = open_database(&config.database_url).await?;
+        let listener = TcpListener::bind(config.bind)
+            .with_context(|| format!("cannot listen on {} (GATEWAY_BIND)", config.bind))?;
+        let address = listener.local_addr()?;
+        if config.bind.port() == 0 && config.public_url == format!("http://{}", config.bind) {
+            config.public_url = format!("http://{address}");
+        }
+        let provider = SandboxProvider::new(SandboxConfig {
+            public_url: config.public_url.clone(),
+            settle_after: config.sandbox_settle,
+        });
+        let store = Arc::new(database.clone());
+        let gateway = Gateway::new(Ports {
+            store: store.clone(),
+            merchants: store.clone(),
+            routes: store,
+            provider: Arc::new(provider),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(UuidIds),
+        });
+        let registry = Registry::new();
+        let ready_db = database.clone();
+        let readiness = ReadyFn(move || {
+            let db = ready_db.clone();
+            async move { db.ping().await }
+        });
+        let state = adapters_http::HttpState::with_registry(
+            gateway.clone(),
+            Arc::new(readiness),
+            adapters_http::HttpSettings {
+                rate_limit_per_sec: config.rate_limit,
+                public_url: config.public_url.clone(),
+            },
+            registry.clone(),
+        )?;
+        let callbacks = callback_worker(&database, &config)?;
+        callbacks.metrics().register(&registry)?;
+        let server = adapters_http::server(listener, state, |_| {})?;
+        Ok(Self {
+            port: address.port(),
+            server,
+            database,
+            gateway,
+            config,
+            callbacks,
+        })
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The use cases, for tests and the demo set-up.
+    pub fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
+    /// The configuration the gateway runs with (public URL resolved for port 0).
+    pub fn config(&self) -> &ServeConfig {
+        &self.config
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
+    /// Serves until SIGINT/SIGTERM (actix handles the signals): in-flight requests finish,
+    /// then the workers stop and the callback worker releases its leases.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let (stop, stopped) = watch::channel(false);
+        let mut workers = spawn_sweepers(&self.gateway, stopped.clone());
+        workers.push(tokio::spawn(self.callbacks.run(wait_for_stop(stopped))));
+        let result = self.server.await;
+        let _ = stop.send(true);
+        for worker in workers {
+            if let Err(error) = worker.await {
+                tracing::error!(%error, "a background worker failed");
+            }
+        }
+        result.context("the HTTP server failed")
+    }
+}
+
+/// How often the sweepers look for expired deposits and due payouts.
+const SWEEP_EVERY: Duration = Duration::from_millis(500);
+
+/// Opens and migrates the database (diesel is synchronous: off the async executor).
+pub async fn open_database(url: &str) -> anyhow::Result<Database> {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let database = Database::connect(&url)
+            .context("cannot open the database named by GATEWAY_DATABASE_URL")?;
+        database.migrate().context("cannot migrate the database")?;
+        Ok(database)
+    })
+    .await?
+}
+
+fn callback_worker(database: &Database, config: &ServeConfig) -> anyhow::Result<CallbackWorker> {
+    let callback_config = CallbackConfig {
+        schedule: config.callback_schedule.clone(),
+        timeout: config.callback_timeout,
+        allow_private: config.callback_allow_private,
+        ..CallbackConfig::default()
+    };
+    let store = Arc::new(database.clone());
+    CallbackWorker::new(
+        store.clone(),
+        store,
+        Arc::new(SystemClock),
+        callback_config,
+        owner_id(),
+    )
+}
+
+/// The expiry sweeper and the payout settler; every instance runs them, guarded writes make
+/// their work happen once.
+fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+    let mut handles = Vec::new();
+    let sweeper = gateway.clone();
+    handles.push(tokio::spawn(every(
+        SWEEP_EVERY,
+        stopped.clone(),
+        move || {
+            let gateway = sweeper.clone();
+            async move {
+                match gateway.expire_overdue().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(expired = n, "expired overdue deposits"),
+                    Err(error) => tracing::warn!(%error, "expiry sweep failed"),
+                }
+            }
+        },
+    )));
+    let settler = gateway.clone();
+    handles.push(tokio::spawn(every(SWEEP_EVERY, stopped, move || {
+        let gateway = settler.clone();
+        async move {
+            match gateway.settle_due_payouts().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(settled = n, "settled due payouts"),
+                Err(error) => tracing::warn!(%error, "payout settlement failed"),
+            }
+        }
+    })));
+    handles
+}
+
+async fn wait_for_stop(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+/// Runs `tick` every `period` until stopped.
+async fn every<F, Fut>(period: Duration, stopped: watch::Receiver<bool>, tick: F)
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let mut interval = tokio::time::interval(period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => tick().await,
+            () = wait_for_stop(stopped.clone()) => return,
+        }
+    }
+}

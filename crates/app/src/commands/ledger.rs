@@ -1,0 +1,115 @@
+//! `gateway callbacks ...` and `gateway ledger verify`.
+
+use std::process::ExitCode;
+
+use adapters_db::Database;
+use anyhow::anyhow;
+use domain::ports::{CallbackOutbox, CallbackState, Clock};
+use domain::{format_minor, OperationId};
+use serde_json::json;
+
+use super::{print_json, EXIT_NOT_FOUND};
+use crate::cli::{CallbacksCommand, LedgerCommand};
+use crate::system::SystemClock;
+
+fn state_name(state: CallbackState) -> &'static str {
+    match state {
+        CallbackState::Pending => "pending",
+        CallbackState::Delivered => "delivered",
+        CallbackState::Failed => "failed",
+    }
+}
+
+pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        CallbacksCommand::Retry { operation_id } => {
+            let id = OperationId::parse(&operation_id).map_err(|e| anyhow!("operation id: {e}"))?;
+            if db.retry(id, SystemClock.now()).await? {
+                println!("callback of {id} queued again");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("error: operation {id} has no failed callback");
+                Ok(ExitCode::from(EXIT_NOT_FOUND))
+            }
+        }
+        CallbacksCommand::List {
+            failed,
+            limit,
+            json,
+        } => {
+            let rows = db.list(failed, limit).await?;
+            if json {
+                let out: Vec<_> = rows
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "operationId": c.operation_id.to_string(), "merchantId": c.merchant_id.as_str(),
+                            "url": c.url, "state": state_name(c.state), "attempts": c.attempts,
+                            "nextAttemptAt": c.next_attempt_at.map(|t| t.to_rfc3339()),
+                            "lastError": c.last_error,
+                        })
+                    })
+                    .collect();
+                print_json(&json!(out));
+            } else {
+                println!(
+                    "{:<36} {:<9} {:<8} {:<20} URL / LAST ERROR",
+                    "OPERATION", "STATE", "ATTEMPTS", "NEXT"
+                );
+                for c in &rows {
+                    let next = c
+                        .next_attempt_at
+                        .map(|t| t.to_rfc3339())
+                        .unwrap_or_else(|| "-".into());
+                    println!(
+                        "{:<36} {:<9} {:<8} {:<20} {} {}",
+                        c.operation_id,
+                        state_name(c.state),
+                        c.attempts,
+                        next,
+                        c.url,
+                        c.last_error.as_deref().unwrap_or("")
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub async fn ledger(db: &Database, command: LedgerCommand) -> anyhow::Result<ExitCode> {
+    let LedgerCommand::Verify { json } = command;
+    let mismatches = db.verify_ledger().await?;
+    if json {
+        let out: Vec<_> = mismatches
+            .iter()
+            .map(|m| {
+                json!({
+                    "merchantId": m.merchant_id.as_str(), "currency": m.currency.as_str(),
+                    "balance": {"available": format_minor(m.balance_available), "held": format_minor(m.balance_held)},
+                    "ledger": {"available": format_minor(m.ledger_available), "held": format_minor(m.ledger_held)},
+                })
+            })
+            .collect();
+        print_json(&json!({ "ok": mismatches.is_empty(), "mismatches": out }));
+    } else if mismatches.is_empty() {
+        println!("ledger verified: every balance equals the sum of its ledger entries");
+    } else {
+        for m in &mismatches {
+            println!(
+                "MISMATCH {} {}: balance available {} held {}, ledger available {} held {}",
+                m.merchant_id,
+                m.currency,
+                format_minor(m.balance_available),
+                format_minor(m.balance_held),
+                format_minor(m.ledger_available),
+                format_minor(m.ledger_held)
+            );
+        }
+    }
+    Ok(if mismatches.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

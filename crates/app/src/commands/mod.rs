@@ -1,0 +1,55 @@
+//! The sub-commands. Each returns the process exit code: 0 success, 1 failure,
+//! 2 bad usage (clap's own), 3 not found, 4 refused (name taken, insufficient balance).
+
+mod admin;
+mod ledger;
+
+use std::process::ExitCode;
+
+use crate::application::Application;
+use crate::cli::{Command, ServeArgs};
+use crate::config::{parse_database_url, ServeConfig};
+
+/// Exit code for "no such merchant, route or callback".
+pub const EXIT_NOT_FOUND: u8 = 3;
+/// Exit code for a refused change (name taken, balance too low).
+pub const EXIT_REFUSED: u8 = 4;
+
+/// `gateway serve [--demo]`.
+pub async fn serve(database_url: &str, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = ServeConfig::from_args(database_url, args)?;
+    let app = Application::build(config).await?;
+    if app.config().demo {
+        crate::demo::ensure_demo(&app).await?;
+        crate::demo::print_banner(&app);
+    }
+    tracing::info!(port = app.port(), "gateway listening");
+    app.run_until_stopped().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every command but `serve`.
+pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCode> {
+    let url = parse_database_url(database_url)?;
+    let database = crate::application::open_database(&url).await?;
+    match command {
+        Command::Serve(_) => unreachable!("serve is handled by commands::serve"),
+        Command::Migrate => {
+            println!("migrations applied");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Merchant(cmd) => admin::merchant(&database, cmd).await,
+        Command::Balance(cmd) => admin::balance(&database, cmd).await,
+        Command::Route(cmd) => admin::route(&database, cmd).await,
+        Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
+        Command::Ledger(cmd) => ledger::ledger(&database, cmd).await,
+    }
+}
+
+/// Prints `value` as pretty JSON.
+fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}

@@ -1,0 +1,218 @@
+//! Typed configuration of `gateway serve`, validated at start.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use domain::callback::RetrySchedule;
+
+use crate::cli::ServeArgs;
+
+/// A configuration value that cannot be used; the message names the variable and the accepted form.
+#[derive(Debug, thiserror::Error)]
+#[error("{variable} (--{flag}): invalid value {value:?}: expected {expected}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub flag: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+/// Everything `gateway serve` needs, validated.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub database_url: String,
+    pub bind: SocketAddr,
+    pub public_url: String,
+    pub demo: bool,
+    pub callback_allow_private: bool,
+    pub callback_schedule: RetrySchedule,
+    pub callback_timeout: Duration,
+    pub rate_limit: u32,
+    pub sandbox_settle: Duration,
+}
+
+impl ServeConfig {
+    /// Validates flags and environment (already merged by clap) into a config.
+    pub fn from_args(database_url: &str, args: &ServeArgs) -> Result<Self, ConfigError> {
+        let bind: SocketAddr = args.bind.parse().map_err(|_| ConfigError {
+            variable: "GATEWAY_BIND",
+            flag: "bind",
+            value: args.bind.clone(),
+            expected: "HOST:PORT with an IP address, e.g. 127.0.0.1:8080",
+        })?;
+        let public_url = match &args.public_url {
+            Some(url) => parse_public_url(url)?,
+            None => format!("http://{bind}"),
+        };
+        let callback_schedule = match &args.callback_schedule {
+            Some(text) => parse_schedule(text)?,
+            None => RetrySchedule::standard(),
+        };
+        Ok(Self {
+            database_url: parse_database_url(database_url)?,
+            bind,
+            public_url,
+            demo: args.demo,
+            callback_allow_private: parse_bool(&args.callback_allow_private)?,
+            callback_schedule,
+            callback_timeout: parse_duration(&args.callback_timeout)
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| ConfigError {
+                    variable: "GATEWAY_CALLBACK_TIMEOUT",
+                    flag: "callback-timeout",
+                    value: args.callback_timeout.clone(),
+                    expected: "a positive duration such as 10s, 500ms or 1m",
+                })?,
+            rate_limit: args.rate_limit.trim().parse().map_err(|_| ConfigError {
+                variable: "GATEWAY_RATE_LIMIT",
+                flag: "rate-limit",
+                value: args.rate_limit.clone(),
+                expected: "a whole number of requests per second per merchant, 0 for no limit",
+            })?,
+            sandbox_settle: args
+                .sandbox_settle_ms
+                .trim()
+                .parse::<u64>()
+                .map(Duration::from_millis)
+                .map_err(|_| ConfigError {
+                    variable: "GATEWAY_SANDBOX_SETTLE_MS",
+                    flag: "sandbox-settle-ms",
+                    value: args.sandbox_settle_ms.clone(),
+                    expected: "a whole number of milliseconds, e.g. 2000",
+                })?,
+        })
+    }
+}
+
+/// Checks the database URL's form (`sqlite://PATH` or `postgres://...`).
+pub fn parse_database_url(url: &str) -> Result<String, ConfigError> {
+    let ok = ["sqlite://", "postgres://", "postgresql://"]
+        .iter()
+        .any(|p| url.starts_with(p) && url.len() > p.len());
+    if ok {
+        Ok(url.to_string())
+    } else {
+        Err(ConfigError {
+            variable: "GATEWAY_DATABASE_URL",
+            flag: "database-url",
+            value: url.to_string(),
+            expected: "sqlite://PATH or postgres://USER@HOST:PORT/DATABASE",
+        })
+    }
+}
+
+fn parse_public_url(text: &str) -> Result<String, ConfigError> {
+    match domain::HttpUrl::parse(text) {
+        Ok(url) => Ok(url.as_str().trim_end_matches('/').to_string()),
+        Err(_) => Err(ConfigError {
+            variable: "GATEWAY_PUBLIC_URL",
+            flag: "public-url",
+            value: text.to_string(),
+            expected: "an absolute http or https URL, e.g. https://pay.example.com",
+        }),
+    }
+}
+
+fn parse_bool(text: &str) -> Result<bool, ConfigError> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" | "" => Ok(false),
+        _ => Err(ConfigError {
+            variable: "GATEWAY_CALLBACK_ALLOW_PRIVATE",
+            flag: "callback-allow-private",
+            value: text.to_string(),
+            expected: "true or false",
+        }),
+    }
+}
+
+/// Parses `500ms`, `10s`, `5m`, `2h`, `1d` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let millis = match unit {
+        "ms" => n,
+        "" | "s" => n.checked_mul(1_000)?,
+        "m" | "min" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(millis))
+}
+
+fn parse_schedule(text: &str) -> Result<RetrySchedule, ConfigError> {
+    let delays: Option<Vec<Duration>> = text.split(',').map(parse_duration).collect();
+    match delays {
+        Some(delays) if !delays.is_empty() => Ok(RetrySchedule(delays)),
+        _ => Err(ConfigError {
+            variable: "GATEWAY_CALLBACK_SCHEDULE",
+            flag: "callback-schedule",
+            value: text.to_string(),
+            expected: "a comma list of delays such as 10s,30s,1m,5m",
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> ServeArgs {
+        ServeArgs {
+            demo: false,
+            bind: "127.0.0.1:8080".into(),
+            public_url: None,
+            callback_allow_private: "false".into(),
+            callback_schedule: None,
+            callback_timeout: "10s".into(),
+            rate_limit: "0".into(),
+            sandbox_settle_ms: "2000".into(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let config = ServeConfig::from_args("sqlite://gateway.db", &args()).expect("valid");
+        assert_eq!(config.public_url, "http://127.0.0.1:8080");
+        assert_eq!(config.callback_schedule, RetrySchedule::standard());
+        assert_eq!(config.callback_timeout, Duration::from_secs(10));
+        assert_eq!(config.rate_limit, 0);
+        assert_eq!(config.sandbox_settle, Duration::from_millis(2000));
+        assert!(!config.callback_allow_private);
+    }
+
+    #[test]
+    fn durations_and_schedules_parse() {
+        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m"), Some(Duration::from_secs(60)));
+        assert_eq!(parse_duration("2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("10x"), None);
+        let schedule = parse_schedule("1s,2s,5s").expect("valid");
+        assert_eq!(schedule.0.len(), 3);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let mut bad = args();
+        bad.bind = "localhost".into();
+        let error = ServeConfig::from_args("sqlite://x.db", &bad)
+            .expect_err("invalid")
+            .to_string();
+        assert!(error.contains("GATEWAY_BIND"), "{error}");
+        let mut bad = args();
+        bad.callback_schedule = Some("1s,soon".into());
+        let error = ServeConfig::from_args("sqlite://x.db", &bad)
+            .expect_err("invalid")
+            .to_string();
+        assert!(error.contains("GATEWAY_CALLBACK_SCHEDULE"), "{error}");
+        let error = ServeConfig::from_args("mysql://x", &args())
+            .expect_err("invalid")
+            .to_string();
+        assert!(error.contains("GATEWAY_DATABASE_URL"), "{error}");
+    }
+}

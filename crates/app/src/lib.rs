@@ -1,0 +1,9 @@
+//! The gateway application: configuration, CLI commands, wiring and background workers.
+
+pub mod application;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod demo;
+pub mod system;
+pub mod telemetry;

@@ -1,0 +1,35 @@
+//! The real clock and id generator.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use domain::ports::{Clock, IdGenerator};
+use domain::{OperationId, Timestamp};
+
+/// The system's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        Timestamp::from_millis(millis)
+    }
+}
+
+/// Random (v4) UUIDs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UuidIds;
+
+impl IdGenerator for UuidIds {
+    fn operation_id(&self) -> OperationId {
+        OperationId::from_uuid(uuid::Uuid::new_v4())
+    }
+}
+
+/// 32 random bytes as 64 hex characters.
+pub fn new_secret() -> String {
+    hex::encode(rand::random::<[u8; 32]>())
+}
