@@ -29,7 +29,7 @@ use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App, HttpServer};
 
 pub use errors::ApiError;
-pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness};
+pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 
 /// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).
 ///

@@ -24,6 +24,20 @@ pub trait Readiness: Send + Sync {
     fn ready(&self) -> BoxFuture<'_, bool>;
 }
 
+/// A [`Readiness`] from an async closure, e.g. `ReadyFn(move || { let db = db.clone(); async move { db.ping().await } })`
+/// (lets the app adapt a database type it does not own without a wrapper type).
+pub struct ReadyFn<F>(pub F);
+
+impl<F, Fut> Readiness for ReadyFn<F>
+where
+    F: Fn() -> Fut + Send + Sync,
+    Fut: std::future::Future<Output = bool> + Send + 'static,
+{
+    fn ready(&self) -> BoxFuture<'_, bool> {
+        Box::pin((self.0)())
+    }
+}
+
 /// A [`Readiness`] that is always ready (for tests and for wiring without a database check).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AlwaysReady;

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::test::TestRequest;
-use futures::future::BoxFuture;
 
 use super::*;
 use crate::test_support::Mocks;
@@ -218,14 +217,6 @@ async fn the_rate_limit_answers_429_with_retry_after_after_the_signature() {
     assert_eq!(status, 200, "operational endpoints are not limited");
 }
 
-struct NotReady;
-
-impl Readiness for NotReady {
-    fn ready(&self) -> BoxFuture<'_, bool> {
-        Box::pin(async { false })
-    }
-}
-
 #[actix_web::test]
 async fn health_readiness_and_metrics_need_no_signature() {
     let app = default_service(Mocks::new()).await;
@@ -243,7 +234,8 @@ async fn health_readiness_and_metrics_need_no_signature() {
     );
     assert!(text.contains(r#"route="/readyz""#), "{text}");
 
-    let app = service(Mocks::new(), HttpSettings::default(), Arc::new(NotReady)).await;
+    let not_ready = crate::ReadyFn(|| async { false });
+    let app = service(Mocks::new(), HttpSettings::default(), Arc::new(not_ready)).await;
     let (status, _, body) = call(&app, TestRequest::get().uri("/readyz")).await;
     assert_eq!(status, 503);
     assert_error(&body, "ServiceUnavailable");
@@ -269,4 +261,74 @@ async fn request_ids_are_taken_when_sane_and_made_otherwise() {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     assert_eq!(id.len(), 32);
+}
+
+#[actix_web::test]
+async fn metrics_of_other_components_share_the_registry() {
+    let registry = prometheus::Registry::new();
+    let counter = prometheus::IntCounter::new("callbacks_sent_total", "test").expect("valid");
+    registry
+        .register(Box::new(counter.clone()))
+        .expect("registered");
+    counter.inc();
+    let state = HttpState::with_registry(
+        Mocks::new().gateway(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+        registry.clone(),
+    )
+    .expect("names are free");
+    assert!(HttpState::with_registry(
+        Mocks::new().gateway(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+        registry,
+    )
+    .is_err());
+    let app = actix_web::test::init_service(crate::app(web::Data::new(state), |_| {})).await;
+    let (_, _, body) = call(&app, TestRequest::get().uri("/metrics")).await;
+    assert!(body
+        .as_str()
+        .unwrap_or("")
+        .contains("callbacks_sent_total 1"));
+}
+
+#[actix_web::test]
+async fn extra_routes_get_json_errors_and_keep_their_own_bodies() {
+    let state = HttpState::new(
+        Mocks::new().gateway(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+    );
+    let extra = |cfg: &mut web::ServiceConfig| {
+        cfg.service(
+            web::resource("/page")
+                .route(web::get().to(|| async { actix_web::HttpResponse::Ok().body("page") })),
+        )
+        .service(web::resource("/html-404").route(web::get().to(|| async {
+            actix_web::HttpResponse::NotFound()
+                .content_type("text/html; charset=utf-8")
+                .body("<p>gone</p>")
+        })))
+        .service(
+            web::resource("/form").route(
+                web::post()
+                    .to(|_: web::Form<std::collections::HashMap<String, String>>| async { "ok" }),
+            ),
+        );
+    };
+    let app = actix_web::test::init_service(crate::app(web::Data::new(state), extra)).await;
+    let (status, headers, body) = call(&app, TestRequest::post().uri("/page")).await;
+    assert_eq!(status, 405);
+    assert_error(&body, "MethodNotAllowed");
+    assert!(headers.contains_key(header::ALLOW));
+    let (status, _, body) = call(&app, TestRequest::get().uri("/html-404")).await;
+    assert_eq!((status, body), (404, Value::String("<p>gone</p>".into())));
+    let req = TestRequest::post()
+        .uri("/form")
+        .insert_header((header::CONTENT_TYPE, "application/json"))
+        .set_payload("{}");
+    let (status, _, body) = call(&app, req).await;
+    assert_eq!(status, 415, "actix's own extractor error");
+    assert_error(&body, "UnsupportedMediaType");
 }

@@ -1,0 +1,404 @@
+//! Contract section 3: every field rule with good and bad values, and bodies as a whole.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{
+    card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp,
+};
+
+async fn deposit(app: &TestApp, body: &Value) -> Answer {
+    app.post("/api/v1/deposits", &body.to_string()).await
+}
+
+/// `body` with `field` set to `value`.
+fn with(mut body: Value, field: &str, value: Value) -> Value {
+    body[field] = value;
+    body
+}
+
+#[track_caller]
+fn assert_field_error(answer: &Answer, field: &str) {
+    answer.assert_error(400, "InvalidRequest");
+    assert_eq!(
+        answer.detail_fields(),
+        vec![field.to_string()],
+        "{}",
+        answer.text
+    );
+    let message = answer.body["errorMessage"].as_str().unwrap_or("");
+    assert!(message.starts_with(&format!("{field}: ")), "{message}");
+}
+
+#[tokio::test]
+async fn amounts_are_two_digit_decimal_strings_above_zero() {
+    each_backend(Setup::default(), |app| async move {
+        for bad in [
+            "100", "100.0", "-1.00", "0.00", "1e2", "01.00", "100.000", " 1.00", ".50", "",
+        ] {
+            let answer = deposit(
+                &app,
+                &with(deposit_body("card", "1.00"), "amount", bad.into()),
+            )
+            .await;
+            assert_field_error(&answer, "amount");
+        }
+        for raw in ["100.00", "100", "1e2", "true", "[\"1.00\"]", "{}"] {
+            let body = deposit_body("card", "1.00")
+                .to_string()
+                .replace("\"1.00\"", raw);
+            let answer = app.post("/api/v1/deposits", &body).await;
+            assert_field_error(&answer, "amount");
+            assert_eq!(answer.body["details"][0]["message"], "must be a string");
+        }
+        for good in ["0.01", "1.00", "100.50", "10000000.00"] {
+            let answer = deposit(&app, &deposit_body("card", good)).await;
+            assert_eq!(answer.status, 200, "{good}: {}", answer.text);
+            assert_eq!(answer.data()["amount"], good);
+        }
+        deposit(&app, &deposit_body("card", "10000000.01"))
+            .await
+            .assert_error(422, "NoRouteFound");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn currencies_are_three_capitals_and_only_rub_has_routes() {
+    each_backend(Setup::default(), |app| async move {
+        for bad in ["rub", "RU", "RUBL", "", "R1B"] {
+            let answer = deposit(
+                &app,
+                &with(deposit_body("card", "1.00"), "currency", bad.into()),
+            )
+            .await;
+            assert_field_error(&answer, "currency");
+        }
+        for other in ["USD", "EUR"] {
+            let answer = deposit(
+                &app,
+                &with(deposit_body("card", "1.00"), "currency", other.into()),
+            )
+            .await;
+            answer.assert_error(422, "NoRouteFound");
+            app.credit("10.00").await;
+            let payout = with(
+                sbp_withdrawal("1.00", "+79001234567"),
+                "currency",
+                other.into(),
+            );
+            app.post("/api/v1/withdrawals", &payout.to_string())
+                .await
+                .assert_error(422, "NoRouteFound");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn payment_methods_depend_on_the_direction() {
+    each_backend(Setup::default(), |app| async move {
+        for bad in ["cash", "CARD", "", "sbp-qr"] {
+            assert_field_error(
+                &deposit(&app, &deposit_body(bad, "1.00")).await,
+                "paymentMethod",
+            );
+        }
+        app.credit("10.00").await;
+        for bad in ["sbp_qr", "bank_a_pay", "bank_b_pay", "bank_c_pay", "cash"] {
+            let body = with(
+                sbp_withdrawal("1.00", "+79001234567"),
+                "paymentMethod",
+                bad.into(),
+            );
+            let answer = app.post("/api/v1/withdrawals", &body.to_string()).await;
+            answer.assert_error(400, "InvalidRequest");
+            assert!(
+                answer
+                    .detail_fields()
+                    .contains(&"paymentMethod".to_string()),
+                "{}",
+                answer.text
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn user_ids_and_merchant_operation_ids_have_their_lengths_and_characters() {
+    each_backend(Setup::default(), |app| async move {
+        for bad in [String::new(), "u".repeat(129)] {
+            let answer = deposit(
+                &app,
+                &with(deposit_body("card", "1.00"), "userId", bad.into()),
+            )
+            .await;
+            assert_field_error(&answer, "userId");
+        }
+        for good in ["u".repeat(128), "ж".repeat(128), "user 1".into()] {
+            let answer = deposit(
+                &app,
+                &with(deposit_body("card", "1.00"), "userId", good.into()),
+            )
+            .await;
+            assert_eq!(answer.status, 200, "{}", answer.text);
+        }
+        for bad in [
+            String::new(),
+            "a b".into(),
+            "é".into(),
+            "m".repeat(129),
+            "tab\t".into(),
+        ] {
+            let body = with(
+                deposit_body("card", "1.00"),
+                "merchantOperationId",
+                bad.into(),
+            );
+            assert_field_error(&deposit(&app, &body).await, "merchantOperationId");
+        }
+        for good in [
+            "!~#$%&'()*+,-./:;<=>?@[\\]^_`{|}".to_string(),
+            "m".repeat(128),
+        ] {
+            let body = with(
+                deposit_body("card", "1.00"),
+                "merchantOperationId",
+                good.into(),
+            );
+            assert_eq!(deposit(&app, &body).await.status, 200);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn urls_are_absolute_http_or_https_up_to_2048_characters() {
+    each_backend(Setup::default(), |app| async move {
+        let long = format!("https://shop.example/{}", "x".repeat(2030));
+        for field in ["callbackUrl", "successUrl", "failUrl", "processingUrl"] {
+            for bad in [
+                "ftp://shop.example/cb",
+                "/relative",
+                "shop.example",
+                "javascript:alert(1)",
+                &long,
+            ] {
+                let body = with(deposit_body("card", "1.00"), field, bad.into());
+                assert_field_error(&deposit(&app, &body).await, field);
+            }
+            for good in ["https://shop.example/cb?x=1", "http://127.0.0.1:9000/"] {
+                let body = with(deposit_body("card", "1.00"), field, good.into());
+                assert_eq!(deposit(&app, &body).await.status, 200, "{field} {good}");
+            }
+        }
+        app.credit("10.00").await;
+        let body = with(
+            sbp_withdrawal("1.00", "+79001234567"),
+            "successUrl",
+            "https://a.example".into(),
+        );
+        let answer = app.post("/api/v1/withdrawals", &body.to_string()).await;
+        assert_field_error(&answer, "successUrl");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn user_data_checks_email_and_ip_and_keeps_other_strings() {
+    each_backend(Setup::default(), |app| async move {
+        let user = |data: Value| with(deposit_body("card", "1.00"), "userData", data);
+        for bad in ["user", "user@", "@example.com", "a b@example.com"] {
+            assert_field_error(
+                &deposit(&app, &user(json!({"email": bad}))).await,
+                "userData.email",
+            );
+        }
+        for bad in ["300.1.1.1", "1.2.3", "::g", "localhost"] {
+            let answer = deposit(&app, &user(json!({"ipAddress": bad}))).await;
+            assert_field_error(&answer, "userData.ipAddress");
+        }
+        assert_field_error(
+            &deposit(&app, &user(json!({"country": 7}))).await,
+            "userData.country",
+        );
+        assert_field_error(
+            &deposit(&app, &user(json!("a@b.example"))).await,
+            "userData",
+        );
+        let many: serde_json::Map<String, Value> = (0..33)
+            .map(|i| (format!("k{i}"), Value::from("v")))
+            .collect();
+        assert_field_error(&deposit(&app, &user(Value::Object(many))).await, "userData");
+        let good = user(json!({"email": "a@b.example", "ipAddress": "2001:db8::1",
+                               "country": "RU", "nothing": null}));
+        assert_eq!(deposit(&app, &good).await.status, 200);
+        let good = user(json!({"ipAddress": "10.0.0.1"}));
+        assert_eq!(deposit(&app, &good).await.status, 200);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deposit_requisites_are_any_object() {
+    each_backend(Setup::default(), |app| async move {
+        let body = with(
+            deposit_body("card", "1.00"),
+            "requisites",
+            json!({"pan": "4242424242424242", "cvc": "123", "nested": {"a": [1, 2]}}),
+        );
+        assert_eq!(deposit(&app, &body).await.status, 200);
+        let body = with(
+            deposit_body("card", "1.00"),
+            "requisites",
+            json!("4242424242424242"),
+        );
+        assert_field_error(&deposit(&app, &body).await, "requisites");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn withdrawal_requisites_follow_their_method() {
+    each_backend(Setup::default(), |app| async move {
+        app.credit("100.00").await;
+        let post = |body: Value| {
+            let app = &app;
+            async move { app.post("/api/v1/withdrawals", &body.to_string()).await }
+        };
+        for bad in [
+            "79001234567",
+            "+0123456789",
+            "+1234567",
+            "+7 900 123",
+            "+1234567890123456",
+        ] {
+            assert_field_error(&post(sbp_withdrawal("1.00", bad)).await, "requisites.phone");
+        }
+        let sbp = |field: &str, value: Value| {
+            let mut body = sbp_withdrawal("1.00", "+79001234567");
+            body["requisites"][field] = value;
+            body
+        };
+        assert_field_error(
+            &post(sbp("accountName", "".into())).await,
+            "requisites.accountName",
+        );
+        assert_field_error(
+            &post(sbp("accountName", "a".repeat(257).into())).await,
+            "requisites.accountName",
+        );
+        assert_field_error(
+            &post(sbp("bankName", "b".repeat(129).into())).await,
+            "requisites.bankName",
+        );
+        assert_field_error(
+            &post(sbp("bankName", 5.into())).await,
+            "requisites.bankName",
+        );
+        assert_field_error(
+            &post(sbp("pan", "4242424242424242".into())).await,
+            "requisites.pan",
+        );
+        assert_eq!(
+            post(sbp("accountName", "a".repeat(256).into()))
+                .await
+                .status,
+            200
+        );
+
+        for bad in [
+            "4242424242424241",
+            "424242424242",
+            "42424242424242424242",
+            "4242 4242 4242 4242",
+        ] {
+            assert_field_error(&post(card_withdrawal("1.00", bad)).await, "requisites.pan");
+        }
+        let mut body = card_withdrawal("1.00", "4242424242424242");
+        body["requisites"]["cardholderName"] = "c".repeat(129).into();
+        assert_field_error(&post(body).await, "requisites.cardholderName");
+        let mut body = card_withdrawal("1.00", "4242424242424242");
+        body["requisites"] = Value::Null;
+        assert_field_error(&post(body).await, "requisites");
+        let mut body = card_withdrawal("1.00", "4242424242424242");
+        body["requisites"] = json!({"pan": "4242424242424242"});
+        assert_field_error(&post(body).await, "requisites.cardholderName");
+        for pan in ["4242424242424242", "5555555555554444", "4000000000000002"] {
+            assert_eq!(
+                post(card_withdrawal("1.00", pan)).await.status,
+                200,
+                "{pan}"
+            );
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn every_invalid_field_is_listed_and_nothing_is_created() {
+    each_backend(Setup::default(), |app| async move {
+        let body = json!({"amount": 100, "currency": "rub", "paymentMethod": "cash",
+                          "merchantOperationId": "order-9", "extra": true,
+                          "callbackUrl": "nope", "userData": {"email": "x"}});
+        let answer = deposit(&app, &body).await;
+        answer.assert_error(400, "InvalidRequest");
+        let mut fields = answer.detail_fields();
+        fields.sort();
+        assert_eq!(
+            fields,
+            vec![
+                "amount",
+                "callbackUrl",
+                "currency",
+                "extra",
+                "paymentMethod",
+                "userData.email",
+                "userId"
+            ]
+        );
+        app.get("/api/v1/deposits?merchantOperationId=order-9")
+            .await
+            .assert_error(404, "NotFound");
+        let good = with(
+            deposit_body("card", "1.00"),
+            "merchantOperationId",
+            "order-9".into(),
+        );
+        let created = deposit(&app, &good).await;
+        assert_eq!(created.status, 200, "the id stayed free: {}", created.text);
+        assert!(
+            created.data().get("merchantOperationId").is_none(),
+            "a new operation, not a replay"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bodies_must_be_one_json_object_without_repeated_keys() {
+    each_backend(Setup::default(), |app| async move {
+        let good = deposit_body("card", "1.00").to_string();
+        let cases = [
+            ("".to_string(), "body: is empty"),
+            ("[]".to_string(), "body: must be a JSON object"),
+            ("null".to_string(), "body: must be a JSON object"),
+            (good.replace('}', ""), "body: malformed JSON"),
+            (format!("{good} {{}}"), "body: malformed JSON"),
+            (good.replace("{", "{\"userId\": \"again\", "), "body: the key \"userId\" is given twice"),
+            (good.replace("}", ", \"userData\": {\"a\": \"1\", \"a\": \"2\"}}"), "body: the key \"a\" is given twice"),
+        ];
+        for (body, message) in cases {
+            let answer = app.post("/api/v1/deposits", &body).await;
+            answer.assert_error(400, "InvalidRequest");
+            assert!(answer.body.get("details").is_none(), "{}", answer.text);
+            let text = answer.body["errorMessage"].as_str().unwrap_or("");
+            assert!(text.starts_with(message), "{body:?}: {text}");
+        }
+        let nulls = json!({"amount": "1.00", "currency": "RUB", "paymentMethod": "card", "userId": "u",
+                           "merchantOperationId": null, "callbackUrl": null, "userData": null,
+                           "requisites": null});
+        assert_eq!(deposit(&app, &nulls).await.status, 200, "null means absent");
+    })
+    .await;
+}
