@@ -10,7 +10,7 @@ use crate::conn::DbConn;
 use crate::schema::ledger;
 use crate::work::TxError;
 
-/// Applies one balance move and writes its ledger entry, inside the caller's transaction.
+/// Writes one balance move's ledger entry and applies it, inside the caller's transaction.
 ///
 /// One conditional statement: `available += a, held += h` only where both stay non-negative,
 /// so concurrent holds can never overdraw (the table's CHECKs say the same). A missing balance
@@ -22,6 +22,20 @@ pub(crate) fn apply_move<E>(
 ) -> Result<(), TxError<E>> {
     use crate::schema::balances::dsl::*;
     let (da, dh) = (mv.available, mv.held);
+    // The ledger entry first: on PostgreSQL the balance row stays locked from its update to
+    // the commit, so the update comes last to keep that window short. A refusal below rolls
+    // the entry back with everything else.
+    diesel::insert_into(ledger::table)
+        .values((
+            ledger::merchant_id.eq(mv.merchant_id.as_str()),
+            ledger::currency.eq(mv.currency.as_str()),
+            ledger::kind.eq(mv.kind.as_str()),
+            ledger::available_delta.eq(da),
+            ledger::held_delta.eq(dh),
+            ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
+            ledger::created_at.eq(mv.at.millis()),
+        ))
+        .execute(conn)?;
     let changed = diesel::update(
         balances
             .filter(merchant_id.eq(mv.merchant_id.as_str()))
@@ -54,17 +68,6 @@ pub(crate) fn apply_move<E>(
             Err(e) => return Err(e.into()),
         }
     }
-    diesel::insert_into(ledger::table)
-        .values((
-            ledger::merchant_id.eq(mv.merchant_id.as_str()),
-            ledger::currency.eq(mv.currency.as_str()),
-            ledger::kind.eq(mv.kind.as_str()),
-            ledger::available_delta.eq(da),
-            ledger::held_delta.eq(dh),
-            ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
-            ledger::created_at.eq(mv.at.millis()),
-        ))
-        .execute(conn)?;
     Ok(())
 }
 

@@ -63,11 +63,12 @@ impl OperationStore for Database {
                 }
                 Err(e) => return Err(e.into()),
             }
-            for mv in &new.moves {
-                apply_move(conn, mv, || InsertError::InsufficientBalance)?;
-            }
             if let Some(callback) = &new.callback {
                 queue_callback(conn, callback)?;
+            }
+            // Balance updates last: they hold the balance row's lock until the commit.
+            for mv in &new.moves {
+                apply_move(conn, mv, || InsertError::InsufficientBalance)?;
             }
             Ok(())
         })
@@ -98,11 +99,12 @@ impl OperationStore for Database {
             if changed == 0 {
                 return Err(TxError::Fail(FinishError::NotProcessing));
             }
-            for mv in &completion.moves {
-                apply_move(conn, mv, || FinishError::InsufficientBalance)?;
-            }
             if let Some(callback) = &completion.callback {
                 queue_callback(conn, callback)?;
+            }
+            // Balance updates last: they hold the balance row's lock until the commit.
+            for mv in &completion.moves {
+                apply_move(conn, mv, || FinishError::InsufficientBalance)?;
             }
             Ok(())
         })

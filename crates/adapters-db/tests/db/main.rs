@@ -6,7 +6,10 @@
 
 mod catalog;
 mod concurrency;
+mod doubles;
+mod fixtures;
 mod helpers;
 mod ledger;
 mod operations;
 mod outbox;
+mod throughput;

@@ -8,9 +8,7 @@ use domain::signature::Fingerprint;
 use domain::{Direction, HttpUrl, MerchantOperationId, PaymentMethod, Status, UserData, UserId};
 use serde_json::json;
 
-use crate::helpers::{
-    balance, credit, each_backend, merchant, now, operation, rub, secret, TestDb,
-};
+use crate::helpers::{balance, credit, each_backend, merchant, now, operation, rub, secret};
 
 fn url(text: &str) -> Option<HttpUrl> {
     Some(HttpUrl::parse(text).expect("url"))
@@ -78,8 +76,7 @@ async fn an_operation_round_trips_with_every_field() {
 }
 
 /// A payout declined at creation: hold, release and callback in one insert.
-fn declined_payout(t: &TestDb, shop: &domain::merchant::Merchant, moid: &str) -> NewOperation {
-    let _ = t;
+fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperation {
     let mut op = operation(shop, Direction::Withdrawal, 10_05);
     op.merchant_operation_id = Some(MerchantOperationId::parse(moid).expect("moid"));
     let hold = hold_for(&op);
@@ -104,14 +101,14 @@ async fn a_duplicate_insert_is_refused_and_writes_nothing() {
     each_backend(|t| async move {
         let shop = merchant(&t.db).await;
         credit(&t.db, &shop, 100_00).await;
-        let first = declined_payout(&t, &shop, "dup-1");
+        let first = declined_payout(&shop, "dup-1");
         t.db.insert(&first).await.expect("first insert");
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
         let ledger_rows = t.count("SELECT COUNT(*) AS n FROM ledger");
         assert_eq!(ledger_rows, 3);
 
         // Same merchantOperationId, another operation id, a hold that would fit.
-        let mut second = declined_payout(&t, &shop, "dup-1");
+        let mut second = declined_payout(&shop, "dup-1");
         second.moves.truncate(1);
         let result = t.db.insert(&second).await;
         assert!(matches!(result, Err(InsertError::Duplicate)), "{result:?}");

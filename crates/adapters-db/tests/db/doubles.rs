@@ -1,0 +1,113 @@
+//! Test doubles for the gateway's other ports: provider, clock, ids.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adapters_db::Database;
+use async_trait::async_trait;
+use domain::operation::{Action, Decline, DeclineCode, Operation};
+use domain::ports::{
+    Clock, DepositStart, IdGenerator, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
+};
+use domain::route::Route;
+use domain::service::{Gateway, Ports};
+use domain::{OperationId, Timestamp, WithdrawalRequisites};
+
+/// A gateway over `db` with the test provider, the system clock and UUID v4 ids.
+pub fn gateway(db: &Database) -> Gateway {
+    let db = Arc::new(db.clone());
+    Gateway::new(Ports {
+        store: db.clone(),
+        merchants: db.clone(),
+        routes: db,
+        provider: Arc::new(TestProvider),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(UuidIds),
+    })
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis();
+        Timestamp::from_millis(i64::try_from(millis).expect("fits"))
+    }
+}
+
+pub struct UuidIds;
+
+impl IdGenerator for UuidIds {
+    fn operation_id(&self) -> OperationId {
+        OperationId::from_uuid(uuid::Uuid::new_v4())
+    }
+}
+
+/// Accepts everything (waiting deposits, payouts due in an hour), except amounts ending in 05,
+/// which it declines, like the sandbox.
+pub struct TestProvider;
+
+fn declines(op: &Operation) -> bool {
+    op.amount.minor() % 100 == 5
+}
+
+#[async_trait]
+impl PaymentProvider for TestProvider {
+    async fn start_deposit(
+        &self,
+        deposit: &Operation,
+        _: &Route,
+    ) -> Result<DepositStart, ProviderError> {
+        // A little latency, so concurrent requests overlap in the store.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if declines(deposit) {
+            return Ok(DepositStart::Declined(Decline::new(
+                DeclineCode::ProviderDeclined,
+            )));
+        }
+        Ok(DepositStart::Wait(Action::Redirect {
+            url: format!("https://gateway.example/pay/{}", deposit.id),
+        }))
+    }
+
+    async fn start_payout(
+        &self,
+        payout: &Operation,
+        _: &WithdrawalRequisites,
+        _: &Route,
+    ) -> Result<PayoutStart, ProviderError> {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if declines(payout) {
+            return Ok(PayoutStart::Declined(Decline::new(
+                DeclineCode::ProviderDeclined,
+            )));
+        }
+        Ok(PayoutStart::Accepted {
+            state: Some(serde_json::json!({"plan": "approve"})),
+            due_at: payout.created_at.plus_seconds(3_600),
+        })
+    }
+
+    async fn poll_payout(
+        &self,
+        _: &Operation,
+        now: Timestamp,
+    ) -> Result<ProviderVerdict, ProviderError> {
+        Ok(ProviderVerdict::Pending(now.plus_seconds(60)))
+    }
+
+    async fn submit_input(
+        &self,
+        _: &Operation,
+        _: &std::collections::BTreeMap<String, String>,
+    ) -> Result<ProviderVerdict, ProviderError> {
+        Ok(ProviderVerdict::Approve)
+    }
+
+    async fn check_code(&self, _: &Operation, code: &str) -> Result<bool, ProviderError> {
+        Ok(code == "0000")
+    }
+}

@@ -1,0 +1,156 @@
+//! Merchants, balances, requests and operations to test with.
+
+use adapters_db::{Database, NewMerchant};
+use domain::ledger::manual_move;
+use domain::merchant::{full_access, Merchant, Secret};
+use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
+use domain::ports::{Clock, OperationStore};
+use domain::request::{Common, NewDeposit, NewWithdrawal};
+use domain::{
+    Amount, Currency, MerchantOperationId, OperationId, PaymentMethod, Timestamp, UserData, UserId,
+    WithdrawalRequisites,
+};
+
+use crate::doubles::SystemClock;
+
+/// 64 hex characters, like the CLI makes.
+pub fn secret(seed: char) -> Secret {
+    Secret::new(seed.to_string().repeat(64))
+}
+
+/// A new enabled merchant with every method.
+pub async fn merchant(db: &Database) -> Merchant {
+    db.create_merchant(NewMerchant {
+        id: None,
+        name: format!("shop-{}", uuid::Uuid::new_v4().simple()),
+        access: full_access(),
+        deposit_secret: secret('d'),
+        withdrawal_secret: secret('w'),
+    })
+    .await
+    .expect("create merchant")
+}
+
+pub fn now() -> Timestamp {
+    SystemClock.now()
+}
+
+pub fn rub(minor: i64) -> Amount {
+    Amount::from_minor(minor).expect("positive amount")
+}
+
+/// Credits `minor` units of RUB by hand.
+pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
+    let mv = manual_move(merchant.id.clone(), Currency::RUB, rub(minor), true, now());
+    db.adjust_balance(&mv).await.expect("credit");
+}
+
+/// (available, held) in RUB, zeros if there is no balance yet.
+pub async fn balance(db: &Database, merchant: &Merchant) -> (i64, i64) {
+    let all = db.balances(&merchant.id).await.expect("balances");
+    all.iter()
+        .find(|b| b.currency == Currency::RUB)
+        .map_or((0, 0), |b| (b.available, b.held))
+}
+
+fn common(method: PaymentMethod, minor: i64, moid: Option<&str>, callback: bool) -> Common {
+    Common {
+        amount: rub(minor),
+        currency: Currency::RUB,
+        method,
+        user_id: UserId::parse("user-1").expect("user id"),
+        merchant_operation_id: moid.map(|m| MerchantOperationId::parse(m).expect("moid")),
+        urls: OperationUrls {
+            callback: callback
+                .then(|| domain::HttpUrl::parse("https://shop.example/cb").expect("url")),
+            ..OperationUrls::default()
+        },
+        user_data: UserData::default(),
+    }
+}
+
+pub fn withdrawal(minor: i64, moid: Option<&str>) -> NewWithdrawal {
+    NewWithdrawal {
+        common: common(PaymentMethod::Card, minor, moid, true),
+        requisites: WithdrawalRequisites::card(Some("4242424242424242"), Some("IVAN PETROV"))
+            .expect("card requisites"),
+    }
+}
+
+pub fn deposit(minor: i64, moid: Option<&str>) -> NewDeposit {
+    NewDeposit {
+        common: common(PaymentMethod::Card, minor, moid, true),
+        requisites: None,
+    }
+}
+
+/// A processing operation of the merchant, on route 1 (deposits) or 7 (withdrawals), with a
+/// callback URL; direct store tests build on it.
+pub fn operation(merchant: &Merchant, direction: domain::Direction, minor: i64) -> Operation {
+    let at = now();
+    let (method, route_id) = match direction {
+        domain::Direction::Deposit => (PaymentMethod::Card, 1),
+        domain::Direction::Withdrawal => (PaymentMethod::Card, 7),
+    };
+    Operation {
+        id: OperationId::from_uuid(uuid::Uuid::new_v4()),
+        merchant_id: merchant.id.clone(),
+        direction,
+        method,
+        status: domain::Status::Processing,
+        amount: rub(minor),
+        currency: Currency::RUB,
+        user_id: UserId::parse("user-1").expect("user id"),
+        merchant_operation_id: None,
+        urls: OperationUrls {
+            callback: Some(domain::HttpUrl::parse("https://shop.example/cb").expect("url")),
+            ..OperationUrls::default()
+        },
+        requisites: None,
+        user_data: UserData::default(),
+        action: None,
+        decline: None,
+        route_id,
+        expires_at: None,
+        provider_state: None,
+        due_at: None,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// Stores `op` with no moves and no callback.
+pub async fn insert_plain(db: &Database, op: &Operation) {
+    let new = domain::ports::NewOperation {
+        operation: op.clone(),
+        fingerprint: None,
+        moves: Vec::new(),
+        callback: None,
+    };
+    db.insert(&new).await.expect("insert");
+}
+
+/// Stores `n` deposits declined at creation, each with a callback queued at `at`.
+pub async fn queue_callbacks(
+    db: &Database,
+    merchant: &Merchant,
+    n: usize,
+    at: Timestamp,
+) -> Vec<OperationId> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let op = operation(merchant, domain::Direction::Deposit, 1_00);
+        let decline =
+            domain::operation::Outcome::Decline(Decline::new(DeclineCode::PaymentRejected));
+        let done = op.finish(&decline, at).expect("processing");
+        let new = domain::ports::NewOperation {
+            callback: domain::callback::callback_for(&done),
+            operation: done,
+            fingerprint: None,
+            moves: Vec::new(),
+        };
+        db.insert(&new).await.expect("insert");
+        ids.push(op.id);
+    }
+    ids
+}
