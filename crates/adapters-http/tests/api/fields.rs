@@ -2,22 +2,20 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{
-    card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp,
-};
+use crate::helpers::{deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp};
 
-async fn deposit(app: &TestApp, body: &Value) -> Answer {
+pub(crate) async fn deposit(app: &TestApp, body: &Value) -> Answer {
     app.post("/api/v1/deposits", &body.to_string()).await
 }
 
 /// `body` with `field` set to `value`.
-fn with(mut body: Value, field: &str, value: Value) -> Value {
+pub(crate) fn with(mut body: Value, field: &str, value: Value) -> Value {
     body[field] = value;
     body
 }
 
 #[track_caller]
-fn assert_field_error(answer: &Answer, field: &str) {
+pub(crate) fn assert_field_error(answer: &Answer, field: &str) {
     answer.assert_error(400, "InvalidRequest");
     assert_eq!(
         answer.detail_fields(),
@@ -235,170 +233,6 @@ async fn user_data_checks_email_and_ip_and_keeps_other_strings() {
         assert_eq!(deposit(&app, &good).await.status, 200);
         let good = user(json!({"ipAddress": "10.0.0.1"}));
         assert_eq!(deposit(&app, &good).await.status, 200);
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn deposit_requisites_are_any_object() {
-    each_backend(Setup::default(), |app| async move {
-        let body = with(
-            deposit_body("card", "1.00"),
-            "requisites",
-            json!({"pan": "4242424242424242", "cvc": "123", "nested": {"a": [1, 2]}}),
-        );
-        assert_eq!(deposit(&app, &body).await.status, 200);
-        let body = with(
-            deposit_body("card", "1.00"),
-            "requisites",
-            json!("4242424242424242"),
-        );
-        assert_field_error(&deposit(&app, &body).await, "requisites");
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn withdrawal_requisites_follow_their_method() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
-        let post = |body: Value| {
-            let app = &app;
-            async move { app.post("/api/v1/withdrawals", &body.to_string()).await }
-        };
-        for bad in [
-            "79001234567",
-            "+0123456789",
-            "+1234567",
-            "+7 900 123",
-            "+1234567890123456",
-        ] {
-            assert_field_error(&post(sbp_withdrawal("1.00", bad)).await, "requisites.phone");
-        }
-        let sbp = |field: &str, value: Value| {
-            let mut body = sbp_withdrawal("1.00", "+79001234567");
-            body["requisites"][field] = value;
-            body
-        };
-        assert_field_error(
-            &post(sbp("accountName", "".into())).await,
-            "requisites.accountName",
-        );
-        assert_field_error(
-            &post(sbp("accountName", "a".repeat(257).into())).await,
-            "requisites.accountName",
-        );
-        assert_field_error(
-            &post(sbp("bankName", "b".repeat(129).into())).await,
-            "requisites.bankName",
-        );
-        assert_field_error(
-            &post(sbp("bankName", 5.into())).await,
-            "requisites.bankName",
-        );
-        assert_field_error(
-            &post(sbp("pan", "4242424242424242".into())).await,
-            "requisites.pan",
-        );
-        assert_eq!(
-            post(sbp("accountName", "a".repeat(256).into()))
-                .await
-                .status,
-            200
-        );
-
-        for bad in [
-            "4242424242424241",
-            "424242424242",
-            "42424242424242424242",
-            "4242 4242 4242 4242",
-        ] {
-            assert_field_error(&post(card_withdrawal("1.00", bad)).await, "requisites.pan");
-        }
-        let mut body = card_withdrawal("1.00", "4242424242424242");
-        body["requisites"]["cardholderName"] = "c".repeat(129).into();
-        assert_field_error(&post(body).await, "requisites.cardholderName");
-        let mut body = card_withdrawal("1.00", "4242424242424242");
-        body["requisites"] = Value::Null;
-        assert_field_error(&post(body).await, "requisites");
-        let mut body = card_withdrawal("1.00", "4242424242424242");
-        body["requisites"] = json!({"pan": "4242424242424242"});
-        assert_field_error(&post(body).await, "requisites.cardholderName");
-        for pan in ["4242424242424242", "5555555555554444", "4000000000000002"] {
-            assert_eq!(
-                post(card_withdrawal("1.00", pan)).await.status,
-                200,
-                "{pan}"
-            );
-        }
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn every_invalid_field_is_listed_and_nothing_is_created() {
-    each_backend(Setup::default(), |app| async move {
-        let body = json!({"amount": 100, "currency": "rub", "paymentMethod": "cash",
-                          "merchantOperationId": "order-9", "extra": true,
-                          "callbackUrl": "nope", "userData": {"email": "x"}});
-        let answer = deposit(&app, &body).await;
-        answer.assert_error(400, "InvalidRequest");
-        let mut fields = answer.detail_fields();
-        fields.sort();
-        assert_eq!(
-            fields,
-            vec![
-                "amount",
-                "callbackUrl",
-                "currency",
-                "extra",
-                "paymentMethod",
-                "userData.email",
-                "userId"
-            ]
-        );
-        app.get("/api/v1/deposits?merchantOperationId=order-9")
-            .await
-            .assert_error(404, "NotFound");
-        let good = with(
-            deposit_body("card", "1.00"),
-            "merchantOperationId",
-            "order-9".into(),
-        );
-        let created = deposit(&app, &good).await;
-        assert_eq!(created.status, 200, "the id stayed free: {}", created.text);
-        assert!(
-            created.data().get("merchantOperationId").is_none(),
-            "a new operation, not a replay"
-        );
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn bodies_must_be_one_json_object_without_repeated_keys() {
-    each_backend(Setup::default(), |app| async move {
-        let good = deposit_body("card", "1.00").to_string();
-        let cases = [
-            ("".to_string(), "body: is empty"),
-            ("[]".to_string(), "body: must be a JSON object"),
-            ("null".to_string(), "body: must be a JSON object"),
-            (good.replace('}', ""), "body: malformed JSON"),
-            (format!("{good} {{}}"), "body: malformed JSON"),
-            (good.replace("{", "{\"userId\": \"again\", "), "body: the key \"userId\" is given twice"),
-            (good.replace("}", ", \"userData\": {\"a\": \"1\", \"a\": \"2\"}}"), "body: the key \"a\" is given twice"),
-        ];
-        for (body, message) in cases {
-            let answer = app.post("/api/v1/deposits", &body).await;
-            answer.assert_error(400, "InvalidRequest");
-            assert!(answer.body.get("details").is_none(), "{}", answer.text);
-            let text = answer.body["errorMessage"].as_str().unwrap_or("");
-            assert!(text.starts_with(message), "{body:?}: {text}");
-        }
-        let nulls = json!({"amount": "1.00", "currency": "RUB", "paymentMethod": "card", "userId": "u",
-                           "merchantOperationId": null, "callbackUrl": null, "userData": null,
-                           "requisites": null});
-        assert_eq!(deposit(&app, &nulls).await.status, 200, "null means absent");
     })
     .await;
 }

@@ -3,9 +3,11 @@
 //! sandbox provider, called like a merchant would.
 
 mod auth;
+mod bodies;
 mod edges;
 mod fields;
 mod helpers;
 mod idempotency;
 mod methods;
+mod requisites;
 mod steps;

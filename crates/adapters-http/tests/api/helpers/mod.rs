@@ -1,0 +1,29 @@
+//! A real gateway per test: a fresh database (a temp SQLite file, or a fresh PostgreSQL
+//! database when `GATEWAY_TEST_DATABASE_URL` is set), the sandbox provider, the HTTP server on
+//! `127.0.0.1:0`, and request helpers that sign like a merchant would.
+
+mod answer;
+mod app;
+mod backend;
+
+pub use answer::Answer;
+pub use app::{Shop, TestApp};
+pub use backend::{each_backend, Setup, SETTLE};
+use serde_json::Value;
+
+/// A deposit body with the required fields.
+pub fn deposit_body(method: &str, amount: &str) -> Value {
+    serde_json::json!({"amount": amount, "currency": "RUB", "paymentMethod": method, "userId": "user-1"})
+}
+
+/// A card withdrawal body to a test card.
+pub fn card_withdrawal(amount: &str, pan: &str) -> Value {
+    serde_json::json!({"amount": amount, "currency": "RUB", "paymentMethod": "card", "userId": "user-1",
+                       "requisites": {"pan": pan, "cardholderName": "IVAN IVANOV"}})
+}
+
+/// An SBP withdrawal body.
+pub fn sbp_withdrawal(amount: &str, phone: &str) -> Value {
+    serde_json::json!({"amount": amount, "currency": "RUB", "paymentMethod": "sbp", "userId": "user-1",
+                       "requisites": {"phone": phone, "accountName": "Ivan Ivanov", "bankName": "Bank A"}})
+}
