@@ -5,6 +5,7 @@
 //! the URL builders and the test-card constants) are for the hosted pages.
 
 mod actions;
+mod checkout;
 mod plan;
 mod provider;
 mod qr;
