@@ -13,6 +13,7 @@ pub mod edge;
 pub mod errors;
 pub mod json;
 mod metrics;
+pub mod pages;
 mod rate_limit;
 mod routes;
 mod state;

@@ -1,0 +1,340 @@
+//! The pages' languages: Russian or English from `Accept-Language`, and every visible string.
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+use domain::operation::DeclineCode;
+use domain::{Amount, Currency};
+
+/// A language the pages speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Ru,
+}
+
+impl Lang {
+    /// The language of a request's `Accept-Language` header.
+    pub fn of(req: &HttpRequest) -> Self {
+        negotiate(
+            req.headers()
+                .get(header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok()),
+        )
+    }
+
+    /// Every string of the pages in this language.
+    pub fn texts(self) -> &'static Texts {
+        match self {
+            Lang::En => &EN,
+            Lang::Ru => &RU,
+        }
+    }
+
+    /// An amount as people write it in this language (`1234.50 RUB`, `1234,50 RUB`).
+    pub fn money(self, amount: Amount, currency: Currency) -> String {
+        let number = amount.to_string();
+        match self {
+            Lang::En => format!("{number} {currency}"),
+            Lang::Ru => format!("{} {currency}", number.replace('.', ",")),
+        }
+    }
+}
+
+/// The supported language the client prefers most (q-values honoured, `q=0` refused, ties to
+/// the earlier entry, `*` meaning English); English when nothing fits.
+pub fn negotiate(header: Option<&str>) -> Lang {
+    let mut best: Option<(u16, Lang)> = None;
+    for item in header.unwrap_or("").split(',') {
+        let mut parts = item.split(';');
+        let tag = parts.next().unwrap_or("").trim();
+        let primary = tag.split('-').next().unwrap_or("");
+        let lang = if primary.eq_ignore_ascii_case("ru") {
+            Lang::Ru
+        } else if primary.eq_ignore_ascii_case("en") || primary == "*" {
+            Lang::En
+        } else {
+            continue;
+        };
+        let quality = parts
+            .map(str::trim)
+            .find_map(|p| p.strip_prefix("q=").or_else(|| p.strip_prefix("Q=")))
+            .map_or(Some(1000), parse_quality);
+        let Some(quality) = quality.filter(|q| *q > 0) else {
+            continue;
+        };
+        let better = match best {
+            Some((q, _)) => quality > q,
+            None => true,
+        };
+        if better {
+            best = Some((quality, lang));
+        }
+    }
+    best.map_or(Lang::En, |(_, lang)| lang)
+}
+
+/// A q-value (`0` to `1` with at most three decimals) in thousandths; `None` if malformed.
+fn parse_quality(text: &str) -> Option<u16> {
+    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    if fraction.len() > 3 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let whole: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    let fraction: u16 = format!("{fraction:0<3}").parse().ok()?;
+    let quality = whole + fraction;
+    (quality <= 1000).then_some(quality)
+}
+
+/// Every string the pages show, one table per language.
+pub struct Texts {
+    pub lang: &'static str,
+    pub amount: &'static str,
+    pub reference: &'static str,
+    pub test_mode: &'static str,
+    pub card_title: &'static str,
+    pub card_number: &'static str,
+    pub card_expiry: &'static str,
+    pub card_cvc: &'static str,
+    pub pay: &'static str,
+    pub card_note: &'static str,
+    pub card_errors: &'static str,
+    pub bad_pan: &'static str,
+    pub bad_expiry: &'static str,
+    pub bad_cvc: &'static str,
+    pub sbp_title: &'static str,
+    pub choose_bank: &'static str,
+    pub unknown_bank: &'static str,
+    pub other_bank: &'static str,
+    pub bank_prompt: &'static str,
+    pub confirm: &'static str,
+    pub reject: &'static str,
+    pub qr_title: &'static str,
+    pub qr_hint: &'static str,
+    pub bank_app: &'static str,
+    pub approved_title: &'static str,
+    pub declined_title: &'static str,
+    pub expired_title: &'static str,
+    pub expired_hint: &'static str,
+    pub reason: &'static str,
+    pub already_finished: &'static str,
+    pub processing_title: &'static str,
+    pub elsewhere: &'static str,
+    pub back_to_store: &'static str,
+    pub back_to_payment: &'static str,
+    pub not_found_title: &'static str,
+    pub not_found_hint: &'static str,
+    pub bad_request_title: &'static str,
+    pub bad_request_hint: &'static str,
+    pub unavailable_title: &'static str,
+    pub unavailable_hint: &'static str,
+    pub internal_title: &'static str,
+    pub internal_hint: &'static str,
+    declines: [&'static str; 7],
+}
+
+impl Texts {
+    /// Why a payment was declined, for the payer.
+    pub fn decline(&self, code: DeclineCode) -> &'static str {
+        let index = match code {
+            DeclineCode::ProviderDeclined => 0,
+            DeclineCode::CardDeclined => 1,
+            DeclineCode::InsufficientFunds => 2,
+            DeclineCode::PaymentRejected => 3,
+            DeclineCode::Expired => 4,
+            DeclineCode::ConfirmationFailed => 5,
+            DeclineCode::RecipientNotFound => 6,
+        };
+        self.declines[index]
+    }
+}
+
+const EN: Texts = Texts {
+    lang: "en",
+    amount: "Amount",
+    reference: "Payment",
+    test_mode: "Test mode: no real money moves.",
+    card_title: "Pay by card",
+    card_number: "Card number",
+    card_expiry: "Expiry (MM/YY)",
+    card_cvc: "CVC",
+    pay: "Pay",
+    card_note: "The card details go to the bank only; they are not kept.",
+    card_errors: "Please check the card details.",
+    bad_pan: "Enter a valid card number.",
+    bad_expiry: "Enter a future expiry date as MM/YY.",
+    bad_cvc: "Enter the 3 or 4 digit code from the back of the card.",
+    sbp_title: "Pay by SBP",
+    choose_bank: "Choose your bank",
+    unknown_bank: "Choose a bank from the list.",
+    other_bank: "Choose another bank",
+    bank_prompt: "Confirm this payment?",
+    confirm: "Confirm",
+    reject: "Reject",
+    qr_title: "Scan the QR code",
+    qr_hint: "Open your bank app and scan this code to pay.",
+    bank_app: "Bank app",
+    approved_title: "Payment successful",
+    declined_title: "Payment declined",
+    expired_title: "Time to pay has run out",
+    expired_hint: "Return to the store and start a new payment.",
+    reason: "Reason",
+    already_finished: "This payment is already finished; nothing was changed.",
+    processing_title: "Payment in progress",
+    elsewhere: "This payment is not made on this page.",
+    back_to_store: "Return to the store",
+    back_to_payment: "Back to the payment",
+    not_found_title: "Payment not found",
+    not_found_hint: "Check the link, or start a new payment at the store.",
+    bad_request_title: "The form could not be read",
+    bad_request_hint: "Go back and send the form again.",
+    unavailable_title: "Temporarily unavailable",
+    unavailable_hint: "Nothing was changed. Please try again in a minute.",
+    internal_title: "Something went wrong",
+    internal_hint: "Please try again later. Error reference:",
+    declines: [
+        "The bank declined the payment.",
+        "The card was declined.",
+        "The card has insufficient funds.",
+        "The payment was rejected.",
+        "The time to pay ran out.",
+        "Too many wrong confirmation codes.",
+        "The recipient was not found.",
+    ],
+};
+
+const RU: Texts = Texts {
+    lang: "ru",
+    amount: "Сумма",
+    reference: "Платёж",
+    test_mode: "Тестовый режим: реальные деньги не списываются.",
+    card_title: "Оплата картой",
+    card_number: "Номер карты",
+    card_expiry: "Срок действия (ММ/ГГ)",
+    card_cvc: "CVC/CVV",
+    pay: "Оплатить",
+    card_note: "Данные карты передаются только банку и не сохраняются.",
+    card_errors: "Проверьте данные карты.",
+    bad_pan: "Введите правильный номер карты.",
+    bad_expiry: "Введите срок действия в формате ММ/ГГ (не в прошлом).",
+    bad_cvc: "Введите код из 3 или 4 цифр с обратной стороны карты.",
+    sbp_title: "Оплата через СБП",
+    choose_bank: "Выберите банк",
+    unknown_bank: "Выберите банк из списка.",
+    other_bank: "Выбрать другой банк",
+    bank_prompt: "Подтвердить платёж?",
+    confirm: "Подтвердить",
+    reject: "Отклонить",
+    qr_title: "Отсканируйте QR-код",
+    qr_hint: "Откройте приложение банка и отсканируйте код, чтобы оплатить.",
+    bank_app: "Приложение банка",
+    approved_title: "Оплата прошла успешно",
+    declined_title: "Платёж отклонён",
+    expired_title: "Время на оплату истекло",
+    expired_hint: "Вернитесь в магазин и создайте новый платёж.",
+    reason: "Причина",
+    already_finished: "Этот платёж уже завершён; ничего не изменено.",
+    processing_title: "Платёж обрабатывается",
+    elsewhere: "Этот платёж выполняется не на этой странице.",
+    back_to_store: "Вернуться в магазин",
+    back_to_payment: "Вернуться к оплате",
+    not_found_title: "Платёж не найден",
+    not_found_hint: "Проверьте ссылку или создайте новый платёж в магазине.",
+    bad_request_title: "Не удалось прочитать форму",
+    bad_request_hint: "Вернитесь назад и отправьте форму ещё раз.",
+    unavailable_title: "Сервис временно недоступен",
+    unavailable_hint: "Ничего не изменено. Попробуйте ещё раз через минуту.",
+    internal_title: "Что-то пошло не так",
+    internal_hint: "Попробуйте позже. Код ошибки:",
+    declines: [
+        "Банк отклонил платёж.",
+        "Карта отклонена.",
+        "На карте недостаточно средств.",
+        "Платёж отклонён.",
+        "Время на оплату истекло.",
+        "Слишком много неверных кодов подтверждения.",
+        "Получатель не найден.",
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn russian_when_preferred() {
+        for header in [
+            "ru",
+            "ru-RU",
+            "RU-ru",
+            "ru-RU,ru;q=0.9,en-US;q=0.8,en;q=0.7",
+            "en;q=0.5, ru",
+            "fr, ru;q=0.4, de;q=0.9",
+            "en;q=0, ru;q=0.1",
+            "ru;q=1.000, en;q=0.999",
+            "ru;q=0.8, en;q=0.8",
+        ] {
+            assert_eq!(negotiate(Some(header)), Lang::Ru, "{header}");
+        }
+    }
+
+    #[test]
+    fn english_otherwise() {
+        for header in [
+            "",
+            "en",
+            "en-GB,en;q=0.9,ru;q=0.8",
+            "de, fr",
+            "ru;q=0",
+            "ru;q=0.5, *",
+            "en;q=0.8, ru;q=0.8",
+            "ru;q=2",
+            "ru;q=abc",
+            "ru;q=0.1234",
+            ";;,,",
+        ] {
+            assert_eq!(negotiate(Some(header)), Lang::En, "{header}");
+        }
+        assert_eq!(negotiate(None), Lang::En);
+    }
+
+    #[test]
+    fn quality_values_parse_strictly() {
+        assert_eq!(parse_quality("1"), Some(1000));
+        assert_eq!(parse_quality("1.0"), Some(1000));
+        assert_eq!(parse_quality("0.5"), Some(500));
+        assert_eq!(parse_quality("0.05"), Some(50));
+        assert_eq!(parse_quality("0"), Some(0));
+        for bad in ["1.001", "2", "", ".5", "0.5x", "-1"] {
+            assert_eq!(parse_quality(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn money_uses_the_language_decimal_mark() {
+        let amount = Amount::parse("1234.50").expect("valid");
+        assert_eq!(Lang::En.money(amount, Currency::RUB), "1234.50 RUB");
+        assert_eq!(Lang::Ru.money(amount, Currency::RUB), "1234,50 RUB");
+    }
+
+    #[test]
+    fn every_decline_has_a_text_in_both_languages() {
+        for code in [
+            DeclineCode::ProviderDeclined,
+            DeclineCode::CardDeclined,
+            DeclineCode::InsufficientFunds,
+            DeclineCode::PaymentRejected,
+            DeclineCode::Expired,
+            DeclineCode::ConfirmationFailed,
+            DeclineCode::RecipientNotFound,
+        ] {
+            assert_ne!(EN.decline(code), RU.decline(code), "{code:?}");
+            assert!(!EN.decline(code).is_empty());
+        }
+        assert_eq!(Lang::Ru.texts().lang, "ru");
+        assert_eq!(Lang::En.texts().lang, "en");
+    }
+}

@@ -1,0 +1,123 @@
+//! The hosted pages: server-rendered HTML (maud) that works without JavaScript, on a phone,
+//! in Russian or English, plus the sandbox's scripted-completion endpoint.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /pay/{id}` | the page the deposit's method needs: card form, SBP bank list, bank page, QR code; or its final state |
+//! | `POST /pay/{id}/card` | the card form (`pan`, `expiry` as MM/YY, `cvc`) |
+//! | `GET`/`POST /pay/{id}/sbp?bank=ID` | the chosen SBP bank's page |
+//! | `POST /pay/{id}/decision` | Confirm (`approve=true`) or Reject (`approve=false`) |
+//! | `GET /pay/{id}/result` | the gateway's own result page |
+//! | `GET /sandbox/qr/{id}` | the sandbox bank app an `sbp_qr` code opens |
+//! | `POST /sandbox/qr/{id}/decision` | its Confirm or Reject |
+//! | `POST /sandbox/operations/{id}/complete` | `{"status": 1 or 2}` finishes a waiting operation |
+//!
+//! Handlers take `web::Data<Checkout>` and `web::Data<Gateway>`; [`mount`] registers both.
+//! Card numbers and CVCs are never logged, stored or written back into a page; handlers
+//! log operation ids only.
+
+mod bank;
+mod card;
+mod i18n;
+mod layout;
+mod outcome;
+mod pay;
+mod qr;
+mod sandbox;
+mod stage;
+
+use actix_web::error::InternalError;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::service::{Checkout, Gateway};
+use domain::OperationId;
+
+pub use i18n::{negotiate, Lang};
+
+use outcome::{bad_request, method_not_allowed};
+
+/// Largest page form accepted, in bytes (the card form is well under 200).
+const FORM_LIMIT: usize = 4 * 1024;
+
+/// Registers the pages and the sandbox endpoint. The app must also register
+/// `web::Data<Checkout>` and `web::Data<Gateway>` (or use [`mount`]).
+pub fn configure_pages(cfg: &mut web::ServiceConfig) {
+    cfg.service(page_resource("/pay/{id}").route(web::get().to(pay::show)))
+        .service(
+            page_resource("/pay/{id}/card")
+                .app_data(form_config())
+                .route(web::post().to(card::submit)),
+        )
+        .service(
+            page_resource("/pay/{id}/sbp")
+                .app_data(form_config())
+                .app_data(query_config())
+                .route(web::get().to(bank::choose_by_query))
+                .route(web::post().to(bank::choose_by_form)),
+        )
+        .service(
+            page_resource("/pay/{id}/decision")
+                .app_data(form_config())
+                .route(web::post().to(bank::decide)),
+        )
+        .service(page_resource("/pay/{id}/result").route(web::get().to(pay::result)))
+        .service(page_resource("/sandbox/qr/{id}").route(web::get().to(qr::bank_app)))
+        .service(
+            page_resource("/sandbox/qr/{id}/decision")
+                .app_data(form_config())
+                .route(web::post().to(qr::decide)),
+        )
+        .service(
+            web::resource("/sandbox/operations/{id}/complete")
+                .route(web::post().to(sandbox::complete))
+                .default_service(web::to(sandbox::method_not_allowed)),
+        );
+}
+
+/// Registers `checkout` and `gateway` as app data, then the pages: hand this to
+/// [`crate::server`] as its `extra`.
+pub fn mount(
+    checkout: Checkout,
+    gateway: Gateway,
+) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    move |cfg: &mut web::ServiceConfig| {
+        cfg.app_data(web::Data::new(checkout.clone()))
+            .app_data(web::Data::new(gateway.clone()));
+        configure_pages(cfg);
+    }
+}
+
+/// A page path whose wrong methods answer an HTML 405 page.
+fn page_resource(path: &str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(|req: HttpRequest| async move {
+        method_not_allowed(Lang::of(&req))
+    }))
+}
+
+/// Page forms: `application/x-www-form-urlencoded`, small; anything unreadable is an HTML
+/// 400 page. The body is never logged.
+fn form_config() -> web::FormConfig {
+    web::FormConfig::default()
+        .limit(FORM_LIMIT)
+        .error_handler(|_error, req| {
+            tracing::info!("page form refused");
+            unreadable(req)
+        })
+}
+
+/// Page queries: an unreadable one is an HTML 400 page.
+fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|_error, req| {
+        tracing::info!("page query refused");
+        unreadable(req)
+    })
+}
+
+fn unreadable(req: &HttpRequest) -> actix_web::Error {
+    let answer: HttpResponse = bad_request(Lang::of(req));
+    InternalError::from_response("unreadable page request", answer).into()
+}
+
+/// The operation id of a page path; anything that is not a UUID names no payment.
+fn parse_id(text: &str) -> Option<OperationId> {
+    OperationId::parse(text).ok()
+}

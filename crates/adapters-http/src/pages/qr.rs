@@ -1,0 +1,128 @@
+//! `sbp_qr`: the QR code on the payment page, and the sandbox bank app its code opens
+//! (`GET /sandbox/qr/{id}` with Confirm and Reject, `POST /sandbox/qr/{id}/decision`).
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::operation::Operation;
+use domain::service::{Checkout, Gateway};
+use domain::PaymentMethod;
+use maud::{html, Markup};
+
+use super::bank::{bank_page, Decision};
+use super::i18n::Lang;
+use super::layout::{page, see_other, shell, summary};
+use super::outcome::{
+    bad_request, elsewhere_page, failure, not_found, result_path, status_page, Visit,
+};
+use super::parse_id;
+use super::stage::{stage, Stage};
+
+/// The payment page of an `sbp_qr` deposit: its QR code to scan with a bank app.
+pub fn qr_page(lang: Lang, op: &Operation, qr: Option<&str>) -> Markup {
+    let t = lang.texts();
+    let body = html! {
+        (summary(lang, op))
+        h1 { (t.qr_title) }
+        @if let Some(uri) = qr {
+            img.qr src=(uri) alt=(t.qr_title);
+        }
+        p { (t.qr_hint) }
+    };
+    shell(t, t.qr_title, body)
+}
+
+fn decision_path(op: &Operation) -> String {
+    format!("/sandbox/qr/{}/decision", op.id)
+}
+
+/// The `sbp_qr` deposit of the path; any other operation is not a QR payment.
+async fn qr_deposit(
+    lang: Lang,
+    path: &str,
+    checkout: &Checkout,
+) -> Result<Operation, HttpResponse> {
+    let id = parse_id(path).ok_or_else(|| not_found(lang))?;
+    match checkout.deposit(id).await {
+        Ok(op) if op.method == PaymentMethod::SbpQr => Ok(op),
+        Ok(_) => Err(not_found(lang)),
+        Err(error) => Err(failure(lang, error)),
+    }
+}
+
+/// `GET /sandbox/qr/{id}`: the bank app's page for the scanned code.
+#[tracing::instrument(name = "pages.qr_app", skip_all, fields(operation.id = %path))]
+pub async fn bank_app(
+    req: HttpRequest,
+    path: web::Path<String>,
+    checkout: web::Data<Checkout>,
+    gateway: web::Data<Gateway>,
+) -> HttpResponse {
+    let lang = Lang::of(&req);
+    let op = match qr_deposit(lang, &path, &checkout).await {
+        Ok(op) => op,
+        Err(answer) => return answer,
+    };
+    match stage(&op, gateway.clock().now()) {
+        Stage::Final | Stage::Expired => {
+            page(StatusCode::OK, lang, status_page(lang, &op, Visit::Again))
+        }
+        Stage::Qr { .. } => {
+            let t = lang.texts();
+            page(
+                StatusCode::OK,
+                lang,
+                bank_page(lang, &op, t.bank_app, &decision_path(&op), None),
+            )
+        }
+        Stage::Card | Stage::SbpBanks | Stage::Bank(_) | Stage::Elsewhere => {
+            elsewhere_page(lang, &op)
+        }
+    }
+}
+
+/// `POST /sandbox/qr/{id}/decision`: Confirm or Reject in the bank app, then the result page.
+/// The payer is on a phone, not on the merchant's site, so the merchant's URLs are not used.
+#[tracing::instrument(name = "pages.qr_decision", skip_all, fields(operation.id = %path))]
+pub async fn decide(
+    req: HttpRequest,
+    path: web::Path<String>,
+    decision: web::Form<Decision>,
+    checkout: web::Data<Checkout>,
+) -> HttpResponse {
+    let lang = Lang::of(&req);
+    let op = match qr_deposit(lang, &path, &checkout).await {
+        Ok(op) => op,
+        Err(answer) => return answer,
+    };
+    let Some(approve) = decision.approve() else {
+        return bad_request(lang);
+    };
+    match checkout.decide(op.id, approve).await {
+        Ok(done) => see_other(&result_path(done.id)),
+        Err(error) => failure(lang, error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pages::stage::tests::deposit;
+
+    #[test]
+    fn the_payment_page_shows_the_qr_image() {
+        let op = deposit(PaymentMethod::SbpQr);
+        let html = qr_page(Lang::En, &op, Some("data:image/png;base64,AAAA")).into_string();
+        assert!(html.contains(r#"src="data:image/png;base64,AAAA""#));
+        assert!(html.contains("Scan the QR code"));
+        assert!(!qr_page(Lang::Ru, &op, None).into_string().contains("<img"));
+    }
+
+    #[test]
+    fn the_bank_app_posts_to_its_own_decision_endpoint() {
+        let op = deposit(PaymentMethod::SbpQr);
+        assert_eq!(
+            decision_path(&op),
+            format!("/sandbox/qr/{}/decision", op.id)
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! Which page an operation calls for right now.
+
+use domain::operation::{Action, Operation};
+use domain::{PaymentMethod, Status, Timestamp};
+
+/// What a hosted page shows for an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage<'a> {
+    /// Approved or declined: the result, and nothing more can be done.
+    Final,
+    /// Still processing, but its lifetime has passed (the expiry sweep declines it soon).
+    Expired,
+    /// A card deposit waiting for the card form.
+    Card,
+    /// An SBP deposit waiting for the payer to pick a bank.
+    SbpBanks,
+    /// A bank-pay deposit waiting for Confirm or Reject.
+    Bank(BankPay),
+    /// An `sbp_qr` deposit waiting for the QR code to be scanned; `qr` is its image, if any.
+    Qr { qr: Option<&'a str> },
+    /// Processing, but its flow is not finished on a hosted page (requisites, input fields, ...)
+    /// or it is a payout.
+    Elsewhere,
+}
+
+/// The three bank-pay methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BankPay {
+    A,
+    B,
+    C,
+}
+
+impl BankPay {
+    /// The bank's name on its page.
+    pub fn name(self) -> &'static str {
+        match self {
+            BankPay::A => "Bank A Pay",
+            BankPay::B => "Bank B Pay",
+            BankPay::C => "Bank C Pay",
+        }
+    }
+}
+
+/// The stage of `op` at `now`.
+pub fn stage(op: &Operation, now: Timestamp) -> Stage<'_> {
+    match op.status {
+        Status::Approved | Status::Declined => return Stage::Final,
+        Status::Processing => {}
+    }
+    if op.direction != domain::Direction::Deposit {
+        return Stage::Elsewhere;
+    }
+    if op.is_expired(now) {
+        return Stage::Expired;
+    }
+    match (&op.action, op.method) {
+        (Some(Action::Redirect { .. }), method) => match method {
+            PaymentMethod::Card => Stage::Card,
+            PaymentMethod::Sbp => Stage::SbpBanks,
+            PaymentMethod::BankAPay => Stage::Bank(BankPay::A),
+            PaymentMethod::BankBPay => Stage::Bank(BankPay::B),
+            PaymentMethod::BankCPay => Stage::Bank(BankPay::C),
+            PaymentMethod::SbpQr => Stage::Elsewhere,
+        },
+        (Some(Action::Requisites { requisites }), PaymentMethod::SbpQr) => Stage::Qr {
+            qr: requisites
+                .get("qr")
+                .and_then(|v| v.as_str())
+                .filter(|uri| uri.starts_with("data:image/png;base64,")),
+        },
+        _ => Stage::Elsewhere,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use domain::operation::{Decline, DeclineCode, OperationUrls, Outcome};
+    use domain::{
+        Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, UserData,
+        UserId,
+    };
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+
+    pub(crate) const NOW: i64 = 1_795_255_200_000;
+
+    /// A waiting deposit of 100.00 RUB paid by `method` with a redirect (or QR) action.
+    pub(crate) fn deposit(method: PaymentMethod) -> Operation {
+        let at = Timestamp::from_millis(NOW);
+        let action = match method {
+            PaymentMethod::SbpQr => Action::Requisites {
+                requisites: object(json!({"qr": "data:image/png;base64,iVBORw0KGgo="})),
+            },
+            _ => Action::Redirect {
+                url: "http://gw.example/pay/x".into(),
+            },
+        };
+        Operation {
+            id: OperationId::parse("6f1c2a4e-1d2b-4c5d-8e9f-001122334455").expect("uuid"),
+            merchant_id: MerchantId::parse("shop").expect("valid"),
+            direction: Direction::Deposit,
+            method,
+            status: Status::Processing,
+            amount: Amount::parse("100.00").expect("valid"),
+            currency: Currency::RUB,
+            user_id: UserId::parse("user-1").expect("valid"),
+            merchant_operation_id: None,
+            urls: OperationUrls::default(),
+            requisites: None,
+            user_data: UserData::default(),
+            action: Some(action),
+            decline: None,
+            route_id: 1,
+            expires_at: Some(at.plus_seconds(600)),
+            provider_state: None,
+            due_at: None,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    fn now() -> Timestamp {
+        Timestamp::from_millis(NOW).plus_seconds(1)
+    }
+
+    #[test]
+    fn waiting_deposits_get_their_method_page() {
+        let cases = [
+            (PaymentMethod::Card, Stage::Card),
+            (PaymentMethod::Sbp, Stage::SbpBanks),
+            (PaymentMethod::BankAPay, Stage::Bank(BankPay::A)),
+            (PaymentMethod::BankBPay, Stage::Bank(BankPay::B)),
+            (PaymentMethod::BankCPay, Stage::Bank(BankPay::C)),
+        ];
+        for (method, expected) in cases {
+            assert_eq!(stage(&deposit(method), now()), expected, "{method}");
+        }
+        let qr = deposit(PaymentMethod::SbpQr);
+        assert!(
+            matches!(stage(&qr, now()), Stage::Qr { qr: Some(uri) } if uri.starts_with("data:image/png"))
+        );
+    }
+
+    #[test]
+    fn final_expired_and_other_flows_get_no_form() {
+        let done = deposit(PaymentMethod::Card)
+            .finish(
+                &Outcome::Decline(Decline::new(DeclineCode::CardDeclined)),
+                now(),
+            )
+            .expect("processing");
+        assert_eq!(stage(&done, now()), Stage::Final);
+        let late = Timestamp::from_millis(NOW).plus_seconds(600);
+        assert_eq!(stage(&deposit(PaymentMethod::Sbp), late), Stage::Expired);
+        let requisites = Operation {
+            action: Some(Action::Requisites {
+                requisites: Map::new(),
+            }),
+            ..deposit(PaymentMethod::Card)
+        };
+        assert_eq!(stage(&requisites, now()), Stage::Elsewhere);
+        let payout = Operation {
+            direction: Direction::Withdrawal,
+            ..deposit(PaymentMethod::Card)
+        };
+        assert_eq!(stage(&payout, now()), Stage::Elsewhere);
+    }
+
+    #[test]
+    fn a_qr_that_is_not_a_png_data_uri_is_not_shown() {
+        let op = Operation {
+            action: Some(Action::Requisites {
+                requisites: object(json!({"qr": "javascript:alert(1)"})),
+            }),
+            ..deposit(PaymentMethod::SbpQr)
+        };
+        assert_eq!(stage(&op, now()), Stage::Qr { qr: None });
+    }
+}

@@ -1,0 +1,303 @@
+//! A real gateway for page tests: SQLite in a temp file, the sandbox provider, a clock the
+//! test can move, and request helpers over an in-process actix app.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{test, App};
+use adapters_db::{Database, NewMerchant};
+use adapters_sandbox::{SandboxConfig, SandboxProvider};
+use domain::merchant::{full_access, Merchant, Secret};
+use domain::operation::{DeclineCode, Operation};
+use domain::ports::{CallbackOutbox, Clock, IdGenerator};
+use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
+use domain::service::{Checkout, Gateway, Ports};
+use domain::{Amount, Currency, OperationId, Status, Timestamp};
+use serde_json::{Map, Value};
+use tempfile::TempDir;
+
+pub const SUCCESS_URL: &str = "https://shop.example/success?order=7";
+pub const FAIL_URL: &str = "https://shop.example/fail?order=7";
+
+/// A clock that stands still until the test moves it.
+pub struct TestClock(AtomicI64);
+
+impl TestClock {
+    fn starting_now() -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Self(AtomicI64::new(now))
+    }
+
+    pub fn advance(&self, seconds: i64) {
+        self.0.fetch_add(seconds * 1000, Ordering::SeqCst);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
+    }
+}
+
+struct Ids;
+
+impl IdGenerator for Ids {
+    fn operation_id(&self) -> OperationId {
+        OperationId::from_uuid(uuid::Uuid::new_v4())
+    }
+}
+
+/// What a page request answered.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn location(&self) -> Option<&str> {
+        self.headers
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+    }
+
+    pub fn header(&self, name: header::HeaderName) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    pub fn is_html(&self) -> bool {
+        self.header(header::CONTENT_TYPE).starts_with("text/html")
+            && self.body.starts_with("<!DOCTYPE html>")
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).expect("a JSON body")
+    }
+}
+
+/// Which merchant URLs a test deposit carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urls {
+    SuccessAndFail,
+    None,
+}
+
+/// A gateway on a fresh database, with one merchant.
+pub struct TestApp {
+    pub db: Database,
+    pub gateway: Gateway,
+    pub checkout: Checkout,
+    pub merchant: Merchant,
+    pub clock: Arc<TestClock>,
+    _dir: TempDir,
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gateway.db").display());
+        let db = Database::connect(&url).expect("database");
+        db.migrate().expect("migrations");
+        let provider = Arc::new(SandboxProvider::new(SandboxConfig {
+            public_url: "http://gateway.test".into(),
+            settle_after: Duration::from_millis(10),
+        }));
+        let clock = Arc::new(TestClock::starting_now());
+        let store = Arc::new(db.clone());
+        let gateway = Gateway::new(Ports {
+            store: store.clone(),
+            merchants: store.clone(),
+            routes: store,
+            provider: provider.clone(),
+            clock: clock.clone(),
+            ids: Arc::new(Ids),
+        });
+        let checkout = Checkout::new(gateway.clone(), provider);
+        let merchant = db
+            .create_merchant(NewMerchant {
+                id: None,
+                name: "shop".into(),
+                access: full_access(),
+                deposit_secret: Secret::new("11".repeat(32)),
+                withdrawal_secret: Secret::new("22".repeat(32)),
+            })
+            .await
+            .expect("merchant");
+        Self {
+            db,
+            gateway,
+            checkout,
+            merchant,
+            clock,
+            _dir: dir,
+        }
+    }
+
+    /// A waiting deposit of `amount` RUB by `method`.
+    pub async fn deposit(&self, method: &str, amount: &str, urls: Urls) -> Operation {
+        let (success, fail) = match urls {
+            Urls::SuccessAndFail => (Some(SUCCESS_URL), Some(FAIL_URL)),
+            Urls::None => (None, None),
+        };
+        let raw = RawRequest {
+            amount: Some(amount),
+            currency: Some("RUB"),
+            payment_method: Some(method),
+            user_id: Some("user-1"),
+            callback_url: Some("https://shop.example/callback"),
+            success_url: success,
+            fail_url: fail,
+            ..RawRequest::default()
+        };
+        let request = NewDeposit::parse(&raw).expect("a valid deposit");
+        let created = self
+            .gateway
+            .create_deposit(&self.merchant, request, b"{}")
+            .await
+            .expect("created");
+        assert_eq!(created.operation.status, Status::Processing);
+        created.operation
+    }
+
+    /// A processing card payout of `amount` RUB (the balance is credited first).
+    pub async fn payout(&self, amount: &str) -> Operation {
+        let value = Amount::parse(amount).expect("amount");
+        self.gateway
+            .adjust_balance(self.merchant.id.clone(), Currency::RUB, value, true)
+            .await
+            .expect("credited");
+        let mut requisites = Map::new();
+        requisites.insert("pan".into(), Value::String("4242424242424242".into()));
+        requisites.insert("cardholderName".into(), Value::String("IVAN IVANOV".into()));
+        let raw = RawRequest {
+            amount: Some(amount),
+            currency: Some("RUB"),
+            payment_method: Some("card"),
+            user_id: Some("user-1"),
+            requisites: Some(&requisites),
+            ..RawRequest::default()
+        };
+        let request = NewWithdrawal::parse(&raw).expect("a valid withdrawal");
+        self.gateway
+            .create_withdrawal(&self.merchant, request, b"{}")
+            .await
+            .expect("created")
+            .operation
+    }
+
+    pub async fn operation(&self, id: OperationId) -> Operation {
+        self.gateway.operation(id).await.expect("stored")
+    }
+
+    /// (available, held) of the merchant's RUB balance, in kopecks.
+    pub async fn balance(&self) -> (i64, i64) {
+        let balances = self
+            .gateway
+            .balances(&self.merchant.id)
+            .await
+            .expect("balances");
+        balances
+            .iter()
+            .find(|b| b.currency == Currency::RUB)
+            .map_or((0, 0), |b| (b.available, b.held))
+    }
+
+    /// Whether a callback is queued for the operation.
+    pub async fn callback_queued(&self, id: OperationId) -> bool {
+        CallbackOutbox::list(&self.db, false, 1000)
+            .await
+            .expect("callbacks")
+            .iter()
+            .any(|c| c.operation_id == id)
+    }
+
+    /// A card expiry two years ahead of the gateway clock, as MM/YY.
+    pub fn future_expiry(&self) -> String {
+        let (year, _) = self.clock.now().year_month();
+        format!("12/{:02}", (year + 2) % 100)
+    }
+
+    async fn call(&self, request: test::TestRequest) -> Answer {
+        let app = test::init_service(App::new().configure(adapters_http::pages::mount(
+            self.checkout.clone(),
+            self.gateway.clone(),
+        )))
+        .await;
+        let response = test::call_service(&app, request.to_request()).await;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = test::read_body(response).await;
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8(bytes.to_vec()).expect("UTF-8 body"),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.call(test::TestRequest::get().uri(path)).await
+    }
+
+    pub async fn get_in(&self, path: &str, accept_language: &str) -> Answer {
+        self.call(
+            test::TestRequest::get()
+                .uri(path)
+                .insert_header((header::ACCEPT_LANGUAGE, accept_language)),
+        )
+        .await
+    }
+
+    pub async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Answer {
+        self.call(test::TestRequest::post().uri(path).set_form(form))
+            .await
+    }
+
+    pub async fn post_form_in(
+        &self,
+        path: &str,
+        form: &[(&str, &str)],
+        accept_language: &str,
+    ) -> Answer {
+        self.call(
+            test::TestRequest::post()
+                .uri(path)
+                .insert_header((header::ACCEPT_LANGUAGE, accept_language))
+                .set_form(form),
+        )
+        .await
+    }
+
+    pub async fn post_raw(&self, path: &str, content_type: &str, body: &str) -> Answer {
+        self.call(
+            test::TestRequest::post()
+                .uri(path)
+                .insert_header((header::CONTENT_TYPE, content_type))
+                .set_payload(body.to_string()),
+        )
+        .await
+    }
+
+    /// Pays the card deposit `id` on its form.
+    pub async fn pay(&self, id: OperationId, pan: &str) -> Answer {
+        let expiry = self.future_expiry();
+        self.post_form(
+            &format!("/pay/{id}/card"),
+            &[("pan", pan), ("expiry", &expiry), ("cvc", "123")],
+        )
+        .await
+    }
+}
+
+/// The decline code of a declined operation.
+pub fn decline_code(op: &Operation) -> Option<DeclineCode> {
+    op.decline.as_ref().map(|d| d.code)
+}
