@@ -36,6 +36,7 @@ pub async fn authenticate(
     message: &[u8],
 ) -> Result<Merchant, ApiError> {
     let merchant = verify_signature(state, req, direction, message).await?;
+    tracing::Span::current().record("merchant.id", merchant.id.as_str());
     if let Err(wait) = state.limiter().check(&merchant.id) {
         tracing::info!(merchant.id = %merchant.id, "rate limit exceeded");
         return Err(ApiError::TooManyRequests {

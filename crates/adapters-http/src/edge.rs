@@ -107,6 +107,7 @@ where
             http.method = method,
             http.route = tracing::field::Empty,
             http.status = tracing::field::Empty,
+            merchant.id = tracing::field::Empty,
         );
         req.extensions_mut().insert(id.clone());
         let future = {

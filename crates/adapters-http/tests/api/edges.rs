@@ -185,3 +185,37 @@ async fn every_answer_carries_a_request_id_and_errors_are_never_text() {
     })
     .await;
 }
+
+/// Sends raw bytes over one connection and returns the whole answer as text.
+fn raw_http(address: &str, request: Vec<u8>) -> String {
+    use std::io::{Read, Write};
+    let host = address.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .expect("timeout");
+    stream.write_all(&request).expect("write");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_64_kib_is_413_json() {
+    each_backend(Setup::default(), |app| async move {
+        let mut request = b"POST /api/v1/deposits HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
+        for _ in 0..9 {
+            request.extend_from_slice(format!("{:x}\r\n", 8192).as_bytes());
+            request.extend_from_slice(&[b' '; 8192]);
+            request.extend_from_slice(b"\r\n");
+        }
+        request.extend_from_slice(b"0\r\n\r\n");
+        let address = app.address.clone();
+        let answer = tokio::task::spawn_blocking(move || raw_http(&address, request))
+            .await
+            .expect("answered");
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.200}");
+        assert!(answer.contains(r#""errorCode":"PayloadTooLarge""#), "{answer:.400}");
+    })
+    .await;
+}
