@@ -1,17 +1,32 @@
 //! Storage adapter: the domain's storage ports on diesel 2 with r2d2 pools, on embedded SQLite
 //! and on PostgreSQL, with the ledger, idempotency and the callback outbox.
 //!
-//! [`Database`] is the one public entry point. It implements
+//! [`Database`] is the one entry point. It implements
 //! [`OperationStore`](domain::ports::OperationStore),
 //! [`MerchantDirectory`](domain::ports::MerchantDirectory),
 //! [`RouteTable`](domain::ports::RouteTable) and
 //! [`CallbackOutbox`](domain::ports::CallbackOutbox), and has the operator functions the CLI
-//! needs (merchants, routes, `ledger verify`). Diesel is synchronous: every unit of work runs on
-//! a blocking thread (`spawn_blocking`), in one transaction, with one pooled connection.
+//! needs (merchants, routes, `ledger verify`).
+//!
+//! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
+//!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
+//! * Diesel is synchronous: every unit of work runs on a blocking thread (`spawn_blocking`)
+//!   with one pooled connection and one transaction, retried a few times on SQLite busy and
+//!   PostgreSQL serialization failures or deadlocks.
+//! * Money: BIGINT minor units; a database CHECK keeps `available` and `held` non-negative, and
+//!   every move is one conditional `UPDATE` (never read-decide-write) with its ledger entry.
+//! * A final status is written `WHERE status = 3`, with its moves and its queued callback, in
+//!   one transaction: it happens at most once however completions race.
+//! * Idempotency: the operation row is inserted first under a unique index on
+//!   (merchant, direction, merchantOperationId); the violation becomes `Duplicate`.
+//! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
+//!   per process; PostgreSQL runs read committed.
+//! * Routes and merchants are served from memory for up to 2 s (changes made through this
+//!   handle show at once).
 //!
 //! Both backends share one query code path through diesel's `MultiConnection`; the few
-//! statements that differ (SQLite's `BEGIN IMMEDIATE`, PostgreSQL's `FOR UPDATE SKIP LOCKED`,
-//! reading a new row's id) are written per backend.
+//! statements that differ (`BEGIN IMMEDIATE`, `FOR UPDATE SKIP LOCKED`, reading a new row's
+//! id) are written per backend.
 
 mod admin;
 mod cache;

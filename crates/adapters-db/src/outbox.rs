@@ -1,8 +1,9 @@
 //! `CallbackOutbox`: leases so each callback is sent by one process, and the attempt log.
 
 use async_trait::async_trait;
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Bool, Text};
 use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
     StoreError,
@@ -76,8 +77,9 @@ fn claim(
             .load(pg)?),
         // SQLite: the caller's BEGIN IMMEDIATE makes this select-then-lease atomic.
         DbConn::Sqlite(lite) => {
+            // A literal, so SQLite's planner can use the partial index `WHERE state = 'pending'`.
             let ids: Vec<String> = callback_outbox
-                .filter(state.eq("pending"))
+                .filter(sql::<Bool>("state = 'pending'"))
                 .filter(next_attempt_at.le(now))
                 .filter(lease_until.is_null().or(lease_until.lt(now)))
                 .order(next_attempt_at.asc())
