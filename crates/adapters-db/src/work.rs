@@ -35,6 +35,9 @@ pub(crate) fn corrupt<E: From<StoreError>>(error: anyhow::Error) -> TxError<E> {
 /// Attempts per unit of work before a transient conflict becomes `Unavailable`.
 const MAX_ATTEMPTS: u32 = 6;
 
+/// No new attempt starts after this long (SQLite may already have waited its busy timeout).
+const RETRY_BUDGET: Duration = Duration::from_secs(8);
+
 /// Errors after which the transaction was rolled back and a fresh attempt may succeed.
 fn is_transient(error: &DieselError) -> bool {
     match error {
@@ -150,6 +153,7 @@ impl Database {
         write: bool,
         once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,
     ) -> Result<T, E> {
+        let started = std::time::Instant::now();
         let mut attempt = 1;
         loop {
             let result = {
@@ -163,13 +167,12 @@ impl Database {
                 })?;
                 once(&mut conn)
             };
+            let may_retry = attempt < MAX_ATTEMPTS && started.elapsed() < RETRY_BUDGET;
             let why = match result {
                 Ok(value) => return Ok(value),
                 Err(TxError::Fail(error)) => return Err(error),
-                Err(TxError::Db(error)) if is_transient(&error) && attempt < MAX_ATTEMPTS => {
-                    error.to_string()
-                }
-                Err(TxError::Retry(why)) if attempt < MAX_ATTEMPTS => why.to_string(),
+                Err(TxError::Db(error)) if is_transient(&error) && may_retry => error.to_string(),
+                Err(TxError::Retry(why)) if may_retry => why.to_string(),
                 Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
                 Err(TxError::Retry(why)) => {
                     return Err(E::from(StoreError::Unavailable(format!(

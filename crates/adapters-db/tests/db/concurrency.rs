@@ -56,6 +56,51 @@ async fn forty_concurrent_withdrawals_against_ten_roubles_hold_exactly_ten() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn two_processes_on_one_database_still_hold_exactly_ten() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        credit(&t.db, &shop, 10_00).await;
+        let other = t.second_process();
+        let gateways = [gateway(&t.db), gateway(&other)];
+        let start = Arc::new(Barrier::new(40));
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let (gw, shop, start) = (gateways[i % 2].clone(), shop.clone(), start.clone());
+                tokio::spawn(async move {
+                    // Every id twice, once per process: one creates, the other replays.
+                    let moid = format!("payout-{}", i / 2);
+                    start.wait().await;
+                    gw.create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
+                        .await
+                })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for result in futures::future::join_all(tasks).await {
+            outcomes.push(result.expect("task"));
+        }
+        let created = outcomes
+            .iter()
+            .filter(|r| matches!(r, Ok(c) if !c.replayed))
+            .count();
+        let replayed = outcomes
+            .iter()
+            .filter(|r| matches!(r, Ok(c) if c.replayed))
+            .count();
+        let refused = outcomes
+            .iter()
+            .filter(|r| matches!(r, Err(CreateError::InsufficientBalance)))
+            .count();
+        assert_eq!(created + replayed + refused, 40, "{outcomes:?}");
+        assert_eq!((created, replayed), (10, 10));
+        assert_eq!(balance(&t.db, &shop).await, (0, 10_00));
+        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 10);
+        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn twenty_identical_requests_create_one_operation() {
     each_backend(|t| async move {
         let shop = merchant(&t.db).await;

@@ -177,3 +177,11 @@ impl TestDb {
         .map_err(|e| e.to_string())
     }
 }
+
+impl TestDb {
+    /// Another handle on the same database, with its own pool, caches and SQLite writer lock:
+    /// what a second gateway process would have.
+    pub fn second_process(&self) -> Database {
+        Database::connect_with(&self.url, options()).expect("a second handle")
+    }
+}
