@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use domain::service::{CreateError, ReadError, StepError};
+use domain::service::{CompleteError, CreateError, ReadError, StepError};
 use domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 
@@ -216,6 +216,17 @@ impl From<StepError> for ApiError {
             StepError::Invalid(errors) => ApiError::InvalidFields(errors),
             StepError::Unavailable(why) => ApiError::Unavailable(why),
             StepError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<CompleteError> for ApiError {
+    fn from(error: CompleteError) -> Self {
+        match error {
+            CompleteError::NotFound => ApiError::NotFound,
+            CompleteError::InvalidState => ApiError::InvalidState,
+            CompleteError::Unavailable(why) => ApiError::Unavailable(why),
+            CompleteError::Unknown(e) => ApiError::Internal(e),
         }
     }
 }
