@@ -75,6 +75,8 @@ impl OperationStore for Database {
         .await
     }
 
+    /// Writes the status, decline, `updated_at` and a cleared `due_at` (what
+    /// `Operation::finish` changes), guarded by `status = 3`, then the callback and the moves.
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id))]
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError> {
         let completion = completion.clone();
@@ -237,8 +239,19 @@ impl OperationStore for Database {
     #[tracing::instrument(level = "debug", skip_all, fields(merchant.id = %adjustment.merchant_id))]
     async fn adjust_balance(&self, adjustment: &BalanceMove) -> Result<(), FinishError> {
         let adjustment = adjustment.clone();
-        self.write(move |conn| apply_move(conn, &adjustment, || FinishError::InsufficientBalance))
-            .await
+        self.write(move |conn| {
+            match apply_move(conn, &adjustment, || FinishError::InsufficientBalance) {
+                // The operator named a merchant that does not exist: say so plainly.
+                Err(TxError::Db(DieselError::DatabaseError(
+                    DatabaseErrorKind::ForeignKeyViolation,
+                    _,
+                ))) => Err(TxError::Fail(FinishError::Store(StoreError::Other(
+                    anyhow::anyhow!("unknown merchant {}", adjustment.merchant_id),
+                )))),
+                other => other,
+            }
+        })
+        .await
     }
 
     #[tracing::instrument(level = "debug", skip(self), fields(merchant.id = %merchant))]

@@ -167,6 +167,17 @@ async fn an_uncovered_hold_writes_nothing() {
             t.db.adjust_balance(&debit).await,
             Err(FinishError::InsufficientBalance)
         ));
+        let nobody = domain::MerchantId::parse("nobody").expect("id");
+        let credit =
+            domain::ledger::manual_move(nobody, domain::Currency::RUB, rub(1), true, now());
+        let refused =
+            t.db.adjust_balance(&credit)
+                .await
+                .expect_err("unknown merchant");
+        assert!(
+            refused.to_string().contains("unknown merchant nobody"),
+            "{refused}"
+        );
     })
     .await;
 }
