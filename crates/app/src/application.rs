@@ -9,7 +9,7 @@ use adapters_db::Database;
 use adapters_http::ReadyFn;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use anyhow::Context;
-use domain::service::{Gateway, Ports};
+use domain::service::{Checkout, Gateway, Ports};
 use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -38,16 +38,16 @@ impl Application {
         if config.bind.port() == 0 && config.public_url == format!("http://{}", config.bind) {
             config.public_url = format!("http://{address}");
         }
-        let provider = SandboxProvider::new(SandboxConfig {
+        let provider = Arc::new(SandboxProvider::new(SandboxConfig {
             public_url: config.public_url.clone(),
             settle_after: config.sandbox_settle,
-        });
+        }));
         let store = Arc::new(database.clone());
         let gateway = Gateway::new(Ports {
             store: store.clone(),
             merchants: store.clone(),
             routes: store,
-            provider: Arc::new(provider),
+            provider: provider.clone(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidIds),
         });
@@ -68,7 +68,10 @@ impl Application {
         )?;
         let callbacks = callback_worker(&database, &config)?;
         callbacks.metrics().register(&registry)?;
-        let server = adapters_http::server(listener, state, |_| {})?;
+        // The hosted pages and /sandbox routes exist because the sandbox provider is configured.
+        let checkout = Checkout::new(gateway.clone(), provider);
+        let pages = adapters_http::pages::mount(checkout, gateway.clone());
+        let server = adapters_http::server(listener, state, pages)?;
         Ok(Self {
             port: address.port(),
             server,
