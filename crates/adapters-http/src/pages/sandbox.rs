@@ -3,7 +3,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::service::{CompleteError, Gateway};
+use domain::service::Gateway;
 use domain::OperationId;
 use serde_json::{Map, Value};
 
@@ -27,15 +27,6 @@ pub fn requested_outcome(body: &Map<String, Value>) -> Result<Outcome, ApiError>
     }
 }
 
-fn complete_error(error: CompleteError) -> ApiError {
-    match error {
-        CompleteError::NotFound => ApiError::NotFound,
-        CompleteError::InvalidState => ApiError::InvalidState,
-        CompleteError::Unavailable(why) => ApiError::Unavailable(why),
-        CompleteError::Unknown(cause) => ApiError::Internal(cause),
-    }
-}
-
 /// `POST /sandbox/operations/{id}/complete` with `{"status": 1}` (approve) or `{"status": 2}`
 /// (decline as `ProviderDeclined`): answers the operation's read shape.
 #[tracing::instrument(name = "sandbox.complete", skip_all, fields(operation.id = %path))]
@@ -48,10 +39,7 @@ pub async fn complete(
     let id = OperationId::parse(&path).map_err(|_| ApiError::NotFound)?;
     let body = json_bytes(&req, payload).await?;
     let outcome = requested_outcome(&parse_object(&body)?)?;
-    let op = gateway
-        .complete(id, outcome)
-        .await
-        .map_err(complete_error)?;
+    let op = gateway.complete(id, outcome).await?;
     tracing::info!(status = op.status.name(), "sandbox completed an operation");
     let now = gateway.clock().now();
     Ok(HttpResponse::Ok().json(Data {

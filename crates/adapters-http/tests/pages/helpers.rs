@@ -148,6 +148,17 @@ impl TestApp {
             Urls::SuccessAndFail => (Some(SUCCESS_URL), Some(FAIL_URL)),
             Urls::None => (None, None),
         };
+        self.deposit_to(method, amount, success, fail).await
+    }
+
+    /// A waiting deposit with these `successUrl` and `failUrl`.
+    pub async fn deposit_to(
+        &self,
+        method: &str,
+        amount: &str,
+        success: Option<&str>,
+        fail: Option<&str>,
+    ) -> Operation {
         let raw = RawRequest {
             amount: Some(amount),
             currency: Some("RUB"),

@@ -1,0 +1,214 @@
+//! The card page in a real browser: headless Chromium driven over WebDriver (chromedriver),
+//! with a phone-sized window, no JavaScript of ours, and a merchant site to land on.
+//!
+//! Needs `chromedriver` and `chromium` on the PATH (Debian: `chromium chromium-driver`).
+//! Without them the test says so and passes, unless `GATEWAY_REQUIRE_BROWSER=1`.
+//! With `GATEWAY_SCREENSHOT_DIR=DIR` it saves the card page as `DIR/card-page.png`.
+
+#[path = "../pages/helpers.rs"]
+#[allow(dead_code)]
+mod helpers;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use adapters_http::{AlwaysReady, HttpSettings, HttpState};
+use domain::operation::DeclineCode;
+use domain::Status;
+use fantoccini::{Client, ClientBuilder, Locator};
+use helpers::{decline_code, TestApp};
+use hyper_util::client::legacy::connect::HttpConnector;
+
+/// chromedriver, stopped when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn start_driver() -> Option<Driver> {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let driver = Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed() > Duration::from_secs(10) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(driver)
+}
+
+async fn browser(driver: &Driver) -> Client {
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--window-size=390,844", "--lang=en-US"]
+        }),
+    );
+    // chromedriver is on loopback: plain HTTP, no TLS stack needed.
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await
+        .expect("a browser session")
+}
+
+/// The merchant's site: `/success` and `/fail` pages to land on.
+fn merchant() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let server = HttpServer::new(|| {
+        App::new()
+            .route(
+                "/success",
+                web::get().to(|| async { HttpResponse::Ok().body("merchant: paid") }),
+            )
+            .route(
+                "/fail",
+                web::get().to(|| async { HttpResponse::Ok().body("merchant: failed") }),
+            )
+    })
+    .workers(1)
+    .listen(listener)
+    .expect("listen")
+    .run();
+    actix_web::rt::spawn(server);
+    format!("http://127.0.0.1:{port}")
+}
+
+fn gateway(app: &TestApp) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let state = HttpState::new(
+        app.gateway.clone(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+    );
+    let pages = adapters_http::pages::mount(app.checkout.clone(), app.gateway.clone());
+    let server = adapters_http::server(listener, state, pages).expect("server");
+    actix_web::rt::spawn(server);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Types a card on the page and submits it, as a person would.
+async fn pay(client: &Client, page: &str, pan: &str, expiry: &str) {
+    client.goto(page).await.expect("the card page");
+    let form = [("pan", pan), ("expiry", expiry), ("cvc", "123")];
+    for (name, value) in form {
+        client
+            .find(Locator::Css(&format!("input[name={name}]")))
+            .await
+            .expect("a card field")
+            .send_keys(value)
+            .await
+            .expect("typed");
+    }
+    client
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .expect("the pay button")
+        .click()
+        .await
+        .expect("clicked");
+}
+
+async fn lands_on(client: &Client, url: &str) {
+    let target = url::Url::parse(url).expect("URL");
+    client
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_url(&target)
+        .await
+        .unwrap_or_else(|e| panic!("did not land on {url}: {e}"));
+}
+
+fn screenshot_dir() -> Option<PathBuf> {
+    std::env::var_os("GATEWAY_SCREENSHOT_DIR").map(PathBuf::from)
+}
+
+#[actix_web::test]
+async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
+    let Some(driver) = start_driver() else {
+        let required = std::env::var("GATEWAY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+        assert!(!required, "chromedriver is not available");
+        eprintln!(
+            "SKIPPED: chromedriver is not on the PATH (install chromium and chromium-driver)"
+        );
+        return;
+    };
+    let app = TestApp::new().await;
+    let shop = merchant();
+    let base = gateway(&app);
+    let client = browser(&driver).await;
+    let (success, fail) = (format!("{shop}/success"), format!("{shop}/fail"));
+    let expiry = app.future_expiry();
+
+    let approved = app
+        .deposit_to("card", "100.00", Some(&success), Some(&fail))
+        .await;
+    let page = format!("{base}/pay/{}", approved.id);
+    client.goto(&page).await.expect("the card page");
+    let html = client.source().await.expect("the page source");
+    assert!(html.contains("Pay by card"), "{html}");
+    if let Some(dir) = screenshot_dir() {
+        let png = client.screenshot().await.expect("a screenshot");
+        std::fs::write(dir.join("card-page.png"), png).expect("saved");
+    }
+    pay(&client, &page, "4242 4242 4242 4242", &expiry).await;
+    lands_on(&client, &success).await;
+    assert_eq!(app.operation(approved.id).await.status, Status::Approved);
+
+    let declined = app
+        .deposit_to("card", "100.00", Some(&success), Some(&fail))
+        .await;
+    let page = format!("{base}/pay/{}", declined.id);
+    pay(&client, &page, "4000000000000002", &expiry).await;
+    lands_on(&client, &fail).await;
+    let stored = app.operation(declined.id).await;
+    assert_eq!(stored.status, Status::Declined);
+    assert_eq!(decline_code(&stored), Some(DeclineCode::CardDeclined));
+
+    let refused = app.deposit_to("card", "100.00", None, None).await;
+    let page = format!("{base}/pay/{}", refused.id);
+    pay(&client, &page, "4242424242424241", &expiry).await;
+    let refusal = client
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("p.field-error"))
+        .await
+        .expect("the form again, with the error");
+    let text = refusal.text().await.expect("the error text");
+    assert_eq!(text, "Enter a valid card number.");
+    assert_eq!(app.operation(refused.id).await.status, Status::Processing);
+
+    client.close().await.expect("closed");
+}
