@@ -10,6 +10,7 @@
 mod helpers;
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -31,6 +32,10 @@ struct Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // chromedriver leads its own process group, so the browsers it started (left open
+        // when a test fails before closing its session) end with it.
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -47,6 +52,7 @@ fn start_driver() -> Option<Driver> {
     let port = free_port();
     let child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
