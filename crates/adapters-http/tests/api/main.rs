@@ -9,5 +9,6 @@ mod fields;
 mod helpers;
 mod idempotency;
 mod methods;
+mod openapi;
 mod requisites;
 mod steps;

@@ -10,7 +10,7 @@ use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::ports::{Clock, IdGenerator};
-use domain::service::{Gateway, Ports};
+use domain::service::{Checkout, Gateway, Ports};
 use domain::signature::sign;
 use domain::{Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp};
 use serde_json::Value;
@@ -110,16 +110,16 @@ impl TestApp {
         }
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
         let address = format!("http://{}", listener.local_addr().expect("address"));
-        let provider = SandboxProvider::new(SandboxConfig {
+        let provider = Arc::new(SandboxProvider::new(SandboxConfig {
             public_url: address.clone(),
             settle_after: SETTLE,
-        });
+        }));
         let store = Arc::new(db.clone());
         let gateway = Gateway::new(Ports {
             store: store.clone(),
             merchants: store.clone(),
             routes: store,
-            provider: Arc::new(provider),
+            provider: provider.clone(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidIds),
         });
@@ -133,7 +133,15 @@ impl TestApp {
             public_url: address.clone(),
         };
         let state = HttpState::new(gateway.clone(), Arc::new(readiness), settings);
-        let server = adapters_http::server(listener, state, |_| {}).expect("server");
+        let pages = setup.pages.then(|| {
+            adapters_http::pages::mount(Checkout::new(gateway.clone(), provider), gateway.clone())
+        });
+        let extra = move |cfg: &mut actix_web::web::ServiceConfig| {
+            if let Some(mount) = &pages {
+                mount(cfg);
+            }
+        };
+        let server = adapters_http::server(listener, state, extra).expect("server");
         let handle = server.handle();
         tokio::spawn(server);
         let shop = Shop {

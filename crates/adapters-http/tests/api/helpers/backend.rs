@@ -66,6 +66,8 @@ pub struct Setup {
     pub rate_limit: u32,
     /// Extra routes (e.g. a card deposit with the confirmation flow), added before serving.
     pub routes: Vec<(Flow, i32)>,
+    /// Also serve the hosted pages and the sandbox endpoint (`POST /sandbox/operations/{id}/complete`).
+    pub pages: bool,
 }
 
 /// Runs `test` on a fresh SQLite app, then (when `GATEWAY_TEST_DATABASE_URL` is set) on a
