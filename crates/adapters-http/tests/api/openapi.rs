@@ -20,6 +20,7 @@ mod spec;
 
 use actix_web::ResponseError;
 use adapters_http::ApiError;
+use domain::merchant::Secret;
 use domain::operation::DeclineCode;
 use domain::route::Flow;
 use reqwest::Method;
@@ -274,4 +275,26 @@ fn the_document_knows_every_decline_code() {
         .collect();
     let ours: Vec<&str> = all.iter().map(|c| c.as_str()).collect();
     assert_eq!(documented, ours);
+}
+
+#[test]
+fn the_signing_example_in_docs_api_md_is_right() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md");
+    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let deposit = "6465706f7369742d64656d6f2d7365637265742d6e6f742d666f722d70726f64";
+    let withdrawal = "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70";
+    let body = r#"{"amount":"100.00","currency":"RUB","paymentMethod":"card","userId":"user-1","merchantOperationId":"order-1"}"#;
+    for (secret, message) in [
+        (deposit, body),
+        (deposit, "/api/v1/deposits?merchantOperationId=order-1"),
+        (withdrawal, "/api/v1/balance"),
+    ] {
+        assert!(doc.contains(secret) && doc.contains(message), "{message}");
+        let signature = domain::signature::sign(&Secret::new(secret), message.as_bytes());
+        let line = format!("x-signature: {signature}");
+        assert!(
+            doc.contains(&line),
+            "docs/api.md should show {line} for {message}"
+        );
+    }
 }
