@@ -13,7 +13,7 @@ impl HttpUrl {
     pub fn parse(text: &str) -> Result<Self, ValueError> {
         let rule =
             || ValueError::new("must be an absolute http or https URL of at most 2048 characters");
-        if text.len() > 2048 {
+        if text.chars().count() > 2048 {
             return Err(rule());
         }
         let url = url::Url::parse(text).map_err(|_| rule())?;
