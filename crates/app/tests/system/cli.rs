@@ -1,0 +1,481 @@
+//! Issue 7: the operator's command line (contract section 8), run as the real binary.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::helpers::process::{command, run};
+use crate::helpers::{gateway, Backend, Merchant, TestDb};
+
+fn is_hex64(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[test]
+fn cli_on_sqlite() {
+    operator_session(&TestDb::sqlite());
+}
+
+#[test]
+fn cli_on_postgres() {
+    if let Some(db) = TestDb::on(Backend::Postgres, "cli_on_postgres") {
+        operator_session(&db);
+    }
+}
+
+/// One operator's session on a fresh database: migrate, merchants, balances, routes, ledger.
+fn operator_session(db: &TestDb) {
+    gateway(db, &["migrate"]).expect_code(0);
+    // Migrating twice is harmless.
+    gateway(db, &["migrate"]).expect_code(0);
+
+    merchants(db);
+    let shop = Merchant::create(db, "balance-shop");
+    balances(db, &shop);
+    ledger(db, &shop);
+    routes(db);
+}
+
+fn merchants(db: &TestDb) {
+    let out = gateway(db, &["merchant", "create", "--name", "Shop X", "--json"]);
+    out.expect_code(0);
+    let json = out.json();
+    let keys: BTreeSet<&str> = json
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        BTreeSet::from(["merchantId", "depositSecret", "withdrawalSecret"]),
+        "{out}"
+    );
+    let id = json["merchantId"].as_str().expect("merchantId").to_string();
+    let deposit = json["depositSecret"].as_str().expect("depositSecret");
+    let withdrawal = json["withdrawalSecret"].as_str().expect("withdrawalSecret");
+    assert!(!id.is_empty());
+    assert!(is_hex64(deposit), "{deposit}");
+    assert!(is_hex64(withdrawal), "{withdrawal}");
+    assert_ne!(deposit, withdrawal);
+
+    // Names are unique: refused with exit 4 and a message saying why, nothing printed.
+    let again = gateway(db, &["merchant", "create", "--name", "Shop X", "--json"]);
+    again.expect_code(4);
+    assert!(
+        again.stderr.contains("already exists") && again.stderr.contains("Shop X"),
+        "{again}"
+    );
+    assert!(again.stdout.trim().is_empty(), "{again}");
+
+    // The plain form prints the id and both secrets too.
+    let plain = gateway(db, &["merchant", "create", "--name", "Shop Y"]);
+    plain.expect_code(0);
+    assert!(plain.stdout.contains("deposit secret"), "{plain}");
+    assert!(plain.stdout.contains("withdrawal secret"), "{plain}");
+
+    let limited = gateway(
+        db,
+        &[
+            "merchant",
+            "create",
+            "--name",
+            "Shop Z",
+            "--methods",
+            "deposit:card,withdrawal:sbp",
+            "--json",
+        ],
+    );
+    limited.expect_code(0);
+    let limited_id = limited.json()["merchantId"]
+        .as_str()
+        .expect("merchantId")
+        .to_string();
+    let bad_methods = gateway(
+        db,
+        &[
+            "merchant",
+            "create",
+            "--name",
+            "Shop W",
+            "--methods",
+            "deposit:cash",
+        ],
+    );
+    assert_ne!(bad_methods.code, 0, "{bad_methods}");
+    assert!(bad_methods.stderr.contains("--methods"), "{bad_methods}");
+
+    let list = merchant_list(db);
+    assert_eq!(list.len(), 3, "{list:?}");
+    let x = find(&list, "merchantId", &id);
+    assert_eq!(x["name"], "Shop X");
+    assert_eq!(x["enabled"], true);
+    assert_eq!(x["methods"].as_array().map(Vec::len), Some(8), "{x}");
+    assert!(x.get("depositSecret").is_none() && x.get("withdrawalSecret").is_none());
+    let methods: BTreeSet<&str> = find(&list, "merchantId", &limited_id)["methods"]
+        .as_array()
+        .expect("methods")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(methods, BTreeSet::from(["deposit:card", "withdrawal:sbp"]));
+    let text = gateway(db, &["merchant", "list"]);
+    text.expect_code(0);
+    assert!(text.stdout.contains("Shop X"), "{text}");
+    assert!(!text.stdout.contains(deposit), "a secret in merchant list");
+
+    gateway(db, &["merchant", "disable", &id]).expect_code(0);
+    let list = merchant_list(db);
+    assert_eq!(find(&list, "merchantId", &id)["enabled"], false);
+    assert_eq!(find(&list, "merchantId", &limited_id)["enabled"], true);
+    let unknown = gateway(db, &["merchant", "disable", "no-such-merchant"]);
+    unknown.expect_code(3);
+    assert!(unknown.stderr.contains("no-such-merchant"), "{unknown}");
+}
+
+fn merchant_list(db: &TestDb) -> Vec<Value> {
+    let out = gateway(db, &["merchant", "list", "--json"]);
+    out.expect_code(0);
+    out.json().as_array().cloned().expect("a JSON array")
+}
+
+#[track_caller]
+fn find<'a>(rows: &'a [Value], key: &str, value: &str) -> &'a Value {
+    rows.iter()
+        .find(|row| row[key] == value)
+        .unwrap_or_else(|| panic!("no row with {key} = {value} in {rows:?}"))
+}
+
+fn balance_sql(shop: &Merchant, column: &str) -> String {
+    format!(
+        "SELECT {column} AS n FROM balances WHERE merchant_id = '{}' AND currency = 'RUB'",
+        shop.id
+    )
+}
+
+fn balances(db: &TestDb, shop: &Merchant) {
+    let credit = gateway(
+        db,
+        &[
+            "balance",
+            "credit",
+            "--merchant",
+            &shop.id,
+            "--currency",
+            "RUB",
+            "--amount",
+            "100.00",
+        ],
+    );
+    credit.expect_code(0);
+    assert!(credit.stdout.contains("100.00"), "{credit}");
+    assert_eq!(db.count(&balance_sql(shop, "available")), 10_000);
+    let entries = db.count("SELECT count(*) AS n FROM ledger");
+
+    // More than available: refused with exit 4, and nothing changes.
+    let debit = gateway(
+        db,
+        &[
+            "balance",
+            "debit",
+            "--merchant",
+            &shop.id,
+            "--currency",
+            "RUB",
+            "--amount",
+            "100.01",
+        ],
+    );
+    debit.expect_code(4);
+    assert!(debit.stderr.contains("available balance"), "{debit}");
+    assert_eq!(db.count(&balance_sql(shop, "available")), 10_000);
+    assert_eq!(db.count("SELECT count(*) AS n FROM ledger"), entries);
+
+    let debit = gateway(
+        db,
+        &[
+            "balance",
+            "debit",
+            "--merchant",
+            &shop.id,
+            "--amount",
+            "40.00",
+            "--json",
+        ],
+    );
+    debit.expect_code(0);
+    assert_eq!(debit.json()["available"], "60.00", "{debit}");
+    assert_eq!(debit.json()["held"], "0.00", "{debit}");
+    assert_eq!(db.count("SELECT count(*) AS n FROM ledger"), entries + 1);
+
+    let unknown = gateway(
+        db,
+        &[
+            "balance",
+            "credit",
+            "--merchant",
+            "no-such-merchant",
+            "--currency",
+            "RUB",
+            "--amount",
+            "1.00",
+        ],
+    );
+    unknown.expect_code(3);
+    assert!(unknown.stderr.contains("no-such-merchant"), "{unknown}");
+
+    for (amount, currency, named) in [
+        ("100", "RUB", "--amount"),
+        ("0.00", "RUB", "--amount"),
+        ("1.00", "rub", "--currency"),
+    ] {
+        let args = [
+            "balance",
+            "credit",
+            "--merchant",
+            &shop.id,
+            "--amount",
+            amount,
+            "--currency",
+            currency,
+        ];
+        let bad = gateway(db, &args);
+        bad.expect_code(1);
+        assert!(bad.stderr.contains(named), "{args:?}: {bad}");
+    }
+    assert_eq!(db.count(&balance_sql(shop, "available")), 6_000);
+}
+
+fn ledger(db: &TestDb, shop: &Merchant) {
+    let ok = gateway(db, &["ledger", "verify"]);
+    ok.expect_code(0);
+    let json = gateway(db, &["ledger", "verify", "--json"]);
+    json.expect_code(0);
+    assert_eq!(json.json()["ok"], true, "{json}");
+
+    // A balance changed behind the ledger's back is caught.
+    db.exec(&format!(
+        "UPDATE balances SET available = available + 1 WHERE merchant_id = '{}'",
+        shop.id
+    ));
+    let bad = gateway(db, &["ledger", "verify"]);
+    bad.expect_code(1);
+    assert!(
+        bad.stdout.contains("MISMATCH") && bad.stdout.contains(&shop.id),
+        "{bad}"
+    );
+    let bad = gateway(db, &["ledger", "verify", "--json"]);
+    bad.expect_code(1);
+    assert_eq!(bad.json()["ok"], false, "{bad}");
+    assert_eq!(bad.json()["mismatches"][0]["merchantId"], shop.id.as_str());
+    assert_eq!(bad.json()["mismatches"][0]["balance"]["available"], "60.01");
+    assert_eq!(bad.json()["mismatches"][0]["ledger"]["available"], "60.00");
+
+    db.exec(&format!(
+        "UPDATE balances SET available = available - 1 WHERE merchant_id = '{}'",
+        shop.id
+    ));
+    gateway(db, &["ledger", "verify"]).expect_code(0);
+}
+
+fn route_list(db: &TestDb) -> Vec<Value> {
+    let out = gateway(db, &["route", "list", "--json"]);
+    out.expect_code(0);
+    out.json().as_array().cloned().expect("a JSON array")
+}
+
+fn routes(db: &TestDb) {
+    let routes = route_list(db);
+    let defaults: BTreeSet<(String, String, String)> = routes
+        .iter()
+        .map(|r| {
+            assert_eq!(r["currency"], "RUB", "{r}");
+            assert_eq!(r["min"], "0.01", "{r}");
+            assert_eq!(r["max"], "10000000.00", "{r}");
+            assert_eq!(r["provider"], "sandbox", "{r}");
+            assert_eq!(r["enabled"], true, "{r}");
+            let text = |key: &str| r[key].as_str().unwrap_or("").to_string();
+            (text("direction"), text("method"), text("flow"))
+        })
+        .collect();
+    let expected: BTreeSet<(String, String, String)> = [
+        ("deposit", "card", "redirect"),
+        ("deposit", "sbp", "redirect"),
+        ("deposit", "sbp_qr", "qr"),
+        ("deposit", "bank_a_pay", "redirect"),
+        ("deposit", "bank_b_pay", "redirect"),
+        ("deposit", "bank_c_pay", "redirect"),
+        ("withdrawal", "card", "payout"),
+        ("withdrawal", "sbp", "payout"),
+    ]
+    .into_iter()
+    .map(|(d, m, f)| (d.to_string(), m.to_string(), f.to_string()))
+    .collect();
+    assert_eq!(routes.len(), 8, "{routes:?}");
+    assert_eq!(defaults, expected);
+
+    let added = gateway(
+        db,
+        &[
+            "route",
+            "add",
+            "--direction",
+            "deposit",
+            "--method",
+            "card",
+            "--flow",
+            "confirmation",
+            "--min",
+            "1.00",
+            "--max",
+            "500.00",
+            "--priority",
+            "200",
+            "--lifetime",
+            "120",
+            "--json",
+        ],
+    );
+    added.expect_code(0);
+    let route = added.json();
+    let id = route["id"].as_i64().expect("a route id");
+    assert_eq!(route["flow"], "confirmation", "{added}");
+    assert_eq!(route["priority"], 200);
+    assert_eq!(route["lifetime"], 120);
+    assert_eq!(route["min"], "1.00");
+    assert_eq!(route["max"], "500.00");
+    let routes = route_list(db);
+    assert_eq!(routes.len(), 9);
+    assert_eq!(find_route(&routes, id)["enabled"], true);
+
+    let disabled = gateway(db, &["route", "disable", &id.to_string()]);
+    disabled.expect_code(0);
+    let routes = route_list(db);
+    assert_eq!(find_route(&routes, id)["enabled"], false);
+    assert_eq!(
+        routes.iter().filter(|r| r["enabled"] == true).count(),
+        8,
+        "only the disabled route changed"
+    );
+    gateway(db, &["route", "disable", "9999"]).expect_code(3);
+
+    for (direction, method, extra, named) in [
+        ("deposit", "card", ["--flow", "teleport"], "--flow"),
+        ("deposit", "cash", ["--priority", "1"], "--method"),
+        ("sideways", "card", ["--priority", "1"], "--direction"),
+        ("deposit", "card", ["--min", "5"], "--min"),
+    ] {
+        let mut args = vec!["route", "add", "--direction", direction, "--method", method];
+        args.extend(extra);
+        let bad = gateway(db, &args);
+        bad.expect_code(1);
+        assert!(bad.stderr.contains(named), "{args:?}: {bad}");
+    }
+    let upside_down = gateway(
+        db,
+        &[
+            "route",
+            "add",
+            "--direction",
+            "deposit",
+            "--method",
+            "card",
+            "--min",
+            "10.00",
+            "--max",
+            "1.00",
+        ],
+    );
+    assert_ne!(upside_down.code, 0, "{upside_down}");
+    assert_eq!(route_list(db).len(), 9, "refused routes are not added");
+    let text = gateway(db, &["route", "list"]);
+    text.expect_code(0);
+    assert!(text.stdout.contains("confirmation"), "{text}");
+}
+
+#[track_caller]
+fn find_route(routes: &[Value], id: i64) -> &Value {
+    routes
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no route {id} in {routes:?}"))
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["serve"],
+        &["migrate"],
+        &["merchant"],
+        &["merchant", "create"],
+        &["merchant", "list"],
+        &["merchant", "disable"],
+        &["balance"],
+        &["balance", "credit"],
+        &["balance", "debit"],
+        &["route"],
+        &["route", "list"],
+        &["route", "add"],
+        &["route", "disable"],
+        &["callbacks"],
+        &["callbacks", "retry"],
+        &["callbacks", "list"],
+        &["ledger"],
+        &["ledger", "verify"],
+    ];
+    // No database is touched: --help must work anywhere.
+    let db = TestDb::sqlite();
+    for args in commands {
+        let mut all = args.to_vec();
+        all.push("--help");
+        let out = gateway(&db, &all);
+        out.expect_code(0);
+        assert!(out.stdout.contains("Usage:"), "{all:?}: {out}");
+    }
+    let out = gateway(&db, &["--version"]);
+    out.expect_code(0);
+    // Bad usage is clap's exit 2.
+    gateway(&db, &["merchant", "frobnicate"]).expect_code(2);
+    gateway(&db, &["balance", "credit", "--amount", "1.00"]).expect_code(2);
+}
+
+#[test]
+fn serve_refuses_bad_configuration_naming_the_variable() {
+    let db = TestDb::sqlite();
+    for (variable, value) in [
+        ("GATEWAY_BIND", "localhost"),
+        ("GATEWAY_BIND", "127.0.0.1:99999"),
+        ("GATEWAY_PUBLIC_URL", "ftp://example.com"),
+        ("GATEWAY_CALLBACK_ALLOW_PRIVATE", "maybe"),
+        ("GATEWAY_CALLBACK_SCHEDULE", "1s,soon"),
+        ("GATEWAY_CALLBACK_TIMEOUT", "0s"),
+        ("GATEWAY_RATE_LIMIT", "-5"),
+        ("GATEWAY_SANDBOX_SETTLE_MS", "2s"),
+        ("GATEWAY_DATABASE_URL", "mysql://localhost/gateway"),
+    ] {
+        let out = run(command(&db)
+            .arg("serve")
+            .env(variable, value)
+            .env("RUST_LOG", "off"));
+        assert_ne!(out.code, 0, "{variable}={value}: {out}");
+        assert!(
+            out.stderr.contains(variable),
+            "{variable}={value}: the message does not name the variable: {out}"
+        );
+    }
+
+    // An address already taken names GATEWAY_BIND too.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let out = run(command(&db)
+        .arg("serve")
+        .env("GATEWAY_BIND", &address)
+        .env("RUST_LOG", "off"));
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("GATEWAY_BIND"), "{out}");
+    assert!(
+        !out.stderr.contains("panicked"),
+        "a refused start is an error, not a panic: {out}"
+    );
+}

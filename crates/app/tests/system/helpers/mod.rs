@@ -1,0 +1,68 @@
+//! Shared pieces of the system tests: databases, gateway processes, a callback receiver and
+//! a merchant's API client.
+
+pub mod api;
+pub mod db;
+pub mod process;
+pub mod receiver;
+
+use domain::merchant::Secret;
+use domain::signature::verify;
+
+pub use api::{card_payout, deposit, Api, Merchant, Sandbox};
+pub use db::{Backend, TestDb};
+pub use process::{gateway, GatewayProcess, Serve};
+pub use receiver::{wait_until, Captured, Receiver};
+
+/// Checks one callback against contract section 7: headers, a signature made with the secret
+/// of its direction (and not with the other one), and the body's fields.
+#[track_caller]
+pub fn assert_signed_callback(c: &Captured, merchant: &Merchant) {
+    let json = c.json();
+    let data = &json["data"];
+    let kind = data["type"].as_str().unwrap_or("");
+    let (right, wrong) = match kind {
+        "deposit" => (&merchant.deposit_secret, &merchant.withdrawal_secret),
+        "withdrawal" => (&merchant.withdrawal_secret, &merchant.deposit_secret),
+        other => panic!("callback type {other:?} in {json}"),
+    };
+    assert_eq!(c.header("merchant-id"), merchant.id, "{:?}", c.headers);
+    assert!(
+        c.header("content-type").starts_with("application/json"),
+        "{:?}",
+        c.headers
+    );
+    assert!(c.attempt() >= 1, "x-callback-attempt: {:?}", c.headers);
+    let signature = c.header("x-signature");
+    assert!(
+        verify(&Secret::new(right.as_str()), &c.body, signature),
+        "the {kind} callback is not signed with the {kind} secret: {json}"
+    );
+    assert!(
+        !verify(&Secret::new(wrong.as_str()), &c.body, signature),
+        "the {kind} callback verifies under the other secret"
+    );
+    let object = json.as_object().expect("a JSON object");
+    assert_eq!(object.len(), 1, "only `data` at the top: {json}");
+    for key in [
+        "operationId",
+        "type",
+        "paymentMethod",
+        "userId",
+        "amount",
+        "currency",
+        "updatedAt",
+    ] {
+        assert!(data[key].is_string(), "{key} missing in {json}");
+    }
+    let status = data["status"].as_i64().expect("a numeric status");
+    assert!(status == 1 || status == 2, "a final status: {json}");
+    let declined = status == 2;
+    assert_eq!(data["errorCode"].is_string(), declined, "{json}");
+    assert_eq!(data["errorMessage"].is_string(), declined, "{json}");
+    let updated = data["updatedAt"].as_str().unwrap_or("");
+    assert!(
+        updated.ends_with('Z') && updated.contains('T'),
+        "updatedAt is RFC 3339 UTC: {updated}"
+    );
+}

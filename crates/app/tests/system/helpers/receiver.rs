@@ -1,0 +1,232 @@
+//! A merchant's callback endpoint: a real HTTP server on 127.0.0.1:0 that records every
+//! request and answers as the test says (per path), optionally holding requests unanswered.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Bytes};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
+use serde_json::Value;
+
+/// How long a held request waits at most before it is answered anyway.
+const HOLD_LIMIT: Duration = Duration::from_secs(90);
+
+/// One callback as received, with the status it was answered (`None` while unanswered, or if
+/// the sender went away first).
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub path: String,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+    pub answered: Option<u16>,
+    pub at: Instant,
+    /// `data.operationId` of the body (empty if absent).
+    pub operation_id: String,
+}
+
+impl Captured {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    /// The body as JSON (`Null` if it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// The `x-callback-attempt` header as a number (0 if absent).
+    pub fn attempt(&self) -> u32 {
+        self.header("x-callback-attempt").parse().unwrap_or(0)
+    }
+}
+
+#[derive(Default)]
+struct State {
+    captured: Mutex<Vec<Captured>>,
+    /// Status answered per path; 200 for a path not listed.
+    statuses: Mutex<HashMap<String, u16>>,
+    /// Paths that answer 500 to the first callback of each operation.
+    fail_first: Mutex<HashSet<String>>,
+    hold: AtomicBool,
+}
+
+pub struct Receiver {
+    pub port: u16,
+    state: Arc<State>,
+    handle: ServerHandle,
+}
+
+impl Receiver {
+    /// Starts a receiver (within a Tokio runtime) on 127.0.0.1:0.
+    pub fn start() -> Receiver {
+        let state = Arc::new(State::default());
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().expect("local address").port();
+        let shared = state.clone();
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(web::Data::new(shared.clone()))
+                .default_service(web::to(answer))
+        })
+        .workers(2)
+        .max_connections(100_000)
+        .backlog(4096)
+        .disable_signals()
+        .shutdown_timeout(1)
+        .listen(listener)
+        .expect("listen")
+        .run();
+        let handle = server.handle();
+        tokio::spawn(server);
+        Receiver {
+            port,
+            state,
+            handle,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT{path}`
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Answer `status` on `path` from now on.
+    pub fn set_status(&self, path: &str, status: u16) {
+        lock(&self.state.statuses).insert(path.to_string(), status);
+    }
+
+    /// Answer 500 to the first callback of each operation on `path`, then as usual.
+    pub fn fail_first_on(&self, path: &str) {
+        lock(&self.state.fail_first).insert(path.to_string());
+    }
+
+    /// While set, requests are recorded but not answered (up to 90 s).
+    pub fn hold(&self, hold: bool) {
+        self.state.hold.store(hold, Ordering::SeqCst);
+    }
+
+    pub fn captured(&self) -> Vec<Captured> {
+        lock(&self.state.captured).clone()
+    }
+
+    /// Callbacks received for `operation_id`, in arrival order.
+    pub fn for_operation(&self, operation_id: &str) -> Vec<Captured> {
+        self.captured()
+            .into_iter()
+            .filter(|c| c.operation_id == operation_id)
+            .collect()
+    }
+
+    /// How many callbacks each operation received.
+    pub fn per_operation(&self) -> HashMap<String, usize> {
+        let mut counts = HashMap::new();
+        for c in self.captured() {
+            *counts.entry(c.operation_id).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Operations with at least one callback answered 2xx.
+    pub fn delivered(&self) -> HashSet<String> {
+        self.captured()
+            .into_iter()
+            .filter(|c| c.answered.is_some_and(|s| (200..300).contains(&s)))
+            .map(|c| c.operation_id)
+            .collect()
+    }
+
+    /// Polls until every id in `ids` had a callback answered 2xx; fails after `deadline`.
+    pub async fn wait_delivered(&self, ids: &[String], deadline: Duration) {
+        let what = format!("{} callbacks delivered", ids.len());
+        wait_until(&what, deadline, || async {
+            let delivered = self.delivered();
+            let missing = ids.iter().filter(|id| !delivered.contains(*id)).count();
+            (missing == 0, format!("{missing} of {} missing", ids.len()))
+        })
+        .await;
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.hold(false);
+        // The stop command is sent on the call; the future only waits for it.
+        drop(self.handle.stop(false));
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn answer(request: HttpRequest, body: Bytes, state: web::Data<Arc<State>>) -> HttpResponse {
+    let path = request.path().to_string();
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            let value = v.to_str().unwrap_or("<non-ascii>").to_string();
+            (k.as_str().to_string(), value)
+        })
+        .collect();
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let operation = json["data"]["operationId"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let captured = Captured {
+        path: path.clone(),
+        headers,
+        body: body.to_vec(),
+        answered: None,
+        at: Instant::now(),
+        operation_id: operation.clone(),
+    };
+    let index = {
+        let mut all = lock(&state.captured);
+        all.push(captured);
+        all.len() - 1
+    };
+    let held_since = Instant::now();
+    while state.hold.load(Ordering::SeqCst) && held_since.elapsed() < HOLD_LIMIT {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let fail_first = lock(&state.fail_first).contains(&path);
+    let status = if fail_first && {
+        let all = lock(&state.captured);
+        !all[..index].iter().any(|c| c.operation_id == operation)
+    } {
+        500
+    } else {
+        lock(&state.statuses).get(&path).copied().unwrap_or(200)
+    };
+    lock(&state.captured)[index].answered = Some(status);
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    HttpResponse::build(status).body("ok")
+}
+
+/// Polls `check` (every 100 ms) until it says done; fails the test after `deadline`, with the
+/// last progress text it gave.
+pub async fn wait_until<F, Fut>(what: &str, deadline: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = (bool, String)>,
+{
+    let started = Instant::now();
+    loop {
+        let (done, progress) = check().await;
+        if done {
+            return;
+        }
+        assert!(
+            started.elapsed() < deadline,
+            "waited {deadline:?} for {what}: {progress}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

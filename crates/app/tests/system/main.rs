@@ -1,0 +1,14 @@
+//! System tests: the real `gateway` binary as child processes (and `Application::build` in
+//! process where a test needs the use cases directly), each test on a fresh database.
+//!
+//! SQLite tests always run; PostgreSQL tests run when `GATEWAY_TEST_DATABASE_URL` names a
+//! server (a database is created per test and dropped afterwards) and fail if it cannot be
+//! reached.
+
+mod callbacks;
+mod cli;
+mod helpers;
+mod live;
+mod multiprocess;
+mod restart;
+mod throughput;
