@@ -7,6 +7,7 @@
 
 mod callbacks;
 mod cli;
+mod failover;
 mod helpers;
 mod live;
 mod multiprocess;

@@ -52,6 +52,8 @@ struct State {
     statuses: Mutex<HashMap<String, u16>>,
     /// Paths that answer 500 to the first callback of each operation.
     fail_first: Mutex<HashSet<String>>,
+    /// How long each path waits before it answers.
+    delays: Mutex<HashMap<String, Duration>>,
     hold: AtomicBool,
 }
 
@@ -103,6 +105,11 @@ impl Receiver {
     /// Answer 500 to the first callback of each operation on `path`, then as usual.
     pub fn fail_first_on(&self, path: &str) {
         lock(&self.state.fail_first).insert(path.to_string());
+    }
+
+    /// Answer requests on `path` only after `delay` (a slow merchant).
+    pub fn set_delay(&self, path: &str, delay: Duration) {
+        lock(&self.state.delays).insert(path.to_string(), delay);
     }
 
     /// While set, requests are recorded but not answered (up to 90 s).
@@ -195,6 +202,10 @@ async fn answer(request: HttpRequest, body: Bytes, state: web::Data<Arc<State>>)
     let held_since = Instant::now();
     while state.hold.load(Ordering::SeqCst) && held_since.elapsed() < HOLD_LIMIT {
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let delay = lock(&state.delays).get(&path).copied();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
     }
     let fail_first = lock(&state.fail_first).contains(&path);
     let status = if fail_first && {
