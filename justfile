@@ -25,3 +25,7 @@ fmt:
 # What CI runs.
 ci:
     bash .ci/run
+
+# The benchmark: bare PostgreSQL vs the gateway, SQLite, callbacks (docs/performance.md).
+bench:
+    bash bench/run.sh

@@ -1,0 +1,14 @@
+-- Merchants for the bare pgbench runs, on a database `gateway migrate` created:
+-- :nmerchants merchants with every method and a large RUB balance (via a ledger entry, so
+-- `gateway ledger verify` holds on this database too).
+INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, created_at)
+SELECT '00000000-0000-4000-8000-' || lpad(g::text, 12, '0'), 'pgbench-' || g,
+       md5(g::text) || md5(g::text), md5((-g)::text) || md5((-g)::text), 1, 0
+FROM generate_series(0, :nmerchants - 1) AS g;
+INSERT INTO merchant_methods (merchant_id, direction, method)
+SELECT m.id, d.direction, d.method FROM merchants m,
+  (VALUES ('deposit', 'card'), ('withdrawal', 'sbp')) AS d (direction, method);
+INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at)
+SELECT id, 'RUB', 'manual_credit', 100000000000000, 0, 0 FROM merchants;
+INSERT INTO balances (merchant_id, currency, available, held)
+SELECT id, 'RUB', 100000000000000, 0 FROM merchants;
