@@ -218,3 +218,38 @@ fn failed_callbacks(db: &TestDb) -> Vec<Value> {
     out.expect_code(0);
     out.json().as_array().cloned().unwrap_or_default()
 }
+
+/// Without `GATEWAY_CALLBACK_ALLOW_PRIVATE`, a callback to a loopback address is refused at
+/// delivery: marked failed at once with the reason, never sent, never retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callbacks_to_private_addresses_are_refused_by_default() {
+    let db = TestDb::sqlite();
+    let shop = Merchant::create(&db, "ssrf-shop");
+    let receiver = Receiver::start();
+    let serve = Serve::default().with("GATEWAY_CALLBACK_ALLOW_PRIVATE", "false");
+    let mut gw = GatewayProcess::start("a", &db, &serve);
+    let api = Api::new(&gw, &shop);
+    let mut ids = Vec::new();
+    for (i, url) in [
+        receiver.url("/cb"),
+        format!("http://localhost:{}/cb", receiver.port),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let body = deposit("card", "10.05", &format!("ssrf-{i}"), Some(url));
+        ids.push(create(&api, "/api/v1/deposits", body, 2).await);
+    }
+    wait_until("both callbacks refused", DEADLINE, || {
+        let failed = failed_callbacks(&db);
+        async move { (failed.len() == 2, format!("failed: {failed:?}")) }
+    })
+    .await;
+    for row in failed_callbacks(&db) {
+        assert_eq!(row["attempts"], 1, "refused once, not retried: {row}");
+        let reason = row["lastError"].as_str().unwrap_or("");
+        assert!(reason.contains("refused"), "the reason is kept: {row}");
+    }
+    assert!(receiver.captured().is_empty(), "nothing reached the target");
+    gw.terminate();
+}

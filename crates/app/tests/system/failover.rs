@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
+use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::{
     card_payout, gateway, wait_until, Api, Backend, GatewayProcess, Merchant, Receiver, Serve,
     TestDb,
@@ -16,6 +17,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 async fn rolling_restarts_lose_and_repeat_nothing_on_postgres() {
     let test = "rolling_restarts_lose_and_repeat_nothing_on_postgres";
     if let Some(db) = TestDb::on(Backend::Postgres, test) {
+        let _turn = several_postgres_gateways().await;
         rolling_restarts(db, 400).await;
     }
 }
@@ -104,6 +106,7 @@ async fn the_others_take_over_from_a_killed_gateway_on_postgres() {
     let Some(db) = TestDb::on(Backend::Postgres, test) else {
         return;
     };
+    let _turn = several_postgres_gateways().await;
     let payouts = 300;
     let shop = Merchant::create(&db, "takeover-shop");
     shop.credit(&db, &format!("{}.00", payouts * 10));

@@ -7,6 +7,7 @@
 
 mod callbacks;
 mod cli;
+mod demo;
 mod failover;
 mod helpers;
 mod live;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
+use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::{
     card_payout, gateway, Api, Backend, GatewayProcess, Merchant, Receiver, Serve, TestDb,
 };
@@ -17,6 +18,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 async fn three_gateways_on_one_postgres_deliver_each_callback_once() {
     let test = "three_gateways_on_one_postgres_deliver_each_callback_once";
     if let Some(db) = TestDb::on(Backend::Postgres, test) {
+        let _turn = several_postgres_gateways().await;
         many_gateways(db, 3, 500).await;
     }
 }
@@ -28,8 +30,8 @@ async fn two_gateways_on_one_sqlite_file_deliver_each_callback_once() {
     many_gateways(TestDb::sqlite(), 2, 100).await;
 }
 
-/// `processes` gateways on `db`, `payouts` payouts spread over them (every tenth declined):
-/// each settles once and each callback arrives exactly once.
+/// `processes` gateways on `db`, `payouts` payouts spread over them (every tenth declined),
+/// each sent twice at once: one operation each, settled once, its callback sent once.
 async fn many_gateways(db: TestDb, processes: usize, payouts: usize) {
     let shop = Merchant::create(&db, "busy-shop");
     shop.credit(&db, &format!("{}.00", payouts * 10));
@@ -44,17 +46,31 @@ async fn many_gateways(db: TestDb, processes: usize, payouts: usize) {
         .collect();
     let apis: Vec<Api> = gateways.iter().map(|g| Api::new(g, &shop)).collect();
 
-    // Spread the payouts over the processes, 16 requests in flight at a time.
+    // Spread the payouts over the processes, 16 at a time; each is sent twice at once, to
+    // two processes, as a merchant retrying on a timeout would: one operation results.
     let ids: Vec<String> = futures::stream::iter(0..payouts)
         .map(|i| {
-            let api = apis[i % processes].clone();
+            let (first, second) = (
+                apis[i % processes].clone(),
+                apis[(i + 1) % processes].clone(),
+            );
             let pan = if i % DECLINE_EVERY == 0 {
                 "4000000000000002"
             } else {
                 "4242424242424242"
             };
             let body = card_payout("10.00", pan, &format!("mp-{i}"), Some(&cb));
-            async move { api.post("/api/v1/withdrawals", &body).await.operation_id() }
+            async move {
+                let path = "/api/v1/withdrawals";
+                let (a, b) = futures::join!(first.post(path, &body), second.post(path, &body));
+                let id = a.operation_id();
+                assert_eq!(
+                    b.operation_id(),
+                    id,
+                    "one operation per merchantOperationId"
+                );
+                id
+            }
         })
         .buffer_unordered(16)
         .collect()

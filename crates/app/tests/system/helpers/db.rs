@@ -8,6 +8,15 @@ use diesel::sql_types::BigInt;
 /// The variable naming the PostgreSQL server the tests may create databases on.
 pub const PG_VAR: &str = "GATEWAY_TEST_DATABASE_URL";
 
+/// Held by tests that run several PostgreSQL gateways at once: each may pool 16 connections,
+/// and two such tests side by side could pass the server's default limit of 100.
+static SEVERAL_GATEWAYS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits until no other test runs several PostgreSQL gateways; hold the guard to the end.
+pub async fn several_postgres_gateways() -> tokio::sync::MutexGuard<'static, ()> {
+    SEVERAL_GATEWAYS.lock().await
+}
+
 /// Which engine a test database runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -135,9 +135,20 @@ impl Serve {
 impl GatewayProcess {
     /// Starts `gateway serve` on `127.0.0.1:0` and waits until it listens and is ready.
     pub fn start(name: &str, db: &TestDb, serve: &Serve) -> GatewayProcess {
+        Self::start_with_args(name, db, serve, &[])
+    }
+
+    /// As [`GatewayProcess::start`], with more `serve` arguments (e.g. `--demo`).
+    pub fn start_with_args(
+        name: &str,
+        db: &TestDb,
+        serve: &Serve,
+        args: &[&str],
+    ) -> GatewayProcess {
         let mut command = command(db);
         command
             .arg("serve")
+            .args(args)
             .env("GATEWAY_BIND", "127.0.0.1:0")
             .env("RUST_LOG", &serve.log_filter)
             .envs(serve.env.iter().map(|(k, v)| (k, v)))

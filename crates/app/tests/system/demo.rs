@@ -1,0 +1,44 @@
+//! Issue 7: `gateway serve --demo` — a ready merchant with fixed secrets and a balance that
+//! is credited once, however often the demo starts.
+
+use app::demo::{DEMO_DEPOSIT_SECRET, DEMO_MERCHANT, DEMO_WITHDRAWAL_SECRET};
+
+use crate::helpers::{deposit, gateway, Api, GatewayProcess, Merchant, Serve, TestDb};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_merchant_is_created_once_and_works() {
+    let db = TestDb::sqlite();
+    let demo = Merchant {
+        id: DEMO_MERCHANT.into(),
+        deposit_secret: DEMO_DEPOSIT_SECRET.into(),
+        withdrawal_secret: DEMO_WITHDRAWAL_SECRET.into(),
+    };
+    let serve = Serve::default();
+    for round in ["a", "b"] {
+        let mut gw = GatewayProcess::start_with_args(round, &db, &serve, &["--demo"]);
+        // The banner shows the credentials and a request to paste.
+        gw.wait_for_log(DEMO_DEPOSIT_SECRET, std::time::Duration::from_secs(60));
+        assert!(
+            gw.log_lines("curl -s http://127.0.0.1:") > 0,
+            "{}",
+            gw.log_text()
+        );
+        let api = Api::new(&gw, &demo);
+        assert_eq!(
+            api.balance().await,
+            ("1000000.00".to_string(), "0.00".to_string()),
+            "credited once (start {round})"
+        );
+        let body = deposit("card", "100.00", &format!("demo-{round}"), None);
+        let answer = api.post("/api/v1/deposits", &body).await;
+        assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
+        gw.terminate();
+    }
+    let list = gateway(&db, &["merchant", "list", "--json"]);
+    list.expect_code(0);
+    let merchants = list.json();
+    let merchants = merchants.as_array().expect("an array");
+    assert_eq!(merchants.len(), 1, "{merchants:?}");
+    assert_eq!(merchants[0]["merchantId"], DEMO_MERCHANT);
+    gateway(&db, &["ledger", "verify"]).expect_code(0);
+}
