@@ -103,24 +103,26 @@ async fn main() -> anyhow::Result<()> {
     let finished = tokio::time::timeout(Duration::from_secs(limit), state.done.notified())
         .await
         .is_ok();
-    let seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
-    let span = match (seen.first, seen.last) {
-        (Some(first), Some(last)) => last.duration_since(first).as_secs_f64(),
-        _ => 0.0,
-    };
-    let rate = if span > 0.0 {
-        seen.ids.len() as f64 / span
-    } else {
-        0.0
-    };
-    println!(
-        "{{\"finished\":{finished},\"unique\":{},\"posts\":{},\"first_unix_ms\":{},\"last_unix_ms\":{},\"first_to_last_s\":{span:.3},\"rate\":{rate:.1}}}",
-        seen.ids.len(),
-        seen.posts,
-        seen.first_unix_ms,
-        seen.last_unix_ms,
-    );
-    drop(seen);
+    // The guard lives in a block so clippy sees it released before the await below.
+    {
+        let seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let span = match (seen.first, seen.last) {
+            (Some(first), Some(last)) => last.duration_since(first).as_secs_f64(),
+            _ => 0.0,
+        };
+        let rate = if span > 0.0 {
+            seen.ids.len() as f64 / span
+        } else {
+            0.0
+        };
+        println!(
+            "{{\"finished\":{finished},\"unique\":{},\"posts\":{},\"first_unix_ms\":{},\"last_unix_ms\":{},\"first_to_last_s\":{span:.3},\"rate\":{rate:.1}}}",
+            seen.ids.len(),
+            seen.posts,
+            seen.first_unix_ms,
+            seen.last_unix_ms,
+        );
+    }
     handle.stop(false).await;
     let _ = serving.await;
     Ok(())
