@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::helpers::process::{command, run};
 use crate::helpers::{gateway, Backend, Merchant, TestDb};
 
 fn is_hex64(text: &str) -> bool {
@@ -23,7 +22,7 @@ fn cli_on_postgres() {
     }
 }
 
-/// One operator's session on a fresh database: migrate, merchants, balances, routes, ledger.
+/// One operator's session on a fresh database: migrate, merchants, balances, ledger.
 fn operator_session(db: &TestDb) {
     gateway(db, &["migrate"]).expect_code(0);
     // Migrating twice is harmless.
@@ -33,7 +32,6 @@ fn operator_session(db: &TestDb) {
     let shop = Merchant::create(db, "balance-shop");
     balances(db, &shop);
     ledger(db, &shop);
-    routes(db);
 }
 
 fn merchants(db: &TestDb) {
@@ -276,206 +274,4 @@ fn ledger(db: &TestDb, shop: &Merchant) {
         shop.id
     ));
     gateway(db, &["ledger", "verify"]).expect_code(0);
-}
-
-fn route_list(db: &TestDb) -> Vec<Value> {
-    let out = gateway(db, &["route", "list", "--json"]);
-    out.expect_code(0);
-    out.json().as_array().cloned().expect("a JSON array")
-}
-
-fn routes(db: &TestDb) {
-    let routes = route_list(db);
-    let defaults: BTreeSet<(String, String, String)> = routes
-        .iter()
-        .map(|r| {
-            assert_eq!(r["currency"], "RUB", "{r}");
-            assert_eq!(r["min"], "0.01", "{r}");
-            assert_eq!(r["max"], "10000000.00", "{r}");
-            assert_eq!(r["provider"], "sandbox", "{r}");
-            assert_eq!(r["enabled"], true, "{r}");
-            let text = |key: &str| r[key].as_str().unwrap_or("").to_string();
-            (text("direction"), text("method"), text("flow"))
-        })
-        .collect();
-    let expected: BTreeSet<(String, String, String)> = [
-        ("deposit", "card", "redirect"),
-        ("deposit", "sbp", "redirect"),
-        ("deposit", "sbp_qr", "qr"),
-        ("deposit", "bank_a_pay", "redirect"),
-        ("deposit", "bank_b_pay", "redirect"),
-        ("deposit", "bank_c_pay", "redirect"),
-        ("withdrawal", "card", "payout"),
-        ("withdrawal", "sbp", "payout"),
-    ]
-    .into_iter()
-    .map(|(d, m, f)| (d.to_string(), m.to_string(), f.to_string()))
-    .collect();
-    assert_eq!(routes.len(), 8, "{routes:?}");
-    assert_eq!(defaults, expected);
-
-    let added = gateway(
-        db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--flow",
-            "confirmation",
-            "--min",
-            "1.00",
-            "--max",
-            "500.00",
-            "--priority",
-            "200",
-            "--lifetime",
-            "120",
-            "--json",
-        ],
-    );
-    added.expect_code(0);
-    let route = added.json();
-    let id = route["id"].as_i64().expect("a route id");
-    assert_eq!(route["flow"], "confirmation", "{added}");
-    assert_eq!(route["priority"], 200);
-    assert_eq!(route["lifetime"], 120);
-    assert_eq!(route["min"], "1.00");
-    assert_eq!(route["max"], "500.00");
-    let routes = route_list(db);
-    assert_eq!(routes.len(), 9);
-    assert_eq!(find_route(&routes, id)["enabled"], true);
-
-    let disabled = gateway(db, &["route", "disable", &id.to_string()]);
-    disabled.expect_code(0);
-    let routes = route_list(db);
-    assert_eq!(find_route(&routes, id)["enabled"], false);
-    assert_eq!(
-        routes.iter().filter(|r| r["enabled"] == true).count(),
-        8,
-        "only the disabled route changed"
-    );
-    gateway(db, &["route", "disable", "9999"]).expect_code(3);
-
-    for (direction, method, extra, named) in [
-        ("deposit", "card", ["--flow", "teleport"], "--flow"),
-        ("deposit", "cash", ["--priority", "1"], "--method"),
-        ("sideways", "card", ["--priority", "1"], "--direction"),
-        ("deposit", "card", ["--min", "5"], "--min"),
-    ] {
-        let mut args = vec!["route", "add", "--direction", direction, "--method", method];
-        args.extend(extra);
-        let bad = gateway(db, &args);
-        bad.expect_code(1);
-        assert!(bad.stderr.contains(named), "{args:?}: {bad}");
-    }
-    let upside_down = gateway(
-        db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--min",
-            "10.00",
-            "--max",
-            "1.00",
-        ],
-    );
-    assert_ne!(upside_down.code, 0, "{upside_down}");
-    assert_eq!(route_list(db).len(), 9, "refused routes are not added");
-    let text = gateway(db, &["route", "list"]);
-    text.expect_code(0);
-    assert!(text.stdout.contains("confirmation"), "{text}");
-}
-
-#[track_caller]
-fn find_route(routes: &[Value], id: i64) -> &Value {
-    routes
-        .iter()
-        .find(|r| r["id"] == id)
-        .unwrap_or_else(|| panic!("no route {id} in {routes:?}"))
-}
-
-#[test]
-fn every_subcommand_has_help() {
-    let commands: &[&[&str]] = &[
-        &[],
-        &["serve"],
-        &["migrate"],
-        &["merchant"],
-        &["merchant", "create"],
-        &["merchant", "list"],
-        &["merchant", "disable"],
-        &["balance"],
-        &["balance", "credit"],
-        &["balance", "debit"],
-        &["route"],
-        &["route", "list"],
-        &["route", "add"],
-        &["route", "disable"],
-        &["callbacks"],
-        &["callbacks", "retry"],
-        &["callbacks", "list"],
-        &["ledger"],
-        &["ledger", "verify"],
-    ];
-    // No database is touched: --help must work anywhere.
-    let db = TestDb::sqlite();
-    for args in commands {
-        let mut all = args.to_vec();
-        all.push("--help");
-        let out = gateway(&db, &all);
-        out.expect_code(0);
-        assert!(out.stdout.contains("Usage:"), "{all:?}: {out}");
-    }
-    let out = gateway(&db, &["--version"]);
-    out.expect_code(0);
-    // Bad usage is clap's exit 2.
-    gateway(&db, &["merchant", "frobnicate"]).expect_code(2);
-    gateway(&db, &["balance", "credit", "--amount", "1.00"]).expect_code(2);
-}
-
-#[test]
-fn serve_refuses_bad_configuration_naming_the_variable() {
-    let db = TestDb::sqlite();
-    for (variable, value) in [
-        ("GATEWAY_BIND", "localhost"),
-        ("GATEWAY_BIND", "127.0.0.1:99999"),
-        ("GATEWAY_PUBLIC_URL", "ftp://example.com"),
-        ("GATEWAY_CALLBACK_ALLOW_PRIVATE", "maybe"),
-        ("GATEWAY_CALLBACK_SCHEDULE", "1s,soon"),
-        ("GATEWAY_CALLBACK_TIMEOUT", "0s"),
-        ("GATEWAY_RATE_LIMIT", "-5"),
-        ("GATEWAY_SANDBOX_SETTLE_MS", "2s"),
-        ("GATEWAY_DATABASE_URL", "mysql://localhost/gateway"),
-    ] {
-        let out = run(command(&db)
-            .arg("serve")
-            .env(variable, value)
-            .env("RUST_LOG", "off"));
-        assert_ne!(out.code, 0, "{variable}={value}: {out}");
-        assert!(
-            out.stderr.contains(variable),
-            "{variable}={value}: the message does not name the variable: {out}"
-        );
-    }
-
-    // An address already taken names GATEWAY_BIND too.
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = taken.local_addr().expect("address").to_string();
-    let out = run(command(&db)
-        .arg("serve")
-        .env("GATEWAY_BIND", &address)
-        .env("RUST_LOG", "off"));
-    assert_ne!(out.code, 0, "{out}");
-    assert!(out.stderr.contains("GATEWAY_BIND"), "{out}");
-    assert!(
-        !out.stderr.contains("panicked"),
-        "a refused start is an error, not a panic: {out}"
-    );
 }

@@ -13,4 +13,6 @@ mod helpers;
 mod live;
 mod multiprocess;
 mod restart;
+mod routes;
+mod startup;
 mod throughput;

@@ -2,17 +2,21 @@
 //! a merchant's API client.
 
 pub mod api;
+pub mod cli;
 pub mod db;
 pub mod process;
 pub mod receiver;
+pub mod sandbox;
 
 use domain::merchant::Secret;
 use domain::signature::verify;
 
-pub use api::{card_payout, deposit, Api, Merchant, Sandbox};
+pub use api::{card_payout, deposit, Api, Merchant};
+pub use cli::gateway;
 pub use db::{Backend, TestDb};
-pub use process::{gateway, GatewayProcess, Serve};
+pub use process::{GatewayProcess, Serve};
 pub use receiver::{wait_until, Captured, Receiver};
+pub use sandbox::Sandbox;
 
 /// Checks one callback against contract section 7: headers, a signature made with the secret
 /// of its direction (and not with the other one), and the body's fields.

@@ -1,0 +1,76 @@
+//! One-shot `gateway` commands (the operator's CLI) as child processes.
+
+use std::process::{Command, Stdio};
+
+use super::db::TestDb;
+
+/// The binary under test.
+pub const GATEWAY: &str = env!("CARGO_BIN_EXE_gateway");
+
+/// A `gateway` command on `db`, with no other `GATEWAY_*` setting leaking in from the caller.
+pub fn command(db: &TestDb) -> Command {
+    let mut command = Command::new(GATEWAY);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GATEWAY_") {
+            command.env_remove(key);
+        }
+    }
+    command
+        .env("GATEWAY_DATABASE_URL", &db.url)
+        .env("RUST_LOG", "warn")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    command
+}
+
+/// What a finished command printed and returned.
+#[derive(Debug)]
+pub struct Output {
+    /// The exit code (-1 if killed by a signal).
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// stdout as JSON; fails the test if it is not.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
+    }
+
+    /// Fails the test unless the command exited with `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "unexpected exit code:\n{self}");
+        self
+    }
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit code {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `gateway ARGS...` on `db` to the end.
+pub fn gateway(db: &TestDb, args: &[&str]) -> Output {
+    run(command(db).args(args))
+}
+
+/// Runs a prepared command to the end.
+pub fn run(command: &mut Command) -> Output {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {GATEWAY}: {e}"));
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -1,0 +1,84 @@
+//! Issue 7: every sub-command has `--help`, and `gateway serve` refuses a bad setting with a
+//! message naming its variable.
+
+use crate::helpers::cli::{command, run};
+use crate::helpers::{gateway, TestDb};
+
+#[test]
+fn every_subcommand_has_help() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["serve"],
+        &["migrate"],
+        &["merchant"],
+        &["merchant", "create"],
+        &["merchant", "list"],
+        &["merchant", "disable"],
+        &["balance"],
+        &["balance", "credit"],
+        &["balance", "debit"],
+        &["route"],
+        &["route", "list"],
+        &["route", "add"],
+        &["route", "disable"],
+        &["callbacks"],
+        &["callbacks", "retry"],
+        &["callbacks", "list"],
+        &["ledger"],
+        &["ledger", "verify"],
+    ];
+    // No database is touched: --help must work anywhere.
+    let db = TestDb::sqlite();
+    for args in commands {
+        let mut all = args.to_vec();
+        all.push("--help");
+        let out = gateway(&db, &all);
+        out.expect_code(0);
+        assert!(out.stdout.contains("Usage:"), "{all:?}: {out}");
+    }
+    let out = gateway(&db, &["--version"]);
+    out.expect_code(0);
+    // Bad usage is clap's exit 2.
+    gateway(&db, &["merchant", "frobnicate"]).expect_code(2);
+    gateway(&db, &["balance", "credit", "--amount", "1.00"]).expect_code(2);
+}
+
+#[test]
+fn serve_refuses_bad_configuration_naming_the_variable() {
+    let db = TestDb::sqlite();
+    for (variable, value) in [
+        ("GATEWAY_BIND", "localhost"),
+        ("GATEWAY_BIND", "127.0.0.1:99999"),
+        ("GATEWAY_PUBLIC_URL", "ftp://example.com"),
+        ("GATEWAY_CALLBACK_ALLOW_PRIVATE", "maybe"),
+        ("GATEWAY_CALLBACK_SCHEDULE", "1s,soon"),
+        ("GATEWAY_CALLBACK_TIMEOUT", "0s"),
+        ("GATEWAY_RATE_LIMIT", "-5"),
+        ("GATEWAY_SANDBOX_SETTLE_MS", "2s"),
+        ("GATEWAY_DATABASE_URL", "mysql://localhost/gateway"),
+    ] {
+        let out = run(command(&db)
+            .arg("serve")
+            .env(variable, value)
+            .env("RUST_LOG", "off"));
+        assert_ne!(out.code, 0, "{variable}={value}: {out}");
+        assert!(
+            out.stderr.contains(variable),
+            "{variable}={value}: the message does not name the variable: {out}"
+        );
+    }
+
+    // An address already taken names GATEWAY_BIND too.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let out = run(command(&db)
+        .arg("serve")
+        .env("GATEWAY_BIND", &address)
+        .env("RUST_LOG", "off"));
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("GATEWAY_BIND"), "{out}");
+    assert!(
+        !out.stderr.contains("panicked"),
+        "a refused start is an error, not a panic: {out}"
+    );
+}
