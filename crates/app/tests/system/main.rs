@@ -12,6 +12,7 @@ mod failover;
 mod helpers;
 mod live;
 mod multiprocess;
+mod pages;
 mod restart;
 mod routes;
 mod startup;

@@ -1,7 +1,9 @@
 //! Issue 7: every sub-command has `--help`, and `gateway serve` refuses a bad setting with a
 //! message naming its variable.
 
-use crate::helpers::cli::{command, run};
+use std::time::Duration;
+
+use crate::helpers::cli::{command, run_bounded};
 use crate::helpers::{gateway, TestDb};
 
 #[test]
@@ -43,6 +45,9 @@ fn every_subcommand_has_help() {
     gateway(&db, &["balance", "credit", "--amount", "1.00"]).expect_code(2);
 }
 
+/// A refused start ends at once; this only bounds a start that wrongly goes on serving.
+const REFUSAL_DEADLINE: Duration = Duration::from_secs(60);
+
 #[test]
 fn serve_refuses_bad_configuration_naming_the_variable() {
     let db = TestDb::sqlite();
@@ -53,14 +58,21 @@ fn serve_refuses_bad_configuration_naming_the_variable() {
         ("GATEWAY_CALLBACK_ALLOW_PRIVATE", "maybe"),
         ("GATEWAY_CALLBACK_SCHEDULE", "1s,soon"),
         ("GATEWAY_CALLBACK_TIMEOUT", "0s"),
+        // Longer than an attempt may take within the worker's 30 s lease.
+        ("GATEWAY_CALLBACK_TIMEOUT", "60s"),
         ("GATEWAY_RATE_LIMIT", "-5"),
         ("GATEWAY_SANDBOX_SETTLE_MS", "2s"),
         ("GATEWAY_DATABASE_URL", "mysql://localhost/gateway"),
     ] {
-        let out = run(command(&db)
-            .arg("serve")
-            .env(variable, value)
-            .env("RUST_LOG", "off"));
+        // Never the default port: a setting checked late would otherwise start a real server.
+        let out = run_bounded(
+            command(&db)
+                .arg("serve")
+                .env("GATEWAY_BIND", "127.0.0.1:0")
+                .env(variable, value)
+                .env("RUST_LOG", "off"),
+            REFUSAL_DEADLINE,
+        );
         assert_ne!(out.code, 0, "{variable}={value}: {out}");
         assert!(
             out.stderr.contains(variable),
@@ -71,10 +83,13 @@ fn serve_refuses_bad_configuration_naming_the_variable() {
     // An address already taken names GATEWAY_BIND too.
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let address = taken.local_addr().expect("address").to_string();
-    let out = run(command(&db)
-        .arg("serve")
-        .env("GATEWAY_BIND", &address)
-        .env("RUST_LOG", "off"));
+    let out = run_bounded(
+        command(&db)
+            .arg("serve")
+            .env("GATEWAY_BIND", &address)
+            .env("RUST_LOG", "off"),
+        REFUSAL_DEADLINE,
+    );
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stderr.contains("GATEWAY_BIND"), "{out}");
     assert!(

@@ -1,6 +1,8 @@
 //! One-shot `gateway` commands (the operator's CLI) as child processes.
 
+use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::db::TestDb;
 
@@ -73,4 +75,43 @@ pub fn run(command: &mut Command) -> Output {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs a command that should end by itself (e.g. a `serve` that must refuse to start); kills
+/// it and fails the test if it is still running after `deadline`.
+pub fn run_bounded(command: &mut Command, deadline: Duration) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {GATEWAY}: {e}"));
+    let stdout = read_all(child.stdout.take());
+    let stderr = read_all(child.stderr.take());
+    let until = Instant::now() + deadline;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{GATEWAY} still running after {deadline:?}: {command:?}");
+            }
+        }
+    };
+    Output {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+fn read_all(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        text
+    })
 }
