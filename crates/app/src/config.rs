@@ -17,6 +17,15 @@ pub struct ConfigError {
     pub expected: &'static str,
 }
 
+/// Longest callback attempt: its lease (attempt + 5 s to record it) must end within 60 s, so a
+/// dead process's claims come back within a minute (contract section 7).
+pub const MAX_CALLBACK_TIMEOUT: Duration = Duration::from_secs(55);
+
+/// How long the callback worker leases a claim: 30 s, or longer for a long timeout.
+pub fn callback_lease(timeout: Duration) -> Duration {
+    (timeout + Duration::from_secs(5)).max(Duration::from_secs(30))
+}
+
 /// Everything `gateway serve` needs, validated.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
@@ -56,12 +65,12 @@ impl ServeConfig {
             callback_allow_private: parse_bool(&args.callback_allow_private)?,
             callback_schedule,
             callback_timeout: parse_duration(&args.callback_timeout)
-                .filter(|d| !d.is_zero())
+                .filter(|d| !d.is_zero() && *d <= MAX_CALLBACK_TIMEOUT)
                 .ok_or_else(|| ConfigError {
                     variable: "GATEWAY_CALLBACK_TIMEOUT",
                     flag: "callback-timeout",
                     value: args.callback_timeout.clone(),
-                    expected: "a positive duration such as 10s, 500ms or 1m",
+                    expected: "a positive duration of at most 55s, such as 10s or 500ms",
                 })?,
             rate_limit: args.rate_limit.trim().parse().map_err(|_| ConfigError {
                 variable: "GATEWAY_RATE_LIMIT",
@@ -187,6 +196,18 @@ mod tests {
     }
 
     #[test]
+    fn callback_leases_cover_the_timeout_and_stay_within_a_minute() {
+        assert_eq!(
+            callback_lease(Duration::from_secs(10)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            callback_lease(MAX_CALLBACK_TIMEOUT),
+            Duration::from_secs(60)
+        );
+    }
+
+    #[test]
     fn durations_and_schedules_parse() {
         assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
         assert_eq!(parse_duration("1m"), Some(Duration::from_secs(60)));
@@ -204,6 +225,12 @@ mod tests {
             .expect_err("invalid")
             .to_string();
         assert!(error.contains("GATEWAY_BIND"), "{error}");
+        let mut bad = args();
+        bad.callback_timeout = "56s".into();
+        let error = ServeConfig::from_args("sqlite://x.db", &bad)
+            .expect_err("invalid")
+            .to_string();
+        assert!(error.contains("GATEWAY_CALLBACK_TIMEOUT"), "{error}");
         let mut bad = args();
         bad.callback_schedule = Some("1s,soon".into());
         let error = ServeConfig::from_args("sqlite://x.db", &bad)
