@@ -54,6 +54,7 @@ need wrk wrk
 need pgbench postgresql-client
 need psql postgresql-client
 need python3 python3
+need curl curl
 need cargo cargo
 
 # --- 1. PostgreSQL and the binaries -----------------------------------------------------
@@ -144,6 +145,9 @@ trap cleanup EXIT
 start_gateway() { # start_gateway DATABASE_URL LOG [ENV=VALUE...]
   local url=$1 log=$2
   shift 2
+  if curl -s -o /dev/null "$BASE/healthz"; then
+    die "something already listens on 127.0.0.1:$PORT (set BENCH_PORT)"
+  fi
   env GATEWAY_DATABASE_URL="$url" GATEWAY_BIND="127.0.0.1:$PORT" "$@" \
     "$GATEWAY" serve >"$log" 2>&1 &
   GATEWAY_PID=$!

@@ -10,6 +10,7 @@ use domain::merchant::Merchant;
 use domain::route::Route;
 use domain::MerchantId;
 
+use crate::batch::InsertQueue;
 use crate::cache::TtlMap;
 use crate::conn::Manager;
 use crate::target::Target;
@@ -73,6 +74,8 @@ pub(crate) struct Inner {
     writer: Option<Mutex<()>>,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
     pub(crate) merchants: TtlMap<MerchantId, Option<Merchant>>,
+    /// PostgreSQL: plain new operations waiting to be written together.
+    pub(crate) inserts: InsertQueue,
 }
 
 impl fmt::Debug for Database {
@@ -119,6 +122,7 @@ impl Database {
                 writer: (backend == Backend::Sqlite).then(|| Mutex::new(())),
                 routes: TtlMap::new(options.cache_ttl, 1),
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
+                inserts: InsertQueue::default(),
             }),
         })
     }

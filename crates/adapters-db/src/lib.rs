@@ -29,6 +29,7 @@
 //! id) are written per backend.
 
 mod admin;
+mod batch;
 mod cache;
 mod conn;
 mod database;

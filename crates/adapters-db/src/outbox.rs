@@ -2,8 +2,10 @@
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
+use diesel::pg::{Pg, PgConnection};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Text};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
 use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
     StoreError,
@@ -11,10 +13,73 @@ use domain::ports::{
 use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;
-use crate::database::Database;
+use crate::database::{Backend, Database};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox};
 use crate::work::{corrupt, TxError};
+
+/// What one attempt writes: the outbox row's new state (if this owner still holds its lease)
+/// and the attempt's log entry.
+#[derive(Clone)]
+struct Recorded {
+    operation_id: String,
+    owner: String,
+    state: &'static str,
+    failed: i32,
+    next: Option<i64>,
+    error: Option<String>,
+    updated_at: i64,
+    attempt: i32,
+    at: i64,
+    duration_ms: i64,
+    http_status: Option<i32>,
+    attempt_error: Option<String>,
+}
+
+/// PostgreSQL: both writes as one statement (prepared once per connection); it inserts the
+/// attempt only if the lease still matched, so it affects one row or none.
+struct RecordedId;
+
+impl QueryId for Recorded {
+    type QueryId = RecordedId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for Recorded {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH lease AS (UPDATE callback_outbox SET state = ");
+        out.push_bind_param::<Text, _>(&self.state)?;
+        out.push_sql(", attempts = attempts + 1, failures_in_run = failures_in_run + ");
+        out.push_bind_param::<Integer, _>(&self.failed)?;
+        out.push_sql(", next_attempt_at = ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.next)?;
+        out.push_sql(", last_error = ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.error)?;
+        out.push_sql(", lease_owner = NULL, lease_until = NULL, updated_at = ");
+        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
+        out.push_sql(" WHERE operation_id = ");
+        out.push_bind_param::<Text, _>(&self.operation_id)?;
+        out.push_sql(" AND lease_owner = ");
+        out.push_bind_param::<Text, _>(&self.owner)?;
+        out.push_sql(
+            " RETURNING operation_id) INSERT INTO callback_attempts \
+             (operation_id, attempt, at, duration_ms, http_status, error) SELECT operation_id, ",
+        );
+        out.push_bind_param::<Integer, _>(&self.attempt)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.duration_ms)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Integer>, _>(&self.http_status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.attempt_error)?;
+        out.push_sql(" FROM lease");
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<PgConnection> for Recorded {}
 
 /// A claimed callback as read back.
 #[derive(Queryable, Selectable, QueryableByName)]
@@ -163,7 +228,9 @@ impl CallbackOutbox for Database {
         limit: u32,
     ) -> Result<Vec<PendingCallback>, StoreError> {
         let owner = owner.to_string();
-        self.write(move |conn| {
+        // On PostgreSQL the claim is one statement (no BEGIN/COMMIT round trips); on SQLite
+        // it is a select then an update inside one write transaction.
+        self.write_one(move |conn| {
             let (now, until) = (now.millis(), lease_until.millis());
             claim(conn, &owner, now, until, i64::from(limit))?
                 .into_iter()
@@ -185,23 +252,48 @@ impl CallbackOutbox for Database {
         let (new_state, next, failed, error) = after_attempt(&attempt, result);
         let number = i32::try_from(attempt.attempt)
             .map_err(|_| StoreError::Other(anyhow::anyhow!("attempt number out of range")))?;
+        let recorded = Recorded {
+            operation_id: attempt.operation_id.to_string(),
+            owner,
+            state: new_state,
+            failed,
+            next,
+            error,
+            updated_at: attempt.at.millis(),
+            attempt: number,
+            at: attempt.at.millis(),
+            duration_ms: attempt.duration_ms,
+            http_status: attempt.http_status.map(i32::from),
+            attempt_error: attempt.error.clone(),
+        };
+        if self.backend() == Backend::Postgres {
+            // One statement, one round trip: the outbox update and, if it matched, the attempt.
+            return self
+                .write_one(move |conn| match conn {
+                    DbConn::Pg(pg) => Ok(recorded.clone().execute(pg)? == 1),
+                    DbConn::Sqlite(_) => {
+                        Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")))
+                    }
+                })
+                .await;
+        }
         self.write(move |conn| {
             use crate::schema::callback_outbox::dsl::*;
-            let id = attempt.operation_id.to_string();
+            let r = &recorded;
             let changed = diesel::update(
                 callback_outbox
-                    .filter(operation_id.eq(&id))
-                    .filter(lease_owner.eq(&owner)),
+                    .filter(operation_id.eq(&r.operation_id))
+                    .filter(lease_owner.eq(&r.owner)),
             )
             .set((
-                state.eq(new_state),
+                state.eq(r.state),
                 attempts.eq(attempts + 1),
-                failures_in_run.eq(failures_in_run + failed),
-                next_attempt_at.eq(next),
-                last_error.eq(&error),
+                failures_in_run.eq(failures_in_run + r.failed),
+                next_attempt_at.eq(r.next),
+                last_error.eq(&r.error),
                 lease_owner.eq(None::<String>),
                 lease_until.eq(None::<i64>),
-                updated_at.eq(attempt.at.millis()),
+                updated_at.eq(r.updated_at),
             ))
             .execute(conn)?;
             if changed == 0 {
@@ -209,12 +301,12 @@ impl CallbackOutbox for Database {
             }
             diesel::insert_into(callback_attempts::table)
                 .values((
-                    callback_attempts::operation_id.eq(&id),
-                    callback_attempts::attempt.eq(number),
-                    callback_attempts::at.eq(attempt.at.millis()),
-                    callback_attempts::duration_ms.eq(attempt.duration_ms),
-                    callback_attempts::http_status.eq(attempt.http_status.map(i32::from)),
-                    callback_attempts::error.eq(&attempt.error),
+                    callback_attempts::operation_id.eq(&r.operation_id),
+                    callback_attempts::attempt.eq(r.attempt),
+                    callback_attempts::at.eq(r.at),
+                    callback_attempts::duration_ms.eq(r.duration_ms),
+                    callback_attempts::http_status.eq(r.http_status),
+                    callback_attempts::error.eq(&r.attempt_error),
                 ))
                 .execute(conn)?;
             Ok(true)

@@ -136,6 +136,25 @@ impl Database {
         blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
     }
 
+    /// Runs `work`, one PostgreSQL statement atomic by itself, on a blocking thread: without
+    /// BEGIN and COMMIT around it (one round trip). On SQLite it is a write transaction like
+    /// [`Database::write`]. Transient conflicts are retried as there.
+    pub(crate) async fn write_one<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || {
+            db.retrying(true, |conn| match conn {
+                DbConn::Pg(_) => work(conn),
+                DbConn::Sqlite(_) => write_tx(conn, &work),
+            })
+        })
+        .await
+    }
+
     /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.
     pub(crate) async fn read<T, E, F>(&self, work: F) -> Result<T, E>
     where
@@ -148,7 +167,7 @@ impl Database {
     }
 
     /// Checks out a connection and runs `once`, again after a short pause on transient errors.
-    fn retrying<T, E: From<StoreError>>(
+    pub(crate) fn retrying<T, E: From<StoreError>>(
         &self,
         write: bool,
         once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,

@@ -6,7 +6,9 @@ mod operation;
 pub(crate) use catalog::{
     merchant_from_rows, route_from_row, MerchantRow, NewMerchantRow, NewRouteRow, RouteRow,
 };
-pub(crate) use operation::{action_json, operation_from_row, NewOperationRow, OperationRow};
+pub(crate) use operation::{
+    action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,
+};
 
 use anyhow::anyhow;
 use domain::{Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, ValueError};

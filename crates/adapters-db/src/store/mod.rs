@@ -2,5 +2,27 @@
 
 mod money;
 mod operations;
+mod single;
 
 pub(crate) use money::{apply_move, ledger_sums, queue_callback};
+
+use domain::ports::{InsertError, NewOperation};
+
+use crate::conn::DbConn;
+use crate::rows::NewOperationRow;
+use crate::work::{corrupt, TxError};
+
+pub(crate) use single::Shape;
+
+/// PostgreSQL: writes a new operation of `shape` as one statement.
+pub(crate) fn insert_one(
+    conn: &mut DbConn,
+    shape: &Shape,
+    new: &NewOperation,
+    row: &NewOperationRow<'_>,
+) -> Result<(), TxError<InsertError>> {
+    match conn {
+        DbConn::Pg(pg) => single::insert(pg, shape, new, row),
+        DbConn::Sqlite(_) => Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite"))),
+    }
+}

@@ -13,8 +13,9 @@ use domain::ports::{
 use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantOperationId, OperationId, Status, Timestamp};
 
-use super::{apply_move, queue_callback};
-use crate::database::Database;
+use super::{apply_move, queue_callback, single};
+use crate::conn::DbConn;
+use crate::database::{Backend, Database};
 use crate::rows::{self, action_json, operation_from_row, NewOperationRow, OperationRow};
 use crate::schema::{balances, operations};
 use crate::work::{corrupt, TxError};
@@ -49,6 +50,25 @@ impl OperationStore for Database {
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id))]
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
         let new = new.clone();
+        if self.backend() == Backend::Postgres {
+            if let Some(lane) = crate::batch::lane_of(&new) {
+                return self.insert_batched(lane, new).await;
+            }
+            if let Some(shape) = single::Shape::of(&new) {
+                return self
+                    .write_one(move |conn| {
+                        let row = NewOperationRow::new(&new.operation, new.fingerprint.as_ref())
+                            .map_err(corrupt)?;
+                        match conn {
+                            DbConn::Pg(pg) => single::insert(pg, &shape, &new, &row),
+                            DbConn::Sqlite(_) => {
+                                Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")))
+                            }
+                        }
+                    })
+                    .await;
+            }
+        }
         self.write(move |conn| {
             let row =
                 NewOperationRow::new(&new.operation, new.fingerprint.as_ref()).map_err(corrupt)?;
