@@ -10,7 +10,7 @@
 #   6. prints one table (also written to $OUT/table.md).
 #
 # Knobs (environment): BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
-# (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per phase, 250000),
+# (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per phase, 450000),
 # BENCH_CALLBACKS (10000), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_PORT
 # (18080), BENCH_RECEIVER_PORT (18099), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
 set -euo pipefail
@@ -21,7 +21,7 @@ DURATION=${BENCH_DURATION:-15}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
 PGBENCH_CLIENTS=${BENCH_PGBENCH_CLIENTS:-16}
 MERCHANTS=${BENCH_MERCHANTS:-16}
-REQUESTS=${BENCH_REQUESTS:-250000}
+REQUESTS=${BENCH_REQUESTS:-450000}
 CALLBACKS=${BENCH_CALLBACKS:-10000}
 PG_URL=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 PORT=${BENCH_PORT:-18080}
@@ -167,6 +167,11 @@ gen() { # gen KIND MERCHANTS_FILE OUTPUT COUNT SEED
 
 wrk_run() { # wrk_run BACKEND KIND FILE PATH
   local backend=$1 kind=$2 file=$3 path=$4 log="$OUT/wrk-$1-$2.txt"
+  # As before each pgbench run: fresh statistics and a checkpoint, so no phase starts with
+  # the previous phase's checkpoint debt.
+  if [ "$backend" = postgres ]; then
+    psql "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+  fi
   say "gateway on $backend, ${kind}s: $CONNECTIONS connections, ${DURATION}s"
   wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/signed.lua "$BASE" \
     -- "$file" "$path" "$WRK_THREADS" >"$log" 2>&1 || { cat "$log" >&2; die "wrk failed"; }
