@@ -41,13 +41,21 @@ pub(crate) enum Lane {
 }
 
 impl Lane {
-    /// Most writers at once: one writing while the next batch gathers, and one more. Two
-    /// [`HoldMany`] statements cannot deadlock: each locks its balance rows in key order
-    /// before it changes them.
+    /// Most writers at once per queue. Plain rows: one writing while the next batch
+    /// gathers, and one more. Holds: one per shard; merchants are split over
+    /// [`HOLD_SHARDS`] queues, so two hold batches of this process never wait on each
+    /// other's balance rows (and [`HoldMany`] locks its rows in key order, so batches of
+    /// several processes cannot deadlock either).
     fn writers(self) -> usize {
-        2
+        match self {
+            Lane::Plain => 2,
+            Lane::Hold => 1,
+        }
     }
 }
+
+/// Queues (each with one writer) the payouts are split over, by merchant.
+const HOLD_SHARDS: usize = 2;
 
 /// Most rows in one statement.
 const MAX_BATCH: usize = 256;
@@ -67,17 +75,30 @@ struct Queue {
 #[derive(Default)]
 pub(crate) struct InsertQueue {
     plain: Mutex<Queue>,
-    holds: Mutex<Queue>,
+    holds: [Mutex<Queue>; HOLD_SHARDS],
 }
 
 impl InsertQueue {
-    fn lock(&self, lane: Lane) -> std::sync::MutexGuard<'_, Queue> {
+    fn lock(&self, lane: Lane, shard: usize) -> std::sync::MutexGuard<'_, Queue> {
         match lane {
             Lane::Plain => &self.plain,
-            Lane::Hold => &self.holds,
+            Lane::Hold => &self.holds[shard % HOLD_SHARDS],
         }
         .lock()
         .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The queue of `lane` that `new` goes to: holds by merchant, plain rows all to one.
+fn shard_of(lane: Lane, new: &NewOperation) -> usize {
+    match lane {
+        Lane::Plain => 0,
+        Lane::Hold => {
+            let id = new.operation.merchant_id.as_str().as_bytes();
+            id.iter().fold(0usize, |h, &b| {
+                h.wrapping_mul(31).wrapping_add(usize::from(b))
+            }) % HOLD_SHARDS
+        }
     }
 }
 
@@ -108,8 +129,9 @@ impl Database {
         new: NewOperation,
     ) -> Result<(), InsertError> {
         let (reply, answer) = oneshot::channel();
+        let shard = shard_of(lane, &new);
         let start_writer = {
-            let mut queue = self.inner.inserts.lock(lane);
+            let mut queue = self.inner.inserts.lock(lane, shard);
             queue.jobs.push_back(Job { new, reply });
             let start = queue.writers < lane.writers();
             if start {
@@ -119,7 +141,7 @@ impl Database {
         };
         if start_writer {
             let db = self.clone();
-            tokio::task::spawn_blocking(move || db.write_queued(lane));
+            tokio::task::spawn_blocking(move || db.write_queued(lane, shard));
         }
         answer.await.unwrap_or_else(|_| {
             Err(InsertError::Store(StoreError::Other(anyhow::anyhow!(
@@ -129,10 +151,10 @@ impl Database {
     }
 
     /// Writes batches until the queue is empty.
-    fn write_queued(&self, lane: Lane) {
+    fn write_queued(&self, lane: Lane, shard: usize) {
         loop {
             let jobs: Vec<Job> = {
-                let mut queue = self.inner.inserts.lock(lane);
+                let mut queue = self.inner.inserts.lock(lane, shard);
                 if queue.jobs.is_empty() {
                     queue.writers -= 1;
                     return;
