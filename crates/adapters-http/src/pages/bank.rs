@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{after_step, bad_request, failure, not_found, pay_path};
-use super::parse_id;
 use super::stage::{stage, Stage};
+use super::{load_deposit, parse_id};
 
 /// The bank picked on the SBP list (`?bank=ID` or a form field).
 #[derive(Debug, Deserialize)]
@@ -120,23 +120,20 @@ async fn chosen(
     gateway: &Gateway,
 ) -> HttpResponse {
     let lang = Lang::of(req);
-    let Some(id) = parse_id(path) else {
-        return not_found(lang);
-    };
-    let op = match checkout.deposit(id).await {
+    let op = match load_deposit(lang, path, checkout).await {
         Ok(op) => op,
-        Err(error) => return failure(lang, error),
+        Err(answer) => return answer,
     };
     if stage(&op, gateway.clock().now()) != Stage::SbpBanks {
         // The payment page shows whatever this operation needs now (or that it is finished).
-        return see_other(&pay_path(id));
+        return see_other(&pay_path(op.id));
     }
     let banks = checkout.sbp_banks();
     match banks.iter().find(|(known, _)| known == bank) {
         Some((_, name)) => page(
             StatusCode::OK,
             lang,
-            bank_page(lang, &op, name, &decision_path(&op), Some(&pay_path(id))),
+            bank_page(lang, &op, name, &decision_path(&op), Some(&pay_path(op.id))),
         ),
         None => page(
             StatusCode::UNPROCESSABLE_ENTITY,

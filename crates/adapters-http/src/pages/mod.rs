@@ -121,3 +121,17 @@ fn unreadable(req: &HttpRequest) -> actix_web::Error {
 fn parse_id(text: &str) -> Option<OperationId> {
     OperationId::parse(text).ok()
 }
+
+/// The deposit a page path names, or the page to answer instead (404 for a malformed or
+/// unknown id, the failure page for any other error).
+async fn load_deposit(
+    lang: Lang,
+    path: &str,
+    checkout: &Checkout,
+) -> Result<domain::operation::Operation, HttpResponse> {
+    let id = parse_id(path).ok_or_else(|| outcome::not_found(lang))?;
+    checkout
+        .deposit(id)
+        .await
+        .map_err(|error| outcome::failure(lang, error))
+}

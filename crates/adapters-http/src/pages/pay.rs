@@ -8,8 +8,8 @@ use super::bank::{bank_page, banks_page, decision_path};
 use super::card::{form, CardErrors};
 use super::i18n::Lang;
 use super::layout::{page, see_other};
-use super::outcome::{elsewhere_page, failure, not_found, pay_path, status_page, Visit};
-use super::parse_id;
+use super::load_deposit;
+use super::outcome::{elsewhere_page, pay_path, status_page, Visit};
 use super::qr::qr_page;
 use super::stage::{stage, Stage};
 
@@ -23,12 +23,9 @@ pub async fn show(
     gateway: web::Data<Gateway>,
 ) -> HttpResponse {
     let lang = Lang::of(&req);
-    let Some(id) = parse_id(&path) else {
-        return not_found(lang);
-    };
-    let op = match checkout.deposit(id).await {
+    let op = match load_deposit(lang, &path, &checkout).await {
         Ok(op) => op,
-        Err(error) => return failure(lang, error),
+        Err(answer) => return answer,
     };
     let markup = match stage(&op, gateway.clock().now()) {
         Stage::Final | Stage::Expired => status_page(lang, &op, Visit::Again),
@@ -51,19 +48,16 @@ pub async fn result(
     gateway: web::Data<Gateway>,
 ) -> HttpResponse {
     let lang = Lang::of(&req);
-    let Some(id) = parse_id(&path) else {
-        return not_found(lang);
-    };
-    let op = match checkout.deposit(id).await {
+    let op = match load_deposit(lang, &path, &checkout).await {
         Ok(op) => op,
-        Err(error) => return failure(lang, error),
+        Err(answer) => return answer,
     };
     match stage(&op, gateway.clock().now()) {
         Stage::Final | Stage::Expired => {
             page(StatusCode::OK, lang, status_page(lang, &op, Visit::Result))
         }
         Stage::Card | Stage::SbpBanks | Stage::Bank(_) | Stage::Qr { .. } | Stage::Elsewhere => {
-            see_other(&pay_path(id))
+            see_other(&pay_path(op.id))
         }
     }
 }

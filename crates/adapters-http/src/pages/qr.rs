@@ -11,10 +11,10 @@ use maud::{html, Markup};
 use super::bank::{bank_page, Decision};
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
+use super::load_deposit;
 use super::outcome::{
     bad_request, elsewhere_page, failure, not_found, result_path, status_page, Visit,
 };
-use super::parse_id;
 use super::stage::{stage, Stage};
 
 /// The payment page of an `sbp_qr` deposit: its QR code to scan with a bank app.
@@ -41,11 +41,11 @@ async fn qr_deposit(
     path: &str,
     checkout: &Checkout,
 ) -> Result<Operation, HttpResponse> {
-    let id = parse_id(path).ok_or_else(|| not_found(lang))?;
-    match checkout.deposit(id).await {
-        Ok(op) if op.method == PaymentMethod::SbpQr => Ok(op),
-        Ok(_) => Err(not_found(lang)),
-        Err(error) => Err(failure(lang, error)),
+    let op = load_deposit(lang, path, checkout).await?;
+    if op.method == PaymentMethod::SbpQr {
+        Ok(op)
+    } else {
+        Err(not_found(lang))
     }
 }
 
