@@ -125,12 +125,8 @@ impl Database {
     /// Creates a merchant with its access pairs. `NameTaken` / `IdTaken` on a clash.
     #[tracing::instrument(skip_all, fields(merchant.name = %new.name))]
     pub async fn create_merchant(&self, new: NewMerchant) -> Result<Merchant, AdminError> {
-        let name = new.name.trim().to_string();
-        if name.is_empty() || name.chars().count() > 128 {
-            return Err(AdminError::Invalid(
-                "the name must be 1 to 128 characters".into(),
-            ));
-        }
+        let name = domain::bounded_text(new.name.trim(), 128)
+            .map_err(|e| AdminError::Invalid(format!("the name {e}")))?;
         let id = match new.id {
             Some(id) => id,
             None => MerchantId::parse(&uuid::Uuid::new_v4().to_string())

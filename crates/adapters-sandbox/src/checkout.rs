@@ -28,6 +28,10 @@ fn verdict(outcome: Outcome) -> ProviderVerdict {
 
 #[async_trait]
 impl HostedCheckout for SandboxProvider {
+    fn provider(&self) -> &'static str {
+        crate::PROVIDER_NAME
+    }
+
     // `skip_all`: the card must never reach a span or a log line.
     #[tracing::instrument(name = "sandbox.pay_by_card", skip_all, fields(operation.id = %deposit.id))]
     async fn pay_by_card(

@@ -43,6 +43,13 @@ impl Application {
             settle_after: config.sandbox_settle,
         }));
         let store = Arc::new(database.clone());
+        // The sandbox is the only provider; with GATEWAY_SANDBOX=false it takes no new
+        // operations, but the ones it already has (payouts settling) still finish.
+        let routable: &[&str] = if config.sandbox {
+            &[adapters_sandbox::PROVIDER_NAME]
+        } else {
+            &[]
+        };
         let gateway = Gateway::new(Ports {
             store: store.clone(),
             merchants: store.clone(),
@@ -50,7 +57,8 @@ impl Application {
             provider: provider.clone(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidIds),
-        });
+        })
+        .routing_only_to(routable);
         let registry = Registry::new();
         let ready_db = database.clone();
         let readiness = ReadyFn(move || {
@@ -68,10 +76,15 @@ impl Application {
         )?;
         let callbacks = callback_worker(&database, &config)?;
         callbacks.metrics().register(&registry)?;
-        // The hosted pages and /sandbox routes exist because the sandbox provider is configured.
-        let checkout = Checkout::new(gateway.clone(), provider);
-        let pages = adapters_http::pages::mount(checkout, gateway.clone());
-        let server = adapters_http::server(listener, state, pages)?;
+        // The hosted pages and the /sandbox paths are the sandbox's: without it there are none.
+        let pages = config.sandbox.then(|| {
+            adapters_http::pages::mount(Checkout::new(gateway.clone(), provider), gateway.clone())
+        });
+        let server = adapters_http::server(listener, state, move |cfg| {
+            if let Some(pages) = &pages {
+                pages(cfg);
+            }
+        })?;
         Ok(Self {
             port: address.port(),
             server,

@@ -69,6 +69,10 @@ pub struct ServeArgs {
     /// How long a sandbox payout takes to settle, in milliseconds.
     #[arg(long, env = "GATEWAY_SANDBOX_SETTLE_MS", default_value = "2000")]
     pub sandbox_settle_ms: String,
+    /// Whether the built-in sandbox provider takes new operations and serves its pages and
+    /// /sandbox paths; production sets false.
+    #[arg(long, env = "GATEWAY_SANDBOX", default_value = "true")]
+    pub sandbox: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -38,6 +38,9 @@ pub struct ServeConfig {
     pub callback_timeout: Duration,
     pub rate_limit: u32,
     pub sandbox_settle: Duration,
+    /// Whether the built-in sandbox provider takes new operations and serves its pages and
+    /// `/sandbox` paths (production sets `GATEWAY_SANDBOX=false`).
+    pub sandbox: bool,
 }
 
 impl ServeConfig {
@@ -62,7 +65,11 @@ impl ServeConfig {
             bind,
             public_url,
             demo: args.demo,
-            callback_allow_private: parse_bool(&args.callback_allow_private)?,
+            callback_allow_private: parse_bool(
+                &args.callback_allow_private,
+                "GATEWAY_CALLBACK_ALLOW_PRIVATE",
+                "callback-allow-private",
+            )?,
             callback_schedule,
             callback_timeout: parse_duration(&args.callback_timeout)
                 .filter(|d| !d.is_zero() && *d <= MAX_CALLBACK_TIMEOUT)
@@ -89,6 +96,7 @@ impl ServeConfig {
                     value: args.sandbox_settle_ms.clone(),
                     expected: "a whole number of milliseconds, e.g. 2000",
                 })?,
+            sandbox: parse_bool(&args.sandbox, "GATEWAY_SANDBOX", "sandbox")?,
         })
     }
 }
@@ -122,13 +130,13 @@ fn parse_public_url(text: &str) -> Result<String, ConfigError> {
     }
 }
 
-fn parse_bool(text: &str) -> Result<bool, ConfigError> {
+fn parse_bool(text: &str, variable: &'static str, flag: &'static str) -> Result<bool, ConfigError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" => Ok(true),
         "false" | "0" | "no" | "" => Ok(false),
         _ => Err(ConfigError {
-            variable: "GATEWAY_CALLBACK_ALLOW_PRIVATE",
-            flag: "callback-allow-private",
+            variable,
+            flag,
             value: text.to_string(),
             expected: "true or false",
         }),
@@ -181,6 +189,7 @@ mod tests {
             callback_timeout: "10s".into(),
             rate_limit: "0".into(),
             sandbox_settle_ms: "2000".into(),
+            sandbox: "true".into(),
         }
     }
 
@@ -193,6 +202,23 @@ mod tests {
         assert_eq!(config.rate_limit, 0);
         assert_eq!(config.sandbox_settle, Duration::from_millis(2000));
         assert!(!config.callback_allow_private);
+        assert!(config.sandbox);
+    }
+
+    #[test]
+    fn the_sandbox_can_be_turned_off_and_a_bad_value_names_its_variable() {
+        let mut off = args();
+        off.sandbox = "false".into();
+        assert!(
+            !ServeConfig::from_args("sqlite://x.db", &off)
+                .expect("valid")
+                .sandbox
+        );
+        off.sandbox = "maybe".into();
+        let error = ServeConfig::from_args("sqlite://x.db", &off)
+            .expect_err("invalid")
+            .to_string();
+        assert!(error.contains("GATEWAY_SANDBOX"), "{error}");
     }
 
     #[test]

@@ -223,6 +223,9 @@ pub trait PaymentProvider: Send + Sync {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait HostedCheckout: Send + Sync {
+    /// The provider (route `provider` name) whose operations these pages serve.
+    fn provider(&self) -> &'static str;
+
     /// The user paid a waiting card deposit on the hosted card page with `card`.
     async fn pay_by_card(
         &self,

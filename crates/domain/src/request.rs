@@ -125,6 +125,9 @@ impl NewDeposit {
     pub fn parse(raw: &RawRequest<'_>) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
         let common = parse_common(Direction::Deposit, raw, &mut errors);
+        if let Some(requisites) = raw.requisites {
+            check_deposit_requisites(requisites, &mut errors);
+        }
         errors.into_result()?;
         let common = common.ok_or_else(ValidationErrors::default)?;
         Ok(Self {
@@ -198,9 +201,8 @@ fn withdrawal_requisites(
             errors.push(path, "must be a string");
         }
     }
-    errors.clone().into_result()?;
     let text = |key: &str| map.get(key).and_then(Value::as_str);
-    match method {
+    let parsed = match method {
         PaymentMethod::Sbp => {
             WithdrawalRequisites::sbp(text("phone"), text("accountName"), text("bankName"))
         }
@@ -210,7 +212,57 @@ fn withdrawal_requisites(
         | PaymentMethod::BankBPay
         | PaymentMethod::BankCPay => {
             errors.push("paymentMethod", "is not a payout method");
+            return Err(errors);
+        }
+    };
+    match parsed {
+        Ok(requisites) if errors.is_empty() => Ok(requisites),
+        Ok(_) => Err(errors),
+        Err(more) => {
+            // A requisite already reported (say, not a string) is not reported again as missing.
+            for error in more.0 {
+                if !errors.0.iter().any(|e| e.field == error.field) {
+                    errors.0.push(error);
+                }
+            }
             Err(errors)
+        }
+    }
+}
+
+/// Deposit requisites are kept as given, so every key and string in them, at any depth, must
+/// be text the gateway stores: no control characters. Errors are named by their dotted path
+/// (`requisites.card.holder`, `requisites.list.0`).
+fn check_deposit_requisites(map: &Map<String, Value>, errors: &mut ValidationErrors) {
+    fn walk(path: &str, value: &Value, errors: &mut ValidationErrors) {
+        match value {
+            Value::String(text) => {
+                if let Err(error) = crate::no_control_characters(text) {
+                    errors.push(path, error.0);
+                }
+            }
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key.chars().any(crate::is_refused_control) {
+                        errors.push(path, format!("keys {}", crate::CONTROL_CHARACTERS));
+                    } else {
+                        walk(&format!("{path}.{key}"), value, errors);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    walk(&format!("{path}.{index}"), item, errors);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    for (key, value) in map {
+        if key.chars().any(crate::is_refused_control) {
+            errors.push("requisites", format!("keys {}", crate::CONTROL_CHARACTERS));
+        } else {
+            walk(&format!("requisites.{key}"), value, errors);
         }
     }
 }
@@ -621,7 +673,66 @@ mod tests {
             vec![
                 "requisites.accountName",
                 "requisites.bankName",
-                "requisites.phone"
+                "requisites.phone",
+                "requisites.pan",
+                "requisites.cardholderName",
+            ]
+        );
+        assert_eq!(
+            withdrawal_errors("sbp", &card_requisites()),
+            vec![
+                "requisites.cardholderName",
+                "requisites.pan",
+                "requisites.phone",
+                "requisites.accountName",
+                "requisites.bankName",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bad_type_is_reported_once_and_other_requisites_still_judged() {
+        let reqs = json!({"phone": 7, "accountName": "Ivan\u{0}"});
+        let errors = {
+            let map = reqs.as_object().unwrap().clone();
+            let raw = RawRequest {
+                payment_method: Some("sbp"),
+                requisites: Some(&map),
+                ..deposit_raw()
+            };
+            NewWithdrawal::parse(&raw).unwrap_err()
+        };
+        assert_eq!(
+            errors.0,
+            vec![
+                FieldError::new("requisites.phone", "must be a string"),
+                FieldError::new("requisites.accountName", crate::CONTROL_CHARACTERS),
+                FieldError::new("requisites.bankName", "is required"),
+            ]
+        );
+    }
+
+    #[test]
+    fn deposit_requisites_refuse_control_characters_at_any_depth() {
+        let given = json!({
+            "note": "a\u{0}b",
+            "card": {"holder": "IVAN\nIVANOV", "ok": "fine"},
+            "list": ["x", "y\u{7f}"],
+            "bad\u{1}key": "v",
+            "n": 5,
+        });
+        let raw = RawRequest {
+            requisites: given.as_object(),
+            ..deposit_raw()
+        };
+        let errors = NewDeposit::parse(&raw).unwrap_err();
+        assert_eq!(
+            fields(&errors),
+            vec![
+                "requisites",
+                "requisites.card.holder",
+                "requisites.list.1",
+                "requisites.note"
             ]
         );
     }

@@ -225,6 +225,14 @@ mod tests {
                           "userId": "u", "requisites": {"phone": 7}, "successUrl": "https://a.example"});
         let errors = withdrawal(&object(body)).expect_err("invalid");
         let names: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(names, vec!["successUrl", "requisites.phone"]);
+        assert_eq!(
+            names,
+            vec![
+                "successUrl",
+                "requisites.phone",
+                "requisites.accountName",
+                "requisites.bankName"
+            ]
+        );
     }
 }

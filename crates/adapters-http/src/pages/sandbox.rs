@@ -1,9 +1,10 @@
 //! `POST /sandbox/operations/{id}/complete`: finishes a waiting sandbox operation for scripted
-//! tests (contract section 9). No signature; JSON in and out, errors as in contract section 2.
+//! tests. No signature; JSON in and out, errors in the API's error body. It acts only on
+//! operations routed to the sandbox: any other answers 404, as if unknown.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::service::Gateway;
+use domain::service::{Checkout, Gateway};
 use domain::OperationId;
 use serde_json::{Map, Value};
 
@@ -34,12 +35,13 @@ pub async fn complete(
     req: HttpRequest,
     path: web::Path<String>,
     payload: web::Payload,
+    checkout: web::Data<Checkout>,
     gateway: web::Data<Gateway>,
 ) -> Result<HttpResponse, ApiError> {
     let id = OperationId::parse(&path).map_err(|_| ApiError::NotFound)?;
     let body = json_bytes(&req, payload).await?;
     let outcome = requested_outcome(&parse_object(&body)?)?;
-    let op = gateway.complete(id, outcome).await?;
+    let op = checkout.complete(id, outcome).await?;
     tracing::info!(status = op.status.name(), "sandbox completed an operation");
     let now = gateway.clock().now();
     Ok(HttpResponse::Ok().json(Data {

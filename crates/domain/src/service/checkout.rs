@@ -46,13 +46,36 @@ impl Checkout {
         Self { gateway, hosted }
     }
 
-    /// The deposit a page shows; payouts are `NotFound` (they have no pages).
+    /// The deposit a page shows; payouts, and operations of other providers, are `NotFound`.
     pub async fn deposit(&self, id: OperationId) -> Result<Operation, CheckoutError> {
-        let operation = self.gateway.operation(id).await?;
+        let operation = self
+            .gateway
+            .operation_of_provider(id, self.hosted.provider())
+            .await?;
         if operation.direction != Direction::Deposit {
             return Err(CheckoutError::NotFound);
         }
         Ok(operation)
+    }
+
+    /// Finishes a processing operation of this provider (deposit or payout) the way a scripted
+    /// test asks; another provider's operation is `NotFound`, as if unknown.
+    #[tracing::instrument(skip(self, outcome), fields(operation.id = %id))]
+    pub async fn complete(
+        &self,
+        id: OperationId,
+        outcome: Outcome,
+    ) -> Result<Operation, CompleteError> {
+        let operation = self
+            .gateway
+            .operation_of_provider(id, self.hosted.provider())
+            .await
+            .map_err(|error| match error {
+                ReadError::NotFound => CompleteError::NotFound,
+                ReadError::Unavailable(why) => CompleteError::Unavailable(why),
+                ReadError::Unknown(e) => CompleteError::Unknown(e),
+            })?;
+        self.gateway.complete_loaded(&operation, outcome).await
     }
 
     /// The banks the SBP page offers, as (id, display name).

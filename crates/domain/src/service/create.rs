@@ -121,7 +121,8 @@ impl Gateway {
         common: &Common,
         fingerprint: Option<&Fingerprint>,
     ) -> Result<Result<Route, Created>, CreateError> {
-        let routes = self.ports.routes.routes().await?;
+        let mut routes = self.ports.routes.routes().await?;
+        routes.retain(|route| self.routable(&route.provider));
         if let Some(route) = select_route(
             &routes,
             direction,

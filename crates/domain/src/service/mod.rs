@@ -43,11 +43,31 @@ pub struct Ports {
 #[derive(Clone)]
 pub struct Gateway {
     ports: Ports,
+    /// The providers new operations may be routed to; `None`: every route's provider.
+    routable: Option<Arc<[String]>>,
 }
 
 impl Gateway {
     pub fn new(ports: Ports) -> Self {
-        Self { ports }
+        Self {
+            ports,
+            routable: None,
+        }
+    }
+
+    /// Routes new operations only to routes of these providers (an empty list: no new
+    /// operations at all, every creation answers `NoRouteFound`). Operations already made on
+    /// other providers' routes still finish as usual.
+    pub fn routing_only_to(mut self, providers: &[&str]) -> Self {
+        self.routable = Some(providers.iter().map(|p| (*p).to_string()).collect());
+        self
+    }
+
+    /// Whether new operations may be routed to `provider`.
+    fn routable(&self, provider: &str) -> bool {
+        self.routable
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|name| name == provider))
     }
 
     /// The merchant directory, for authentication at the edge.

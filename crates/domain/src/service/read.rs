@@ -50,6 +50,22 @@ impl Gateway {
         self.ports.store.get(id).await?.ok_or(ReadError::NotFound)
     }
 
+    /// An operation by id whose route belongs to `provider`; any other is `NotFound`, as if
+    /// unknown (a provider's own surfaces, such as the sandbox's, act on its operations only).
+    pub async fn operation_of_provider(
+        &self,
+        id: OperationId,
+        provider: &str,
+    ) -> Result<Operation, ReadError> {
+        let operation = self.operation(id).await?;
+        let routes = self.ports.routes.routes().await?;
+        let route = routes.iter().find(|route| route.id == operation.route_id);
+        match route {
+            Some(route) if route.provider == provider => Ok(operation),
+            _ => Err(ReadError::NotFound),
+        }
+    }
+
     /// The merchant's balances.
     pub async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, ReadError> {
         Ok(self.ports.store.balances(merchant).await?)

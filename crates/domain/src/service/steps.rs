@@ -109,7 +109,7 @@ impl Gateway {
 }
 
 /// Checks values against the fields: every key known, required ones present and non-empty,
-/// `select` values among the options. Errors are named `fields.<name>`.
+/// no control characters, `select` values among the options. Errors are named `fields.<name>`.
 pub fn check_input(
     fields: &[InputField],
     values: &BTreeMap<String, String>,
@@ -129,6 +129,9 @@ pub fn check_input(
                 }
             }
             Some(value) if value.is_empty() && field.required => errors.push(path, "is required"),
+            Some(value) if value.chars().any(crate::is_refused_control) => {
+                errors.push(path, crate::CONTROL_CHARACTERS)
+            }
             Some(value) => {
                 if let Some(options) = &field.options {
                     if !options.iter().any(|o| &o.value == value) {

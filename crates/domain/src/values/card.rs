@@ -1,6 +1,6 @@
 use std::fmt;
 
-use super::{ValidationErrors, ValueError};
+use super::{bounded_text, ValidationErrors, ValueError};
 
 /// Whether a string of digits passes the Luhn check.
 pub fn luhn_valid(digits: &str) -> bool {
@@ -94,14 +94,6 @@ impl Phone {
     }
 }
 
-fn bounded(text: &str, max: usize) -> Result<String, ValueError> {
-    if (1..=max).contains(&text.chars().count()) {
-        Ok(text.to_string())
-    } else {
-        Err(ValueError::new(format!("must be 1 to {max} characters")))
-    }
-}
-
 /// Where a payout goes, per method (seed section 2.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WithdrawalRequisites {
@@ -126,10 +118,10 @@ impl WithdrawalRequisites {
         let mut errors = ValidationErrors::default();
         let phone = required(&mut errors, "requisites.phone", phone, Phone::parse);
         let account_name = required(&mut errors, "requisites.accountName", account_name, |t| {
-            bounded(t, 256)
+            bounded_text(t, 256)
         });
         let bank_name = required(&mut errors, "requisites.bankName", bank_name, |t| {
-            bounded(t, 128)
+            bounded_text(t, 128)
         });
         errors.into_result()?;
         match (phone, account_name, bank_name) {
@@ -153,7 +145,7 @@ impl WithdrawalRequisites {
             &mut errors,
             "requisites.cardholderName",
             cardholder_name,
-            |t| bounded(t, 128),
+            |t| bounded_text(t, 128),
         );
         errors.into_result()?;
         match (pan, holder) {
@@ -267,6 +259,22 @@ mod tests {
         let errors = WithdrawalRequisites::card(Some("4242424242424241"), Some(&"x".repeat(129)))
             .expect_err("invalid");
         assert_eq!(errors.0.len(), 2);
+    }
+
+    #[test]
+    fn names_in_requisites_refuse_control_characters() {
+        let errors = WithdrawalRequisites::sbp(
+            Some("+79001234567"),
+            Some("Ivan\u{0}Ivanov"),
+            Some("Bank\nA"),
+        )
+        .expect_err("invalid");
+        let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["requisites.accountName", "requisites.bankName"]);
+        let errors = WithdrawalRequisites::card(Some("4242424242424242"), Some("IVAN\u{7f}"))
+            .expect_err("invalid");
+        assert_eq!(errors.0[0].field, "requisites.cardholderName");
+        assert_eq!(errors.0[0].message, crate::CONTROL_CHARACTERS);
     }
 }
 

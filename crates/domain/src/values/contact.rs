@@ -10,15 +10,49 @@ use super::{ValidationErrors, ValueError};
 pub struct HttpUrl(String);
 
 impl HttpUrl {
+    /// Accepts only a URL that is already valid as sent: RFC 3986 characters (printable ASCII
+    /// with no space and none of `"<>\^`{|}`, `%` only before two hex digits), the `http` or
+    /// `https` scheme followed by `//` and a non-empty host, and what a WHATWG parser then
+    /// accepts. Nothing is repaired: the text kept is exactly the text sent.
     pub fn parse(text: &str) -> Result<Self, ValueError> {
         let rule =
             || ValueError::new("must be an absolute http or https URL of at most 2048 characters");
         if text.chars().count() > 2048 {
             return Err(rule());
         }
+        if text.chars().any(crate::is_refused_control) {
+            return Err(ValueError::new(format!(
+                "must be an absolute http or https URL of at most 2048 characters and {}",
+                crate::CONTROL_CHARACTERS
+            )));
+        }
+        if !uri_characters_only(text) {
+            return Err(ValueError::new(
+                "must be an absolute http or https URL of at most 2048 characters, written as \
+                 RFC 3986 allows (no spaces or non-ASCII characters; percent-encode them)",
+            ));
+        }
+        let Some((scheme, rest)) = text.split_once(':') else {
+            return Err(rule());
+        };
+        let scheme_ok = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
+        let Some(after_slashes) = rest.strip_prefix("//") else {
+            return Err(rule());
+        };
+        let authority = after_slashes
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default();
+        let host_and_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = match host_and_port.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or_default(),
+            None => host_and_port.split(':').next().unwrap_or_default(),
+        };
+        if !scheme_ok || host.is_empty() {
+            return Err(rule());
+        }
         let url = url::Url::parse(text).map_err(|_| rule())?;
-        let host_ok = url.host_str().is_some_and(|h| !h.is_empty());
-        if matches!(url.scheme(), "http" | "https") && host_ok {
+        if url.host_str().is_some_and(|h| !h.is_empty()) {
             Ok(Self(text.to_string()))
         } else {
             Err(rule())
@@ -28,6 +62,22 @@ impl HttpUrl {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Whether `text` holds only characters RFC 3986 allows in a URI, with every `%` starting a
+/// percent-encoded octet.
+fn uri_characters_only(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().all(|(i, &b)| match b {
+        b'%' => bytes
+            .get(i + 1..i + 3)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+        b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => true,
+        b'-' | b'.' | b'_' | b'~' => true,
+        b':' | b'/' | b'?' | b'#' | b'[' | b']' | b'@' => true,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' => true,
+        _ => false,
+    })
 }
 
 impl fmt::Display for HttpUrl {
@@ -81,6 +131,14 @@ impl UserData {
             );
         }
         for (key, value) in entries {
+            if key.chars().any(crate::is_refused_control) {
+                errors.push("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
+                continue;
+            }
+            if let Err(error) = crate::no_control_characters(value) {
+                errors.push(format!("userData.{key}"), error.0);
+                continue;
+            }
             match key.as_str() {
                 "email" => data.email = errors.check("userData.email", Email::parse(value)),
                 "ipAddress" => {
@@ -135,6 +193,49 @@ mod tests {
     }
 
     #[test]
+    fn urls_are_refused_rather_than_repaired() {
+        for bad in [
+            "http://127.0.0.1:9/cb\r\nHost: evil",
+            "http://127.0.0.1:9/c\tb",
+            "http://127.0.0.1:9/cb\u{0}",
+            "http://127.0.0.1:9/cb\u{7f}",
+            "http://a.example/with space",
+            " http://a.example/",
+            "http://a.example/ ",
+            "http://a.example\\path",
+            "http://магазин.example/",
+            "http://a.example/ж",
+            "http://a.example/%zz",
+            "http://a.example/%4",
+            "http://a.example/<script>",
+            "http:a.example",
+            "http:/a.example",
+            "http:///a.example",
+            "http://@/x",
+            "http://:80/",
+            "http://a.example:99999/",
+        ] {
+            assert!(HttpUrl::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn valid_urls_are_kept_exactly_as_sent() {
+        for good in [
+            "HTTPS://Shop.Example/CB",
+            "http://a.example",
+            "https://user:pw@a.example:8443/p/a%20th?q=1&r=%D0%B6#frag",
+            "http://[::1]:9000/cb",
+            "http://127.0.0.1:9/cb?x=!$'()*+,;=",
+        ] {
+            assert_eq!(
+                HttpUrl::parse(good).map(|u| u.as_str().to_string()),
+                Ok(good.to_string())
+            );
+        }
+    }
+
+    #[test]
     fn emails_are_checked() {
         assert!(Email::parse("user@example.com").is_ok());
         for bad in [
@@ -177,6 +278,22 @@ mod tests {
             .expect_err("both invalid");
         let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, vec!["userData.email", "userData.ipAddress"]);
+    }
+
+    #[test]
+    fn user_data_refuses_control_characters_in_keys_and_values() {
+        let errors = UserData::parse(&entries(&[
+            ("note", "a\u{0}b"),
+            ("email", "a@b.example\n"),
+            ("k\u{1}", "v"),
+        ]))
+        .expect_err("invalid");
+        let fields: Vec<_> = errors.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, vec!["userData.email", "userData", "userData.note"]);
+        assert!(errors
+            .0
+            .iter()
+            .all(|e| e.message.contains("control characters")));
     }
 
     #[test]

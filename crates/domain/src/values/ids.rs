@@ -94,12 +94,9 @@ impl fmt::Display for MerchantOperationId {
 pub struct UserId(String);
 
 impl UserId {
+    /// 1 to 128 characters, none of them a control character.
     pub fn parse(text: &str) -> Result<Self, ValueError> {
-        if (1..=128).contains(&text.chars().count()) {
-            Ok(Self(text.to_string()))
-        } else {
-            Err(ValueError::new("must be 1 to 128 characters"))
-        }
+        super::bounded_text(text, 128).map(Self)
     }
 
     pub fn as_str(&self) -> &str {
@@ -132,6 +129,14 @@ mod tests {
         assert!(UserId::parse(&"ж".repeat(128)).is_ok());
         assert!(UserId::parse(&"ж".repeat(129)).is_err());
         assert!(UserId::parse("").is_err());
+    }
+
+    #[test]
+    fn user_id_refuses_control_characters() {
+        for bad in ["user\u{0}x", "a\tb", "a\nb", "a\rb", "a\u{7f}"] {
+            assert!(UserId::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(UserId::parse("Иван 42").is_ok());
     }
 
     #[test]

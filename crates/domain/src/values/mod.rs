@@ -6,6 +6,7 @@ mod error;
 mod ids;
 mod method;
 mod money;
+mod text;
 mod timestamp;
 
 pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
@@ -14,4 +15,5 @@ pub use error::{FieldError, ValidationErrors, ValueError};
 pub use ids::{MerchantId, MerchantOperationId, OperationId, UserId};
 pub use method::{Direction, PaymentMethod, Status};
 pub use money::{format_minor, Amount, Currency};
+pub use text::{bounded_text, is_refused_control, no_control_characters, CONTROL_CHARACTERS};
 pub use timestamp::Timestamp;

@@ -125,6 +125,7 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
         callback_timeout: "10s".into(),
         rate_limit: "0".into(),
         sandbox_settle_ms: "200".into(),
+        sandbox: "true".into(),
     };
     ServeConfig::from_args(database_url, &args).expect("a valid test configuration")
 }

@@ -246,3 +246,13 @@ fn storage_unavailable_is_unavailable() {
     );
     assert!(matches!(result, Err(StepError::Unavailable(_))));
 }
+
+#[test]
+fn input_values_refuse_control_characters() {
+    let mut with_nul = good_values();
+    with_nul.insert("comment".into(), "a\u{0}b".into());
+    let errors = check_input(&fields(), &with_nul).unwrap_err();
+    assert_eq!(errors.0.len(), 1);
+    assert_eq!(errors.0[0].field, "fields.comment");
+    assert_eq!(errors.0[0].message, crate::CONTROL_CHARACTERS);
+}
