@@ -164,10 +164,13 @@ fn screenshot_dir() -> Option<PathBuf> {
 #[actix_web::test]
 async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
     let Some(driver) = start_driver() else {
-        let required = std::env::var("GATEWAY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-        assert!(!required, "chromedriver is not available");
-        eprintln!(
-            "SKIPPED: chromedriver is not on the PATH (install chromium and chromium-driver)"
+        assert!(
+            !testkit::required("GATEWAY_REQUIRE_BROWSER"),
+            "GATEWAY_REQUIRE_BROWSER=1 but chromedriver is not available"
+        );
+        testkit::report_skipped(
+            "the browser test did not run: chromedriver is not on the PATH \
+             (install chromium and chromium-driver)",
         );
         return;
     };

@@ -20,7 +20,7 @@ async fn callbacks_end_to_end_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn callbacks_end_to_end_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres, "callbacks_end_to_end_on_postgres") {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         end_to_end(db).await;
     }
 }

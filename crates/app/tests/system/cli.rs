@@ -17,7 +17,7 @@ fn cli_on_sqlite() {
 
 #[test]
 fn cli_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres, "cli_on_postgres") {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         operator_session(&db);
     }
 }

@@ -15,8 +15,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rolling_restarts_lose_and_repeat_nothing_on_postgres() {
-    let test = "rolling_restarts_lose_and_repeat_nothing_on_postgres";
-    if let Some(db) = TestDb::on(Backend::Postgres, test) {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         let _turn = several_postgres_gateways().await;
         rolling_restarts(db, 400).await;
     }
@@ -102,8 +101,7 @@ async fn rolling_restarts(db: TestDb, payouts: usize) {
 /// killed process may arrive twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_others_take_over_from_a_killed_gateway_on_postgres() {
-    let test = "the_others_take_over_from_a_killed_gateway_on_postgres";
-    let Some(db) = TestDb::on(Backend::Postgres, test) else {
+    let Some(db) = TestDb::on(Backend::Postgres) else {
         return;
     };
     let _turn = several_postgres_gateways().await;

@@ -16,8 +16,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_gateways_on_one_postgres_deliver_each_callback_once() {
-    let test = "three_gateways_on_one_postgres_deliver_each_callback_once";
-    if let Some(db) = TestDb::on(Backend::Postgres, test) {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         let _turn = several_postgres_gateways().await;
         many_gateways(db, 3, 500).await;
     }

@@ -19,8 +19,7 @@ async fn callbacks_survive_a_graceful_restart_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn callbacks_survive_a_graceful_restart_on_postgres() {
-    let test = "callbacks_survive_a_graceful_restart_on_postgres";
-    if let Some(db) = TestDb::on(Backend::Postgres, test) {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         graceful_restart(db).await;
     }
 }
@@ -95,8 +94,7 @@ async fn a_graceful_stop_lets_deliveries_in_flight_finish_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_stop_lets_deliveries_in_flight_finish_on_postgres() {
-    let test = "a_graceful_stop_lets_deliveries_in_flight_finish_on_postgres";
-    if let Some(db) = TestDb::on(Backend::Postgres, test) {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         in_flight_at_stop(db).await;
     }
 }

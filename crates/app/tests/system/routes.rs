@@ -13,7 +13,7 @@ fn routes_on_sqlite() {
 
 #[test]
 fn routes_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres, "routes_on_postgres") {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
         routes(&db);
     }
 }

@@ -32,7 +32,7 @@ async fn callback_throughput() {
         .unwrap_or(10_000);
     let db = match std::env::var(PG_VAR) {
         Ok(url) if !url.trim().is_empty() => {
-            TestDb::on(Backend::Postgres, "callback_throughput").expect("PostgreSQL is set")
+            TestDb::on(Backend::Postgres).expect("PostgreSQL is set")
         }
         _ => TestDb::sqlite(),
     };

@@ -15,7 +15,9 @@ use domain::signature::sign;
 use domain::{Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp};
 use serde_json::Value;
 
-use super::backend::{Place, Setup, SETTLE};
+use testkit::FreshDatabase;
+
+use super::backend::{Setup, SETTLE};
 use super::Answer;
 
 /// The wall clock.
@@ -80,7 +82,8 @@ pub struct TestApp {
     /// A second merchant with every method.
     pub other: Shop,
     pub(super) handle: ServerHandle,
-    _place: Place,
+    /// The database itself, for raw SQL; dropped (PostgreSQL: deleted) after the server.
+    pub database: FreshDatabase,
 }
 
 fn secret() -> Secret {
@@ -92,7 +95,7 @@ fn secret() -> Secret {
 }
 
 impl TestApp {
-    pub(super) async fn spawn(db: Database, place: Place, setup: &Setup) -> TestApp {
+    pub(super) async fn spawn(db: Database, database: FreshDatabase, setup: &Setup) -> TestApp {
         for (flow, priority) in &setup.routes {
             db.add_route(NewRoute {
                 direction: Direction::Deposit,
@@ -158,7 +161,7 @@ impl TestApp {
             shop,
             other,
             handle,
-            _place: place,
+            database,
         }
     }
 
