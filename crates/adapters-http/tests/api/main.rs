@@ -7,6 +7,7 @@ mod bodies;
 mod edges;
 mod fields;
 mod helpers;
+mod hostile;
 mod idempotency;
 mod methods;
 mod openapi;

@@ -99,6 +99,7 @@ fn setup(rate_limit: u32, flow: Option<Flow>) -> Setup {
         rate_limit,
         routes: flow.map(|f| vec![(f, 200)]).unwrap_or_default(),
         pages: true,
+        ..Setup::default()
     }
 }
 

@@ -15,5 +15,6 @@ mod multiprocess;
 mod pages;
 mod restart;
 mod routes;
+mod sandbox_off;
 mod startup;
 mod throughput;

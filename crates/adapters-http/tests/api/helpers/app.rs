@@ -10,6 +10,7 @@ use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::ports::{Clock, IdGenerator};
+use domain::route::Flow;
 use domain::service::{Checkout, Gateway, Ports};
 use domain::signature::sign;
 use domain::{Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp};
@@ -17,7 +18,7 @@ use serde_json::Value;
 
 use testkit::FreshDatabase;
 
-use super::backend::{Setup, SETTLE};
+use super::backend::{Setup, OTHER_PROVIDER, SETTLE};
 use super::Answer;
 
 /// The wall clock.
@@ -110,6 +111,26 @@ impl TestApp {
             })
             .await
             .expect("add a route");
+        }
+        if setup.other_provider {
+            for (direction, flow) in [
+                (Direction::Deposit, Flow::Redirect),
+                (Direction::Withdrawal, Flow::Payout),
+            ] {
+                db.add_route(NewRoute {
+                    direction,
+                    method: PaymentMethod::Sbp,
+                    currency: Currency::RUB,
+                    min_amount: 1,
+                    max_amount: 1_000_000_000,
+                    priority: 1_000,
+                    provider: OTHER_PROVIDER.into(),
+                    flow,
+                    lifetime_secs: None,
+                })
+                .await
+                .expect("add a route of another provider");
+            }
         }
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
         let address = format!("http://{}", listener.local_addr().expect("address"));

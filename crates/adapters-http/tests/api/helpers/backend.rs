@@ -27,7 +27,13 @@ pub struct Setup {
     pub routes: Vec<(Flow, i32)>,
     /// Also serve the hosted pages and the sandbox endpoint (`POST /sandbox/operations/{id}/complete`).
     pub pages: bool,
+    /// SBP deposits and payouts go to routes of another provider, [`OTHER_PROVIDER`] (the test
+    /// gateway routes to every provider; the sandbox still runs them, as a stand-in).
+    pub other_provider: bool,
 }
+
+/// The provider of [`Setup::other_provider`]'s routes.
+pub const OTHER_PROVIDER: &str = "acquirer-test";
 
 /// Runs `test` on a fresh SQLite app, then on a fresh PostgreSQL app (see
 /// `testkit::postgres_admin_url` for what happens without one). A set but unreachable

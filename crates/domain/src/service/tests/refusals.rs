@@ -53,6 +53,53 @@ fn no_fitting_route_is_no_route_found_and_stores_nothing() {
 }
 
 #[test]
+fn routes_of_providers_outside_routing_are_never_chosen() {
+    let mut mocks = Mocks::new();
+    let mut table = routes();
+    let mut preferred = table[0].clone(); // card, but to another provider, at a higher priority
+    preferred.id = 50;
+    preferred.priority = 1_000;
+    preferred.provider = "elsewhere".into();
+    table.push(preferred);
+    mocks.set_routes(table);
+    provider_waits(&mut mocks);
+    mocks.expect_insert(|| Ok(()));
+    let gateway = mocks.gateway().routing_only_to(&["sandbox"]);
+
+    let created = block_on(gateway.create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ))
+    .unwrap();
+
+    assert_eq!(created.operation.route_id, 1);
+}
+
+#[test]
+fn with_no_provider_in_routing_every_creation_is_no_route_found() {
+    let mut mocks = Mocks::new();
+    mocks.provider.expect_start_deposit().never();
+    mocks.provider.expect_start_payout().never();
+    mocks.expect_no_store_writes();
+    let gateway = mocks.gateway().routing_only_to(&[]);
+
+    let deposit = block_on(gateway.create_deposit(
+        &merchant(),
+        deposit_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+    let payout = block_on(gateway.create_withdrawal(
+        &merchant(),
+        withdrawal_request("100.00", "card", false, false),
+        CANONICAL,
+    ));
+
+    assert!(matches!(deposit, Err(CreateError::NoRouteFound)));
+    assert!(matches!(payout, Err(CreateError::NoRouteFound)));
+}
+
+#[test]
 fn a_well_formed_currency_without_routes_is_no_route_found() {
     let mut mocks = Mocks::new();
     mocks.provider.expect_start_deposit().never();

@@ -1,0 +1,99 @@
+//! `GATEWAY_SANDBOX=false` on the real binary, as production runs it: the sandbox takes no new
+//! operation (422 `NoRouteFound`), no `/sandbox` path or sandbox page answers but 404, and a
+//! sandbox payout already processing still settles.
+
+use std::time::Duration;
+
+use crate::helpers::{
+    card_payout, deposit, wait_until, Api, GatewayProcess, Merchant, Serve, TestDb,
+};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes() {
+    let db = TestDb::sqlite();
+    let shop = Merchant::create(&db, "production-shop");
+    shop.credit(&db, "100.00");
+    let with_sandbox = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "3000");
+    let mut before = GatewayProcess::start("with-sandbox", &db, &with_sandbox);
+    let api = Api::new(&before, &shop);
+    let payout = api
+        .post(
+            "/api/v1/withdrawals",
+            &card_payout("10.00", "4242424242424242", "payout-1", None),
+        )
+        .await
+        .operation_id();
+    let waiting = api
+        .post(
+            "/api/v1/deposits",
+            &deposit("card", "5.00", "deposit-1", None),
+        )
+        .await
+        .operation_id();
+    before.terminate();
+
+    let production = with_sandbox.with("GATEWAY_SANDBOX", "false");
+    let after = GatewayProcess::start("without-sandbox", &db, &production);
+    let api = Api::new(&after, &shop);
+    for (path, body) in [
+        (
+            "/api/v1/deposits",
+            deposit("card", "5.00", "deposit-2", None),
+        ),
+        (
+            "/api/v1/withdrawals",
+            card_payout("1.00", "4242424242424242", "payout-2", None),
+        ),
+    ] {
+        let answer = api.post(path, &body).await;
+        assert_eq!(answer.status, 422, "{path}: {}", answer.body);
+        assert_eq!(answer.body["errorCode"], "NoRouteFound", "{}", answer.body);
+    }
+
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("a client");
+    let complete = client
+        .post(after.url(&format!("/sandbox/operations/{waiting}/complete")))
+        .header("content-type", "application/json")
+        .body(r#"{"status": 1}"#)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(complete.status(), 404);
+    for page in [
+        format!("/pay/{waiting}"),
+        format!("/pay/{waiting}/result"),
+        format!("/sandbox/qr/{waiting}"),
+    ] {
+        let answer = client
+            .get(after.url(&page))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status(), 404, "{page}");
+    }
+
+    wait_until(
+        "the payout started with the sandbox settles",
+        DEADLINE,
+        || {
+            let api = api.clone();
+            let path = format!("/api/v1/withdrawals/{payout}");
+            async move {
+                let now = api.get(&path).await;
+                (now.body["data"]["status"] == 1, now.body.to_string())
+            }
+        },
+    )
+    .await;
+    assert_eq!(api.balance().await, ("90.00".into(), "0.00".into()));
+    let still = api.get(&format!("/api/v1/deposits/{waiting}")).await;
+    assert_eq!(
+        still.body["data"]["status"], 3,
+        "the deposit waits to expire"
+    );
+}
