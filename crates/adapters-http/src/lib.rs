@@ -19,6 +19,8 @@ mod routes;
 mod state;
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod tests;

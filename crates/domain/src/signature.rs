@@ -81,4 +81,36 @@ mod tests {
         assert_ne!(a, Fingerprint::of(&Secret::new("s2"), b"{\"a\":1}"));
         assert_ne!(a, Fingerprint::of(&Secret::new("s1"), b"{\"a\":2}"));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            /// A signature verifies in either hex case; any other text, however close, does not;
+            /// nothing panics.
+            #[test]
+            fn only_the_right_signature_verifies(
+                key in "[ -~]{1,80}",
+                message in proptest::collection::vec(any::<u8>(), 0..512),
+                flip in 0usize..64,
+                junk in any::<String>(),
+            ) {
+                let secret = Secret::new(key);
+                let good = sign(&secret, &message);
+                prop_assert!(verify(&secret, &message, &good));
+                prop_assert!(verify(&secret, &message, &good.to_ascii_uppercase()));
+                let mut changed = good.clone().into_bytes();
+                changed[flip] = if changed[flip] == b'0' { b'1' } else { b'0' };
+                let changed = String::from_utf8(changed).expect("hex");
+                prop_assert!(!verify(&secret, &message, &changed));
+                prop_assert!(!verify(&secret, &message, &good[..63]));
+                prop_assert_eq!(verify(&secret, &message, &junk), junk.trim().eq_ignore_ascii_case(&good));
+                let mut longer = message.clone();
+                longer.push(0);
+                prop_assert!(!verify(&secret, &longer, &good));
+            }
+        }
+    }
 }

@@ -166,4 +166,29 @@ mod tests {
             assert!(Currency::parse(bad).is_err(), "{bad:?} should be refused");
         }
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        proptest! {
+            /// Every positive amount of minor units reads back from its two-digit text form.
+            #[test]
+            fn amounts_round_trip_through_their_text(minor in 1i64..=99_999_999_999_999_999) {
+                let amount = Amount::from_minor(minor).expect("positive");
+                let text = amount.to_string();
+                prop_assert_eq!(Amount::parse(&text), Ok(amount));
+                prop_assert_eq!(format_minor(minor), text);
+            }
+
+            /// Any text either fails or is the canonical form of what it parsed to.
+            #[test]
+            fn parsed_text_is_always_canonical(text in any::<String>()) {
+                if let Ok(amount) = Amount::parse(&text) {
+                    prop_assert_eq!(amount.to_string(), text);
+                }
+            }
+        }
+    }
 }
