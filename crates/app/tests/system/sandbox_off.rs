@@ -5,14 +5,24 @@
 use std::time::Duration;
 
 use crate::helpers::{
-    card_payout, deposit, wait_until, Api, GatewayProcess, Merchant, Serve, TestDb,
+    card_payout, deposit, wait_until, Api, Backend, GatewayProcess, Merchant, Serve, TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes() {
-    let db = TestDb::sqlite();
+async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_sqlite() {
+    sandbox_off(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_postgres() {
+    if let Some(db) = TestDb::on(Backend::Postgres) {
+        sandbox_off(db).await;
+    }
+}
+
+async fn sandbox_off(db: TestDb) {
     let shop = Merchant::create(&db, "production-shop");
     shop.credit(&db, "100.00");
     let with_sandbox = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "3000");

@@ -11,7 +11,7 @@ pub struct HttpUrl(String);
 
 impl HttpUrl {
     /// Accepts only a URL that is already valid as sent: RFC 3986 characters (printable ASCII
-    /// with no space and none of `"<>\^`{|}`, `%` only before two hex digits), the `http` or
+    /// with no space and none of `` "<>\^`{|} ``, `%` only before two hex digits), the `http` or
     /// `https` scheme followed by `//` and a non-empty host, and what a WHATWG parser then
     /// accepts. Nothing is repaired: the text kept is exactly the text sent.
     pub fn parse(text: &str) -> Result<Self, ValueError> {

@@ -43,10 +43,15 @@ where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let backends = tokio::task::spawn_blocking(|| {
+    // Asked here, on the test's own thread, so a SKIPPED line names the test.
+    let on_postgres = testkit::postgres_admin_url().is_some();
+    let backends = tokio::task::spawn_blocking(move || {
         let sqlite = FreshDatabase::sqlite();
         let sqlite = (open(&sqlite), sqlite);
-        let postgres = FreshDatabase::postgres().map(|fresh| (open(&fresh), fresh));
+        let postgres = on_postgres
+            .then(FreshDatabase::postgres)
+            .flatten()
+            .map(|fresh| (open(&fresh), fresh));
         std::iter::once(sqlite).chain(postgres).collect::<Vec<_>>()
     })
     .await
