@@ -219,12 +219,7 @@ fn withdrawal_requisites(
         Ok(requisites) if errors.is_empty() => Ok(requisites),
         Ok(_) => Err(errors),
         Err(more) => {
-            // A requisite already reported (say, not a string) is not reported again as missing.
-            for error in more.0 {
-                if !errors.0.iter().any(|e| e.field == error.field) {
-                    errors.0.push(error);
-                }
-            }
+            errors.extend_unreported(more);
             Err(errors)
         }
     }

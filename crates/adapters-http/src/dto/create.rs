@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 /// The top-level fields a creation body may have. Withdrawals pass the three page URLs on
 /// to the domain, which refuses them by name.
-const KNOWN_FIELDS: [&str; 11] = [
+pub(crate) const KNOWN_FIELDS: [&str; 11] = [
     "amount",
     "currency",
     "paymentMethod",
@@ -121,11 +121,7 @@ fn merge<T>(
         Ok(value) if edge.is_empty() => Ok(value),
         Ok(_) => Err(edge),
         Err(domain) => {
-            for error in domain.0 {
-                if !edge.0.iter().any(|e| e.field == error.field) {
-                    edge.0.push(error);
-                }
-            }
+            edge.extend_unreported(domain);
             if edge.is_empty() {
                 edge.push("body", "is not a valid request");
             }

@@ -51,6 +51,16 @@ impl ValidationErrors {
         }
     }
 
+    /// Adds the errors of `more` about fields not reported yet (a field refused for its type
+    /// is not refused again as missing).
+    pub fn extend_unreported(&mut self, more: ValidationErrors) {
+        for error in more.0 {
+            if !self.0.iter().any(|e| e.field == error.field) {
+                self.0.push(error);
+            }
+        }
+    }
+
     /// `Err(self)` when any field was invalid.
     pub fn into_result(self) -> Result<(), ValidationErrors> {
         if self.is_empty() {
