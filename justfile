@@ -29,3 +29,7 @@ ci:
 # The benchmark: bare PostgreSQL vs the gateway, SQLite, callbacks (docs/performance.md).
 bench:
     bash bench/run.sh
+
+# Schemathesis on docs/openapi.yaml, signed, on SQLite and PostgreSQL (or: just fuzz-api sqlite|postgres).
+fuzz-api backend="all":
+    bash scripts/fuzz-api.sh {{backend}}
