@@ -38,31 +38,69 @@ impl Default for CallbackConfig {
 }
 
 /// Time needed after an attempt's timeout to record it before the lease ends.
-const RECORD_MARGIN: Duration = Duration::from_secs(5);
+pub const RECORD_MARGIN: Duration = Duration::from_secs(5);
+
+/// The shortest lease a claim gets.
+pub const MIN_LEASE: Duration = Duration::from_secs(30);
+
+/// The longest lease: a dead process's claims come back within a minute.
+pub const MAX_LEASE: Duration = Duration::from_secs(60);
+
+/// The longest attempt whose lease still ends within [`MAX_LEASE`].
+pub const MAX_TIMEOUT: Duration = MAX_LEASE.saturating_sub(RECORD_MARGIN);
+
+/// The lease for attempts of `timeout`: the timeout plus the time to record it, at least
+/// [`MIN_LEASE`].
+pub fn lease_for(timeout: Duration) -> Duration {
+    (timeout + RECORD_MARGIN).max(MIN_LEASE)
+}
+
+/// Settings that do not hang together; each message names the setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("callback timeout must be greater than zero")]
+    ZeroTimeout,
+    #[error("callback concurrency must be at least 1")]
+    ZeroConcurrency,
+    #[error("callback batch must be at least 1")]
+    ZeroBatch,
+    #[error(
+        "callback lease {0:?} is longer than {MAX_LEASE:?}: a dead process's claims must come \
+         back within a minute"
+    )]
+    LeaseTooLong(Duration),
+    #[error(
+        "callback timeout (GATEWAY_CALLBACK_TIMEOUT) {timeout:?} must be at most {max:?}: an \
+         attempt must end and be recorded within the {lease:?} lease"
+    )]
+    TimeoutTooLong {
+        timeout: Duration,
+        max: Duration,
+        lease: Duration,
+    },
+}
 
 impl CallbackConfig {
-    /// Checks the settings hang together; the message names the offending setting.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the settings hang together.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.timeout.is_zero() {
-            return Err("callback timeout must be greater than zero".into());
+            return Err(ConfigError::ZeroTimeout);
         }
         if self.concurrency == 0 {
-            return Err("callback concurrency must be at least 1".into());
+            return Err(ConfigError::ZeroConcurrency);
         }
         if self.batch == 0 {
-            return Err("callback batch must be at least 1".into());
+            return Err(ConfigError::ZeroBatch);
         }
-        if self.lease > Duration::from_secs(60) {
-            return Err("callback lease must be at most 60 s so a dead process's claims come back within a minute".into());
+        if self.lease > MAX_LEASE {
+            return Err(ConfigError::LeaseTooLong(self.lease));
         }
         if self.lease < self.timeout + RECORD_MARGIN {
-            return Err(format!(
-                "callback timeout (GATEWAY_CALLBACK_TIMEOUT) {:?} must be at most {:?}: \
-                 an attempt must end and be recorded within the {:?} lease",
-                self.timeout,
-                self.lease.saturating_sub(RECORD_MARGIN),
-                self.lease
-            ));
+            return Err(ConfigError::TimeoutTooLong {
+                timeout: self.timeout,
+                max: self.lease.saturating_sub(RECORD_MARGIN),
+                lease: self.lease,
+            });
         }
         Ok(())
     }
@@ -108,12 +146,27 @@ mod tests {
             lease: Duration::from_secs(12),
             ..CallbackConfig::default()
         };
-        assert!(short.validate().is_err());
+        assert!(matches!(
+            short.validate(),
+            Err(ConfigError::TimeoutTooLong { .. })
+        ));
         let zero = CallbackConfig {
             concurrency: 0,
             ..CallbackConfig::default()
         };
         assert!(zero.validate().is_err());
+    }
+
+    #[test]
+    fn leases_cover_the_timeout_and_stay_within_a_minute() {
+        assert_eq!(lease_for(Duration::from_secs(10)), MIN_LEASE);
+        assert_eq!(lease_for(MAX_TIMEOUT), MAX_LEASE);
+        let longest = CallbackConfig {
+            timeout: MAX_TIMEOUT,
+            lease: lease_for(MAX_TIMEOUT),
+            ..CallbackConfig::default()
+        };
+        assert_eq!(longest.validate(), Ok(()));
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod metrics;
 mod notifier;
 mod worker;
 
-pub use config::{owner_id, CallbackConfig};
+pub use config::{lease_for, owner_id, CallbackConfig, ConfigError, MAX_TIMEOUT};
 pub use metrics::CallbackMetrics;
 pub use notifier::{Notifier, SendOutcome, Verdict};
 pub use worker::CallbackWorker;

@@ -48,7 +48,7 @@ impl CallbackWorker {
         config: CallbackConfig,
         owner: impl Into<String>,
     ) -> anyhow::Result<Self> {
-        config.validate().map_err(anyhow::Error::msg)?;
+        config.validate()?;
         let notifier = Notifier::new(config.timeout, config.allow_private)?;
         Ok(Self {
             inner: Arc::new(Inner {

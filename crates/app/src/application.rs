@@ -14,7 +14,7 @@ use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::config::{callback_lease, ServeConfig};
+use crate::config::ServeConfig;
 use crate::system::{SystemClock, UuidIds};
 
 /// A gateway bound to its port, not yet running.
@@ -151,7 +151,7 @@ fn callback_worker(database: &Database, config: &ServeConfig) -> anyhow::Result<
         schedule: config.callback_schedule.clone(),
         timeout: config.callback_timeout,
         allow_private: config.callback_allow_private,
-        lease: callback_lease(config.callback_timeout),
+        lease: adapters_callback::lease_for(config.callback_timeout),
         ..CallbackConfig::default()
     };
     let store = Arc::new(database.clone());

@@ -18,13 +18,8 @@ pub struct ConfigError {
 }
 
 /// Longest callback attempt: its lease (attempt + 5 s to record it) must end within 60 s, so a
-/// dead process's claims come back within a minute (contract section 7).
-pub const MAX_CALLBACK_TIMEOUT: Duration = Duration::from_secs(55);
-
-/// How long the callback worker leases a claim: 30 s, or longer for a long timeout.
-pub fn callback_lease(timeout: Duration) -> Duration {
-    (timeout + Duration::from_secs(5)).max(Duration::from_secs(30))
-}
+/// dead process's claims come back within a minute.
+pub use adapters_callback::MAX_TIMEOUT as MAX_CALLBACK_TIMEOUT;
 
 /// Everything `gateway serve` needs, validated.
 #[derive(Debug, Clone)]
@@ -219,18 +214,6 @@ mod tests {
             .expect_err("invalid")
             .to_string();
         assert!(error.contains("GATEWAY_SANDBOX"), "{error}");
-    }
-
-    #[test]
-    fn callback_leases_cover_the_timeout_and_stay_within_a_minute() {
-        assert_eq!(
-            callback_lease(Duration::from_secs(10)),
-            Duration::from_secs(30)
-        );
-        assert_eq!(
-            callback_lease(MAX_CALLBACK_TIMEOUT),
-            Duration::from_secs(60)
-        );
     }
 
     #[test]
