@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, Clock, MerchantDirectory, PendingCallback,
+    AttemptResult, CallbackAttempt, CallbackOutbox, Chain, Clock, MerchantDirectory,
+    PendingCallback,
 };
 use domain::Timestamp;
 use futures::StreamExt;
@@ -162,7 +163,7 @@ impl CallbackWorker {
             tasks.shutdown().await;
         }
         if let Err(e) = inner.outbox.release(&inner.owner).await {
-            error!(error = %e, "releasing callback leases failed; they lapse when the lease ends");
+            error!(error = %Chain(&e), "releasing callback leases failed; they lapse when the lease ends");
         }
         info!(owner = %inner.owner, "callback worker stopped");
     }
@@ -204,7 +205,7 @@ impl Inner {
         {
             Ok(claimed) => claimed,
             Err(e) => {
-                warn!(error = %e, "claiming due callbacks failed");
+                warn!(error = %Chain(&e), "claiming due callbacks failed");
                 Vec::new()
             }
         }
@@ -226,7 +227,7 @@ impl Inner {
         let at = self.clock.now();
         let outcome = match self.merchants.merchant(&callback.merchant_id).await {
             Err(e) => {
-                warn!(error = %e, "merchant lookup failed; the callback comes back when its lease ends");
+                warn!(error = %Chain(&e), "merchant lookup failed; the callback comes back when its lease ends");
                 return None;
             }
             Ok(None) => {
@@ -285,7 +286,7 @@ impl Inner {
                 None
             }
             Err(e) => {
-                error!(error = %e, "recording the attempt failed; the callback comes back when its lease ends");
+                error!(error = %Chain(&e), "recording the attempt failed; the callback comes back when its lease ends");
                 None
             }
         }

@@ -11,7 +11,7 @@ use domain::ledger::LedgerMismatch;
 use domain::merchant::{Merchant, Secret};
 use domain::ports::StoreError;
 use domain::route::{Flow, Route};
-use domain::{Currency, Direction, MerchantId, PaymentMethod};
+use domain::{Currency, Direction, MerchantId, PaymentMethod, ValueError};
 
 use crate::conn::DbConn;
 use crate::database::Database;
@@ -30,9 +30,9 @@ pub enum AdminError {
     /// The explicit merchant id is in use.
     #[error("a merchant with this id already exists")]
     IdTaken,
-    /// A value breaks a rule (the message says which).
-    #[error("{0}")]
-    Invalid(String),
+    /// A value breaks a rule (the variant says which).
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -70,19 +70,33 @@ fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
-fn check_route(route: &NewRoute) -> Result<(), AdminError> {
-    let invalid = |why: &str| Err(AdminError::Invalid(why.to_string()));
+/// The rule an operator's value breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("this method is not allowed in this direction")]
+    MethodForDirection,
+    #[error("the minimum must be at least 0.01 and the maximum at least the minimum")]
+    AmountBounds,
+    #[error("the lifetime must be a positive number of seconds")]
+    Lifetime,
+    #[error("the provider must be named")]
+    Provider,
+    #[error("the name {0}")]
+    Name(#[source] ValueError),
+}
+
+fn check_route(route: &NewRoute) -> Result<(), Invalid> {
     if !route.direction.methods().contains(&route.method) {
-        return invalid("this method is not allowed in this direction");
+        return Err(Invalid::MethodForDirection);
     }
     if route.min_amount < 1 || route.max_amount < route.min_amount {
-        return invalid("the minimum must be at least 0.01 and the maximum at least the minimum");
+        return Err(Invalid::AmountBounds);
     }
     if route.lifetime_secs.is_some_and(|s| s <= 0) {
-        return invalid("the lifetime must be a positive number of seconds");
+        return Err(Invalid::Lifetime);
     }
     if route.provider.trim().is_empty() {
-        return invalid("the provider must be named");
+        return Err(Invalid::Provider);
     }
     Ok(())
 }
@@ -125,12 +139,10 @@ impl Database {
     /// Creates a merchant with its access pairs. `NameTaken` / `IdTaken` on a clash.
     #[tracing::instrument(skip_all, fields(merchant.name = %new.name))]
     pub async fn create_merchant(&self, new: NewMerchant) -> Result<Merchant, AdminError> {
-        let name = domain::bounded_text(new.name.trim(), 128)
-            .map_err(|e| AdminError::Invalid(format!("the name {e}")))?;
+        let name = domain::bounded_text(new.name.trim(), 128).map_err(Invalid::Name)?;
         let id = match new.id {
             Some(id) => id,
-            None => MerchantId::parse(&uuid::Uuid::new_v4().to_string())
-                .map_err(|e| AdminError::Invalid(e.to_string()))?,
+            None => MerchantId::from_uuid(uuid::Uuid::new_v4()),
         };
         let merchant = Merchant {
             id,

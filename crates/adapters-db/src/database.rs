@@ -14,7 +14,7 @@ use crate::batch::InsertQueue;
 use crate::cache::TtlMap;
 use crate::conn::Manager;
 use crate::target::Target;
-use crate::work::blocking;
+use crate::work::{blocking, Unavailable};
 
 /// Which database engine a [`Database`] runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,9 +138,9 @@ impl Database {
         let answered = blocking(move || {
             let mut conn = pool
                 .get_timeout(Duration::from_secs(2))
-                .map_err(|e| domain::ports::StoreError::Unavailable(e.to_string()))?;
+                .map_err(|e| domain::ports::StoreError::from(Unavailable::NoConnection(e)))?;
             conn.ping()
-                .map_err(|e| domain::ports::StoreError::Unavailable(e.to_string()))
+                .map_err(|e| domain::ports::StoreError::from(Unavailable::ConnectionLost(e)))
         })
         .await;
         answered.is_ok()

@@ -42,5 +42,5 @@ mod store;
 mod target;
 mod work;
 
-pub use admin::{AdminError, NewMerchant, NewRoute};
+pub use admin::{AdminError, Invalid, NewMerchant, NewRoute};
 pub use database::{Backend, Database, DbOptions};

@@ -53,15 +53,32 @@ fn is_transient(error: &DieselError) -> bool {
     }
 }
 
+/// Why the database could not do a unit of work now; a later try may succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error("no database connection")]
+    NoConnection(#[source] r2d2::Error),
+    #[error("database connection lost")]
+    ConnectionLost(#[source] DieselError),
+    #[error("database busy, retries exhausted")]
+    Busy(#[source] DieselError),
+    #[error("conflict persisted: {0}")]
+    Conflict(&'static str),
+}
+
+impl From<Unavailable> for StoreError {
+    fn from(error: Unavailable) -> Self {
+        StoreError::Unavailable(Box::new(error))
+    }
+}
+
 /// The port error for a database error that ends a unit of work.
 pub(crate) fn store_error(error: DieselError) -> StoreError {
     match &error {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => {
-            StoreError::Unavailable(format!("database connection lost: {error}"))
+            Unavailable::ConnectionLost(error).into()
         }
-        _ if is_transient(&error) => {
-            StoreError::Unavailable(format!("database busy, retries exhausted: {error}"))
-        }
+        _ if is_transient(&error) => Unavailable::Busy(error).into(),
         _ => StoreError::Other(anyhow::Error::new(error)),
     }
 }
@@ -179,11 +196,11 @@ impl Database {
                 // SQLite has one writer at a time: queue this process's writers here rather
                 // than have them poll the file lock. Other processes still wait on busy_timeout.
                 let _writer = write.then(|| self.sqlite_writer()).flatten();
-                let mut conn = self.inner.pool.get().map_err(|e| {
-                    E::from(StoreError::Unavailable(format!(
-                        "no database connection: {e}"
-                    )))
-                })?;
+                let mut conn = self
+                    .inner
+                    .pool
+                    .get()
+                    .map_err(|e| E::from(Unavailable::NoConnection(e).into()))?;
                 once(&mut conn)
             };
             let may_retry = attempt < MAX_ATTEMPTS && started.elapsed() < RETRY_BUDGET;
@@ -193,11 +210,7 @@ impl Database {
                 Err(TxError::Db(error)) if is_transient(&error) && may_retry => error.to_string(),
                 Err(TxError::Retry(why)) if may_retry => why.to_string(),
                 Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
-                Err(TxError::Retry(why)) => {
-                    return Err(E::from(StoreError::Unavailable(format!(
-                        "conflict persisted: {why}"
-                    ))))
-                }
+                Err(TxError::Retry(why)) => return Err(E::from(Unavailable::Conflict(why).into())),
             };
             tracing::debug!(attempt, reason = %why, "retrying a unit of work");
             std::thread::sleep(backoff(attempt));

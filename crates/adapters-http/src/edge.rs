@@ -173,7 +173,7 @@ where
                 res.into_response(answer).map_into_right_body()
             }
             ApiError::Unavailable(why) => {
-                tracing::warn!(reason = %why, "dependency unavailable");
+                tracing::warn!(reason = %domain::ports::Chain(why.as_ref()), "dependency unavailable");
                 res.map_into_left_body()
             }
             _ => res.map_into_left_body(),

@@ -44,8 +44,8 @@ pub enum ApiError {
     #[error("too many requests")]
     TooManyRequests { retry_after_secs: u64 },
     /// A dependency (the database, the provider) cannot be reached; safe to retry.
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] domain::ports::BoxError),
     /// A bug: logged once by the edge middleware, answered with a correlation id only.
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
@@ -172,7 +172,7 @@ pub fn for_status(status: StatusCode) -> ApiError {
         429 => ApiError::TooManyRequests {
             retry_after_secs: 1,
         },
-        503 => ApiError::Unavailable(status.to_string()),
+        503 => ApiError::Unavailable(format!("the framework answered {status}").into()),
         400..=499 => ApiError::BadBody(Cow::Borrowed("the request is malformed")),
         _ => ApiError::Internal(anyhow::anyhow!("framework answered {status}")),
     }

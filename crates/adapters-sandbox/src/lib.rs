@@ -6,12 +6,14 @@
 
 mod actions;
 mod checkout;
+mod error;
 mod plan;
 mod provider;
 mod qr;
 mod rules;
 
 pub use actions::{pay_url, qr_target_url};
+pub use error::SandboxError;
 pub use provider::{SandboxConfig, SandboxProvider, DEFAULT_SETTLE_AFTER};
 pub use qr::{qr_png, qr_png_data_uri, QrError};
 pub use rules::{

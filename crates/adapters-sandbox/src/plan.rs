@@ -8,6 +8,8 @@ use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::ProviderError;
 use serde_json::{json, Value};
 
+use crate::SandboxError;
+
 /// The provider state recording `outcome`.
 pub(crate) fn to_state(outcome: &Outcome) -> Value {
     match outcome {
@@ -21,7 +23,7 @@ pub(crate) fn to_state(outcome: &Outcome) -> Value {
 /// The outcome recorded in a provider state; anything missing or unknown is an error,
 /// never a default approval.
 pub(crate) fn from_state(state: Option<&Value>) -> Result<Outcome, ProviderError> {
-    let garbled = |why: &str| ProviderError(format!("sandbox payout state {why}"));
+    let garbled = |why: &'static str| ProviderError::from(SandboxError::GarbledState(why));
     let plan = state
         .ok_or_else(|| garbled("is missing"))?
         .get("sandbox")

@@ -9,6 +9,7 @@ use adapters_db::Database;
 use adapters_http::ReadyFn;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use anyhow::Context;
+use domain::ports::Chain;
 use domain::service::{Checkout, Gateway, Ports};
 use prometheus::Registry;
 use tokio::sync::watch;
@@ -178,7 +179,7 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
                 match gateway.expire_overdue().await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(expired = n, "expired overdue deposits"),
-                    Err(error) => tracing::warn!(%error, "expiry sweep failed"),
+                    Err(error) => tracing::warn!(error = %Chain(&error), "expiry sweep failed"),
                 }
             }
         },
@@ -190,7 +191,7 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
             match gateway.settle_due_payouts().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(settled = n, "settled due payouts"),
-                Err(error) => tracing::warn!(%error, "payout settlement failed"),
+                Err(error) => tracing::warn!(error = %Chain(&error), "payout settlement failed"),
             }
         }
     })));

@@ -189,7 +189,7 @@ pub fn failure(lang: Lang, error: CheckoutError) -> HttpResponse {
         // Only the card form has fields; it renders its own errors before getting here.
         CheckoutError::Invalid(_) => bad_request(lang),
         CheckoutError::Unavailable(why) => {
-            tracing::warn!(reason = %why, "page step unavailable");
+            tracing::warn!(reason = %domain::ports::Chain(why.as_ref()), "page step unavailable");
             unavailable(lang)
         }
         CheckoutError::Unknown(error) => internal(lang, &error),

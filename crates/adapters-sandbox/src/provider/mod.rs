@@ -10,7 +10,7 @@ use domain::route::{Flow, Route};
 use domain::{Direction, Timestamp, WithdrawalRequisites};
 
 use crate::rules::{declined_at_creation, payout_outcome, CONFIRMATION_CODE};
-use crate::{actions, plan, qr};
+use crate::{actions, plan, qr, SandboxError};
 
 /// How long a sandbox payout takes to settle unless configured (`GATEWAY_SANDBOX_SETTLE_MS`).
 pub const DEFAULT_SETTLE_AFTER: Duration = Duration::from_millis(2000);
@@ -52,20 +52,14 @@ impl SandboxProvider {
             },
             Flow::Qr => {
                 let text = actions::qr_target_url(&self.public_url, deposit.id);
-                let uri = qr::qr_png_data_uri(&text)
-                    .map_err(|e| ProviderError(format!("sandbox QR code: {e}")))?;
+                let uri = qr::qr_png_data_uri(&text).map_err(SandboxError::Qr)?;
                 actions::qr_requisites(uri)
             }
             Flow::Requisites => actions::card_requisites(),
             Flow::InputFields => actions::input_fields(),
             Flow::Instruction => actions::instruction(deposit.amount, deposit.currency, deposit.id),
             Flow::Confirmation => actions::confirmation(),
-            Flow::Payout => {
-                return Err(ProviderError(format!(
-                    "route {} gives a deposit the payout flow",
-                    route.id
-                )))
-            }
+            Flow::Payout => return Err(SandboxError::PayoutFlowForDeposit(route.id).into()),
         };
         Ok(action)
     }
@@ -82,10 +76,11 @@ fn expect_direction(operation: &Operation, direction: Direction) -> Result<(), P
     if operation.direction == direction {
         Ok(())
     } else {
-        Err(ProviderError(format!(
-            "sandbox was asked to handle a {:?} as a {direction:?}",
-            operation.direction
-        )))
+        Err(SandboxError::WrongDirection {
+            given: operation.direction,
+            expected: direction,
+        }
+        .into())
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{CompleteError, Gateway, ReadError};
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
-use crate::ports::{HostedCheckout, ProviderVerdict};
+use crate::ports::{BoxError, HostedCheckout, ProviderVerdict};
 use crate::{CardDetails, Direction, OperationId, PaymentMethod, ValidationErrors};
 
 /// Why a hosted-page step did nothing.
@@ -18,8 +18,8 @@ pub enum CheckoutError {
     /// The card form had errors; nothing changed.
     #[error("{0}")]
     Invalid(ValidationErrors),
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
 }
@@ -99,7 +99,7 @@ impl Checkout {
             .hosted
             .pay_by_card(&operation, &card)
             .await
-            .map_err(|e| CheckoutError::Unavailable(e.to_string()))?;
+            .map_err(|e| CheckoutError::Unavailable(Box::new(e)))?;
         self.settle(operation, verdict).await
     }
 
@@ -111,7 +111,7 @@ impl Checkout {
             .hosted
             .user_decision(&operation, approve)
             .await
-            .map_err(|e| CheckoutError::Unavailable(e.to_string()))?;
+            .map_err(|e| CheckoutError::Unavailable(Box::new(e)))?;
         self.settle(operation, verdict).await
     }
 

@@ -1,4 +1,21 @@
-use crate::ports::{FinishError, ProviderError, StoreError};
+//! The errors of the use cases, and the error policy of the whole gateway.
+//!
+//! * **Expected outcomes are variants, not strings.** Each use case has its own enum
+//!   (`CreateError`, `StepError`, ...) whose variants are the answers the API gives
+//!   (`Forbidden`, `DuplicateOperation`, `InvalidState`, ...). The HTTP adapter maps each
+//!   variant to its status and `errorCode` in one place; the CLI maps them to exit codes.
+//! * **Invalid input is data.** [`ValidationErrors`] lists every bad field with its message,
+//!   written for the merchant; it is never a failure of the gateway.
+//! * **Retryable failures keep their cause.** `Unavailable` (the database or a provider
+//!   cannot be reached) carries the underlying error as its `#[source]` ([`BoxError`]), so a
+//!   log line shows the whole chain while the client sees only `503 ServiceUnavailable`.
+//! * **Bugs are `anyhow::Error`** (`Unknown`, `StoreError::Other`): logged once at the edge
+//!   with a correlation id, answered `500` with nothing internal.
+//! * Ports return their own typed errors ([`StoreError`], [`ProviderError`],
+//!   [`crate::ports::InsertError`], [`FinishError`]); no port or adapter error is a bare
+//!   `String`.
+
+use crate::ports::{BoxError, FinishError, ProviderError, StoreError};
 use crate::ValidationErrors;
 
 /// Why a deposit or withdrawal was not created. Nothing was created in any case.
@@ -12,8 +29,8 @@ pub enum CreateError {
     NoRouteFound,
     #[error("insufficient balance")]
     InsufficientBalance,
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
 }
@@ -29,8 +46,8 @@ pub enum StepError {
     InvalidCode,
     #[error("{0}")]
     Invalid(ValidationErrors),
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
 }
@@ -42,8 +59,8 @@ pub enum CompleteError {
     NotFound,
     #[error("the operation is already final")]
     InvalidState,
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
 }
@@ -53,8 +70,8 @@ pub enum CompleteError {
 pub enum ReadError {
     #[error("not found")]
     NotFound,
-    #[error("temporarily unavailable: {0}")]
-    Unavailable(String),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
     #[error(transparent)]
     Unknown(#[from] anyhow::Error),
 }
@@ -72,7 +89,7 @@ macro_rules! from_store_and_provider {
 
         impl From<ProviderError> for $error {
             fn from(error: ProviderError) -> Self {
-                $error::Unavailable(error.to_string())
+                $error::Unavailable(Box::new(error))
             }
         }
     )*};

@@ -36,6 +36,11 @@ impl fmt::Display for OperationId {
 pub struct MerchantId(String);
 
 impl MerchantId {
+    /// A new merchant's id: the UUID in its hyphenated form (always a valid id).
+    pub fn from_uuid(uuid: Uuid) -> Self {
+        Self(uuid.hyphenated().to_string())
+    }
+
     pub fn parse(text: &str) -> Result<Self, ValueError> {
         let ok = (1..=64).contains(&text.len())
             && text
