@@ -2,29 +2,35 @@ use std::fmt;
 
 use super::ValueError;
 
+use std::str::FromStr;
+
+use bigdecimal::num_bigint::BigInt;
+use bigdecimal::{BigDecimal, ToPrimitive};
+
 /// A positive amount in integer minor units (kopecks), parsed strictly from `"123.45"`.
+///
+/// Decimal text is read and written through `bigdecimal`; inside the gateway (the ledger,
+/// storage, sums) an amount is an integer of minor units, never a float.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Amount(i64);
 
 const AMOUNT_RULE: &str = "must be a decimal string with two fraction digits, greater than zero";
 
+/// Minor units per major unit: amounts have two fraction digits.
+const SCALE: i64 = 2;
+
 impl Amount {
     /// Parses `^(0|[1-9][0-9]{0,14})\.[0-9]{2}$`, greater than zero.
     pub fn parse(text: &str) -> Result<Self, ValueError> {
-        let (whole, fraction) = text
-            .split_once('.')
-            .ok_or_else(|| ValueError::new(AMOUNT_RULE))?;
-        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        let whole_ok =
-            digits(whole) && whole.len() <= 15 && (whole == "0" || !whole.starts_with('0'));
-        if !whole_ok || fraction.len() != 2 || !digits(fraction) {
+        if !has_amount_form(text) {
             return Err(ValueError::new(AMOUNT_RULE));
         }
-        let units = whole
-            .parse::<i64>()
+        let units = BigDecimal::from_str(text)
             .ok()
-            .and_then(|w| w.checked_mul(100))
-            .and_then(|w| fraction.parse::<i64>().ok().and_then(|f| w.checked_add(f)))
+            .and_then(|decimal| {
+                let (digits, scale) = decimal.with_scale(SCALE).into_bigint_and_exponent();
+                (scale == SCALE).then(|| digits.to_i64()).flatten()
+            })
             .ok_or_else(|| ValueError::new(AMOUNT_RULE))?;
         Self::from_minor(units).map_err(|_| ValueError::new(AMOUNT_RULE))
     }
@@ -44,17 +50,28 @@ impl Amount {
     }
 }
 
+/// The strict text form: `0` or up to 15 digits without a leading zero, a dot, two digits.
+fn has_amount_form(text: &str) -> bool {
+    let Some((whole, fraction)) = text.split_once('.') else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    digits(whole)
+        && whole.len() <= 15
+        && (whole == "0" || !whole.starts_with('0'))
+        && fraction.len() == 2
+        && digits(fraction)
+}
+
 impl fmt::Display for Amount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
+        f.write_str(&format_minor(self.0))
     }
 }
 
 /// Formats signed minor units the way amounts are shown (`-1.05`, `0.00`).
 pub fn format_minor(units: i64) -> String {
-    let sign = if units < 0 { "-" } else { "" };
-    let abs = units.unsigned_abs();
-    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+    BigDecimal::new(BigInt::from(units), SCALE).to_plain_string()
 }
 
 /// A currency code: three upper-case ASCII letters.
@@ -165,6 +182,20 @@ mod tests {
         for bad in ["rub", "RU", "RUBL", "R1B", "", "РУБ"] {
             assert!(Currency::parse(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn signed_sums_format_with_two_digits() {
+        for (units, text) in [
+            (0, "0.00"),
+            (5, "0.05"),
+            (-105, "-1.05"),
+            (100, "1.00"),
+            (-5, "-0.05"),
+        ] {
+            assert_eq!(format_minor(units), text);
+        }
+        assert_eq!(format_minor(i64::MIN), "-92233720368547758.08");
     }
 
     mod properties {
