@@ -3,16 +3,17 @@
 use std::sync::Arc;
 
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operation::{Action, Operation, OperationUrls};
+use domain::operation::{Action, Operation};
 use domain::ports::{
     MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
     MockRouteTable,
 };
 use domain::route::{Flow, Route};
 use domain::service::{Gateway, Ports};
+use domain::testkit::OperationBuilder;
 use domain::{
-    Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod,
-    Status, Timestamp, UserData, UserId,
+    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Status,
+    Timestamp,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -43,28 +44,15 @@ pub fn op_id() -> OperationId {
 }
 
 fn operation(direction: Direction, method: PaymentMethod, status: Status) -> Operation {
-    Operation {
-        id: op_id(),
-        merchant_id: merchant().id,
-        direction,
-        method,
-        status,
-        amount: Amount::parse("100.00").expect("valid"),
-        currency: Currency::RUB,
-        user_id: UserId::parse("user-1").expect("valid"),
-        merchant_operation_id: None,
-        urls: OperationUrls::default(),
-        requisites: None,
-        user_data: UserData::default(),
-        action: None,
-        decline: None,
-        route_id: 1,
-        expires_at: None,
-        provider_state: None,
-        due_at: None,
-        created_at: now(),
-        updated_at: now(),
-    }
+    let op = match direction {
+        Direction::Deposit => OperationBuilder::deposit(method),
+        Direction::Withdrawal => OperationBuilder::payout(method),
+    };
+    op.id(op_id())
+        .merchant(MERCHANT)
+        .status(status)
+        .created(now())
+        .build()
 }
 
 /// A card deposit with `status` and `action`.

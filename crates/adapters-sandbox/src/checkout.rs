@@ -74,11 +74,8 @@ impl HostedCheckout for SandboxProvider {
 mod tests {
     use std::time::Duration;
 
-    use domain::operation::OperationUrls;
-    use domain::{
-        Amount, Currency, MerchantId, OperationId, PaymentMethod, Status, Timestamp, UserData,
-        UserId,
-    };
+    use domain::testkit::OperationBuilder;
+    use domain::{OperationId, PaymentMethod, Timestamp};
     use futures::executor::block_on;
 
     use super::*;
@@ -93,29 +90,13 @@ mod tests {
     }
 
     fn operation(direction: Direction, method: PaymentMethod) -> Operation {
-        let at = Timestamp::from_millis(1_790_000_000_000);
-        Operation {
-            id: OperationId::from_uuid(uuid::Uuid::from_u128(42)),
-            merchant_id: MerchantId::parse("shop").expect("valid"),
-            direction,
-            method,
-            status: Status::Processing,
-            amount: Amount::from_minor(10_000).expect("positive"),
-            currency: Currency::RUB,
-            user_id: UserId::parse("user-1").expect("valid"),
-            merchant_operation_id: None,
-            urls: OperationUrls::default(),
-            requisites: None,
-            user_data: UserData::default(),
-            action: None,
-            decline: None,
-            route_id: 1,
-            expires_at: None,
-            provider_state: None,
-            due_at: None,
-            created_at: at,
-            updated_at: at,
-        }
+        let op = match direction {
+            Direction::Deposit => OperationBuilder::deposit(method),
+            Direction::Withdrawal => OperationBuilder::payout(method),
+        };
+        op.id(OperationId::from_uuid(uuid::Uuid::from_u128(42)))
+            .created(Timestamp::from_millis(1_790_000_000_000))
+            .build()
     }
 
     fn card(pan: &str) -> CardDetails {

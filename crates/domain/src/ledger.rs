@@ -154,40 +154,24 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::operation::{Decline, DeclineCode, Operation, OperationUrls, Outcome};
-    use crate::{Amount, PaymentMethod, UserData, UserId};
-
-    fn at(seconds: i64) -> Timestamp {
-        Timestamp::from_millis(1_795_255_200_000).plus_seconds(seconds)
-    }
+    use crate::operation::{Decline, DeclineCode, Operation, Outcome};
+    use crate::testkit::{at, id, OperationBuilder};
+    use crate::{Amount, PaymentMethod};
 
     fn merchant() -> MerchantId {
         MerchantId::parse("m-1").unwrap()
     }
 
     fn op(n: u128, direction: Direction, amount: &str) -> Operation {
-        Operation {
-            id: OperationId::from_uuid(uuid::Uuid::from_u128(n)),
-            merchant_id: merchant(),
-            direction,
-            method: PaymentMethod::Sbp,
-            status: Status::Processing,
-            amount: Amount::parse(amount).unwrap(),
-            currency: Currency::RUB,
-            user_id: UserId::parse("u").unwrap(),
-            merchant_operation_id: None,
-            urls: OperationUrls::default(),
-            requisites: None,
-            user_data: UserData::default(),
-            action: None,
-            decline: None,
-            route_id: 1,
-            expires_at: None,
-            provider_state: None,
-            due_at: None,
-            created_at: at(0),
-            updated_at: at(0),
-        }
+        let op = match direction {
+            Direction::Deposit => OperationBuilder::deposit(PaymentMethod::Sbp),
+            Direction::Withdrawal => OperationBuilder::payout(PaymentMethod::Sbp),
+        };
+        op.id(id(n))
+            .merchant("m-1")
+            .amount(amount)
+            .user("u")
+            .build()
     }
 
     fn finished(op: &Operation, approve: bool) -> Operation {

@@ -13,6 +13,8 @@ pub mod request;
 pub mod route;
 pub mod service;
 pub mod signature;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod values;
 
 pub use values::*;

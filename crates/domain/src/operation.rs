@@ -234,36 +234,22 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn at(seconds: i64) -> Timestamp {
-        Timestamp::from_millis(1_795_255_200_000).plus_seconds(seconds)
-    }
+    use crate::testkit::{at, id, OperationBuilder};
 
     fn waiting() -> Operation {
-        Operation {
-            id: OperationId::from_uuid(uuid::Uuid::from_u128(7)),
-            merchant_id: MerchantId::parse("m-1").unwrap(),
-            direction: Direction::Deposit,
-            method: PaymentMethod::SbpQr,
-            status: Status::Processing,
-            amount: Amount::parse("10.00").unwrap(),
-            currency: Currency::RUB,
-            user_id: UserId::parse("u").unwrap(),
-            merchant_operation_id: Some(MerchantOperationId::parse("o-1").unwrap()),
-            urls: OperationUrls::default(),
-            requisites: None,
-            user_data: UserData::default(),
-            action: Some(Action::Requisites {
+        OperationBuilder::deposit(PaymentMethod::SbpQr)
+            .id(id(7))
+            .merchant("m-1")
+            .amount("10.00")
+            .user("u")
+            .merchant_operation_id("o-1")
+            .action(Action::Requisites {
                 requisites: serde_json::Map::new(),
-            }),
-            decline: None,
-            route_id: 3,
-            expires_at: Some(at(600)),
-            provider_state: None,
-            due_at: Some(at(5)),
-            created_at: at(0),
-            updated_at: at(0),
-        }
+            })
+            .route(3)
+            .expires(at(600))
+            .due(at(5))
+            .build()
     }
 
     #[test]

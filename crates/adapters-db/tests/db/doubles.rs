@@ -6,12 +6,10 @@ use std::time::Duration;
 use adapters_db::Database;
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation};
-use domain::ports::{
-    Clock, DepositStart, IdGenerator, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
-};
+use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
 use domain::route::Route;
 use domain::service::{Gateway, Ports};
-use domain::{OperationId, Timestamp, WithdrawalRequisites};
+use domain::{Timestamp, WithdrawalRequisites};
 
 /// A gateway over `db` with the test provider, the system clock and UUID v4 ids.
 pub fn gateway(db: &Database) -> Gateway {
@@ -26,25 +24,7 @@ pub fn gateway(db: &Database) -> Gateway {
     })
 }
 
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_millis();
-        Timestamp::from_millis(i64::try_from(millis).expect("fits"))
-    }
-}
-
-pub struct UuidIds;
-
-impl IdGenerator for UuidIds {
-    fn operation_id(&self) -> OperationId {
-        OperationId::from_uuid(uuid::Uuid::new_v4())
-    }
-}
+pub use domain::testkit::{RandomIds as UuidIds, WallClock as SystemClock};
 
 /// Accepts everything (waiting deposits, payouts due in an hour), except amounts ending in 05,
 /// which it declines, like the sandbox.

@@ -6,6 +6,7 @@ use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
 use domain::ports::{Clock, OperationStore};
 use domain::request::{Common, NewDeposit, NewWithdrawal};
+use domain::testkit::OperationBuilder;
 use domain::{
     Amount, Currency, MerchantOperationId, OperationId, PaymentMethod, Timestamp, UserData, UserId,
     WithdrawalRequisites,
@@ -87,36 +88,16 @@ pub fn deposit(minor: i64, moid: Option<&str>) -> NewDeposit {
 /// A processing operation of the merchant, on route 1 (deposits) or 7 (withdrawals), with a
 /// callback URL; direct store tests build on it.
 pub fn operation(merchant: &Merchant, direction: domain::Direction, minor: i64) -> Operation {
-    let at = now();
-    let (method, route_id) = match direction {
-        domain::Direction::Deposit => (PaymentMethod::Card, 1),
-        domain::Direction::Withdrawal => (PaymentMethod::Card, 7),
+    let op = match direction {
+        domain::Direction::Deposit => OperationBuilder::deposit(PaymentMethod::Card).route(1),
+        domain::Direction::Withdrawal => OperationBuilder::payout(PaymentMethod::Card).route(7),
     };
-    Operation {
-        id: OperationId::from_uuid(uuid::Uuid::new_v4()),
-        merchant_id: merchant.id.clone(),
-        direction,
-        method,
-        status: domain::Status::Processing,
-        amount: rub(minor),
-        currency: Currency::RUB,
-        user_id: UserId::parse("user-1").expect("user id"),
-        merchant_operation_id: None,
-        urls: OperationUrls {
-            callback: Some(domain::HttpUrl::parse("https://shop.example/cb").expect("url")),
-            ..OperationUrls::default()
-        },
-        requisites: None,
-        user_data: UserData::default(),
-        action: None,
-        decline: None,
-        route_id,
-        expires_at: None,
-        provider_state: None,
-        due_at: None,
-        created_at: at,
-        updated_at: at,
-    }
+    op.id(OperationId::from_uuid(uuid::Uuid::new_v4()))
+        .merchant(merchant.id.as_str())
+        .minor(minor)
+        .callback("https://shop.example/cb")
+        .created(now())
+        .build()
 }
 
 /// Stores `op` with no moves and no callback.

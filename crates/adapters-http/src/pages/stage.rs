@@ -75,11 +75,9 @@ pub fn stage(op: &Operation, now: Timestamp) -> Stage<'_> {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use domain::operation::{Decline, DeclineCode, OperationUrls, Outcome};
-    use domain::{
-        Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, UserData,
-        UserId,
-    };
+    use domain::operation::{Decline, DeclineCode, Outcome};
+    use domain::testkit::OperationBuilder;
+    use domain::{Direction, OperationId, PaymentMethod};
     use serde_json::{json, Map, Value};
 
     use super::*;
@@ -97,28 +95,12 @@ pub(crate) mod tests {
                 url: "http://gw.example/pay/x".into(),
             },
         };
-        Operation {
-            id: OperationId::parse("6f1c2a4e-1d2b-4c5d-8e9f-001122334455").expect("uuid"),
-            merchant_id: MerchantId::parse("shop").expect("valid"),
-            direction: Direction::Deposit,
-            method,
-            status: Status::Processing,
-            amount: Amount::parse("100.00").expect("valid"),
-            currency: Currency::RUB,
-            user_id: UserId::parse("user-1").expect("valid"),
-            merchant_operation_id: None,
-            urls: OperationUrls::default(),
-            requisites: None,
-            user_data: UserData::default(),
-            action: Some(action),
-            decline: None,
-            route_id: 1,
-            expires_at: Some(at.plus_seconds(600)),
-            provider_state: None,
-            due_at: None,
-            created_at: at,
-            updated_at: at,
-        }
+        OperationBuilder::deposit(method)
+            .id(OperationId::parse("6f1c2a4e-1d2b-4c5d-8e9f-001122334455").expect("uuid"))
+            .action(action)
+            .created(at)
+            .expires(at.plus_seconds(600))
+            .build()
     }
 
     fn object(value: Value) -> Map<String, Value> {

@@ -1,7 +1,6 @@
 //! A real gateway for page tests: SQLite in a temp file, the sandbox provider, a clock the
 //! test can move, and request helpers over an in-process actix app.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,46 +10,17 @@ use adapters_db::{Database, NewMerchant};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{DeclineCode, Operation};
-use domain::ports::{CallbackOutbox, Clock, IdGenerator};
+use domain::ports::{CallbackOutbox, Clock};
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
 use domain::service::{Checkout, Gateway, Ports};
-use domain::{Amount, Currency, OperationId, Status, Timestamp};
+use domain::testkit::RandomIds;
+pub use domain::testkit::TestClock;
+use domain::{Amount, Currency, OperationId, Status};
 use serde_json::{Map, Value};
 use tempfile::TempDir;
 
 pub const SUCCESS_URL: &str = "https://shop.example/success?order=7";
 pub const FAIL_URL: &str = "https://shop.example/fail?order=7";
-
-/// A clock that stands still until the test moves it.
-pub struct TestClock(AtomicI64);
-
-impl TestClock {
-    fn starting_now() -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        Self(AtomicI64::new(now))
-    }
-
-    pub fn advance(&self, seconds: i64) {
-        self.0.fetch_add(seconds * 1000, Ordering::SeqCst);
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
-
-struct Ids;
-
-impl IdGenerator for Ids {
-    fn operation_id(&self) -> OperationId {
-        OperationId::from_uuid(uuid::Uuid::new_v4())
-    }
-}
 
 /// What a page request answered.
 #[derive(Debug)]
@@ -119,7 +89,7 @@ impl TestApp {
             routes: store,
             provider: provider.clone(),
             clock: clock.clone(),
-            ids: Arc::new(Ids),
+            ids: Arc::new(RandomIds),
         });
         let checkout = Checkout::new(gateway.clone(), provider);
         let merchant = db

@@ -1,15 +1,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use domain::operation::{
-    Action, Decline, DeclineCode, Operation, OperationUrls, CONFIRMATION_ATTEMPTS,
-};
+use domain::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
 use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderVerdict};
 use domain::route::{Flow, Route};
-use domain::{
-    Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, Timestamp,
-    UserData, UserId, WithdrawalRequisites,
-};
+use domain::testkit::OperationBuilder;
+use domain::{Currency, Direction, OperationId, PaymentMethod, Timestamp, WithdrawalRequisites};
 use futures::executor::block_on;
 
 use super::{SandboxConfig, SandboxProvider};
@@ -28,29 +24,15 @@ fn provider() -> SandboxProvider {
 }
 
 fn operation(direction: Direction, method: PaymentMethod, minor: i64) -> Operation {
-    let at = Timestamp::from_millis(CREATED_MS);
-    Operation {
-        id: OperationId::from_uuid(uuid::Uuid::new_v4()),
-        merchant_id: MerchantId::parse("shop").expect("valid"),
-        direction,
-        method,
-        status: Status::Processing,
-        amount: Amount::from_minor(minor).expect("positive"),
-        currency: Currency::RUB,
-        user_id: UserId::parse("user-1").expect("valid"),
-        merchant_operation_id: None,
-        urls: OperationUrls::default(),
-        requisites: None,
-        user_data: UserData::default(),
-        action: None,
-        decline: None,
-        route_id: 7,
-        expires_at: None,
-        provider_state: None,
-        due_at: None,
-        created_at: at,
-        updated_at: at,
-    }
+    let op = match direction {
+        Direction::Deposit => OperationBuilder::deposit(method),
+        Direction::Withdrawal => OperationBuilder::payout(method),
+    };
+    op.id(OperationId::from_uuid(uuid::Uuid::new_v4()))
+        .minor(minor)
+        .route(7)
+        .created(Timestamp::from_millis(CREATED_MS))
+        .build()
 }
 
 fn deposit(minor: i64) -> Operation {

@@ -6,7 +6,7 @@ mod receiver;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use adapters_callback::{CallbackConfig, CallbackWorker};
 use async_trait::async_trait;
@@ -23,18 +23,7 @@ pub const WITHDRAWAL_SECRET: &str =
     "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 pub const OWNER: &str = "test-host-1-owner";
 
-/// The wall clock.
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("after 1970")
-            .as_millis();
-        Timestamp::from_millis(i64::try_from(millis).expect("fits"))
-    }
-}
+pub use domain::testkit::WallClock as SystemClock;
 
 /// Merchants in memory; lookups of `failing` answer a storage error.
 #[derive(Default)]

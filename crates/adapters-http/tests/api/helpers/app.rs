@@ -9,39 +9,17 @@ use adapters_db::{Database, NewMerchant, NewRoute};
 use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::ports::{Clock, IdGenerator};
 use domain::route::Flow;
 use domain::service::{Checkout, Gateway, Ports};
 use domain::signature::sign;
-use domain::{Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp};
+use domain::testkit::{RandomIds, WallClock};
+use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
 
 use testkit::FreshDatabase;
 
 use super::backend::{Setup, OTHER_PROVIDER, SETTLE};
 use super::Answer;
-
-/// The wall clock.
-struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        Timestamp::from_millis(millis)
-    }
-}
-
-/// Random UUIDs.
-struct UuidIds;
-
-impl IdGenerator for UuidIds {
-    fn operation_id(&self) -> OperationId {
-        OperationId::from_uuid(uuid::Uuid::new_v4())
-    }
-}
 
 /// A merchant as a test sees it: its id and both secrets.
 #[derive(Debug, Clone)]
@@ -144,8 +122,8 @@ impl TestApp {
             merchants: store.clone(),
             routes: store,
             provider: provider.clone(),
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(UuidIds),
+            clock: Arc::new(WallClock),
+            ids: Arc::new(RandomIds),
         });
         let ping = db.clone();
         let readiness = ReadyFn(move || {

@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use adapters_callback::{CallbackConfig, CallbackWorker};
-use domain::ports::Clock;
 use domain::signature::verify;
-use domain::Timestamp;
+use domain::testkit::WallClock;
 use serde_json::{json, Value};
 
 use super::flows::complete;
@@ -19,18 +18,6 @@ use crate::helpers::{deposit_body, sbp_withdrawal, SETTLE};
 
 /// One callback as received: lower-case header names and the raw body.
 type Received = (BTreeMap<String, String>, String);
-
-/// The wall clock, for the worker.
-struct WallClock;
-
-impl Clock for WallClock {
-    fn now(&self) -> Timestamp {
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        Timestamp::from_millis(millis)
-    }
-}
 
 /// A merchant's callback endpoint on loopback that answers 200 and keeps what it got.
 async fn receiver() -> (

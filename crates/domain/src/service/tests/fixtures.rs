@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
-use crate::operation::{Action, Operation, OperationUrls};
+use crate::operation::{Action, Operation};
 use crate::ports::{
     Completion, FinishError, InsertError, MockClock, MockIdGenerator, MockMerchantDirectory,
     MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation, StoreError,
@@ -15,9 +15,10 @@ use crate::ports::{
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
 use crate::service::{Gateway, Ports};
+use crate::testkit::OperationBuilder;
 use crate::{
-    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
-    PaymentMethod, Status, Timestamp, UserData, UserId,
+    Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod,
+    Timestamp,
 };
 
 /// 2026-11-21T10:00:00Z.
@@ -276,33 +277,18 @@ pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool
 /// A processing card deposit of 100.00 RUB created a minute ago, waiting on a redirect
 /// for nine more minutes.
 pub fn deposit(id: OperationId) -> Operation {
-    Operation {
-        id,
-        merchant_id: merchant().id,
-        direction: Direction::Deposit,
-        method: PaymentMethod::Card,
-        status: Status::Processing,
-        amount: amount("100.00"),
-        currency: Currency::RUB,
-        user_id: UserId::parse("user-7").unwrap(),
-        merchant_operation_id: Some(moid()),
-        urls: OperationUrls {
-            callback: Some(HttpUrl::parse(CALLBACK_URL).unwrap()),
-            ..OperationUrls::default()
-        },
-        requisites: None,
-        user_data: UserData::default(),
-        action: Some(Action::Redirect {
+    OperationBuilder::deposit(PaymentMethod::Card)
+        .id(id)
+        .merchant(merchant().id.as_str())
+        .user("user-7")
+        .merchant_operation_id(MOID)
+        .callback(CALLBACK_URL)
+        .action(Action::Redirect {
             url: format!("http://127.0.0.1:8080/pay/{id}"),
-        }),
-        decline: None,
-        route_id: 1,
-        expires_at: Some(now().plus_seconds(540)),
-        provider_state: None,
-        due_at: None,
-        created_at: now().plus_seconds(-60),
-        updated_at: now().plus_seconds(-60),
-    }
+        })
+        .expires(now().plus_seconds(540))
+        .created(now().plus_seconds(-60))
+        .build()
 }
 
 /// A processing card payout of 250.00 RUB, due now.

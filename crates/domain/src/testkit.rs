@@ -1,0 +1,248 @@
+//! Test doubles and builders shared by every crate's tests (feature `testkit`; never in a
+//! release build): clocks, id generators and an operation builder, in place of the
+//! operation literals and clocks each test file used to write out.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use crate::operation::{Action, Decline, Operation, OperationUrls};
+use crate::ports::{Clock, IdGenerator};
+use crate::{
+    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
+    PaymentMethod, Status, Timestamp, UserData, UserId,
+};
+
+/// A fixed moment tests start from: 2026-11-21T10:00:00Z.
+pub const T0: Timestamp = Timestamp::from_millis(1_795_255_200_000);
+
+/// `seconds` after [`T0`] (negative: before).
+pub fn at(seconds: i64) -> Timestamp {
+    T0.plus_seconds(seconds)
+}
+
+/// A clock that stands still until a test moves it.
+#[derive(Debug)]
+pub struct TestClock(AtomicI64);
+
+impl TestClock {
+    /// Standing at `start`.
+    pub fn at(start: Timestamp) -> Self {
+        Self(AtomicI64::new(start.millis()))
+    }
+
+    /// Standing at the wall clock's current time.
+    pub fn starting_now() -> Self {
+        Self::at(WallClock.now())
+    }
+
+    /// Moves the clock `seconds` forward.
+    pub fn advance(&self, seconds: i64) {
+        self.0.fetch_add(seconds * 1000, Ordering::SeqCst);
+    }
+
+    /// Sets the clock to `to`.
+    pub fn set(&self, to: Timestamp) {
+        self.0.store(to.millis(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// The system's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WallClock;
+
+impl Clock for WallClock {
+    fn now(&self) -> Timestamp {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        Timestamp::from_millis(millis)
+    }
+}
+
+/// Random (v4) operation ids.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandomIds;
+
+impl IdGenerator for RandomIds {
+    fn operation_id(&self) -> OperationId {
+        OperationId::from_uuid(uuid::Uuid::new_v4())
+    }
+}
+
+/// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one.
+#[derive(Debug, Default)]
+pub struct SequentialIds(AtomicU64);
+
+impl IdGenerator for SequentialIds {
+    fn operation_id(&self) -> OperationId {
+        id(u128::from(self.0.fetch_add(1, Ordering::SeqCst) + 1))
+    }
+}
+
+/// The operation id numbered `n`.
+pub fn id(n: u128) -> OperationId {
+    OperationId::from_uuid(uuid::Uuid::from_u128(n))
+}
+
+/// Builds an operation: by default a processing 100.00 RUB card operation of merchant
+/// `shop` for user `user-1` on route 1, created at [`T0`], with nothing else set.
+#[derive(Debug, Clone)]
+pub struct OperationBuilder(Operation);
+
+impl OperationBuilder {
+    fn new(direction: Direction, method: PaymentMethod) -> Self {
+        Self(Operation {
+            id: id(1),
+            merchant_id: MerchantId::parse("shop").unwrap_or_else(|_| unreachable!()),
+            direction,
+            method,
+            status: Status::Processing,
+            amount: Amount::from_minor(10_000).unwrap_or_else(|_| unreachable!()),
+            currency: Currency::RUB,
+            user_id: UserId::parse("user-1").unwrap_or_else(|_| unreachable!()),
+            merchant_operation_id: None,
+            urls: OperationUrls::default(),
+            requisites: None,
+            user_data: UserData::default(),
+            action: None,
+            decline: None,
+            route_id: 1,
+            expires_at: None,
+            provider_state: None,
+            due_at: None,
+            created_at: T0,
+            updated_at: T0,
+        })
+    }
+
+    /// A processing deposit by `method`.
+    pub fn deposit(method: PaymentMethod) -> Self {
+        Self::new(Direction::Deposit, method)
+    }
+
+    /// A processing payout by `method`.
+    pub fn payout(method: PaymentMethod) -> Self {
+        Self::new(Direction::Withdrawal, method)
+    }
+
+    pub fn id(mut self, id: OperationId) -> Self {
+        self.0.id = id;
+        self
+    }
+
+    /// Panics on an invalid id: tests pass literals.
+    pub fn merchant(mut self, merchant: &str) -> Self {
+        self.0.merchant_id = MerchantId::parse(merchant).unwrap_or_else(|e| panic!("{e}"));
+        self
+    }
+
+    pub fn status(mut self, status: Status) -> Self {
+        self.0.status = status;
+        self
+    }
+
+    /// Declined with `decline`.
+    pub fn declined(mut self, decline: Decline) -> Self {
+        self.0.status = Status::Declined;
+        self.0.decline = Some(decline);
+        self
+    }
+
+    /// Panics on an invalid amount: tests pass literals such as `"100.00"`.
+    pub fn amount(mut self, amount: &str) -> Self {
+        self.0.amount = Amount::parse(amount).unwrap_or_else(|e| panic!("{amount}: {e}"));
+        self
+    }
+
+    pub fn minor(mut self, units: i64) -> Self {
+        self.0.amount = Amount::from_minor(units).unwrap_or_else(|e| panic!("{units}: {e}"));
+        self
+    }
+
+    pub fn user(mut self, user: &str) -> Self {
+        self.0.user_id = UserId::parse(user).unwrap_or_else(|e| panic!("{e}"));
+        self
+    }
+
+    pub fn merchant_operation_id(mut self, moid: &str) -> Self {
+        self.0.merchant_operation_id =
+            Some(MerchantOperationId::parse(moid).unwrap_or_else(|e| panic!("{e}")));
+        self
+    }
+
+    pub fn callback(mut self, url: &str) -> Self {
+        self.0.urls.callback = Some(HttpUrl::parse(url).unwrap_or_else(|e| panic!("{e}")));
+        self
+    }
+
+    pub fn urls(mut self, urls: OperationUrls) -> Self {
+        self.0.urls = urls;
+        self
+    }
+
+    pub fn action(mut self, action: Action) -> Self {
+        self.0.action = Some(action);
+        self
+    }
+
+    pub fn route(mut self, route_id: i64) -> Self {
+        self.0.route_id = route_id;
+        self
+    }
+
+    /// Created (and last changed) at `at`.
+    pub fn created(mut self, at: Timestamp) -> Self {
+        self.0.created_at = at;
+        self.0.updated_at = at;
+        self
+    }
+
+    pub fn expires(mut self, at: Timestamp) -> Self {
+        self.0.expires_at = Some(at);
+        self
+    }
+
+    pub fn due(mut self, at: Timestamp) -> Self {
+        self.0.due_at = Some(at);
+        self
+    }
+
+    pub fn provider_state(mut self, state: serde_json::Value) -> Self {
+        self.0.provider_state = Some(state);
+        self
+    }
+
+    pub fn build(self) -> Operation {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_operation_is_a_processing_card_deposit_at_t0() {
+        let op = OperationBuilder::deposit(PaymentMethod::Card).build();
+        assert_eq!(op.status, Status::Processing);
+        assert_eq!(op.amount.to_string(), "100.00");
+        assert_eq!(op.created_at, T0);
+        assert_eq!(T0.to_rfc3339(), "2026-11-21T10:00:00Z");
+    }
+
+    #[test]
+    fn sequential_ids_count_from_one_and_the_test_clock_moves_when_told() {
+        let ids = SequentialIds::default();
+        assert_eq!(ids.operation_id(), id(1));
+        assert_eq!(ids.operation_id(), id(2));
+        let clock = TestClock::at(T0);
+        clock.advance(30);
+        assert_eq!(clock.now(), at(30));
+    }
+}
