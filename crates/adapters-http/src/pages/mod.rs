@@ -41,35 +41,36 @@ const FORM_LIMIT: usize = 4 * 1024;
 /// Registers the pages and the sandbox endpoint. The app must also register
 /// `web::Data<Checkout>` and `web::Data<Gateway>` (or use [`mount`]).
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
-    cfg.service(page_resource("/pay/{id}").route(web::get().to(pay::show)))
+    cfg.service(page_resource("/pay/{id}", "GET").route(web::get().to(pay::show)))
         .service(
-            page_resource("/pay/{id}/card")
+            page_resource("/pay/{id}/card", "POST")
                 .app_data(form_config())
                 .route(web::post().to(card::submit)),
         )
         .service(
-            page_resource("/pay/{id}/sbp")
+            page_resource("/pay/{id}/sbp", "GET, POST")
                 .app_data(form_config())
                 .app_data(query_config())
                 .route(web::get().to(bank::choose_by_query))
                 .route(web::post().to(bank::choose_by_form)),
         )
         .service(
-            page_resource("/pay/{id}/decision")
+            page_resource("/pay/{id}/decision", "POST")
                 .app_data(form_config())
                 .route(web::post().to(bank::decide)),
         )
-        .service(page_resource("/pay/{id}/result").route(web::get().to(pay::result)))
-        .service(page_resource("/sandbox/qr/{id}").route(web::get().to(qr::bank_app)))
+        .service(page_resource("/pay/{id}/result", "GET").route(web::get().to(pay::result)))
+        .service(page_resource("/sandbox/qr/{id}", "GET").route(web::get().to(qr::bank_app)))
         .service(
-            page_resource("/sandbox/qr/{id}/decision")
+            page_resource("/sandbox/qr/{id}/decision", "POST")
                 .app_data(form_config())
                 .route(web::post().to(qr::decide)),
         )
+        // No default service: actix's own 405 carries `Allow`, and the edge middleware gives
+        // it the API's JSON error body, as on the API's paths.
         .service(
             web::resource("/sandbox/operations/{id}/complete")
-                .route(web::post().to(sandbox::complete))
-                .default_service(web::to(sandbox::method_not_allowed)),
+                .route(web::post().to(sandbox::complete)),
         );
 }
 
@@ -86,10 +87,15 @@ pub fn mount(
     }
 }
 
-/// A page path whose wrong methods answer an HTML 405 page.
-fn page_resource(path: &str) -> actix_web::Resource {
-    web::resource(path).default_service(web::to(|req: HttpRequest| async move {
-        method_not_allowed(Lang::of(&req))
+/// A page path whose wrong methods answer an HTML 405 page naming the `allow`ed ones.
+fn page_resource(path: &str, allow: &'static str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(move |req: HttpRequest| async move {
+        let mut page = method_not_allowed(Lang::of(&req));
+        page.headers_mut().insert(
+            actix_web::http::header::ALLOW,
+            actix_web::http::header::HeaderValue::from_static(allow),
+        );
+        page
     }))
 }
 

@@ -49,11 +49,6 @@ pub async fn complete(
     }))
 }
 
-/// A wrong method on the sandbox path, as the contract's JSON.
-pub async fn method_not_allowed() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed)
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -148,6 +148,12 @@ async fn a_wrong_method_on_a_page_is_an_html_405() {
 
     assert_eq!(answer.status, 405);
     assert!(answer.is_html());
+    let allow = answer.headers.get("allow").and_then(|v| v.to_str().ok());
+    assert_eq!(
+        allow,
+        Some("POST"),
+        "RFC 9110: a 405 names the allowed methods"
+    );
 }
 
 #[actix_web::test]

@@ -63,6 +63,10 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
         .await
         .expect("answer");
     assert_eq!(wrong.status(), 405);
+    assert_eq!(
+        wrong.headers().get("allow").and_then(|v| v.to_str().ok()),
+        Some("GET")
+    );
 
     let bad = client
         .post(format!("{base}/sandbox/operations/{}/complete", op.id))
@@ -99,6 +103,11 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
         .await
         .expect("answer");
     assert_eq!(wrong_method.status(), 405);
+    let allow = wrong_method
+        .headers()
+        .get("allow")
+        .and_then(|v| v.to_str().ok());
+    assert_eq!(allow, Some("POST"));
     let body: serde_json::Value =
         serde_json::from_str(&wrong_method.text().await.unwrap_or_default()).expect("JSON");
     assert_eq!(body["errorCode"], "MethodNotAllowed");
