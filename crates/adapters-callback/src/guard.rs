@@ -1,5 +1,5 @@
 //! The SSRF guard: callback targets on loopback, private or link-local addresses are refused
-//! unless allowed (contract section 7).
+//! unless allowed (the callback rules of docs/api.md).
 //!
 //! Names are resolved by [`GuardedResolver`], which reqwest uses for every connection, so the
 //! address checked is the address connected to. IP literals never reach a resolver, so

@@ -1,4 +1,4 @@
-//! Authentication (contract section 1) and the rate limit right after it.
+//! Authentication (the signing rules of docs/api.md) and the rate limit right after it.
 //!
 //! Every credential failure is the same `401 Unauthorized`: missing headers, an unknown or
 //! disabled merchant, a wrong signature and a signature made with the other secret.

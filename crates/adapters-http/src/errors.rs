@@ -1,4 +1,4 @@
-//! Every failure becomes HTTP here, and only here: status, `errorCode` and body (contract section 2).
+//! Every failure becomes HTTP here, and only here: status, `errorCode` and body (the error rules of docs/api.md).
 
 use std::borrow::Cow;
 
@@ -51,7 +51,7 @@ pub enum ApiError {
     Internal(anyhow::Error),
 }
 
-/// The error body of contract section 2.
+/// The error body of the error rules of docs/api.md.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorBody<'a> {

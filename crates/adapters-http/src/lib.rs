@@ -1,4 +1,4 @@
-//! HTTP adapter: the signed JSON API of contract sections 1 to 5, health and metrics on actix-web.
+//! HTTP adapter: the signed JSON API of docs/api.md, health and metrics on actix-web.
 //!
 //! The app builds an [`HttpState`] around the domain [`Gateway`](domain::service::Gateway) and
 //! calls [`server`] with a bound listener. Every request passes, in the contract's order:

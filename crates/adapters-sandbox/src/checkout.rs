@@ -1,5 +1,5 @@
 //! The sandbox behind the domain's [`HostedCheckout`] port: what a typed card or a bank-page
-//! decision means (contract section 9).
+//! decision means (the sandbox rules of docs/api.md).
 
 use async_trait::async_trait;
 use domain::operation::{Decline, DeclineCode, Operation, Outcome};

@@ -1,4 +1,4 @@
-//! The sandbox's fixed, scriptable rules (contract section 9), as pure functions.
+//! The sandbox's fixed, scriptable rules (the sandbox rules of docs/api.md), as pure functions.
 
 use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::{Amount, Pan, WithdrawalRequisites};

@@ -1,4 +1,4 @@
-//! The `gateway` command line (contract section 8).
+//! The `gateway` command line (docs/operations.md).
 
 use clap::{Args, Parser, Subcommand};
 

@@ -1,4 +1,4 @@
-//! The callback a merchant receives when an operation becomes final (contract section 7).
+//! The callback a merchant receives when an operation becomes final (the callback rules of docs/api.md).
 
 use serde_json::{json, Map, Value};
 

@@ -96,7 +96,7 @@ pub fn hold_for(payout: &Operation) -> BalanceMove {
     move_for(payout, EntryKind::WithdrawalHold, -a, a, payout.created_at)
 }
 
-/// The balance moves caused by `done` reaching its final status (contract section 6).
+/// The balance moves caused by `done` reaching its final status (the balance and ledger rules of docs/api.md).
 pub fn moves_on_finish(done: &Operation) -> Vec<BalanceMove> {
     let a = done.amount.minor();
     let at = done.updated_at;

@@ -39,7 +39,7 @@ pub struct Merchant {
 }
 
 impl Merchant {
-    /// The secret that signs requests and callbacks of `direction` (contract section 1).
+    /// The secret that signs requests and callbacks of `direction` (the signing rules of docs/api.md).
     pub fn secret_for(&self, direction: Direction) -> &Secret {
         match direction {
             Direction::Deposit => &self.deposit_secret,

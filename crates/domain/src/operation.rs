@@ -35,7 +35,7 @@ pub struct InstructionStep {
     pub description: String,
 }
 
-/// What a processing deposit asks of its user (seed section 2.7).
+/// What a processing deposit asks of its user (the deposit actions of docs/api.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {

@@ -1,4 +1,4 @@
-//! Answers: operations (seed 2.7 / 2.8 plus the read fields of contract section 4) and
+//! Answers: operations (docs/api.md: creation and read shapes) and
 //! balances. Optional fields are left out, never `null`.
 
 use domain::ledger::Balance;
@@ -63,7 +63,7 @@ struct Confirmation<'a> {
 }
 
 impl<'a> OperationView<'a> {
-    /// The creation answer: seed 2.7 for a deposit (with its action while it waits), 2.8 for
+    /// The creation answer: a deposit's (with its action while it waits), a payout's for
     /// a withdrawal. `now` is the gateway clock, for `lifetime`.
     pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
         let decline = op.decline.as_ref();

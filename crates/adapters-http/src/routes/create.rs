@@ -12,7 +12,7 @@ use crate::errors::ApiError;
 use crate::json::{canonical, parse_object};
 use crate::state::HttpState;
 
-/// Creates a deposit (seed 4.1).
+/// Creates a deposit.
 pub async fn deposit(
     state: web::Data<HttpState>,
     req: HttpRequest,
@@ -21,7 +21,7 @@ pub async fn deposit(
     create_operation(&state, &req, payload, Direction::Deposit).await
 }
 
-/// Creates a withdrawal (seed 4.2).
+/// Creates a withdrawal.
 pub async fn withdrawal(
     state: web::Data<HttpState>,
     req: HttpRequest,

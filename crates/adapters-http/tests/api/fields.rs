@@ -1,4 +1,4 @@
-//! Contract section 3: every field rule with good and bad values, and bodies as a whole.
+//! the field rules of docs/api.md: every field rule with good and bad values, and bodies as a whole.
 
 use serde_json::{json, Value};
 

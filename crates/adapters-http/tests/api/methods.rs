@@ -34,7 +34,7 @@ async fn every_redirect_deposit_method_answers_a_redirect_url() {
             assert_eq!(
                 keys(data),
                 vec!["amount", "currency", "operationId", "redirectUrl", "status"],
-                "{method}: creation carries seed 2.7 fields only"
+                "{method}: the creation answer carries only its documented fields"
             );
             assert_eq!(data["status"], 3);
             assert_eq!(data["amount"], "100.00");
@@ -166,7 +166,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
         assert_eq!(
             keys(card.data()),
             vec!["amount", "currency", "operationId", "status"],
-            "creation carries seed 2.8 fields only"
+            "the creation answer carries only its documented fields"
         );
         assert_eq!(card.data()["status"], 3);
         let sbp = app

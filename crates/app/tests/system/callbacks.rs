@@ -111,7 +111,7 @@ async fn end_to_end(db: TestDb) {
     delivered.push(flaky.clone());
     receiver.wait_delivered(&delivered, DEADLINE).await;
 
-    // Each callback: right headers, signed with its direction's secret, the section 7 body.
+    // Each callback: right headers, signed with its direction's secret, the documented body.
     for c in receiver.captured() {
         assert_signed_callback(&c, &shop);
     }

@@ -1,4 +1,4 @@
-//! Issue 7: the operator's command line (contract section 8), run as the real binary.
+//! Issue 7: the operator's command line (docs/operations.md), run as the real binary.
 
 use std::collections::BTreeSet;
 

@@ -1,5 +1,5 @@
 //! Issue 7: operator changes made with the CLI while a gateway runs are seen by it
-//! (contract section 8: route changes within 5 seconds; disabled merchants are refused).
+//! (docs/operations.md: route changes within 5 seconds; disabled merchants are refused).
 
 use std::time::{Duration, Instant};
 
@@ -58,7 +58,7 @@ async fn a_running_gateway_sees_route_and_merchant_changes() {
         status == 422 && body["errorCode"] == "NoRouteFound"
     })
     .await;
-    eprintln!("a disabled route was refused after {lag:?} (contract: within 5 s)");
+    eprintln!("a disabled route was refused after {lag:?} (documented: within 5 s)");
 
     gateway(
         &db,
@@ -78,7 +78,7 @@ async fn a_running_gateway_sees_route_and_merchant_changes() {
         status == 200 && body["data"]["requisites"]["cardNumber"].is_string()
     })
     .await;
-    eprintln!("an added route was used after {lag:?} (contract: within 5 s)");
+    eprintln!("an added route was used after {lag:?} (documented: within 5 s)");
 
     gateway(&db, &["merchant", "disable", &shop.id]).expect_code(0);
     let lag = until_answer(&api, "merchant-off", |status, body| {

@@ -1,4 +1,4 @@
-//! Issue 7: `gateway route list|add|disable` (contract section 8), run as the real binary.
+//! Issue 7: `gateway route list|add|disable` (docs/operations.md), run as the real binary.
 
 use std::collections::BTreeSet;
 

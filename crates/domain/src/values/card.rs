@@ -94,7 +94,7 @@ impl Phone {
     }
 }
 
-/// Where a payout goes, per method (seed section 2.5).
+/// Where a payout goes, per method (docs/api.md, Create a withdrawal).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WithdrawalRequisites {
     Sbp {

@@ -27,7 +27,7 @@ impl Direction {
         }
     }
 
-    /// The methods allowed in this direction (contract section 3).
+    /// The methods allowed in this direction (the field rules of docs/api.md).
     pub fn methods(self) -> &'static [PaymentMethod] {
         use PaymentMethod::*;
         match self {
@@ -43,7 +43,7 @@ impl fmt::Display for Direction {
     }
 }
 
-/// A payment method of seed section 1.
+/// A payment method (docs/api.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PaymentMethod {
     Card,
@@ -83,7 +83,7 @@ impl PaymentMethod {
             .ok_or_else(|| ValueError::new("unknown payment method"))
     }
 
-    /// A method name valid for `direction` (contract section 3).
+    /// A method name valid for `direction` (the field rules of docs/api.md).
     pub fn parse_for(direction: Direction, text: &str) -> Result<Self, ValueError> {
         let allowed = direction.methods();
         allowed

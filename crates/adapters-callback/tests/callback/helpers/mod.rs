@@ -159,7 +159,7 @@ impl TestEnv {
     }
 }
 
-/// A callback body like the gateway's (contract section 7).
+/// A callback body like the gateway's (the callback rules of docs/api.md).
 pub fn body_for(id: OperationId, direction: Direction) -> String {
     serde_json::json!({"data": {
         "operationId": id.to_string(), "type": direction.as_str(), "paymentMethod": "card",

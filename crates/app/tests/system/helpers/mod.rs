@@ -18,7 +18,7 @@ pub use process::{GatewayProcess, Serve};
 pub use receiver::{wait_until, Captured, Receiver};
 pub use sandbox::Sandbox;
 
-/// Checks one callback against contract section 7: headers, a signature made with the secret
+/// Checks one callback against the callback rules of docs/api.md: headers, a signature made with the secret
 /// of its direction (and not with the other one), and the body's fields.
 #[track_caller]
 pub fn assert_signed_callback(c: &Captured, merchant: &Merchant) {

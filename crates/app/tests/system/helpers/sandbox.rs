@@ -21,7 +21,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Finishing through `gateway`'s sandbox endpoint (contract section 9).
+    /// Finishing through `gateway`'s sandbox endpoint (the sandbox rules of docs/api.md).
     pub async fn new(gateway: &GatewayProcess, db: &TestDb) -> Sandbox {
         let client = reqwest::Client::builder()
             .no_proxy()

@@ -1,4 +1,4 @@
-//! The callback body the use cases queue (contract section 7).
+//! The callback body the use cases queue (the callback rules of docs/api.md).
 
 use std::collections::BTreeSet;
 

@@ -1,5 +1,5 @@
 //! `create_deposit`: access -> idempotency -> route -> provider -> store
-//! (contract sections 2, 3 and 5).
+//! (the error, field and idempotency rules of docs/api.md).
 
 use futures::executor::block_on;
 

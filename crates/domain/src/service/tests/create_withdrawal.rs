@@ -1,5 +1,5 @@
 //! `create_withdrawal`: the hold, a decline at creation, balance and idempotency
-//! (contract sections 5 and 6).
+//! (the idempotency and ledger rules of docs/api.md).
 
 use futures::executor::block_on;
 

@@ -1,4 +1,4 @@
-//! Idempotency of creations (contract section 5): replays, duplicates and the rule that an
+//! Idempotency of creations (the idempotency rules of docs/api.md): replays, duplicates and the rule that an
 //! earlier operation answers before routing.
 
 use futures::executor::block_on;
