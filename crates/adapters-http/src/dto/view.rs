@@ -63,8 +63,8 @@ struct Confirmation<'a> {
 }
 
 impl<'a> OperationView<'a> {
-    /// The creation answer: a deposit's (with its action while it waits), a payout's for
-    /// a withdrawal. `now` is the gateway clock, for `lifetime`.
+    /// The creation answer of a deposit (with its action while it waits) or of a withdrawal.
+    /// `now` is the gateway clock, for `lifetime`.
     pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
         let decline = op.decline.as_ref();
         let mut view = Self {
