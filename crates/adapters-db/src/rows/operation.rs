@@ -423,8 +423,9 @@ pub(crate) struct OperationRow {
     fingerprint: Option<String>,
 }
 
-fn url(column: &str, text: Option<String>) -> anyhow::Result<Option<HttpUrl>> {
-    text.map(|t| parse(column, &t, HttpUrl::parse)).transpose()
+/// A stored URL, as it was accepted (the rules of the day apply to requests, not to rows).
+fn url(text: Option<String>) -> Option<HttpUrl> {
+    text.map(HttpUrl::from_stored)
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(
@@ -442,8 +443,8 @@ pub(crate) fn operation_from_row(
     let direction = super::direction("operations.direction", &row.direction)?;
     let entries: BTreeMap<String, String> =
         from_json("operations.user_data", row.user_data)?.unwrap_or_default();
-    let user_data =
-        UserData::parse(&entries).map_err(|e| bad("operations.user_data", format!("{:?}", e.0)))?;
+    let user_data = UserData::from_stored(&entries)
+        .map_err(|e| bad("operations.user_data", format!("{:?}", e.0)))?;
     let decline = match (row.error_code, row.error_message) {
         (None, None) => None,
         (Some(code), Some(message)) => Some(Decline {
@@ -467,7 +468,7 @@ pub(crate) fn operation_from_row(
         amount: Amount::from_minor(row.amount)
             .map_err(|e| bad("operations.amount", format!("{}: {e}", row.amount)))?,
         currency: super::currency("operations.currency", &row.currency)?,
-        user_id: parse("operations.user_id", &row.user_id, UserId::parse)?,
+        user_id: UserId::from_stored(row.user_id),
         merchant_operation_id: row
             .merchant_operation_id
             .map(|m| {
@@ -479,10 +480,10 @@ pub(crate) fn operation_from_row(
             })
             .transpose()?,
         urls: OperationUrls {
-            callback: url("operations.callback_url", row.callback_url)?,
-            success: url("operations.success_url", row.success_url)?,
-            fail: url("operations.fail_url", row.fail_url)?,
-            processing: url("operations.processing_url", row.processing_url)?,
+            callback: url(row.callback_url),
+            success: url(row.success_url),
+            fail: url(row.fail_url),
+            processing: url(row.processing_url),
         },
         requisites: from_json("operations.requisites", row.requisites)?,
         user_data,

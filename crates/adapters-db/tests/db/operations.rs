@@ -317,3 +317,38 @@ async fn sweeps_find_expired_deposits_and_due_payouts() {
     })
     .await;
 }
+
+/// Rows written by earlier versions, whose rules were looser than today's (a TAB in a user
+/// id or a user data value, a URL with a space or a Cyrillic host), stay readable: the rules
+/// of the day apply to requests, never to what is already kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rows_kept_under_older_rules_stay_readable() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let op = operation(&shop, Direction::Deposit, 10_00);
+        crate::helpers::insert_plain(&t.db, &op).await;
+        let tab = match t.backend() {
+            adapters_db::Backend::Sqlite => "char(9)",
+            adapters_db::Backend::Postgres => "chr(9)",
+        };
+        t.exec(&format!(
+            "UPDATE operations SET user_id = 'user' || {tab} || '1', \
+             callback_url = 'http://магазин.example/a b', \
+             user_data = '{{\"note\":\"line\\ttwo\"}}' WHERE id = '{}'",
+            op.id
+        ));
+
+        let read = t.db_get(op.id).await;
+
+        assert_eq!(read.user_id.as_str(), "user\t1");
+        assert_eq!(
+            read.urls.callback.as_ref().map(HttpUrl::as_str),
+            Some("http://магазин.example/a b")
+        );
+        assert_eq!(
+            read.user_data.extra.get("note").map(String::as_str),
+            Some("line\ttwo")
+        );
+    })
+    .await;
+}

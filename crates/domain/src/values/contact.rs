@@ -59,6 +59,12 @@ impl HttpUrl {
         }
     }
 
+    /// A URL read back from storage, kept exactly as it was accepted when stored (earlier
+    /// versions repaired fewer things than today's rule refuses).
+    pub fn from_stored(text: String) -> Self {
+        Self(text)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -122,6 +128,19 @@ pub struct UserData {
 impl UserData {
     /// Builds user data from string entries; every bad entry is reported under `userData.<key>`.
     pub fn parse(entries: &BTreeMap<String, String>) -> Result<Self, ValidationErrors> {
+        Self::read(entries, true)
+    }
+
+    /// User data read back from storage: the rules of the day, except the one on control
+    /// characters, which earlier versions did not have (what is kept stays readable).
+    pub fn from_stored(entries: &BTreeMap<String, String>) -> Result<Self, ValidationErrors> {
+        Self::read(entries, false)
+    }
+
+    fn read(
+        entries: &BTreeMap<String, String>,
+        refuse_controls: bool,
+    ) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
         let mut data = UserData::default();
         if entries.len() > USER_DATA_MAX_KEYS {
@@ -131,13 +150,15 @@ impl UserData {
             );
         }
         for (key, value) in entries {
-            if key.chars().any(crate::is_refused_control) {
+            if refuse_controls && key.chars().any(crate::is_refused_control) {
                 errors.push("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
                 continue;
             }
-            if let Err(error) = crate::no_control_characters(value) {
-                errors.push(format!("userData.{key}"), error.0);
-                continue;
+            if refuse_controls {
+                if let Err(error) = crate::no_control_characters(value) {
+                    errors.push(format!("userData.{key}"), error.0);
+                    continue;
+                }
             }
             match key.as_str() {
                 "email" => data.email = errors.check("userData.email", Email::parse(value)),

@@ -104,6 +104,13 @@ impl UserId {
         super::bounded_text(text, 128).map(Self)
     }
 
+    /// A user id read back from storage, as it was accepted when stored (earlier versions
+    /// allowed control characters other than NUL): the rules of the day apply to requests,
+    /// never to what is already kept.
+    pub fn from_stored(text: String) -> Self {
+        Self(text)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
