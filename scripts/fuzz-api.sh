@@ -6,7 +6,9 @@
 #
 # Network safety: the gateway POSTs callbacks to any callbackUrl a request carries, and
 # schemathesis generates arbitrary URLs (public addresses included). So the gateway and
-# schemathesis run inside a fresh network namespace (`unshare --net`) that has only loopback:
+# schemathesis run inside a fresh network namespace (`unshare --net`) that has only loopback,
+# and a mount namespace whose /etc/nsswitch.conf says `hosts: files` (and whose resolv.conf is
+# empty), so no name look-up reaches a host daemon (DNS, mDNS, nscd) over a Unix socket:
 # nothing they do can leave this machine. PostgreSQL is reached from inside over its Unix socket.
 # The build, `pip install` and the creation and removal of the PostgreSQL database run outside.
 #
@@ -50,6 +52,7 @@ inner() {
     # Refuse to run unless loopback is the only way out.
     if ip -o link show | grep -v ': lo:' | grep -q .; then die "the namespace has an interface besides lo"; fi
     if [ -n "$(ip route show default)$(ip -6 route show default)" ]; then die "the namespace has a default route"; fi
+    grep -qx 'hosts: files' /etc/nsswitch.conf || die "name look-ups inside may reach a daemon outside"
 
     export GATEWAY_DATABASE_URL="$db_url"
     # Card deposits get every flow, by amount, so /input and /confirm have deposits to act on. Most
@@ -236,7 +239,14 @@ run_backend() {
             ;;
     esac
     log "[$backend] fuzzing in a private network namespace; output in $out"
-    unshare --net -- bash "$SELF" __inner "$backend" "$db_url" "$out"
+    # A mount namespace too: name look-ups inside use files only (no DNS, no mDNS or nscd
+    # over a host daemon's Unix socket, which a network namespace does not cut off).
+    printf 'hosts: files\n' >"$out/nsswitch.conf"
+    : >"$out/resolv.conf"
+    unshare --net --mount -- bash -c '
+        mount --bind "$1/nsswitch.conf" /etc/nsswitch.conf &&
+        mount --bind "$1/resolv.conf" /etc/resolv.conf &&
+        exec bash "$2" __inner "$3" "$4" "$1"' _ "$out" "$SELF" "$backend" "$db_url"
     [ "$backend" = postgres ] && drop_pg_db
     return 0
 }

@@ -82,7 +82,7 @@ pub enum Invalid {
     #[error("the provider must be named")]
     Provider,
     #[error("the name {0}")]
-    Name(#[source] ValueError),
+    Name(ValueError),
 }
 
 fn check_route(route: &NewRoute) -> Result<(), Invalid> {

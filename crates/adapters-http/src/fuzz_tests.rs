@@ -39,8 +39,8 @@ fn field_value() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// A creation body: any subset of the known fields (and one unknown), with generated values;
-/// `requisites` and `userData` are objects of generated strings most of the time.
+/// A creation body: a valid deposit or payout with up to four fields replaced by generated
+/// values (or added, or with unknown keys), so both the refusals and the acceptances run.
 fn creation_body() -> impl Strategy<Value = Map<String, Value>> {
     let requisite_keys = prop_oneof![
         Just("pan".to_string()),
@@ -52,7 +52,17 @@ fn creation_body() -> impl Strategy<Value = Map<String, Value>> {
     ];
     let object = btree_map(requisite_keys, field_value(), 0..5)
         .prop_map(|m| Value::Object(m.into_iter().collect()));
-    vec(
+    let base = prop_oneof![
+        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
+            "userId": "u-1", "requisites": {"note": "x"}, "userData": {"email": "a@b.example"}})),
+        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "sbp",
+            "userId": "u-1", "requisites": {"phone": "+79001234567", "accountName": "Ivan",
+            "bankName": "Bank A"}})),
+        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
+            "userId": "u-1", "requisites": {"pan": "4242424242424242",
+            "cardholderName": "IVAN"}})),
+    ];
+    let changes = vec(
         (
             prop_oneof![
                 9 => proptest::sample::select(&create::KNOWN_FIELDS[..]),
@@ -60,13 +70,16 @@ fn creation_body() -> impl Strategy<Value = Map<String, Value>> {
             ],
             prop_oneof![3 => field_value(), 2 => object],
         ),
-        0..12,
-    )
-    .prop_map(|pairs| {
-        pairs
-            .into_iter()
-            .map(|(key, value)| (key.to_string(), value))
-            .collect()
+        0..4,
+    );
+    (base, changes).prop_map(|(base, changes)| {
+        let Value::Object(mut body) = base else {
+            unreachable!("the bases are objects")
+        };
+        for (key, value) in changes {
+            body.insert(key.to_string(), value);
+        }
+        body
     })
 }
 

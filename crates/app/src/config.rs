@@ -62,6 +62,7 @@ impl ServeConfig {
             demo: args.demo,
             callback_allow_private: parse_bool(
                 &args.callback_allow_private,
+                false,
                 "GATEWAY_CALLBACK_ALLOW_PRIVATE",
                 "callback-allow-private",
             )?,
@@ -91,7 +92,7 @@ impl ServeConfig {
                     value: args.sandbox_settle_ms.clone(),
                     expected: "a whole number of milliseconds, e.g. 2000",
                 })?,
-            sandbox: parse_bool(&args.sandbox, "GATEWAY_SANDBOX", "sandbox")?,
+            sandbox: parse_bool(&args.sandbox, true, "GATEWAY_SANDBOX", "sandbox")?,
         })
     }
 }
@@ -125,10 +126,18 @@ fn parse_public_url(text: &str) -> Result<String, ConfigError> {
     }
 }
 
-fn parse_bool(text: &str, variable: &'static str, flag: &'static str) -> Result<bool, ConfigError> {
+/// `true`/`false` (or `1`/`0`, `yes`/`no`); an empty value (a variable set to nothing) is
+/// the default.
+fn parse_bool(
+    text: &str,
+    default: bool,
+    variable: &'static str,
+    flag: &'static str,
+) -> Result<bool, ConfigError> {
     match text.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(default),
         "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" | "" => Ok(false),
+        "false" | "0" | "no" => Ok(false),
         _ => Err(ConfigError {
             variable,
             flag,
@@ -208,6 +217,13 @@ mod tests {
             !ServeConfig::from_args("sqlite://x.db", &off)
                 .expect("valid")
                 .sandbox
+        );
+        off.sandbox = String::new();
+        assert!(
+            ServeConfig::from_args("sqlite://x.db", &off)
+                .expect("valid")
+                .sandbox,
+            "an empty GATEWAY_SANDBOX is the default, on"
         );
         off.sandbox = "maybe".into();
         let error = ServeConfig::from_args("sqlite://x.db", &off)

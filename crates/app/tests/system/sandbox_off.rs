@@ -1,11 +1,13 @@
 //! `GATEWAY_SANDBOX=false` on the real binary, as production runs it: the sandbox takes no new
 //! operation (422 `NoRouteFound`), no `/sandbox` path or sandbox page answers but 404, and a
-//! sandbox payout already processing still settles.
+//! sandbox payout already processing still settles, while a waiting sandbox deposit takes no
+//! more steps (it only expires).
 
 use std::time::Duration;
 
 use crate::helpers::{
-    card_payout, deposit, wait_until, Api, Backend, GatewayProcess, Merchant, Serve, TestDb,
+    card_payout, deposit, gateway, wait_until, Api, Backend, GatewayProcess, Merchant, Serve,
+    TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -25,6 +27,27 @@ async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on
 async fn sandbox_off(db: TestDb) {
     let shop = Merchant::create(&db, "production-shop");
     shop.credit(&db, "100.00");
+    // Card deposits of exactly 7.00 ask for a confirmation code (the sandbox's is 123456).
+    gateway(
+        &db,
+        &[
+            "route",
+            "add",
+            "--direction",
+            "deposit",
+            "--method",
+            "card",
+            "--flow",
+            "confirmation",
+            "--priority",
+            "200",
+            "--min",
+            "7.00",
+            "--max",
+            "7.00",
+        ],
+    )
+    .expect_code(0);
     let with_sandbox = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "3000");
     let mut before = GatewayProcess::start("with-sandbox", &db, &with_sandbox);
     let api = Api::new(&before, &shop);
@@ -39,6 +62,13 @@ async fn sandbox_off(db: TestDb) {
         .post(
             "/api/v1/deposits",
             &deposit("card", "5.00", "deposit-1", None),
+        )
+        .await
+        .operation_id();
+    let confirming = api
+        .post(
+            "/api/v1/deposits",
+            &deposit("card", "7.00", "deposit-3", None),
         )
         .await
         .operation_id();

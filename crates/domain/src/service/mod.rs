@@ -70,6 +70,21 @@ impl Gateway {
             .is_none_or(|names| names.iter().any(|name| name == provider))
     }
 
+    /// Whether the provider of `operation`'s route is in service (may take user steps).
+    async fn in_service(
+        &self,
+        operation: &crate::operation::Operation,
+    ) -> Result<bool, crate::ports::StoreError> {
+        if self.routable.is_none() {
+            return Ok(true);
+        }
+        let routes = self.ports.routes.routes().await?;
+        Ok(routes
+            .iter()
+            .find(|route| route.id == operation.route_id)
+            .is_some_and(|route| self.routable(&route.provider)))
+    }
+
     /// The merchant directory, for authentication at the edge.
     pub fn merchants(&self) -> &dyn MerchantDirectory {
         self.ports.merchants.as_ref()

@@ -104,6 +104,11 @@ impl Gateway {
             self.complete_loaded(operation, expired).await?;
             return Err(StepError::InvalidState);
         }
+        // A provider taken out of service (the sandbox with GATEWAY_SANDBOX=false) takes no
+        // more steps: its waiting deposits only expire.
+        if !self.in_service(operation).await? {
+            return Err(StepError::InvalidState);
+        }
         Ok(())
     }
 }

@@ -3,7 +3,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use super::{ValidationErrors, ValueError};
+use super::{FieldError, ValidationErrors, ValueError};
 
 /// An absolute `http` or `https` URL of at most 2048 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,11 @@ impl HttpUrl {
             Some(v6) => v6.split(']').next().unwrap_or_default(),
             None => host_and_port.split(':').next().unwrap_or_default(),
         };
-        if !scheme_ok || host.is_empty() {
+        // `[` and `]` only around an IPv6 host, `#` once.
+        let after_authority = &after_slashes[authority.len()..];
+        let stray_brackets = after_authority.contains(['[', ']'])
+            || (!host_and_port.starts_with('[') && host_and_port.contains(['[', ']']));
+        if !scheme_ok || host.is_empty() || stray_brackets || text.matches('#').count() > 1 {
             return Err(rule());
         }
         let url = url::Url::parse(text).map_err(|_| rule())?;
@@ -151,7 +155,11 @@ impl UserData {
         }
         for (key, value) in entries {
             if refuse_controls && key.chars().any(crate::is_refused_control) {
-                errors.push("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
+                let error =
+                    FieldError::new("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
+                if !errors.0.contains(&error) {
+                    errors.0.push(error);
+                }
                 continue;
             }
             if refuse_controls {
@@ -235,6 +243,9 @@ mod tests {
             "http://@/x",
             "http://:80/",
             "http://a.example:99999/",
+            "http://a.example/p[1]",
+            "http://a.example/#x#y",
+            "http://a[1].example/",
         ] {
             assert!(HttpUrl::parse(bad).is_err(), "{bad:?}");
         }

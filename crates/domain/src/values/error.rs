@@ -53,9 +53,11 @@ impl ValidationErrors {
 
     /// Adds the errors of `more` about fields not reported yet (a field refused for its type
     /// is not refused again as missing).
+    /// Identical entries (the same field and message twice) are kept once.
     pub fn extend_unreported(&mut self, more: ValidationErrors) {
+        let reported: Vec<String> = self.0.iter().map(|e| e.field.clone()).collect();
         for error in more.0 {
-            if !self.0.iter().any(|e| e.field == error.field) {
+            if !reported.contains(&error.field) && !self.0.contains(&error) {
                 self.0.push(error);
             }
         }

@@ -256,3 +256,19 @@ fn input_values_refuse_control_characters() {
     assert_eq!(errors.0[0].field, "fields.comment");
     assert_eq!(errors.0[0].message, crate::CONTROL_CHARACTERS);
 }
+
+#[test]
+fn a_provider_out_of_service_takes_no_more_steps() {
+    let mut mocks = Mocks::new();
+    mocks.stored(waiting_for_input());
+    mocks.provider.expect_submit_input().never();
+    mocks.expect_no_store_writes();
+
+    let result = block_on(mocks.gateway().routing_only_to(&[]).submit_input(
+        &merchant(),
+        id(1),
+        good_values(),
+    ));
+
+    assert!(matches!(result, Err(StepError::InvalidState)));
+}
