@@ -53,14 +53,20 @@ fn creation_body() -> impl Strategy<Value = Map<String, Value>> {
     let object = btree_map(requisite_keys, field_value(), 0..5)
         .prop_map(|m| Value::Object(m.into_iter().collect()));
     let base = prop_oneof![
-        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
-            "userId": "u-1", "requisites": {"note": "x"}, "userData": {"email": "a@b.example"}})),
-        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "sbp",
+        Just(
+            serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
+            "userId": "u-1", "requisites": {"note": "x"}, "userData": {"email": "a@b.example"}})
+        ),
+        Just(
+            serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "sbp",
             "userId": "u-1", "requisites": {"phone": "+79001234567", "accountName": "Ivan",
-            "bankName": "Bank A"}})),
-        Just(serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
+            "bankName": "Bank A"}})
+        ),
+        Just(
+            serde_json::json!({"amount": "10.00", "currency": "RUB", "paymentMethod": "card",
             "userId": "u-1", "requisites": {"pan": "4242424242424242",
-            "cardholderName": "IVAN"}})),
+            "cardholderName": "IVAN"}})
+        ),
     ];
     let changes = vec(
         (

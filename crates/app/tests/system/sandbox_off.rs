@@ -70,8 +70,13 @@ async fn sandbox_off(db: TestDb) {
             "/api/v1/deposits",
             &deposit("card", "7.00", "deposit-3", None),
         )
-        .await
-        .operation_id();
+        .await;
+    assert_eq!(
+        confirming.body["data"]["confirmRequired"], true,
+        "waits for a code: {}",
+        confirming.body
+    );
+    let confirming = confirming.operation_id();
     before.terminate();
 
     let production = with_sandbox.with("GATEWAY_SANDBOX", "false");
@@ -116,6 +121,21 @@ async fn sandbox_off(db: TestDb) {
             .expect("an answer");
         assert_eq!(answer.status(), 404, "{page}");
     }
+
+    let code = api
+        .post(
+            &format!("/api/v1/deposits/{confirming}/confirm"),
+            &serde_json::json!({"code": "123456"}),
+        )
+        .await;
+    assert_eq!(
+        code.status, 409,
+        "no test money on production: {}",
+        code.body
+    );
+    assert_eq!(code.body["errorCode"], "InvalidState");
+    let still = api.get(&format!("/api/v1/deposits/{confirming}")).await;
+    assert_eq!(still.body["data"]["status"], 3);
 
     wait_until(
         "the payout started with the sandbox settles",
