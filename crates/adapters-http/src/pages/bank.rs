@@ -10,8 +10,9 @@ use serde::Deserialize;
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{after_step, bad_request, failure, not_found, pay_path};
+use super::parse_id;
 use super::stage::{stage, Stage};
-use super::{load_deposit, parse_id};
+use super::PageDeposit;
 
 /// The bank picked on the SBP list (`?bank=ID` or a form field).
 #[derive(Debug, Deserialize)]
@@ -89,41 +90,34 @@ pub fn decision_path(op: &Operation) -> String {
 }
 
 /// `GET /pay/{id}/sbp?bank=ID`: the chosen bank's page.
-#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id))]
 pub async fn choose_by_query(
-    req: HttpRequest,
-    path: web::Path<String>,
     choice: web::Query<BankChoice>,
+    deposit: PageDeposit,
     checkout: web::Data<Checkout>,
     gateway: web::Data<Gateway>,
 ) -> HttpResponse {
-    chosen(&req, &path, &choice.bank, &checkout, &gateway).await
+    chosen(deposit, &choice.bank, &checkout, &gateway)
 }
 
 /// `POST /pay/{id}/sbp` with `bank=ID` in the form: the same as the `GET`.
-#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id))]
 pub async fn choose_by_form(
-    req: HttpRequest,
-    path: web::Path<String>,
     choice: web::Form<BankChoice>,
+    deposit: PageDeposit,
     checkout: web::Data<Checkout>,
     gateway: web::Data<Gateway>,
 ) -> HttpResponse {
-    chosen(&req, &path, &choice.bank, &checkout, &gateway).await
+    chosen(deposit, &choice.bank, &checkout, &gateway)
 }
 
-async fn chosen(
-    req: &HttpRequest,
-    path: &str,
+fn chosen(
+    deposit: PageDeposit,
     bank: &str,
     checkout: &Checkout,
     gateway: &Gateway,
 ) -> HttpResponse {
-    let lang = Lang::of(req);
-    let op = match load_deposit(lang, path, checkout).await {
-        Ok(op) => op,
-        Err(answer) => return answer,
-    };
+    let PageDeposit { lang, op } = deposit;
     if stage(&op, gateway.clock().now()) != Stage::SbpBanks {
         // The payment page shows whatever this operation needs now (or that it is finished).
         return see_other(&pay_path(op.id));

@@ -26,8 +26,12 @@ mod qr;
 mod sandbox;
 mod stage;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use actix_web::error::InternalError;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
+use domain::operation::Operation;
 use domain::service::{Checkout, Gateway};
 use domain::OperationId;
 
@@ -134,10 +138,37 @@ async fn load_deposit(
     lang: Lang,
     path: &str,
     checkout: &Checkout,
-) -> Result<domain::operation::Operation, HttpResponse> {
+) -> Result<Operation, HttpResponse> {
     let id = parse_id(path).ok_or_else(|| outcome::not_found(lang))?;
     checkout
         .deposit(id)
         .await
         .map_err(|error| outcome::failure(lang, error))
+}
+
+/// The opening every page handler shares, as an extractor: the page's language and the
+/// sandbox deposit its `{id}` names. When there is none, the request is answered with the
+/// 404 or failure page instead and the handler never runs.
+pub(crate) struct PageDeposit {
+    pub lang: Lang,
+    pub op: Operation,
+}
+
+impl FromRequest for PageDeposit {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let lang = Lang::of(&req);
+            let answer = |page: HttpResponse| InternalError::from_response("no such payment", page);
+            let checkout = req
+                .app_data::<web::Data<Checkout>>()
+                .ok_or_else(|| answer(outcome::not_found(lang)))?;
+            let path = req.match_info().get("id").unwrap_or_default();
+            let op = load_deposit(lang, path, checkout).await.map_err(answer)?;
+            Ok(Self { lang, op })
+        })
+    }
 }

@@ -1,32 +1,26 @@
 //! `GET /pay/{id}` (the page the deposit's method needs) and `GET /pay/{id}/result`.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use domain::service::{Checkout, Gateway};
 
 use super::bank::{bank_page, banks_page, decision_path};
 use super::card::{form, CardErrors};
-use super::i18n::Lang;
 use super::layout::{page, see_other};
-use super::load_deposit;
 use super::outcome::{elsewhere_page, pay_path, status_page, Visit};
 use super::qr::qr_page;
 use super::stage::{stage, Stage};
+use super::PageDeposit;
 
 /// `GET /pay/{id}`: the card form, the SBP bank list, the bank page or the QR code; for a
 /// finished or expired payment, its state (nothing changes).
-#[tracing::instrument(name = "pages.pay", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.pay", skip_all, fields(operation.id = %deposit.op.id))]
 pub async fn show(
-    req: HttpRequest,
-    path: web::Path<String>,
+    deposit: PageDeposit,
     checkout: web::Data<Checkout>,
     gateway: web::Data<Gateway>,
 ) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let op = match load_deposit(lang, &path, &checkout).await {
-        Ok(op) => op,
-        Err(answer) => return answer,
-    };
+    let PageDeposit { lang, op } = deposit;
     let markup = match stage(&op, gateway.clock().now()) {
         Stage::Final | Stage::Expired => status_page(lang, &op, Visit::Again),
         Stage::Card => form(lang, &op, CardErrors::default(), ""),
@@ -40,18 +34,9 @@ pub async fn show(
 
 /// `GET /pay/{id}/result`: the gateway's own result page; a payment still waiting goes back
 /// to its payment page.
-#[tracing::instrument(name = "pages.result", skip_all, fields(operation.id = %path))]
-pub async fn result(
-    req: HttpRequest,
-    path: web::Path<String>,
-    checkout: web::Data<Checkout>,
-    gateway: web::Data<Gateway>,
-) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let op = match load_deposit(lang, &path, &checkout).await {
-        Ok(op) => op,
-        Err(answer) => return answer,
-    };
+#[tracing::instrument(name = "pages.result", skip_all, fields(operation.id = %deposit.op.id))]
+pub async fn result(deposit: PageDeposit, gateway: web::Data<Gateway>) -> HttpResponse {
+    let PageDeposit { lang, op } = deposit;
     match stage(&op, gateway.clock().now()) {
         Stage::Final | Stage::Expired => {
             page(StatusCode::OK, lang, status_page(lang, &op, Visit::Result))

@@ -2,7 +2,7 @@
 //! (`GET /sandbox/qr/{id}` with Confirm and Reject, `POST /sandbox/qr/{id}/decision`).
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use domain::operation::Operation;
 use domain::service::{Checkout, Gateway};
 use domain::PaymentMethod;
@@ -11,11 +11,11 @@ use maud::{html, Markup};
 use super::bank::{bank_page, Decision};
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
-use super::load_deposit;
 use super::outcome::{
     bad_request, elsewhere_page, failure, not_found, result_path, status_page, Visit,
 };
 use super::stage::{stage, Stage};
+use super::PageDeposit;
 
 /// The payment page of an `sbp_qr` deposit: its QR code to scan with a bank app.
 pub fn qr_page(lang: Lang, op: &Operation, qr: Option<&str>) -> Markup {
@@ -35,33 +35,14 @@ fn decision_path(op: &Operation) -> String {
     format!("/sandbox/qr/{}/decision", op.id)
 }
 
-/// The `sbp_qr` deposit of the path; any other operation is not a QR payment.
-async fn qr_deposit(
-    lang: Lang,
-    path: &str,
-    checkout: &Checkout,
-) -> Result<Operation, HttpResponse> {
-    let op = load_deposit(lang, path, checkout).await?;
-    if op.method == PaymentMethod::SbpQr {
-        Ok(op)
-    } else {
-        Err(not_found(lang))
-    }
-}
-
 /// `GET /sandbox/qr/{id}`: the bank app's page for the scanned code.
-#[tracing::instrument(name = "pages.qr_app", skip_all, fields(operation.id = %path))]
-pub async fn bank_app(
-    req: HttpRequest,
-    path: web::Path<String>,
-    checkout: web::Data<Checkout>,
-    gateway: web::Data<Gateway>,
-) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let op = match qr_deposit(lang, &path, &checkout).await {
-        Ok(op) => op,
-        Err(answer) => return answer,
-    };
+#[tracing::instrument(name = "pages.qr_app", skip_all, fields(operation.id = %deposit.op.id))]
+pub async fn bank_app(deposit: PageDeposit, gateway: web::Data<Gateway>) -> HttpResponse {
+    // Only an `sbp_qr` deposit is a QR payment.
+    if deposit.op.method != PaymentMethod::SbpQr {
+        return not_found(deposit.lang);
+    }
+    let PageDeposit { lang, op } = deposit;
     match stage(&op, gateway.clock().now()) {
         Stage::Final | Stage::Expired => {
             page(StatusCode::OK, lang, status_page(lang, &op, Visit::Again))
@@ -82,18 +63,17 @@ pub async fn bank_app(
 
 /// `POST /sandbox/qr/{id}/decision`: Confirm or Reject in the bank app, then the result page.
 /// The payer is on a phone, not on the merchant's site, so the merchant's URLs are not used.
-#[tracing::instrument(name = "pages.qr_decision", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.qr_decision", skip_all, fields(operation.id = %deposit.op.id))]
 pub async fn decide(
-    req: HttpRequest,
-    path: web::Path<String>,
     decision: web::Form<Decision>,
+    deposit: PageDeposit,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let op = match qr_deposit(lang, &path, &checkout).await {
-        Ok(op) => op,
-        Err(answer) => return answer,
-    };
+    // Only an `sbp_qr` deposit is a QR payment.
+    if deposit.op.method != PaymentMethod::SbpQr {
+        return not_found(deposit.lang);
+    }
+    let PageDeposit { lang, op } = deposit;
     let Some(approve) = decision.approve() else {
         return bad_request(lang);
     };
