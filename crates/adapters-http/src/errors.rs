@@ -51,7 +51,7 @@ pub enum ApiError {
     Internal(anyhow::Error),
 }
 
-/// The error body of the error rules of docs/api.md.
+/// The error body docs/api.md describes.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ErrorBody<'a> {

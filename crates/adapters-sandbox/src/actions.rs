@@ -1,4 +1,4 @@
-//! What a sandbox deposit asks of its user, per flow (the fixed parts of the sandbox rules of docs/api.md).
+//! What a sandbox deposit asks of its user, per flow (the fixed parts docs/api.md lists under the sandbox).
 
 use domain::operation::{Action, InputField, InstructionStep, SelectOption, CONFIRMATION_ATTEMPTS};
 use domain::{Amount, Currency, OperationId};

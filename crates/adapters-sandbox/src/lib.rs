@@ -1,7 +1,7 @@
 //! The sandbox payment provider: a test-mode bank with scripted outcomes and QR codes.
 //!
 //! [`SandboxProvider`] implements the domain's `PaymentProvider` port with the fixed rules of
-//! the sandbox rules of docs/api.md. The pure helpers ([`card_outcome`], [`sbp_banks`], [`qr_png_data_uri`],
+//! the sandbox in docs/api.md. The pure helpers ([`card_outcome`], [`sbp_banks`], [`qr_png_data_uri`],
 //! the URL builders and the test-card constants) are for the hosted pages.
 
 mod actions;

@@ -1,7 +1,7 @@
 //! Creation requests turned from raw fields into validated domain values.
 //!
-//! The HTTP edge checks JSON types and passes the raw strings here; every value
-//! rule of the field rules of docs/api.md lives in this module, and every bad field is reported.
+//! The HTTP edge checks JSON types and passes the raw strings here; every
+//! field rule of docs/api.md lives in this module, and every bad field is reported.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! The routes of the endpoints of docs/api.md and the operational endpoints.
+//! The API's routes (the endpoints of docs/api.md) and the operational endpoints.
 //!
 //! Wrong methods on these paths get actix's own empty 405 (with `Allow`), which the edge
 //! middleware turns into the contract's JSON; unknown paths get [`not_found`].

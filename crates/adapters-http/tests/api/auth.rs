@@ -1,4 +1,4 @@
-//! the signing rules of docs/api.md: signatures over raw bodies and paths, the two secrets, one 401.
+//! The signing rules of docs/api.md: signatures over raw bodies and paths, the two secrets, one 401.
 
 use domain::merchant::Secret;
 use domain::signature::sign;

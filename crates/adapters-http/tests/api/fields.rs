@@ -1,4 +1,4 @@
-//! the field rules of docs/api.md: every field rule with good and bad values, and bodies as a whole.
+//! The field rules of docs/api.md: every rule with good and bad values, and bodies as a whole.
 
 use serde_json::{json, Value};
 

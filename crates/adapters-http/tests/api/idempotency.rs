@@ -1,4 +1,4 @@
-//! the idempotency rules of docs/api.md and the business refusals: replays, 409, concurrency, 403, 422.
+//! The idempotency rules of docs/api.md and the business refusals: replays, 409, concurrency, 403, 422.
 
 use std::collections::BTreeSet;
 

@@ -24,7 +24,7 @@ pub struct SandboxConfig {
     pub settle_after: Duration,
 }
 
-/// The built-in test-mode provider with the fixed rules of the sandbox rules of docs/api.md.
+/// The built-in test-mode provider, with the fixed rules docs/api.md lists under the sandbox.
 #[derive(Debug, Clone)]
 pub struct SandboxProvider {
     public_url: String,

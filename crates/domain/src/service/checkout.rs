@@ -69,12 +69,7 @@ impl Checkout {
         let operation = self
             .gateway
             .operation_of_provider(id, self.hosted.provider())
-            .await
-            .map_err(|error| match error {
-                ReadError::NotFound => CompleteError::NotFound,
-                ReadError::Unavailable(why) => CompleteError::Unavailable(why),
-                ReadError::Unknown(e) => CompleteError::Unknown(e),
-            })?;
+            .await?;
         self.gateway.complete_loaded(&operation, outcome).await
     }
 

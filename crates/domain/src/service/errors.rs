@@ -109,6 +109,16 @@ impl From<FinishError> for CompleteError {
     }
 }
 
+impl From<ReadError> for CompleteError {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::NotFound => CompleteError::NotFound,
+            ReadError::Unavailable(why) => CompleteError::Unavailable(why),
+            ReadError::Unknown(e) => CompleteError::Unknown(e),
+        }
+    }
+}
+
 impl From<CompleteError> for StepError {
     fn from(error: CompleteError) -> Self {
         match error {

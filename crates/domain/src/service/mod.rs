@@ -70,6 +70,18 @@ impl Gateway {
             .is_none_or(|names| names.iter().any(|name| name == provider))
     }
 
+    /// The provider named by `operation`'s route (`None` if the route is unknown).
+    async fn provider_of(
+        &self,
+        operation: &crate::operation::Operation,
+    ) -> Result<Option<String>, crate::ports::StoreError> {
+        let routes = self.ports.routes.routes().await?;
+        Ok(routes
+            .into_iter()
+            .find(|route| route.id == operation.route_id)
+            .map(|route| route.provider))
+    }
+
     /// Whether the provider of `operation`'s route is in service (may take user steps).
     async fn in_service(
         &self,
@@ -78,11 +90,8 @@ impl Gateway {
         if self.routable.is_none() {
             return Ok(true);
         }
-        let routes = self.ports.routes.routes().await?;
-        Ok(routes
-            .iter()
-            .find(|route| route.id == operation.route_id)
-            .is_some_and(|route| self.routable(&route.provider)))
+        let provider = self.provider_of(operation).await?;
+        Ok(provider.is_some_and(|provider| self.routable(&provider)))
     }
 
     /// The merchant directory, for authentication at the edge.

@@ -58,10 +58,8 @@ impl Gateway {
         provider: &str,
     ) -> Result<Operation, ReadError> {
         let operation = self.operation(id).await?;
-        let routes = self.ports.routes.routes().await?;
-        let route = routes.iter().find(|route| route.id == operation.route_id);
-        match route {
-            Some(route) if route.provider == provider => Ok(operation),
+        match self.provider_of(&operation).await? {
+            Some(found) if found == provider => Ok(operation),
             _ => Err(ReadError::NotFound),
         }
     }

@@ -1,4 +1,4 @@
-//! `complete`: the state machine and the balance moves of the balance and ledger rules of docs/api.md.
+//! `complete`: the state machine and its balance moves (the ledger rules of docs/api.md).
 
 use futures::executor::block_on;
 
