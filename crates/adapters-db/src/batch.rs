@@ -94,7 +94,7 @@ fn shard_of(lane: Lane, new: &NewOperation) -> usize {
     match lane {
         Lane::Plain => 0,
         Lane::Hold => {
-            let id = new.operation.merchant_id.as_str().as_bytes();
+            let id = new.operation.merchant_id().as_str().as_bytes();
             id.iter().fold(0usize, |h, &b| {
                 h.wrapping_mul(31).wrapping_add(usize::from(b))
             }) % HOLD_SHARDS
@@ -111,9 +111,9 @@ pub(crate) fn lane_of(new: &NewOperation) -> Option<Lane> {
     match new.moves.as_slice() {
         [] => Some(Lane::Plain),
         [mv] if (mv.available < 0 || mv.held < 0)
-            && mv.operation_id == Some(op.id)
-            && mv.merchant_id == op.merchant_id
-            && mv.currency == op.currency =>
+            && mv.operation_id == Some(op.id())
+            && mv.merchant_id == *op.merchant_id()
+            && mv.currency == op.currency() =>
         {
             Some(Lane::Hold)
         }
@@ -196,7 +196,7 @@ impl Database {
             Ok(ids) => {
                 let ids: HashSet<String> = ids.into_iter().flatten().collect();
                 for job in jobs {
-                    let answer = if ids.contains(&job.new.operation.id.to_string()) {
+                    let answer = if ids.contains(&job.new.operation.id().to_string()) {
                         Ok(())
                     } else if lane == Lane::Plain {
                         Err(InsertError::Duplicate)

@@ -76,9 +76,9 @@ impl Metrics {
     pub fn operation_created(&self, operation: &Operation) {
         self.created
             .with_label_values(&[
-                operation.direction.as_str(),
-                operation.method.as_str(),
-                operation.status.name(),
+                operation.direction().as_str(),
+                operation.method().as_str(),
+                operation.status().name(),
             ])
             .inc();
     }

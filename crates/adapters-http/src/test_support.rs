@@ -5,17 +5,15 @@ use std::sync::Arc;
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Action, Operation};
 use domain::ports::{
-    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
-    MockRouteTable,
+    CreationOrder, MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore,
+    MockPaymentProvider, MockRouteTable,
 };
 use domain::route::{Flow, Route};
 use domain::service::{Gateway, Ports};
 use domain::testkit::OperationBuilder;
 use domain::{
-    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Status,
-    Timestamp,
+    Currency, Direction, KeptObject, MerchantId, OperationId, PaymentMethod, Status, Timestamp,
 };
-use serde_json::json;
 use uuid::Uuid;
 
 /// 2026-11-21T10:00:00Z.
@@ -43,7 +41,7 @@ pub fn op_id() -> OperationId {
     OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0001))
 }
 
-fn operation(direction: Direction, method: PaymentMethod, status: Status) -> Operation {
+fn operation(direction: Direction, method: PaymentMethod, status: Status) -> OperationBuilder {
     let op = match direction {
         Direction::Deposit => OperationBuilder::deposit(method),
         Direction::Withdrawal => OperationBuilder::payout(method),
@@ -52,23 +50,36 @@ fn operation(direction: Direction, method: PaymentMethod, status: Status) -> Ope
         .merchant(MERCHANT)
         .status(status)
         .created(now())
-        .build()
 }
 
 /// A card deposit with `status` and `action`.
 pub fn deposit(status: Status, action: Option<Action>) -> Operation {
-    let mut op = operation(Direction::Deposit, PaymentMethod::Card, status);
-    op.action = action;
-    op
+    deposit_builder(status, action).build()
+}
+
+/// [`deposit`], to change before building.
+pub fn deposit_builder(status: Status, action: Option<Action>) -> OperationBuilder {
+    let op = operation(Direction::Deposit, PaymentMethod::Card, status);
+    match action {
+        Some(action) => op.action(action),
+        None => op,
+    }
 }
 
 /// A card payout with masked requisites and merchantOperationId `order-1`.
 pub fn withdrawal(status: Status) -> Operation {
-    let mut op = operation(Direction::Withdrawal, PaymentMethod::Card, status);
-    op.merchant_operation_id = Some(MerchantOperationId::parse("order-1").expect("valid"));
-    let stored = json!({"pan": "424242******4242", "cardholderName": "IVAN IVANOV"});
-    op.requisites = stored.as_object().cloned();
-    op
+    withdrawal_builder(status).build()
+}
+
+/// [`withdrawal`], to change before building.
+pub fn withdrawal_builder(status: Status) -> OperationBuilder {
+    operation(Direction::Withdrawal, PaymentMethod::Card, status)
+        .merchant_operation_id("order-1")
+        .requisites(
+            KeptObject::new()
+                .with("pan", "424242******4242")
+                .with("cardholderName", "IVAN IVANOV"),
+        )
 }
 
 /// A route for every method and direction, in RUB.
@@ -124,13 +135,18 @@ impl Mocks {
         clock.expect_now().returning(now);
         let mut ids = MockIdGenerator::new();
         ids.expect_operation_id().returning(op_id);
+        let mut provider = self.provider;
+        provider
+            .expect_creation_order()
+            .return_const(CreationOrder::ProviderFirst);
         Gateway::new(Ports {
             store: Arc::new(self.store),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
-            provider: Arc::new(self.provider),
+            provider: Arc::new(provider),
             clock: Arc::new(clock),
             ids: Arc::new(ids),
+            callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
         })
     }
 }

@@ -1,8 +1,7 @@
 //! What a sandbox deposit asks of its user, per flow (the fixed parts docs/api.md lists under the sandbox).
 
 use domain::operation::{Action, InputField, InstructionStep, SelectOption, CONFIRMATION_ATTEMPTS};
-use domain::{Amount, Currency, OperationId};
-use serde_json::{Map, Value};
+use domain::{Amount, Currency, KeptObject, OperationId};
 
 use crate::rules::{sbp_banks, RECEIVING_BANK_NAME, RECEIVING_CARD_NUMBER, RECEIVING_HOLDER_NAME};
 
@@ -18,22 +17,19 @@ pub fn qr_target_url(public_url: &str, id: OperationId) -> String {
 
 /// Requisites holding the QR code as `qr`.
 pub(crate) fn qr_requisites(data_uri: String) -> Action {
-    let mut requisites = Map::new();
-    requisites.insert("qr".into(), Value::String(data_uri));
-    Action::Requisites { requisites }
+    Action::Requisites {
+        requisites: KeptObject::new().with("qr", data_uri),
+    }
 }
 
 /// The receiving card to pay to by hand.
 pub(crate) fn card_requisites() -> Action {
-    let requisites = [
-        ("cardNumber", RECEIVING_CARD_NUMBER),
-        ("bankName", RECEIVING_BANK_NAME),
-        ("holderName", RECEIVING_HOLDER_NAME),
-    ]
-    .into_iter()
-    .map(|(key, value)| (key.to_string(), Value::String(value.into())))
-    .collect();
-    Action::Requisites { requisites }
+    Action::Requisites {
+        requisites: KeptObject::new()
+            .with("cardNumber", RECEIVING_CARD_NUMBER)
+            .with("bankName", RECEIVING_BANK_NAME)
+            .with("holderName", RECEIVING_HOLDER_NAME),
+    }
 }
 
 /// A `string` field for the payer's name and a `select` field for the bank.

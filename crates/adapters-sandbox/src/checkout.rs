@@ -11,7 +11,7 @@ use crate::SandboxProvider;
 
 /// Hosted pages serve deposits only; anything else is a wiring bug, not a user's mistake.
 fn expect_deposit(operation: &Operation) -> Result<(), ProviderError> {
-    match operation.direction {
+    match operation.direction() {
         Direction::Deposit => Ok(()),
         Direction::Withdrawal => Err(ProviderError(
             "sandbox hosted checkout was asked about a withdrawal".into(),
@@ -33,7 +33,7 @@ impl HostedCheckout for SandboxProvider {
     }
 
     // `skip_all`: the card must never reach a span or a log line.
-    #[tracing::instrument(name = "sandbox.pay_by_card", skip_all, fields(operation.id = %deposit.id))]
+    #[tracing::instrument(name = "sandbox.pay_by_card", skip_all, fields(operation.id = %deposit.id()))]
     async fn pay_by_card(
         &self,
         deposit: &Operation,
@@ -48,7 +48,7 @@ impl HostedCheckout for SandboxProvider {
         Ok(verdict(outcome))
     }
 
-    #[tracing::instrument(name = "sandbox.user_decision", skip_all, fields(operation.id = %deposit.id, approve))]
+    #[tracing::instrument(name = "sandbox.user_decision", skip_all, fields(operation.id = %deposit.id(), approve))]
     async fn user_decision(
         &self,
         deposit: &Operation,

@@ -4,28 +4,30 @@
 //! stored as `{"sandbox":{"outcome":"approve"}}` or
 //! `{"sandbox":{"outcome":"decline","errorCode":"CardDeclined"}}`.
 
-use domain::operation::{Decline, DeclineCode, Outcome};
+use domain::operation::{Decline, DeclineCode, Outcome, ProviderState};
 use domain::ports::ProviderError;
 use serde_json::{json, Value};
 
 use crate::SandboxError;
 
-/// The provider state recording `outcome`.
-pub(crate) fn to_state(outcome: &Outcome) -> Value {
-    match outcome {
+/// The provider state recording `outcome`, as JSON text.
+pub(crate) fn to_state(outcome: &Outcome) -> ProviderState {
+    let plan = match outcome {
         Outcome::Approve => json!({"sandbox": {"outcome": "approve"}}),
         Outcome::Decline(decline) => json!({
             "sandbox": {"outcome": "decline", "errorCode": decline.code.as_str()}
         }),
-    }
+    };
+    ProviderState::new(plan.to_string())
 }
 
 /// The outcome recorded in a provider state; anything missing or unknown is an error,
 /// never a default approval.
-pub(crate) fn from_state(state: Option<&Value>) -> Result<Outcome, ProviderError> {
+pub(crate) fn from_state(state: Option<&ProviderState>) -> Result<Outcome, ProviderError> {
     let garbled = |why: &'static str| ProviderError::from(SandboxError::GarbledState(why));
-    let plan = state
-        .ok_or_else(|| garbled("is missing"))?
+    let text = state.ok_or_else(|| garbled("is missing"))?;
+    let plan: Value = serde_json::from_str(text.as_str()).map_err(|_| garbled("is not JSON"))?;
+    let plan = plan
         .get("sandbox")
         .ok_or_else(|| garbled("has no `sandbox` key"))?;
     match plan.get("outcome").and_then(Value::as_str) {
@@ -61,12 +63,12 @@ mod tests {
     #[test]
     fn states_have_the_documented_shape() {
         assert_eq!(
-            to_state(&Outcome::Approve),
-            json!({"sandbox": {"outcome": "approve"}})
+            to_state(&Outcome::Approve).as_str(),
+            r#"{"sandbox":{"outcome":"approve"}}"#
         );
         assert_eq!(
-            to_state(&Outcome::Decline(Decline::new(DeclineCode::CardDeclined))),
-            json!({"sandbox": {"outcome": "decline", "errorCode": "CardDeclined"}})
+            to_state(&Outcome::Decline(Decline::new(DeclineCode::CardDeclined))).as_str(),
+            r#"{"sandbox":{"errorCode":"CardDeclined","outcome":"decline"}}"#
         );
     }
 
@@ -84,7 +86,14 @@ mod tests {
             json!({"sandbox": {"outcome": "decline", "errorCode": "Nope"}}),
             json!({"other": {"outcome": "approve"}}),
         ] {
-            assert!(from_state(Some(&bad)).is_err(), "{bad}");
+            let state = ProviderState::new(bad.to_string());
+            assert!(from_state(Some(&state)).is_err(), "{bad}");
+        }
+        for text in ["", "{", "approve"] {
+            assert!(
+                from_state(Some(&ProviderState::new(text))).is_err(),
+                "{text:?}"
+            );
         }
     }
 }

@@ -4,7 +4,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapters_callback::{owner_id, CallbackConfig, CallbackWorker};
+use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
 use adapters_db::Database;
 use adapters_http::ReadyFn;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
@@ -58,6 +58,7 @@ impl Application {
             provider: provider.clone(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidIds),
+            callback_format: Arc::new(JsonCallbackFormat),
         })
         .routing_only_to(routable);
         let registry = Registry::new();

@@ -1,9 +1,13 @@
-//! The callback a merchant receives when an operation becomes final (the callback rules of docs/api.md).
+//! The callback a merchant receives when an operation becomes final (the callback rules of
+//! docs/api.md). The domain decides what a callback says ([`CallbackData`]); the body's wire
+//! format belongs to the callback adapter, through [`crate::ports::CallbackFormat`].
 
-use serde_json::{json, Map, Value};
-
-use crate::operation::Operation;
-use crate::{Direction, HttpUrl, MerchantId, OperationId, Timestamp};
+use crate::operation::{Decline, Operation};
+use crate::ports::CallbackFormat;
+use crate::{
+    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
+    PaymentMethod, Status, Timestamp, UserId,
+};
 
 /// A callback queued in the same unit of work as the final status it reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,46 +16,61 @@ pub struct QueuedCallback {
     pub merchant_id: MerchantId,
     pub direction: Direction,
     pub url: HttpUrl,
-    /// The exact JSON body to send and sign.
+    /// What the callback reports.
+    pub data: CallbackData,
+    /// The exact body to send and sign, as [`CallbackFormat`] wrote `data`.
     pub body: String,
     pub queued_at: Timestamp,
 }
 
-/// The `data` object of a callback for a final operation.
-pub fn callback_data(op: &Operation) -> Map<String, Value> {
-    let mut data = Map::new();
-    data.insert("operationId".into(), json!(op.id.to_string()));
-    if let Some(moid) = &op.merchant_operation_id {
-        data.insert("merchantOperationId".into(), json!(moid.as_str()));
+/// What a callback reports of a final operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackData {
+    pub operation_id: OperationId,
+    pub merchant_operation_id: Option<MerchantOperationId>,
+    pub direction: Direction,
+    pub method: PaymentMethod,
+    pub user_id: UserId,
+    pub status: Status,
+    pub amount: Amount,
+    pub currency: Currency,
+    pub updated_at: Timestamp,
+    pub decline: Option<Decline>,
+}
+
+impl CallbackData {
+    pub fn of(op: &Operation) -> Self {
+        Self {
+            operation_id: op.id(),
+            merchant_operation_id: op.merchant_operation_id().cloned(),
+            direction: op.direction(),
+            method: op.method(),
+            user_id: op.user_id().clone(),
+            status: op.status(),
+            amount: op.amount(),
+            currency: op.currency(),
+            updated_at: op.updated_at(),
+            decline: op.decline().cloned(),
+        }
     }
-    data.insert("type".into(), json!(op.direction.as_str()));
-    data.insert("paymentMethod".into(), json!(op.method.as_str()));
-    data.insert("userId".into(), json!(op.user_id.as_str()));
-    data.insert("status".into(), json!(op.status.code()));
-    data.insert("amount".into(), json!(op.amount.to_string()));
-    data.insert("currency".into(), json!(op.currency.as_str()));
-    data.insert("updatedAt".into(), json!(op.updated_at.to_rfc3339()));
-    if let Some(decline) = &op.decline {
-        data.insert("errorCode".into(), json!(decline.code.as_str()));
-        data.insert("errorMessage".into(), json!(decline.message));
-    }
-    data
 }
 
 /// The callback for `done`, if it is final and has a `callbackUrl`.
-pub fn callback_for(done: &Operation) -> Option<QueuedCallback> {
-    if !done.status.is_final() {
+pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<QueuedCallback> {
+    if !done.status().is_final() {
         return None;
     }
-    let url = done.urls.callback.clone()?;
-    let body = json!({ "data": Value::Object(callback_data(done)) }).to_string();
+    let url = done.urls().callback.clone()?;
+    let data = CallbackData::of(done);
+    let body = format.body(&data);
     Some(QueuedCallback {
-        operation_id: done.id,
-        merchant_id: done.merchant_id.clone(),
-        direction: done.direction,
+        operation_id: done.id(),
+        merchant_id: done.merchant_id().clone(),
+        direction: done.direction(),
         url,
+        data,
         body,
-        queued_at: done.updated_at,
+        queued_at: done.updated_at(),
     })
 }
 

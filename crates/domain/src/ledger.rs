@@ -80,27 +80,33 @@ fn move_for(
     at: Timestamp,
 ) -> BalanceMove {
     BalanceMove {
-        merchant_id: op.merchant_id.clone(),
-        currency: op.currency,
+        merchant_id: op.merchant_id().clone(),
+        currency: op.currency(),
         kind,
         available,
         held,
-        operation_id: Some(op.id),
+        operation_id: Some(op.id()),
         at,
     }
 }
 
 /// The hold a new payout places on the balance.
 pub fn hold_for(payout: &Operation) -> BalanceMove {
-    let a = payout.amount.minor();
-    move_for(payout, EntryKind::WithdrawalHold, -a, a, payout.created_at)
+    let a = payout.amount().minor();
+    move_for(
+        payout,
+        EntryKind::WithdrawalHold,
+        -a,
+        a,
+        payout.created_at(),
+    )
 }
 
 /// The balance moves caused by `done` reaching its final status (the balance and ledger rules of docs/api.md).
 pub fn moves_on_finish(done: &Operation) -> Vec<BalanceMove> {
-    let a = done.amount.minor();
-    let at = done.updated_at;
-    match (done.direction, done.status) {
+    let a = done.amount().minor();
+    let at = done.updated_at();
+    match (done.direction(), done.status()) {
         (Direction::Deposit, Status::Approved) => {
             vec![move_for(done, EntryKind::DepositApproved, a, 0, at)]
         }
@@ -195,7 +201,7 @@ mod tests {
         let done = finished(&op(1, Direction::Deposit, "12.34"), true);
         let moves = moves_on_finish(&done);
         assert_eq!(deltas(&moves), vec![(EntryKind::DepositApproved, 1_234, 0)]);
-        assert_eq!(moves[0].operation_id, Some(done.id));
+        assert_eq!(moves[0].operation_id, Some(done.id()));
         assert_eq!(moves[0].merchant_id, merchant());
         assert_eq!(moves[0].currency, Currency::RUB);
         assert_eq!(moves[0].at, at(60), "written with the status change");
@@ -240,8 +246,8 @@ mod tests {
             deltas(std::slice::from_ref(&hold)),
             vec![(EntryKind::WithdrawalHold, -25_000, 25_000)]
         );
-        assert_eq!(hold.at, payout.created_at);
-        assert_eq!(hold.operation_id, Some(payout.id));
+        assert_eq!(hold.at, payout.created_at());
+        assert_eq!(hold.operation_id, Some(payout.id()));
     }
 
     #[test]

@@ -1,50 +1,50 @@
 //! The operation entity, the actions a deposit asks of its user, and the state machine.
-
-use serde::{Deserialize, Serialize};
+//!
+//! An [`Operation`]'s fields are private: it is made by [`Operation::open`] (processing) or
+//! [`Operation::restore`] (from storage), and changed only by its transitions, each of which
+//! checks that the operation is in a state that allows it. Its [`State`] carries the decline,
+//! so status and decline cannot disagree, and what only deposits or only payouts have lives
+//! in their own part ([`Part`]): a new kind of operation is a new part, not more optional
+//! fields.
 
 use crate::{
-    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
+    Amount, Currency, Direction, HttpUrl, KeptObject, MerchantId, MerchantOperationId, OperationId,
     PaymentMethod, Status, Timestamp, UserData, UserId,
 };
 
 /// One choice of a `select` input field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelectOption {
     pub value: String,
     pub label: String,
 }
 
 /// A field the user fills in during the input-fields flow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputField {
     pub name: String,
     pub label: String,
     /// `string` or `select`.
-    #[serde(rename = "type")]
     pub kind: String,
     pub required: bool,
     /// Present for `select` fields only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<SelectOption>>,
 }
 
 /// One step of an instruction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstructionStep {
     pub title: String,
     pub description: String,
 }
 
 /// What a processing deposit asks of its user (the deposit actions of docs/api.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Send the user to `url`.
     Redirect { url: String },
     /// Show these requisites until the lifetime ends (also the `sbp_qr` QR code).
-    Requisites {
-        requisites: serde_json::Map<String, serde_json::Value>,
-    },
+    Requisites { requisites: KeptObject },
     /// Ask the user for these fields, then post them to `/input`.
     InputFields { fields: Vec<InputField> },
     /// Show these steps.
@@ -148,34 +148,106 @@ pub struct OperationUrls {
     pub processing: Option<HttpUrl>,
 }
 
-/// A deposit or withdrawal and everything known about it.
+/// What the provider keeps with an operation (for the sandbox: the planned payout result).
+/// Opaque to the gateway: only the provider that wrote it reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderState(String);
+
+impl ProviderState {
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where an operation is in its life. A decline travels with its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    Processing,
+    Approved,
+    Declined(Decline),
+}
+
+impl State {
+    pub fn status(&self) -> Status {
+        match self {
+            State::Processing => Status::Processing,
+            State::Approved => Status::Approved,
+            State::Declined(_) => Status::Declined,
+        }
+    }
+
+    pub fn decline(&self) -> Option<&Decline> {
+        match self {
+            State::Declined(decline) => Some(decline),
+            State::Processing | State::Approved => None,
+        }
+    }
+}
+
+/// What only a deposit has.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DepositPart {
+    /// The requisites as given, card numbers masked and CVCs dropped.
+    pub requisites: Option<KeptObject>,
+    /// What the user must do while the deposit is processing.
+    pub action: Option<Action>,
+    /// When the deposit expires if it is still processing.
+    pub expires_at: Option<Timestamp>,
+}
+
+/// What only a payout has.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PayoutPart {
+    /// The recipient's requisites, the card number masked.
+    pub requisites: Option<KeptObject>,
+    pub provider_state: Option<ProviderState>,
+    /// When the provider next wants to look at the processing payout.
+    pub due_at: Option<Timestamp>,
+}
+
+/// The part of an operation that depends on its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    Deposit(DepositPart),
+    Payout(PayoutPart),
+}
+
+impl Part {
+    pub fn direction(&self) -> Direction {
+        match self {
+            Part::Deposit(_) => Direction::Deposit,
+            Part::Payout(_) => Direction::Withdrawal,
+        }
+    }
+}
+
+/// What every operation is opened with, whatever its kind.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Operation {
+pub struct Opening {
     pub id: OperationId,
     pub merchant_id: MerchantId,
-    pub direction: Direction,
     pub method: PaymentMethod,
-    pub status: Status,
     pub amount: Amount,
     pub currency: Currency,
     pub user_id: UserId,
     pub merchant_operation_id: Option<MerchantOperationId>,
     pub urls: OperationUrls,
-    /// Requisites as stored: deposits' as given (card numbers masked, CVCs dropped), payouts' masked.
-    pub requisites: Option<serde_json::Map<String, serde_json::Value>>,
     pub user_data: UserData,
-    /// What the user must do while the deposit is processing.
-    pub action: Option<Action>,
-    pub decline: Option<Decline>,
     pub route_id: i64,
-    /// When a waiting deposit expires; payouts never expire.
-    pub expires_at: Option<Timestamp>,
-    /// The provider's own state (for the sandbox: the planned payout result).
-    pub provider_state: Option<serde_json::Value>,
-    /// When the provider next wants to look at a processing payout.
-    pub due_at: Option<Timestamp>,
     pub created_at: Timestamp,
-    pub updated_at: Timestamp,
+}
+
+/// A deposit or withdrawal and everything known about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    opening: Opening,
+    part: Part,
+    state: State,
+    updated_at: Timestamp,
 }
 
 /// The result asked of an operation that is still processing.
@@ -192,6 +264,13 @@ impl Outcome {
             Outcome::Decline(_) => Status::Declined,
         }
     }
+
+    fn state(&self) -> State {
+        match self {
+            Outcome::Approve => State::Approved,
+            Outcome::Decline(decline) => State::Declined(decline.clone()),
+        }
+    }
 }
 
 /// The operation is final (or otherwise not waiting for what was asked).
@@ -199,33 +278,226 @@ impl Outcome {
 #[error("the operation is {0:?}, not waiting for this step")]
 pub struct NotProcessing(pub Status);
 
+/// A transition the operation's kind or state does not allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StepRefused {
+    #[error(transparent)]
+    NotProcessing(#[from] NotProcessing),
+    #[error("a {0} has no such step")]
+    WrongKind(Direction),
+}
+
+/// Parts that cannot make an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unfit {
+    #[error("{method} is not a {direction} method")]
+    Method {
+        method: PaymentMethod,
+        direction: Direction,
+    },
+}
+
 impl Operation {
+    /// A new, processing operation.
+    pub fn open(opening: Opening, part: Part) -> Result<Operation, Unfit> {
+        let updated_at = opening.created_at;
+        Self::restore(opening, part, State::Processing, updated_at)
+    }
+
+    /// An operation as storage kept it, checked for the kind's rules.
+    pub fn restore(
+        opening: Opening,
+        part: Part,
+        state: State,
+        updated_at: Timestamp,
+    ) -> Result<Operation, Unfit> {
+        let direction = part.direction();
+        if !direction.methods().contains(&opening.method) {
+            return Err(Unfit::Method {
+                method: opening.method,
+                direction,
+            });
+        }
+        Ok(Operation {
+            opening,
+            part,
+            state,
+            updated_at,
+        })
+    }
+
+    pub fn id(&self) -> OperationId {
+        self.opening.id
+    }
+
+    pub fn merchant_id(&self) -> &MerchantId {
+        &self.opening.merchant_id
+    }
+
+    pub fn direction(&self) -> Direction {
+        self.part.direction()
+    }
+
+    pub fn method(&self) -> PaymentMethod {
+        self.opening.method
+    }
+
+    pub fn amount(&self) -> Amount {
+        self.opening.amount
+    }
+
+    pub fn currency(&self) -> Currency {
+        self.opening.currency
+    }
+
+    pub fn user_id(&self) -> &UserId {
+        &self.opening.user_id
+    }
+
+    pub fn merchant_operation_id(&self) -> Option<&MerchantOperationId> {
+        self.opening.merchant_operation_id.as_ref()
+    }
+
+    pub fn urls(&self) -> &OperationUrls {
+        &self.opening.urls
+    }
+
+    pub fn user_data(&self) -> &UserData {
+        &self.opening.user_data
+    }
+
+    pub fn route_id(&self) -> i64 {
+        self.opening.route_id
+    }
+
+    pub fn created_at(&self) -> Timestamp {
+        self.opening.created_at
+    }
+
+    pub fn updated_at(&self) -> Timestamp {
+        self.updated_at
+    }
+
+    pub fn opening(&self) -> &Opening {
+        &self.opening
+    }
+
+    pub fn part(&self) -> &Part {
+        &self.part
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub fn status(&self) -> Status {
+        self.state.status()
+    }
+
+    pub fn decline(&self) -> Option<&Decline> {
+        self.state.decline()
+    }
+
+    /// The deposit's part, if this is a deposit.
+    pub fn deposit(&self) -> Option<&DepositPart> {
+        match &self.part {
+            Part::Deposit(deposit) => Some(deposit),
+            Part::Payout(_) => None,
+        }
+    }
+
+    /// The payout's part, if this is a payout.
+    pub fn payout(&self) -> Option<&PayoutPart> {
+        match &self.part {
+            Part::Payout(payout) => Some(payout),
+            Part::Deposit(_) => None,
+        }
+    }
+
+    /// The requisites as stored (a deposit's as given but masked, a payout's masked).
+    pub fn requisites(&self) -> Option<&KeptObject> {
+        match &self.part {
+            Part::Deposit(deposit) => deposit.requisites.as_ref(),
+            Part::Payout(payout) => payout.requisites.as_ref(),
+        }
+    }
+
+    /// What the user of a deposit must do.
+    pub fn action(&self) -> Option<&Action> {
+        self.deposit().and_then(|d| d.action.as_ref())
+    }
+
+    /// When a waiting deposit expires; payouts never expire.
+    pub fn expires_at(&self) -> Option<Timestamp> {
+        self.deposit().and_then(|d| d.expires_at)
+    }
+
+    pub fn provider_state(&self) -> Option<&ProviderState> {
+        self.payout().and_then(|p| p.provider_state.as_ref())
+    }
+
+    /// When the provider next wants to look at a processing payout.
+    pub fn due_at(&self) -> Option<Timestamp> {
+        self.payout().and_then(|p| p.due_at)
+    }
+
+    fn processing(&self) -> Result<(), NotProcessing> {
+        match self.state {
+            State::Processing => Ok(()),
+            State::Approved | State::Declined(_) => Err(NotProcessing(self.status())),
+        }
+    }
+
     /// Processing -> Approved | Declined; a final operation never changes again.
     pub fn finish(&self, outcome: &Outcome, at: Timestamp) -> Result<Operation, NotProcessing> {
-        match self.status {
-            Status::Processing => {
-                let mut done = self.clone();
-                done.status = outcome.status();
-                done.decline = match outcome {
-                    Outcome::Approve => None,
-                    Outcome::Decline(decline) => Some(decline.clone()),
-                };
-                done.updated_at = at;
-                done.due_at = None;
-                Ok(done)
-            }
-            Status::Approved | Status::Declined => Err(NotProcessing(self.status)),
+        self.processing()?;
+        let mut done = self.clone();
+        done.state = outcome.state();
+        done.updated_at = at;
+        if let Part::Payout(payout) = &mut done.part {
+            payout.due_at = None;
         }
+        Ok(done)
+    }
+
+    /// A processing deposit now asking its user for `action`.
+    pub fn wait_for(&self, action: Action, at: Timestamp) -> Result<Operation, StepRefused> {
+        self.processing()?;
+        let mut next = self.clone();
+        match &mut next.part {
+            Part::Deposit(deposit) => deposit.action = Some(action),
+            Part::Payout(_) => return Err(StepRefused::WrongKind(self.direction())),
+        }
+        next.updated_at = at;
+        Ok(next)
+    }
+
+    /// A processing payout the provider accepted: its state, and when to look at it again.
+    pub fn accepted(
+        &self,
+        state: Option<ProviderState>,
+        due_at: Timestamp,
+    ) -> Result<Operation, StepRefused> {
+        self.processing()?;
+        let mut next = self.clone();
+        match &mut next.part {
+            Part::Payout(payout) => {
+                payout.provider_state = state;
+                payout.due_at = Some(due_at);
+            }
+            Part::Deposit(_) => return Err(StepRefused::WrongKind(self.direction())),
+        }
+        Ok(next)
     }
 
     /// Whether a processing deposit's lifetime has passed at `now`.
     pub fn is_expired(&self, now: Timestamp) -> bool {
-        self.status == Status::Processing && self.expires_at.is_some_and(|at| at <= now)
+        self.state == State::Processing && self.expires_at().is_some_and(|at| at <= now)
     }
 
     /// Seconds of lifetime left, for the answers' `lifetime` field.
     pub fn lifetime_left(&self, now: Timestamp) -> Option<i64> {
-        self.expires_at.map(|at| at.seconds_after(now))
+        self.expires_at().map(|at| at.seconds_after(now))
     }
 }
 
@@ -244,11 +516,10 @@ mod tests {
             .user("u")
             .merchant_operation_id("o-1")
             .action(Action::Requisites {
-                requisites: serde_json::Map::new(),
+                requisites: KeptObject::new(),
             })
             .route(3)
             .expires(at(600))
-            .due(at(5))
             .build()
     }
 
@@ -258,18 +529,13 @@ mod tests {
 
         let done = op.finish(&Outcome::Approve, at(30)).unwrap();
 
-        assert_eq!(done.status, Status::Approved);
-        assert_eq!(done.decline, None);
-        assert_eq!(done.updated_at, at(30));
-        assert_eq!(done.created_at, at(0));
-        assert_eq!(done.due_at, None);
-        let unchanged = Operation {
-            status: op.status,
-            updated_at: op.updated_at,
-            due_at: op.due_at,
-            ..done.clone()
-        };
-        assert_eq!(unchanged, op, "nothing else changes");
+        assert_eq!(done.status(), Status::Approved);
+        assert_eq!(done.decline(), None);
+        assert_eq!(done.updated_at(), at(30));
+        assert_eq!(done.created_at(), at(0));
+        assert_eq!(done.due_at(), None);
+        assert_eq!(done.opening(), op.opening(), "nothing else changes");
+        assert_eq!(done.part(), op.part(), "nothing else changes");
     }
 
     #[test]
@@ -280,8 +546,9 @@ mod tests {
             .finish(&Outcome::Decline(decline.clone()), at(30))
             .unwrap();
 
-        assert_eq!(done.status, Status::Declined);
-        assert_eq!(done.decline, Some(decline));
+        assert_eq!(done.status(), Status::Declined);
+        assert_eq!(done.decline(), Some(&decline));
+        assert_eq!(done.state(), &State::Declined(decline));
     }
 
     #[test]
@@ -297,9 +564,9 @@ mod tests {
             ] {
                 assert_eq!(
                     done.finish(&outcome, at(2)),
-                    Err(NotProcessing(done.status)),
+                    Err(NotProcessing(done.status())),
                     "{:?} -> {outcome:?}",
-                    done.status
+                    done.status()
                 );
             }
         }
@@ -330,12 +597,9 @@ mod tests {
     fn final_operations_and_those_without_lifetime_never_expire() {
         let done = waiting().finish(&Outcome::Approve, at(1)).unwrap();
         assert!(!done.is_expired(at(6_000)));
-        let payout = Operation {
-            direction: Direction::Withdrawal,
-            expires_at: None,
-            ..waiting()
-        };
+        let payout = OperationBuilder::payout(PaymentMethod::Sbp).build();
         assert!(!payout.is_expired(at(1_000_000)));
+        assert_eq!(payout.expires_at(), None);
     }
 
     #[test]
@@ -350,10 +614,7 @@ mod tests {
         assert_eq!(op.lifetime_left(at(599)), Some(1));
         assert_eq!(op.lifetime_left(at(600)), Some(0));
         assert_eq!(op.lifetime_left(at(900)), Some(0), "never negative");
-        let none = Operation {
-            expires_at: None,
-            ..waiting()
-        };
+        let none = OperationBuilder::deposit(PaymentMethod::Card).build();
         assert_eq!(none.lifetime_left(at(0)), None);
     }
 
@@ -375,7 +636,7 @@ mod tests {
     #[test]
     fn only_requisites_show_a_lifetime() {
         let requisites = Action::Requisites {
-            requisites: serde_json::Map::new(),
+            requisites: KeptObject::new(),
         };
         assert!(requisites.shows_lifetime());
         for other in [
@@ -397,41 +658,60 @@ mod tests {
     }
 
     #[test]
-    fn actions_round_trip_through_their_stored_json() {
-        let select = InputField {
-            name: "bank".into(),
-            label: "Bank".into(),
-            kind: "select".into(),
-            required: true,
-            options: Some(vec![SelectOption {
-                value: "a".into(),
-                label: "Bank A".into(),
-            }]),
-        };
-        let text = InputField {
-            kind: "string".into(),
-            options: None,
-            ..select.clone()
-        };
-        let action = Action::InputFields {
-            fields: vec![select, text],
-        };
-
-        let json = serde_json::to_value(&action).unwrap();
-
-        assert_eq!(json["kind"], "input_fields");
-        assert_eq!(json["fields"][0]["type"], "select");
-        assert!(json["fields"][1].get("options").is_none(), "not null");
-        assert_eq!(serde_json::from_value::<Action>(json).unwrap(), action);
-        let confirmation = Action::Confirmation {
-            channels: vec!["sms".into()],
-            attempts_left: 2,
-        };
-        let json = serde_json::to_value(&confirmation).unwrap();
-        assert_eq!(json["kind"], "confirmation");
+    fn a_processing_payout_is_accepted_and_its_due_time_cleared_when_final() {
+        let payout = OperationBuilder::payout(PaymentMethod::Card).build();
+        let accepted = payout
+            .accepted(Some(ProviderState::new("plan")), at(5))
+            .unwrap();
+        assert_eq!(accepted.due_at(), Some(at(5)));
         assert_eq!(
-            serde_json::from_value::<Action>(json).unwrap(),
-            confirmation
+            accepted.provider_state().map(ProviderState::as_str),
+            Some("plan")
+        );
+        let done = accepted.finish(&Outcome::Approve, at(6)).unwrap();
+        assert_eq!(done.due_at(), None);
+        assert_eq!(
+            done.accepted(None, at(7)),
+            Err(StepRefused::NotProcessing(NotProcessing(Status::Approved)))
+        );
+    }
+
+    #[test]
+    fn steps_of_the_other_kind_are_refused() {
+        let deposit = OperationBuilder::deposit(PaymentMethod::Card).build();
+        assert_eq!(
+            deposit.accepted(None, at(1)),
+            Err(StepRefused::WrongKind(Direction::Deposit))
+        );
+        let payout = OperationBuilder::payout(PaymentMethod::Card).build();
+        let action = Action::Redirect {
+            url: "https://x.example".into(),
+        };
+        assert_eq!(
+            payout.wait_for(action.clone(), at(1)),
+            Err(StepRefused::WrongKind(Direction::Withdrawal))
+        );
+        let waiting = deposit.wait_for(action.clone(), at(1)).unwrap();
+        assert_eq!(waiting.action(), Some(&action));
+        assert_eq!(waiting.updated_at(), at(1));
+    }
+
+    #[test]
+    fn a_method_of_the_other_direction_cannot_make_an_operation() {
+        let payout = OperationBuilder::payout(PaymentMethod::Card).build();
+        let refused = Operation::open(
+            Opening {
+                method: PaymentMethod::SbpQr,
+                ..payout.opening().clone()
+            },
+            payout.part().clone(),
+        );
+        assert_eq!(
+            refused,
+            Err(Unfit::Method {
+                method: PaymentMethod::SbpQr,
+                direction: Direction::Withdrawal
+            })
         );
     }
 }

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
-use crate::callback::QueuedCallback;
+use crate::callback::{CallbackData, QueuedCallback};
 use crate::ledger::{Balance, BalanceMove};
 use crate::merchant::Merchant;
-use crate::operation::{Action, Decline, Operation};
+use crate::operation::{Action, Decline, Operation, ProviderState};
 use crate::route::Route;
 use crate::signature::Fingerprint;
 use crate::{
@@ -92,6 +92,11 @@ pub trait OperationStore: Send + Sync {
     /// MUST return `NotProcessing` (writing nothing) if the stored status is not Processing.
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError>;
 
+    /// Writes a processing operation's new step as the provider answered it (a deposit's action,
+    /// a payout's provider state and due time, `updated_at`), nothing else. MUST return
+    /// `NotProcessing` (writing nothing) if the stored operation is no longer processing.
+    async fn advance(&self, operation: &Operation) -> Result<(), FinishError>;
+
     /// Replaces a processing operation's action (e.g. fewer confirmation attempts left).
     /// MUST return `NotProcessing` if the stored operation is final or its action differs from `expected`.
     async fn replace_action(
@@ -133,6 +138,13 @@ pub trait OperationStore: Send + Sync {
 
     /// The merchant's balances, one per currency it has ever held.
     async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError>;
+}
+
+/// Writes a callback's body: the wire format of callbacks lives in the callback adapter.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait CallbackFormat: Send + Sync {
+    /// The exact body to send and sign for `data`; the same data always gives the same body.
+    fn body(&self, data: &CallbackData) -> String;
 }
 
 /// Merchants and their credentials.
@@ -184,7 +196,7 @@ pub enum DepositStart {
 pub enum PayoutStart {
     /// Accepted: stored with the payout, `state` and `due_at` drive [`PaymentProvider::poll_payout`].
     Accepted {
-        state: Option<serde_json::Value>,
+        state: Option<ProviderState>,
         due_at: Timestamp,
     },
     Declined(Decline),
@@ -199,20 +211,41 @@ pub enum ProviderVerdict {
     Pending(Timestamp),
 }
 
+/// When a new operation's provider is called, relative to storing the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreationOrder {
+    /// Ask the provider, then store the operation with its answer in one unit of work; if the
+    /// provider fails, nothing is stored. Only for providers whose answer is never unknown
+    /// (the in-process sandbox: a failure means nothing started).
+    ProviderFirst,
+    /// Store the processing operation (and a payout's hold) first, then ask the provider, then
+    /// write its answer with a guarded update ([`OperationStore::advance`] or
+    /// [`OperationStore::finish`]). For providers over a network: an answer that never came is
+    /// an unknown outcome; the operation stays processing and is resolved by reading
+    /// ([`PaymentProvider::poll_payout`]), never by asking again.
+    StoreFirst,
+}
+
 /// A payment provider (the bank side). Nothing here moves the merchant's balance.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait PaymentProvider: Send + Sync {
-    /// Starts a deposit on `route` and says what the user must do, or declines it. Called before
-    /// the deposit is stored, so it MUST be safe to call again for the same operation id.
+    /// Where the provider's call stands in creation (see [`CreationOrder`]).
+    fn creation_order(&self) -> CreationOrder;
+
+    /// Starts a deposit on `route` and says what the user must do, or declines it. With
+    /// [`CreationOrder::ProviderFirst`] it is called before the deposit is stored, so it MUST be
+    /// safe to call again for the same operation id; with `StoreFirst`, once it is stored.
     async fn start_deposit(
         &self,
         deposit: &Operation,
         route: &Route,
     ) -> Result<DepositStart, ProviderError>;
 
-    /// Screens a payout with its full requisites and plans it, or declines it. Called before the
-    /// hold commits: it MUST NOT send money; money leaves only through `poll_payout`.
+    /// Starts a payout with its full requisites, or declines it. With
+    /// [`CreationOrder::ProviderFirst`] it is called before the hold commits, so it MUST NOT
+    /// send money (money leaves only through `poll_payout`); with `StoreFirst` it is called once
+    /// the payout and its hold are committed, and may send the money.
     async fn start_payout(
         &self,
         payout: &Operation,

@@ -1,16 +1,16 @@
 //! Creation requests turned from raw fields into validated domain values.
 //!
-//! The HTTP edge checks JSON types and passes the raw strings here; every
-//! field rule of docs/api.md lives in this module, and every bad field is reported.
+//! The HTTP edge checks JSON types and passes the raw strings (and the requisites as a
+//! [`KeptObject`]) here; every field rule of docs/api.md lives in this module, and every bad
+//! field is reported. Fields are named as the API names them.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
-
 use crate::operation::OperationUrls;
 use crate::{
-    luhn_valid, mask_pan, Amount, Currency, Direction, HttpUrl, MerchantOperationId, PaymentMethod,
-    UserData, UserId, ValidationErrors, ValueError, WithdrawalRequisites,
+    luhn_valid, mask_pan, Amount, Currency, Direction, HttpUrl, Kept, KeptObject,
+    MerchantOperationId, PaymentMethod, UserData, UserId, ValidationErrors, ValueError,
+    WithdrawalRequisites,
 };
 
 /// The raw fields of a creation request, as strings, after the edge checked JSON types.
@@ -25,7 +25,7 @@ pub struct RawRequest<'a> {
     pub processing_url: Option<&'a str>,
     pub success_url: Option<&'a str>,
     pub fail_url: Option<&'a str>,
-    pub requisites: Option<&'a Map<String, Value>>,
+    pub requisites: Option<&'a KeptObject>,
     pub user_data: Option<&'a BTreeMap<String, String>>,
 }
 
@@ -46,7 +46,7 @@ pub struct Common {
 pub struct NewDeposit {
     pub common: Common,
     /// As given, with card numbers masked and CVCs dropped.
-    pub requisites: Option<Map<String, Value>>,
+    pub requisites: Option<KeptObject>,
 }
 
 /// A valid withdrawal request.
@@ -182,7 +182,7 @@ impl NewWithdrawal {
 
 fn withdrawal_requisites(
     method: PaymentMethod,
-    map: &Map<String, Value>,
+    map: &KeptObject,
 ) -> Result<WithdrawalRequisites, ValidationErrors> {
     let known: &[&str] = match method {
         PaymentMethod::Sbp => &["phone", "accountName", "bankName"],
@@ -193,15 +193,15 @@ fn withdrawal_requisites(
         | PaymentMethod::BankCPay => &[],
     };
     let mut errors = ValidationErrors::default();
-    for (key, value) in map {
+    for (key, value) in map.iter() {
         let path = format!("requisites.{key}");
         if !known.contains(&key.as_str()) {
             errors.push(path, "is not a requisite of this payment method");
-        } else if !value.is_string() && !value.is_null() {
+        } else if !matches!(value, Kept::Text(_) | Kept::Null) {
             errors.push(path, "must be a string");
         }
     }
-    let text = |key: &str| map.get(key).and_then(Value::as_str);
+    let text = |key: &str| map.text(key);
     let parsed = match method {
         PaymentMethod::Sbp => {
             WithdrawalRequisites::sbp(text("phone"), text("accountName"), text("bankName"))
@@ -228,16 +228,16 @@ fn withdrawal_requisites(
 /// Deposit requisites are kept as given, so every key and string in them, at any depth, must
 /// be text the gateway stores: no control characters. Errors are named by their dotted path
 /// (`requisites.card.holder`, `requisites.list.0`).
-fn check_deposit_requisites(map: &Map<String, Value>, errors: &mut ValidationErrors) {
-    fn walk(path: &str, value: &Value, errors: &mut ValidationErrors) {
+fn check_deposit_requisites(map: &KeptObject, errors: &mut ValidationErrors) {
+    fn walk(path: &str, value: &Kept, errors: &mut ValidationErrors) {
         match value {
-            Value::String(text) => {
+            Kept::Text(text) => {
                 if let Err(error) = crate::no_control_characters(text) {
                     errors.push(path, error.0);
                 }
             }
-            Value::Object(map) => {
-                for (key, value) in map {
+            Kept::Object(map) => {
+                for (key, value) in map.iter() {
                     if key.chars().any(crate::is_refused_control) {
                         errors.push(path, format!("keys {}", crate::CONTROL_CHARACTERS));
                     } else {
@@ -245,15 +245,15 @@ fn check_deposit_requisites(map: &Map<String, Value>, errors: &mut ValidationErr
                     }
                 }
             }
-            Value::Array(items) => {
+            Kept::List(items) => {
                 for (index, item) in items.iter().enumerate() {
                     walk(&format!("{path}.{index}"), item, errors);
                 }
             }
-            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+            Kept::Null | Kept::Bool(_) | Kept::Number(_) => {}
         }
     }
-    for (key, value) in map {
+    for (key, value) in map.iter() {
         if key.chars().any(crate::is_refused_control) {
             errors.push("requisites", format!("keys {}", crate::CONTROL_CHARACTERS));
         } else {
@@ -275,21 +275,21 @@ pub fn mask_if_card_number(text: &str) -> String {
 }
 
 /// Deposit requisites as stored: card numbers masked, `cvc`/`cvv`/`cvv2` keys dropped, at any depth.
-pub fn sanitize_requisites(map: &Map<String, Value>) -> Map<String, Value> {
+pub fn sanitize_requisites(map: &KeptObject) -> KeptObject {
     map.iter()
         .filter(|(key, _)| !matches!(key.to_ascii_lowercase().as_str(), "cvc" | "cvv" | "cvv2"))
         .map(|(key, value)| (key.clone(), sanitize_value(value)))
         .collect()
 }
 
-fn sanitize_value(value: &Value) -> Value {
+fn sanitize_value(value: &Kept) -> Kept {
     match value {
-        Value::String(text) => Value::String(mask_if_card_number(text)),
-        Value::Number(number) if card_digits(&number.to_string()).is_some() => {
-            Value::String(mask_if_card_number(&number.to_string()))
+        Kept::Text(text) => Kept::Text(mask_if_card_number(text)),
+        Kept::Number(number) if card_digits(number).is_some() => {
+            Kept::Text(mask_if_card_number(number))
         }
-        Value::Object(map) => Value::Object(sanitize_requisites(map)),
-        Value::Array(items) => Value::Array(items.iter().map(sanitize_value).collect()),
+        Kept::Object(map) => Kept::Object(sanitize_requisites(map)),
+        Kept::List(items) => Kept::List(items.iter().map(sanitize_value).collect()),
         other => other.clone(),
     }
 }
@@ -300,11 +300,11 @@ mod masking_tests {
 
     #[test]
     fn card_numbers_with_separators_or_as_numbers_are_masked() {
-        let map: Map<String, Value> = serde_json::from_str(
+        let map: KeptObject = serde_json::from_str(
             r#"{"a": "4242 4242 4242 4242", "b": "4242-4242-4242-4242", "c": 4242424242424242, "d": "12345"}"#,
         )
         .expect("json");
-        let stored = Value::Object(sanitize_requisites(&map)).to_string();
+        let stored = serde_json::to_string(&sanitize_requisites(&map)).expect("JSON");
         assert!(
             !stored.contains("4242424242424242") && !stored.contains("4242 4242 4242 4242"),
             "{stored}"
@@ -328,10 +328,18 @@ mod masking_tests {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::FieldError;
+
+    fn kept(value: Value) -> KeptObject {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn json_of(object: KeptObject) -> Value {
+        serde_json::to_value(object).unwrap()
+    }
 
     fn fields(errors: &ValidationErrors) -> Vec<&str> {
         errors.0.iter().map(|e| e.field.as_str()).collect()
@@ -347,21 +355,15 @@ mod tests {
         }
     }
 
-    fn sbp_requisites() -> Map<String, Value> {
-        json!({"phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"})
-            .as_object()
-            .unwrap()
-            .clone()
+    fn sbp_requisites() -> KeptObject {
+        kept(json!({"phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"}))
     }
 
-    fn card_requisites() -> Map<String, Value> {
-        json!({"pan": "4242424242424242", "cardholderName": "IVAN IVANOV"})
-            .as_object()
-            .unwrap()
-            .clone()
+    fn card_requisites() -> KeptObject {
+        kept(json!({"pan": "4242424242424242", "cardholderName": "IVAN IVANOV"}))
     }
 
-    fn withdrawal_errors(method: &str, requisites: &Map<String, Value>) -> Vec<String> {
+    fn withdrawal_errors(method: &str, requisites: &KeptObject) -> Vec<String> {
         let raw = RawRequest {
             payment_method: Some(method),
             requisites: Some(requisites),
@@ -605,7 +607,7 @@ mod tests {
             WithdrawalRequisites::sbp(Some("+79001234567"), Some("Ivan Ivanov"), Some("Bank A"))
                 .unwrap()
         );
-        assert_eq!(payout.requisites.to_stored_json(), Value::Object(reqs));
+        assert_eq!(payout.requisites.to_kept(), reqs);
     }
 
     #[test]
@@ -617,7 +619,7 @@ mod tests {
         };
         let payout = NewWithdrawal::parse(&raw).unwrap();
         assert_eq!(
-            payout.requisites.to_stored_json(),
+            json_of(payout.requisites.to_kept()),
             json!({"pan": "424242******4242", "cardholderName": "IVAN IVANOV"})
         );
         assert!(!format!("{payout:?}").contains("4242424242424242"));
@@ -625,7 +627,7 @@ mod tests {
 
     #[test]
     fn missing_and_bad_requisites_are_reported_per_field() {
-        let empty = Map::new();
+        let empty = KeptObject::new();
         assert_eq!(
             withdrawal_errors("sbp", &empty),
             vec![
@@ -640,7 +642,7 @@ mod tests {
         );
         let bad = json!({"phone": "89001234567", "accountName": "", "bankName": "x".repeat(129)});
         assert_eq!(
-            withdrawal_errors("sbp", bad.as_object().unwrap()),
+            withdrawal_errors("sbp", &kept(bad)),
             vec![
                 "requisites.phone",
                 "requisites.accountName",
@@ -649,7 +651,7 @@ mod tests {
         );
         let bad = json!({"pan": "4242424242424241", "cardholderName": "IVAN"});
         assert_eq!(
-            withdrawal_errors("card", bad.as_object().unwrap()),
+            withdrawal_errors("card", &kept(bad)),
             vec!["requisites.pan"]
         );
     }
@@ -657,8 +659,8 @@ mod tests {
     #[test]
     fn requisites_of_another_method_or_unknown_keys_are_refused() {
         let mut reqs = sbp_requisites();
-        reqs.insert("pan".into(), json!("4242424242424242"));
-        reqs.insert("memo".into(), json!("hi"));
+        reqs.insert("pan", "4242424242424242");
+        reqs.insert("memo", "hi");
         assert_eq!(
             withdrawal_errors("sbp", &reqs),
             vec!["requisites.memo", "requisites.pan"]
@@ -689,7 +691,7 @@ mod tests {
     fn a_bad_type_is_reported_once_and_other_requisites_still_judged() {
         let reqs = json!({"phone": 7, "accountName": "Ivan\u{0}"});
         let errors = {
-            let map = reqs.as_object().unwrap().clone();
+            let map = kept(reqs);
             let raw = RawRequest {
                 payment_method: Some("sbp"),
                 requisites: Some(&map),
@@ -716,8 +718,9 @@ mod tests {
             "bad\u{1}key": "v",
             "n": 5,
         });
+        let given = kept(given);
         let raw = RawRequest {
-            requisites: given.as_object(),
+            requisites: Some(&given),
             ..deposit_raw()
         };
         let errors = NewDeposit::parse(&raw).unwrap_err();
@@ -736,7 +739,7 @@ mod tests {
     fn requisite_values_must_be_strings_and_null_means_missing() {
         let reqs = json!({"phone": 79001234567_u64, "accountName": ["Ivan"], "bankName": {"n": 1}});
         assert_eq!(
-            withdrawal_errors("sbp", reqs.as_object().unwrap()),
+            withdrawal_errors("sbp", &kept(reqs)),
             vec![
                 "requisites.accountName",
                 "requisites.bankName",
@@ -745,7 +748,7 @@ mod tests {
         );
         let raw_errors = {
             let reqs = json!({"pan": null, "cardholderName": "IVAN"});
-            let map = reqs.as_object().unwrap().clone();
+            let map = kept(reqs);
             let raw = RawRequest {
                 requisites: Some(&map),
                 ..deposit_raw()
@@ -794,13 +797,14 @@ mod tests {
     #[test]
     fn deposit_requisites_are_stored_sanitized() {
         let given = json!({"card": {"number": "4000000000000002", "CVC": "123"}, "note": "x"});
+        let given = kept(given);
         let raw = RawRequest {
-            requisites: given.as_object(),
+            requisites: Some(&given),
             ..deposit_raw()
         };
         let deposit = NewDeposit::parse(&raw).unwrap();
         assert_eq!(
-            deposit.requisites.map(Value::Object),
+            deposit.requisites.map(json_of),
             Some(json!({"card": {"number": "400000******0002"}, "note": "x"}))
         );
     }
@@ -816,7 +820,7 @@ mod tests {
             "short": "424242424242",
         });
 
-        let clean = Value::Object(sanitize_requisites(given.as_object().unwrap()));
+        let clean = json_of(sanitize_requisites(&kept(given)));
 
         assert_eq!(
             clean,
@@ -839,7 +843,7 @@ mod tests {
             "cvcHint": "kept: not one of the three names",
         });
 
-        let clean = Value::Object(sanitize_requisites(given.as_object().unwrap()));
+        let clean = json_of(sanitize_requisites(&kept(given)));
 
         assert_eq!(
             clean,

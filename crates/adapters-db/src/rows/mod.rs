@@ -1,5 +1,6 @@
 //! Rows <-> domain values. Unknown or invalid stored values are an error, never a default.
 
+mod action;
 mod catalog;
 mod operation;
 
@@ -52,8 +53,23 @@ pub(crate) fn operation_id(column: &str, text: &str) -> anyhow::Result<Operation
     parse(column, text, OperationId::parse)
 }
 
+/// A status as stored: 1 approved, 2 declined, 3 processing.
+pub(crate) fn status_code(status: Status) -> i16 {
+    match status {
+        Status::Approved => 1,
+        Status::Declined => 2,
+        Status::Processing => 3,
+    }
+}
+
+/// The stored status for `code`; any other number is invalid, never a default.
 pub(crate) fn status(column: &str, code: i16) -> anyhow::Result<Status> {
-    Status::from_code(i64::from(code)).map_err(|e| bad(column, format!("{code}: {e}")))
+    match code {
+        1 => Ok(Status::Approved),
+        2 => Ok(Status::Declined),
+        3 => Ok(Status::Processing),
+        other => Err(bad(column, format!("{other}: must be 1, 2 or 3"))),
+    }
 }
 
 /// `enabled` flags are 0 or 1.
@@ -62,5 +78,20 @@ pub(crate) fn flag(column: &str, value: i16) -> anyhow::Result<bool> {
         0 => Ok(false),
         1 => Ok(true),
         other => Err(bad(column, format!("{other}: must be 0 or 1"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_statuses_round_trip_and_unknown_numbers_are_invalid() {
+        for each in [Status::Approved, Status::Declined, Status::Processing] {
+            assert_eq!(status("s", status_code(each)).ok(), Some(each));
+        }
+        for unknown in [0, 4, -1] {
+            assert!(status("s", unknown).is_err(), "{unknown}");
+        }
     }
 }

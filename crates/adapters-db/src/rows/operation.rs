@@ -1,56 +1,142 @@
-//! The `operations` row.
+//! The `operations` row. Its columns are listed once, in [`operation_columns!`], and every
+//! shape that needs them (the row written, the row read, the column arrays of a batch, the
+//! column list of hand-written statements) is generated from that list.
 
 use std::collections::BTreeMap;
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::AstPass;
-use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
-use domain::operation::{Action, Decline, DeclineCode, Operation, OperationUrls};
+use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
+use domain::operation::{
+    Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
+    ProviderState, State,
+};
 use domain::signature::Fingerprint;
-use domain::{Amount, HttpUrl, MerchantOperationId, Timestamp, UserData, UserId};
+use domain::{
+    Amount, Direction, HttpUrl, KeptObject, MerchantOperationId, Timestamp, UserData, UserId,
+};
 
+use super::action::ActionColumn;
 use super::{bad, parse};
 use crate::schema::operations;
 
-/// An operation as written; `None` is written as NULL (one statement shape, cached once).
-#[derive(Insertable)]
-#[diesel(table_name = operations, treat_none_as_default_value = false)]
-pub(crate) struct NewOperationRow<'a> {
-    id: String,
-    merchant_id: &'a str,
-    direction: &'static str,
-    method: &'static str,
-    status: i16,
-    amount: i64,
-    currency: &'a str,
-    user_id: &'a str,
-    merchant_operation_id: Option<&'a str>,
-    callback_url: Option<&'a str>,
-    success_url: Option<&'a str>,
-    fail_url: Option<&'a str>,
-    processing_url: Option<&'a str>,
-    requisites: Option<String>,
-    user_data: Option<String>,
-    action: Option<String>,
-    error_code: Option<&'static str>,
-    error_message: Option<&'a str>,
-    route_id: i64,
-    expires_at: Option<i64>,
-    provider_state: Option<String>,
-    due_at: Option<i64>,
-    created_at: i64,
-    updated_at: i64,
-    fingerprint: Option<&'a str>,
+/// Calls `$then!` with every column of `operations`, in table order: its name, its SQL type,
+/// its type in the row written (which may borrow from the operation) and in the row read.
+macro_rules! operation_columns {
+    ($then:ident) => {
+        $then! {
+            id: Text = String, String;
+            merchant_id: Text = &'a str, String;
+            direction: Text = &'static str, String;
+            method: Text = &'static str, String;
+            status: SmallInt = i16, i16;
+            amount: BigInt = i64, i64;
+            currency: Text = &'a str, String;
+            user_id: Text = &'a str, String;
+            merchant_operation_id: Nullable<Text> = Option<&'a str>, Option<String>;
+            callback_url: Nullable<Text> = Option<&'a str>, Option<String>;
+            success_url: Nullable<Text> = Option<&'a str>, Option<String>;
+            fail_url: Nullable<Text> = Option<&'a str>, Option<String>;
+            processing_url: Nullable<Text> = Option<&'a str>, Option<String>;
+            requisites: Nullable<Text> = Option<String>, Option<String>;
+            user_data: Nullable<Text> = Option<String>, Option<String>;
+            action: Nullable<Text> = Option<String>, Option<String>;
+            error_code: Nullable<Text> = Option<&'static str>, Option<String>;
+            error_message: Nullable<Text> = Option<&'a str>, Option<String>;
+            route_id: BigInt = i64, i64;
+            expires_at: Nullable<BigInt> = Option<i64>, Option<i64>;
+            provider_state: Nullable<Text> = Option<&'a str>, Option<String>;
+            due_at: Nullable<BigInt> = Option<i64>, Option<i64>;
+            created_at: BigInt = i64, i64;
+            updated_at: BigInt = i64, i64;
+            fingerprint: Nullable<Text> = Option<&'a str>, Option<String>;
+        }
+    };
 }
+
+macro_rules! operation_rows {
+    (
+        $first:ident: $first_sql:ty = $first_write:ty, $first_read:ty;
+        $($column:ident: $sql:ty = $write:ty, $read:ty;)*
+    ) => {
+        /// An operation as written; `None` is written as NULL (one statement shape, cached once).
+        #[derive(Insertable)]
+        #[diesel(table_name = operations, treat_none_as_default_value = false)]
+        pub(crate) struct NewOperationRow<'a> {
+            $first: $first_write,
+            $($column: $write,)*
+        }
+
+        /// An operation as read.
+        #[derive(Queryable, Selectable)]
+        #[diesel(table_name = operations)]
+        pub(crate) struct OperationRow {
+            $first: $first_read,
+            $($column: $read,)*
+        }
+
+        /// Many new operations as one PostgreSQL statement: one array parameter per column,
+        /// unnested into rows. The text never changes with the number of rows, so it is
+        /// prepared once per connection. Rows whose id or merchantOperationId is taken are
+        /// skipped (`ON CONFLICT DO NOTHING`); the statement returns the ids it inserted.
+        pub(crate) struct InsertMany<'a> {
+            $first: Vec<&'a $first_write>,
+            $($column: Vec<&'a $write>,)*
+        }
+
+        impl<'a> NewOperationRow<'a> {
+            /// The columns [`NewOperationRow::push_values`] writes, in its order.
+            pub(crate) const COLUMNS: &'static str =
+                concat!(stringify!($first), $(", ", stringify!($column),)*);
+
+            /// [`NewOperationRow::COLUMNS`] of a row named `r`.
+            pub(crate) const REQ_COLUMNS: &'static str =
+                concat!("r.", stringify!($first), $(", r.", stringify!($column),)*);
+
+            /// The row's values as bind parameters, comma-separated, in
+            /// [`NewOperationRow::COLUMNS`] order (for hand-written PostgreSQL statements).
+            pub(crate) fn push_values<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+                out.push_bind_param::<$first_sql, _>(&self.$first)?;
+                $(
+                    out.push_sql(", ");
+                    out.push_bind_param::<$sql, _>(&self.$column)?;
+                )*
+                Ok(())
+            }
+        }
+
+        impl<'a> InsertMany<'a> {
+            pub(crate) fn new(rows: &'a [NewOperationRow<'a>]) -> Self {
+                Self {
+                    $first: rows.iter().map(|r| &r.$first).collect(),
+                    $($column: rows.iter().map(|r| &r.$column).collect(),)*
+                }
+            }
+
+            /// The column arrays as bind parameters, comma-separated, in
+            /// [`NewOperationRow::COLUMNS`] order.
+            fn push_arrays<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+                out.push_bind_param::<Array<$first_sql>, _>(&self.$first)?;
+                $(
+                    out.push_sql(", ");
+                    out.push_bind_param::<Array<$sql>, _>(&self.$column)?;
+                )*
+                Ok(())
+            }
+        }
+    };
+}
+
+operation_columns!(operation_rows);
 
 fn json(value: &impl serde::Serialize) -> anyhow::Result<String> {
     Ok(serde_json::to_string(value)?)
 }
 
 /// The JSON text an action is stored as (also what `replace_action` compares).
-pub(crate) fn action_json(action: &Action) -> anyhow::Result<String> {
-    json(action)
+pub(crate) fn action_json(action: &domain::operation::Action) -> anyhow::Result<String> {
+    json(&ActionColumn::from(action))
 }
 
 impl<'a> NewOperationRow<'a> {
@@ -58,159 +144,35 @@ impl<'a> NewOperationRow<'a> {
         op: &'a Operation,
         fingerprint: Option<&'a Fingerprint>,
     ) -> anyhow::Result<Self> {
-        let entries = op.user_data.entries();
+        let entries = op.user_data().entries();
+        let urls = op.urls();
         Ok(Self {
-            id: op.id.to_string(),
-            merchant_id: op.merchant_id.as_str(),
-            direction: op.direction.as_str(),
-            method: op.method.as_str(),
-            status: op.status.code(),
-            amount: op.amount.minor(),
-            currency: op.currency.as_str(),
-            user_id: op.user_id.as_str(),
-            merchant_operation_id: op.merchant_operation_id.as_ref().map(|m| m.as_str()),
-            callback_url: op.urls.callback.as_ref().map(HttpUrl::as_str),
-            success_url: op.urls.success.as_ref().map(HttpUrl::as_str),
-            fail_url: op.urls.fail.as_ref().map(HttpUrl::as_str),
-            processing_url: op.urls.processing.as_ref().map(HttpUrl::as_str),
-            requisites: op.requisites.as_ref().map(json).transpose()?,
+            id: op.id().to_string(),
+            merchant_id: op.merchant_id().as_str(),
+            direction: op.direction().as_str(),
+            method: op.method().as_str(),
+            status: super::status_code(op.status()),
+            amount: op.amount().minor(),
+            currency: op.opening().currency.as_str(),
+            user_id: op.user_id().as_str(),
+            merchant_operation_id: op.merchant_operation_id().map(|m| m.as_str()),
+            callback_url: urls.callback.as_ref().map(HttpUrl::as_str),
+            success_url: urls.success.as_ref().map(HttpUrl::as_str),
+            fail_url: urls.fail.as_ref().map(HttpUrl::as_str),
+            processing_url: urls.processing.as_ref().map(HttpUrl::as_str),
+            requisites: op.requisites().map(json).transpose()?,
             user_data: (!entries.is_empty()).then(|| json(&entries)).transpose()?,
-            action: op.action.as_ref().map(action_json).transpose()?,
-            error_code: op.decline.as_ref().map(|d| d.code.as_str()),
-            error_message: op.decline.as_ref().map(|d| d.message.as_str()),
-            route_id: op.route_id,
-            expires_at: op.expires_at.map(Timestamp::millis),
-            provider_state: op.provider_state.as_ref().map(json).transpose()?,
-            due_at: op.due_at.map(Timestamp::millis),
-            created_at: op.created_at.millis(),
-            updated_at: op.updated_at.millis(),
+            action: op.action().map(action_json).transpose()?,
+            error_code: op.decline().map(|d| d.code.as_str()),
+            error_message: op.decline().map(|d| d.message.as_str()),
+            route_id: op.route_id(),
+            expires_at: op.expires_at().map(Timestamp::millis),
+            provider_state: op.provider_state().map(ProviderState::as_str),
+            due_at: op.due_at().map(Timestamp::millis),
+            created_at: op.created_at().millis(),
+            updated_at: op.updated_at().millis(),
             fingerprint: fingerprint.map(Fingerprint::as_str),
         })
-    }
-}
-
-impl<'a> NewOperationRow<'a> {
-    /// The columns [`NewOperationRow::push_values`] writes, in its order.
-    pub(crate) const COLUMNS: &'static str = "id, merchant_id, direction, method, status, amount, \
-        currency, user_id, merchant_operation_id, callback_url, success_url, fail_url, \
-        processing_url, requisites, user_data, action, error_code, error_message, route_id, \
-        expires_at, provider_state, due_at, created_at, updated_at, fingerprint";
-
-    /// The row's values as bind parameters, comma-separated, in [`NewOperationRow::COLUMNS`]
-    /// order (for hand-written PostgreSQL statements).
-    pub(crate) fn push_values<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_bind_param::<Text, _>(&self.id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.merchant_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.direction)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<SmallInt, _>(&self.status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.amount)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.currency)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.user_id)?;
-        for text in [
-            &self.merchant_operation_id,
-            &self.callback_url,
-            &self.success_url,
-            &self.fail_url,
-            &self.processing_url,
-        ] {
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<Text>, _>(text)?;
-        }
-        for json in [&self.requisites, &self.user_data, &self.action] {
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<Text>, _>(json)?;
-        }
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.error_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.error_message)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.route_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.expires_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.provider_state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.due_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.created_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.fingerprint)?;
-        Ok(())
-    }
-}
-
-/// Many new operations as one PostgreSQL statement: one array parameter per column, unnested
-/// into rows. The text never changes with the number of rows, so it is prepared once per
-/// connection. Rows whose id or merchantOperationId is taken are skipped (`ON CONFLICT DO
-/// NOTHING`); the statement returns the ids it inserted.
-pub(crate) struct InsertMany<'a> {
-    id: Vec<&'a str>,
-    merchant_id: Vec<&'a str>,
-    direction: Vec<&'static str>,
-    method: Vec<&'static str>,
-    status: Vec<i16>,
-    amount: Vec<i64>,
-    currency: Vec<&'a str>,
-    user_id: Vec<&'a str>,
-    merchant_operation_id: Vec<Option<&'a str>>,
-    callback_url: Vec<Option<&'a str>>,
-    success_url: Vec<Option<&'a str>>,
-    fail_url: Vec<Option<&'a str>>,
-    processing_url: Vec<Option<&'a str>>,
-    requisites: Vec<Option<&'a str>>,
-    user_data: Vec<Option<&'a str>>,
-    action: Vec<Option<&'a str>>,
-    error_code: Vec<Option<&'static str>>,
-    error_message: Vec<Option<&'a str>>,
-    route_id: Vec<i64>,
-    expires_at: Vec<Option<i64>>,
-    provider_state: Vec<Option<&'a str>>,
-    due_at: Vec<Option<i64>>,
-    created_at: Vec<i64>,
-    updated_at: Vec<i64>,
-    fingerprint: Vec<Option<&'a str>>,
-}
-
-impl<'a> InsertMany<'a> {
-    pub(crate) fn new(rows: &'a [NewOperationRow<'a>]) -> Self {
-        Self {
-            id: rows.iter().map(|r| r.id.as_str()).collect(),
-            merchant_id: rows.iter().map(|r| r.merchant_id).collect(),
-            direction: rows.iter().map(|r| r.direction).collect(),
-            method: rows.iter().map(|r| r.method).collect(),
-            status: rows.iter().map(|r| r.status).collect(),
-            amount: rows.iter().map(|r| r.amount).collect(),
-            currency: rows.iter().map(|r| r.currency).collect(),
-            user_id: rows.iter().map(|r| r.user_id).collect(),
-            merchant_operation_id: rows.iter().map(|r| r.merchant_operation_id).collect(),
-            callback_url: rows.iter().map(|r| r.callback_url).collect(),
-            success_url: rows.iter().map(|r| r.success_url).collect(),
-            fail_url: rows.iter().map(|r| r.fail_url).collect(),
-            processing_url: rows.iter().map(|r| r.processing_url).collect(),
-            requisites: rows.iter().map(|r| r.requisites.as_deref()).collect(),
-            user_data: rows.iter().map(|r| r.user_data.as_deref()).collect(),
-            action: rows.iter().map(|r| r.action.as_deref()).collect(),
-            error_code: rows.iter().map(|r| r.error_code).collect(),
-            error_message: rows.iter().map(|r| r.error_message).collect(),
-            route_id: rows.iter().map(|r| r.route_id).collect(),
-            expires_at: rows.iter().map(|r| r.expires_at).collect(),
-            provider_state: rows.iter().map(|r| r.provider_state.as_deref()).collect(),
-            due_at: rows.iter().map(|r| r.due_at).collect(),
-            created_at: rows.iter().map(|r| r.created_at).collect(),
-            updated_at: rows.iter().map(|r| r.updated_at).collect(),
-            fingerprint: rows.iter().map(|r| r.fingerprint).collect(),
-        }
     }
 }
 
@@ -220,61 +182,6 @@ pub(crate) struct InsertManyId;
 impl diesel::query_builder::QueryId for InsertMany<'_> {
     type QueryId = InsertManyId;
     const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl InsertMany<'_> {
-    /// The column arrays as bind parameters, comma-separated, in [`NewOperationRow::COLUMNS`]
-    /// order.
-    fn push_arrays<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        use diesel::sql_types::Array;
-        out.push_bind_param::<Array<Text>, _>(&self.id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.merchant_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.direction)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<SmallInt>, _>(&self.status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.amount)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.currency)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.user_id)?;
-        for texts in [
-            &self.merchant_operation_id,
-            &self.callback_url,
-            &self.success_url,
-            &self.fail_url,
-            &self.processing_url,
-            &self.requisites,
-            &self.user_data,
-            &self.action,
-        ] {
-            out.push_sql(", ");
-            out.push_bind_param::<Array<Nullable<Text>>, _>(texts)?;
-        }
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.error_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.error_message)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.route_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.expires_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.provider_state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.due_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.created_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.fingerprint)?;
-        Ok(())
-    }
 }
 
 impl diesel::query_builder::QueryFragment<Pg> for InsertMany<'_> {
@@ -320,13 +227,6 @@ impl<'a> HoldMany<'a> {
     }
 }
 
-/// [`NewOperationRow::COLUMNS`] of the `req` rows in [`HoldMany`].
-const REQ_COLUMNS: &str = "r.id, r.merchant_id, r.direction, r.method, r.status, r.amount, \
-    r.currency, r.user_id, r.merchant_operation_id, r.callback_url, r.success_url, r.fail_url, \
-    r.processing_url, r.requisites, r.user_data, r.action, r.error_code, r.error_message, \
-    r.route_id, r.expires_at, r.provider_state, r.due_at, r.created_at, r.updated_at, \
-    r.fingerprint";
-
 /// The statement's text is the same for any number of rows.
 pub(crate) struct HoldManyId;
 
@@ -337,7 +237,6 @@ impl diesel::query_builder::QueryId for HoldMany<'_> {
 
 impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        use diesel::sql_types::Array;
         out.push_sql("WITH req AS (SELECT * FROM unnest(");
         self.ops.push_arrays(out.reborrow())?;
         out.push_sql(", ");
@@ -367,7 +266,7 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
         );
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(") SELECT ");
-        out.push_sql(REQ_COLUMNS);
+        out.push_sql(NewOperationRow::REQ_COLUMNS);
         out.push_sql(
             " FROM req r JOIN hold h ON h.merchant_id = r.merchant_id AND h.currency = r.currency \
              RETURNING id) \
@@ -392,37 +291,6 @@ impl diesel::query_builder::Query for InsertMany<'_> {
 
 impl RunQueryDsl<diesel::pg::PgConnection> for InsertMany<'_> {}
 
-/// An operation as read.
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = operations)]
-pub(crate) struct OperationRow {
-    id: String,
-    merchant_id: String,
-    direction: String,
-    method: String,
-    status: i16,
-    amount: i64,
-    currency: String,
-    user_id: String,
-    merchant_operation_id: Option<String>,
-    callback_url: Option<String>,
-    success_url: Option<String>,
-    fail_url: Option<String>,
-    processing_url: Option<String>,
-    requisites: Option<String>,
-    user_data: Option<String>,
-    action: Option<String>,
-    error_code: Option<String>,
-    error_message: Option<String>,
-    route_id: i64,
-    expires_at: Option<i64>,
-    provider_state: Option<String>,
-    due_at: Option<i64>,
-    created_at: i64,
-    updated_at: i64,
-    fingerprint: Option<String>,
-}
-
 /// A stored URL, as it was accepted (the rules of the day apply to requests, not to rows).
 fn url(text: Option<String>) -> Option<HttpUrl> {
     text.map(HttpUrl::from_stored)
@@ -436,16 +304,11 @@ fn from_json<T: serde::de::DeserializeOwned>(
         .transpose()
 }
 
-/// The domain operation and its stored fingerprint.
-pub(crate) fn operation_from_row(
-    row: OperationRow,
-) -> anyhow::Result<(Operation, Option<Fingerprint>)> {
-    let direction = super::direction("operations.direction", &row.direction)?;
-    let entries: BTreeMap<String, String> =
-        from_json("operations.user_data", row.user_data)?.unwrap_or_default();
-    let user_data = UserData::from_stored(&entries)
-        .map_err(|e| bad("operations.user_data", format!("{:?}", e.0)))?;
-    let decline = match (row.error_code, row.error_message) {
+/// The stored status and decline as one state: a decline without its status, or a declined
+/// status without its decline, is corrupt.
+fn state(row_status: i16, code: Option<String>, message: Option<String>) -> anyhow::Result<State> {
+    let status = super::status("operations.status", row_status)?;
+    let decline = match (code, message) {
         (None, None) => None,
         (Some(code), Some(message)) => Some(Decline {
             code: DeclineCode::parse(&code)
@@ -459,12 +322,30 @@ pub(crate) fn operation_from_row(
             ))
         }
     };
-    let operation = Operation {
+    match (status, decline) {
+        (domain::Status::Processing, None) => Ok(State::Processing),
+        (domain::Status::Approved, None) => Ok(State::Approved),
+        (domain::Status::Declined, Some(decline)) => Ok(State::Declined(decline)),
+        (status, _) => Err(bad(
+            "operations.error_code",
+            format!("an error code goes with Declined and only with it, not with {status:?}"),
+        )),
+    }
+}
+
+/// The domain operation and its stored fingerprint.
+pub(crate) fn operation_from_row(
+    row: OperationRow,
+) -> anyhow::Result<(Operation, Option<Fingerprint>)> {
+    let direction = super::direction("operations.direction", &row.direction)?;
+    let entries: BTreeMap<String, String> =
+        from_json("operations.user_data", row.user_data)?.unwrap_or_default();
+    let user_data = UserData::from_stored(&entries)
+        .map_err(|e| bad("operations.user_data", format!("{:?}", e.0)))?;
+    let opening = Opening {
         id: super::operation_id("operations.id", &row.id)?,
         merchant_id: super::merchant_id("operations.merchant_id", &row.merchant_id)?,
-        direction,
         method: super::method("operations.method", direction, &row.method)?,
-        status: super::status("operations.status", row.status)?,
         amount: Amount::from_minor(row.amount)
             .map_err(|e| bad("operations.amount", format!("{}: {e}", row.amount)))?,
         currency: super::currency("operations.currency", &row.currency)?,
@@ -485,16 +366,26 @@ pub(crate) fn operation_from_row(
             fail: url(row.fail_url),
             processing: url(row.processing_url),
         },
-        requisites: from_json("operations.requisites", row.requisites)?,
         user_data,
-        action: from_json("operations.action", row.action)?,
-        decline,
         route_id: row.route_id,
-        expires_at: row.expires_at.map(Timestamp::from_millis),
-        provider_state: from_json("operations.provider_state", row.provider_state)?,
-        due_at: row.due_at.map(Timestamp::from_millis),
         created_at: Timestamp::from_millis(row.created_at),
-        updated_at: Timestamp::from_millis(row.updated_at),
     };
+    let requisites: Option<KeptObject> = from_json("operations.requisites", row.requisites)?;
+    let part = match direction {
+        Direction::Deposit => Part::Deposit(DepositPart {
+            requisites,
+            action: from_json::<ActionColumn>("operations.action", row.action)?.map(Into::into),
+            expires_at: row.expires_at.map(Timestamp::from_millis),
+        }),
+        Direction::Withdrawal => Part::Payout(PayoutPart {
+            requisites,
+            provider_state: row.provider_state.map(ProviderState::new),
+            due_at: row.due_at.map(Timestamp::from_millis),
+        }),
+    };
+    let state = state(row.status, row.error_code, row.error_message)?;
+    let operation =
+        Operation::restore(opening, part, state, Timestamp::from_millis(row.updated_at))
+            .map_err(|e| bad("operations.method", e))?;
     Ok((operation, row.fingerprint.map(Fingerprint::from_stored)))
 }

@@ -37,8 +37,8 @@ fn load_operation<E: From<StoreError>>(
 
 /// `Operation::finish` only yields final statuses; anything else is a bug in the caller.
 fn final_status(op: &Operation) -> Result<i16, StoreError> {
-    match op.status {
-        Status::Approved | Status::Declined => Ok(op.status.code()),
+    match op.status() {
+        Status::Approved | Status::Declined => Ok(rows::status_code(op.status())),
         Status::Processing => Err(StoreError::Other(anyhow::anyhow!(
             "finish called with a processing operation"
         ))),
@@ -47,7 +47,7 @@ fn final_status(op: &Operation) -> Result<i16, StoreError> {
 
 #[async_trait]
 impl OperationStore for Database {
-    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id()))]
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
         let new = new.clone();
         if self.backend() == Backend::Postgres {
@@ -97,24 +97,24 @@ impl OperationStore for Database {
 
     /// Writes the status, decline, `updated_at` and a cleared `due_at` (what
     /// `Operation::finish` changes), guarded by `status = 3`, then the callback and the moves.
-    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id))]
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id()))]
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError> {
         let completion = completion.clone();
         let status_code = final_status(&completion.operation)?;
         self.write(move |conn| {
             use crate::schema::operations::dsl::*;
             let done = &completion.operation;
-            let decline = done.decline.as_ref();
+            let decline = done.decline();
             let changed = diesel::update(
                 operations
-                    .filter(id.eq(done.id.to_string()))
+                    .filter(id.eq(done.id().to_string()))
                     .filter(status.eq(PROCESSING)),
             )
             .set((
                 status.eq(status_code),
                 error_code.eq(decline.map(|d| d.code.as_str())),
                 error_message.eq(decline.map(|d| d.message.as_str())),
-                updated_at.eq(done.updated_at.millis()),
+                updated_at.eq(done.updated_at().millis()),
                 due_at.eq(None::<i64>),
             ))
             .execute(conn)?;
@@ -129,6 +129,39 @@ impl OperationStore for Database {
                 apply_move(conn, mv, || FinishError::InsufficientBalance)?;
             }
             Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %operation.id()))]
+    async fn advance(&self, operation: &Operation) -> Result<(), FinishError> {
+        let op_id = operation.id().to_string();
+        let action = operation
+            .action()
+            .map(action_json)
+            .transpose()
+            .map_err(StoreError::Other)?;
+        let state = operation.provider_state().map(|s| s.as_str().to_string());
+        let due = operation.due_at().map(Timestamp::millis);
+        let at = operation.updated_at().millis();
+        self.write(move |conn| {
+            use crate::schema::operations::dsl as o;
+            let changed = diesel::update(
+                o::operations
+                    .filter(o::id.eq(&op_id))
+                    .filter(o::status.eq(PROCESSING)),
+            )
+            .set((
+                o::action.eq(&action),
+                o::provider_state.eq(&state),
+                o::due_at.eq(due),
+                o::updated_at.eq(at),
+            ))
+            .execute(conn)?;
+            match changed {
+                0 => Err(TxError::Fail(FinishError::NotProcessing)),
+                _ => Ok(()),
+            }
         })
         .await
     }

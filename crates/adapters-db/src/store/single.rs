@@ -143,7 +143,7 @@ pub(crate) fn insert(
             }
             // Nothing written: the money was short, unless the merchantOperationId is taken
             // (the general path reports the duplicate first; so does this one).
-            match &new.operation.merchant_operation_id {
+            match &new.operation.merchant_operation_id() {
                 Some(moid) if taken(conn, new, moid.as_str())? => {
                     Err(TxError::Fail(InsertError::Duplicate))
                 }
@@ -173,8 +173,8 @@ fn taken(
 ) -> Result<bool, TxError<InsertError>> {
     use crate::schema::operations::dsl::*;
     let found: Option<String> = operations
-        .filter(merchant_id.eq(new.operation.merchant_id.as_str()))
-        .filter(direction.eq(new.operation.direction.as_str()))
+        .filter(merchant_id.eq(new.operation.merchant_id().as_str()))
+        .filter(direction.eq(new.operation.direction().as_str()))
         .filter(merchant_operation_id.eq(moid))
         .select(id)
         .first(conn)

@@ -35,7 +35,7 @@ async fn forty_concurrent_withdrawals_against_ten_roubles_hold_exactly_ten() {
         for result in futures::future::join_all(tasks).await {
             match result.expect("task") {
                 Ok(created) => {
-                    assert_eq!(created.operation.status, Status::Processing);
+                    assert_eq!(created.operation.status(), Status::Processing);
                     assert!(!created.replayed);
                     held += 1;
                 }
@@ -129,7 +129,7 @@ async fn twenty_identical_requests_create_one_operation() {
         for direction in domain::Direction::ALL {
             let mine: Vec<_> = created
                 .iter()
-                .filter(|c| c.operation.direction == direction)
+                .filter(|c| c.operation.direction() == direction)
                 .collect();
             assert_eq!(mine.len(), 20);
             assert_eq!(
@@ -137,7 +137,9 @@ async fn twenty_identical_requests_create_one_operation() {
                 1,
                 "{direction}"
             );
-            assert!(mine.iter().all(|c| c.operation.id == mine[0].operation.id));
+            assert!(mine
+                .iter()
+                .all(|c| c.operation.id() == mine[0].operation.id()));
         }
         assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 2);
         assert_eq!(balance(&t.db, &shop).await, (9_00, 1_00));
@@ -175,10 +177,10 @@ async fn racing_approve_and_decline_leave_one_final_status() {
             ]
             .into_iter()
             .map(|outcome| {
-                let (gw, start) = (gw.clone(), start.clone());
+                let (gw, start, id) = (gw.clone(), start.clone(), payout.id());
                 tokio::spawn(async move {
                     start.wait().await;
-                    gw.complete(payout.id, outcome).await
+                    gw.complete(id, outcome).await
                 })
             })
             .collect();
@@ -192,12 +194,12 @@ async fn racing_approve_and_decline_leave_one_final_status() {
             assert!(results
                 .iter()
                 .any(|r| matches!(r, Err(CompleteError::InvalidState))));
-            let stored = t.db_get(payout.id).await;
-            assert_eq!(stored.status, winners[0].status);
-            if stored.status == Status::Approved {
+            let stored = t.db_get(payout.id()).await;
+            assert_eq!(stored.status(), winners[0].status());
+            if stored.status() == Status::Approved {
                 paid += 1_00;
             }
-            let id = payout.id;
+            let id = payout.id();
             assert_eq!(
                 t.count(&format!(
                     "SELECT COUNT(*) AS n FROM ledger WHERE operation_id = '{id}'"

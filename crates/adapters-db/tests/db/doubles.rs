@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use adapters_db::Database;
 use async_trait::async_trait;
-use domain::operation::{Action, Decline, DeclineCode, Operation};
-use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
+use domain::operation::{Action, Decline, DeclineCode, Operation, ProviderState};
+use domain::ports::{
+    CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
+};
 use domain::route::Route;
 use domain::service::{Gateway, Ports};
 use domain::{Timestamp, WithdrawalRequisites};
@@ -21,6 +23,7 @@ pub fn gateway(db: &Database) -> Gateway {
         provider: Arc::new(TestProvider),
         clock: Arc::new(SystemClock),
         ids: Arc::new(UuidIds),
+        callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
     })
 }
 
@@ -31,11 +34,15 @@ pub use domain::testkit::{RandomIds as UuidIds, WallClock as SystemClock};
 pub struct TestProvider;
 
 fn declines(op: &Operation) -> bool {
-    op.amount.minor() % 100 == 5
+    op.amount().minor() % 100 == 5
 }
 
 #[async_trait]
 impl PaymentProvider for TestProvider {
+    fn creation_order(&self) -> CreationOrder {
+        CreationOrder::ProviderFirst
+    }
+
     async fn start_deposit(
         &self,
         deposit: &Operation,
@@ -49,7 +56,7 @@ impl PaymentProvider for TestProvider {
             )));
         }
         Ok(DepositStart::Wait(Action::Redirect {
-            url: format!("https://gateway.example/pay/{}", deposit.id),
+            url: format!("https://gateway.example/pay/{}", deposit.id()),
         }))
     }
 
@@ -66,8 +73,8 @@ impl PaymentProvider for TestProvider {
             )));
         }
         Ok(PayoutStart::Accepted {
-            state: Some(serde_json::json!({"plan": "approve"})),
-            due_at: payout.created_at.plus_seconds(3_600),
+            state: Some(ProviderState::new(r#"{"plan":"approve"}"#)),
+            due_at: payout.created_at().plus_seconds(3_600),
         })
     }
 

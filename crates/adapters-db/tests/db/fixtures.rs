@@ -6,7 +6,7 @@ use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
 use domain::ports::{Clock, OperationStore};
 use domain::request::{Common, NewDeposit, NewWithdrawal};
-use domain::testkit::OperationBuilder;
+use domain::testkit::{DebugCallbackFormat, OperationBuilder};
 use domain::{
     Amount, Currency, MerchantOperationId, OperationId, PaymentMethod, Timestamp, UserData, UserId,
     WithdrawalRequisites,
@@ -88,6 +88,15 @@ pub fn deposit(minor: i64, moid: Option<&str>) -> NewDeposit {
 /// A processing operation of the merchant, on route 1 (deposits) or 7 (withdrawals), with a
 /// callback URL; direct store tests build on it.
 pub fn operation(merchant: &Merchant, direction: domain::Direction, minor: i64) -> Operation {
+    operation_builder(merchant, direction, minor).build()
+}
+
+/// [`operation`], to change before building.
+pub fn operation_builder(
+    merchant: &Merchant,
+    direction: domain::Direction,
+    minor: i64,
+) -> OperationBuilder {
     let op = match direction {
         domain::Direction::Deposit => OperationBuilder::deposit(PaymentMethod::Card).route(1),
         domain::Direction::Withdrawal => OperationBuilder::payout(PaymentMethod::Card).route(7),
@@ -97,7 +106,6 @@ pub fn operation(merchant: &Merchant, direction: domain::Direction, minor: i64) 
         .minor(minor)
         .callback("https://shop.example/cb")
         .created(now())
-        .build()
 }
 
 /// Stores `op` with no moves and no callback.
@@ -125,13 +133,13 @@ pub async fn queue_callbacks(
             domain::operation::Outcome::Decline(Decline::new(DeclineCode::PaymentRejected));
         let done = op.finish(&decline, at).expect("processing");
         let new = domain::ports::NewOperation {
-            callback: domain::callback::callback_for(&done),
+            callback: domain::callback::callback_for(&done, &DebugCallbackFormat),
             operation: done,
             fingerprint: None,
             moves: Vec::new(),
         };
         db.insert(&new).await.expect("insert");
-        ids.push(op.id);
+        ids.push(op.id());
     }
     ids
 }

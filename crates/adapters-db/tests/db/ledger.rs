@@ -21,23 +21,23 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
             } else {
                 Outcome::Approve
             };
-            gw.complete(created.operation.id, outcome).await.expect("complete deposit");
+            gw.complete(created.operation.id(), outcome).await.expect("complete deposit");
         }
         let declined = gw.create_deposit(&shop, deposit(10_05, None), b"d").await.expect("deposit");
-        assert_eq!(declined.operation.status, Status::Declined);
+        assert_eq!(declined.operation.status(), Status::Declined);
         for i in 0..6 {
             let created = gw.create_withdrawal(&shop, withdrawal(5_00 + i, None), b"w").await.expect("payout");
             match i % 3 {
-                0 => drop(gw.complete(created.operation.id, Outcome::Approve).await.expect("approve")),
+                0 => drop(gw.complete(created.operation.id(), Outcome::Approve).await.expect("approve")),
                 1 => {
                     let decline = Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound));
-                    drop(gw.complete(created.operation.id, decline).await.expect("decline"));
+                    drop(gw.complete(created.operation.id(), decline).await.expect("decline"));
                 }
                 _ => {}
             }
         }
         let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
-        assert_eq!(at_creation.operation.status, Status::Declined);
+        assert_eq!(at_creation.operation.status(), Status::Declined);
         let debit = manual_move(shop.id.clone(), Currency::RUB, rub(1_00), false, now());
         t.db.adjust_balance(&debit).await.expect("debit");
         assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);

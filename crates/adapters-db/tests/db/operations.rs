@@ -2,13 +2,31 @@
 
 use domain::callback::callback_for;
 use domain::ledger::{hold_for, moves_on_finish};
+use domain::operation::OperationUrls;
 use domain::operation::{Action, Decline, DeclineCode, InputField, Outcome, SelectOption};
 use domain::ports::{Completion, FinishError, InsertError, NewOperation, OperationStore};
 use domain::signature::Fingerprint;
-use domain::{Direction, HttpUrl, MerchantOperationId, PaymentMethod, Status, UserData, UserId};
+use domain::testkit::DebugCallbackFormat;
+use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};
 use serde_json::json;
 
-use crate::helpers::{balance, credit, each_backend, merchant, now, operation, rub, secret};
+use crate::helpers::{
+    balance, credit, each_backend, merchant, now, operation, operation_builder, rub, secret,
+};
+
+/// `op` under its own id with no merchantOperationId.
+fn first_without_moid(op: &domain::operation::Operation) -> domain::operation::Operation {
+    domain::operation::Operation::restore(
+        domain::operation::Opening {
+            merchant_operation_id: None,
+            ..op.opening().clone()
+        },
+        op.part().clone(),
+        op.state().clone(),
+        op.updated_at(),
+    )
+    .expect("the same kind")
+}
 
 fn url(text: &str) -> Option<HttpUrl> {
     Some(HttpUrl::parse(text).expect("url"))
@@ -18,26 +36,32 @@ fn url(text: &str) -> Option<HttpUrl> {
 async fn an_operation_round_trips_with_every_field() {
     each_backend(|t| async move {
         let shop = merchant(&t.db).await;
-        let mut op = operation(&shop, Direction::Deposit, 123_45);
-        op.method = PaymentMethod::SbpQr;
-        op.route_id = 3;
-        op.user_id = UserId::parse("пользователь-1").expect("user id");
-        op.merchant_operation_id = Some(MerchantOperationId::parse("order-1!~").expect("moid"));
-        op.urls.success = url("https://shop.example/ok?x=1");
-        op.urls.fail = url("https://shop.example/fail");
-        op.urls.processing = url("http://shop.example/wait");
-        op.requisites =
-            json!({"qr": "data:image/png;base64,AAAA", "card": {"pan": "424242******4242"}})
-                .as_object()
-                .cloned();
+        let built = operation_builder(&shop, Direction::Deposit, 123_45).build();
+        let requisites: KeptObject = serde_json::from_value(
+            json!({"qr": "data:image/png;base64,AAAA", "card": {"pan": "424242******4242", "n": [1, 2.5, null, true]}}),
+        )
+        .expect("requisites");
         let entries = [
             ("email", "a@b.example"),
             ("ipAddress", "2001:db8::1"),
             ("country", "RU"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
-        op.user_data = UserData::parse(&entries.into_iter().collect()).expect("user data");
-        op.action = Some(Action::InputFields {
+        let urls = OperationUrls {
+            success: url("https://shop.example/ok?x=1"),
+            fail: url("https://shop.example/fail"),
+            processing: url("http://shop.example/wait"),
+            ..built.urls().clone()
+        };
+        let op = operation_builder(&shop, Direction::Deposit, 123_45)
+            .id(built.id())
+            .route(3)
+            .user("пользователь-1")
+            .merchant_operation_id("order-1!~")
+            .urls(urls)
+            .requisites(requisites)
+            .user_data(UserData::parse(&entries.into_iter().collect()).expect("user data"))
+            .action(Action::InputFields {
             fields: vec![InputField {
                 name: "bank".into(),
                 label: "Bank".into(),
@@ -48,10 +72,10 @@ async fn an_operation_round_trips_with_every_field() {
                     label: "A".into(),
                 }]),
             }],
-        });
-        op.expires_at = Some(op.created_at.plus_seconds(600));
-        op.provider_state = Some(json!({"plan": ["approve", 1, null]}));
-        op.due_at = Some(op.created_at.plus_seconds(5));
+        })
+            .expires(now().plus_seconds(600))
+            .build();
+        assert_eq!(op.method(), PaymentMethod::Card);
         let fingerprint = Fingerprint::of(&secret('d'), b"{\"amount\":\"123.45\"}");
         let new = NewOperation {
             operation: op.clone(),
@@ -60,8 +84,8 @@ async fn an_operation_round_trips_with_every_field() {
             callback: None,
         };
         t.db.insert(&new).await.expect("insert");
-        assert_eq!(t.db.get(op.id).await.expect("get"), Some(op.clone()));
-        let moid = op.merchant_operation_id.clone().expect("moid");
+        assert_eq!(t.db.get(op.id()).await.expect("get"), Some(op.clone()));
+        let moid = op.merchant_operation_id().cloned().expect("moid");
         let found =
             t.db.find_by_merchant_operation_id(&shop.id, Direction::Deposit, &moid)
                 .await;
@@ -77,19 +101,20 @@ async fn an_operation_round_trips_with_every_field() {
 
 /// A payout declined at creation: hold, release and callback in one insert.
 fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperation {
-    let mut op = operation(shop, Direction::Withdrawal, 10_05);
-    op.merchant_operation_id = Some(MerchantOperationId::parse(moid).expect("moid"));
+    let op = operation_builder(shop, Direction::Withdrawal, 10_05)
+        .merchant_operation_id(moid)
+        .build();
     let hold = hold_for(&op);
     let done = op
         .finish(
             &Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined)),
-            op.created_at,
+            op.created_at(),
         )
         .expect("processing");
     let mut moves = vec![hold];
     moves.extend(moves_on_finish(&done));
     NewOperation {
-        callback: callback_for(&done),
+        callback: callback_for(&done, &DebugCallbackFormat),
         operation: done,
         fingerprint: Some(Fingerprint::of(&secret('w'), moid.as_bytes())),
         moves,
@@ -114,7 +139,7 @@ async fn a_duplicate_insert_is_refused_and_writes_nothing() {
         assert!(matches!(result, Err(InsertError::Duplicate)), "{result:?}");
         // Same operation id again (no merchantOperationId involved).
         let mut again = first.clone();
-        again.operation.merchant_operation_id = None;
+        again.operation = first_without_moid(&first.operation);
         again.fingerprint = None;
         assert!(matches!(
             t.db.insert(&again).await,
@@ -125,7 +150,12 @@ async fn a_duplicate_insert_is_refused_and_writes_nothing() {
         assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), ledger_rows);
         assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_outbox"), 1);
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
-        assert!(t.db.get(second.operation.id).await.expect("get").is_none());
+        assert!(t
+            .db
+            .get(second.operation.id())
+            .await
+            .expect("get")
+            .is_none());
     })
     .await;
 }
@@ -151,7 +181,7 @@ async fn an_uncovered_hold_writes_nothing() {
             t.db.insert(&new).await,
             Err(InsertError::InsufficientBalance)
         ));
-        assert!(t.db.get(op.id).await.expect("get").is_none());
+        assert!(t.db.get(op.id()).await.expect("get").is_none());
         assert_eq!(balance(&t.db, &shop).await, (99, 0));
         credit(&t.db, &shop, 1).await;
         t.db.insert(&new).await.expect("now covered");
@@ -191,11 +221,11 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
         let done = op.finish(&Outcome::Approve, now()).expect("processing");
         let completion = Completion {
             moves: moves_on_finish(&done),
-            callback: callback_for(&done),
+            callback: callback_for(&done, &DebugCallbackFormat),
             operation: done.clone(),
         };
         t.db.finish(&completion).await.expect("finish");
-        assert_eq!(t.db.get(op.id).await.expect("get"), Some(done.clone()));
+        assert_eq!(t.db.get(op.id()).await.expect("get"), Some(done.clone()));
         assert_eq!(balance(&t.db, &shop).await, (50_00, 0));
 
         let declined = op
@@ -203,7 +233,7 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
             .expect("processing in memory");
         let late = Completion {
             moves: moves_on_finish(&declined),
-            callback: callback_for(&declined),
+            callback: callback_for(&declined, &DebugCallbackFormat),
             operation: declined,
         };
         assert!(matches!(
@@ -215,7 +245,7 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
             Err(FinishError::NotProcessing)
         ));
         assert_eq!(
-            t.db.get(op.id).await.expect("get").map(|o| o.status),
+            t.db.get(op.id()).await.expect("get").map(|o| o.status()),
             Some(Status::Approved)
         );
         assert_eq!(
@@ -232,20 +262,21 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
 async fn an_action_is_replaced_only_while_it_is_the_expected_one() {
     each_backend(|t| async move {
         let shop = merchant(&t.db).await;
-        let mut op = operation(&shop, Direction::Deposit, 10_00);
         let ask = |left| Action::Confirmation {
             channels: vec!["sms".into()],
             attempts_left: left,
         };
-        op.action = Some(ask(3));
+        let op = operation_builder(&shop, Direction::Deposit, 10_00)
+            .action(ask(3))
+            .build();
         crate::helpers::insert_plain(&t.db, &op).await;
         let at = now();
-        t.db.replace_action(op.id, &ask(3), &ask(2), at)
+        t.db.replace_action(op.id(), &ask(3), &ask(2), at)
             .await
             .expect("replace");
-        let stored = t.db.get(op.id).await.expect("get").expect("found");
-        assert_eq!((stored.action, stored.updated_at), (Some(ask(2)), at));
-        let stale = t.db.replace_action(op.id, &ask(3), &ask(2), at).await;
+        let stored = t.db.get(op.id()).await.expect("get").expect("found");
+        assert_eq!((stored.action(), stored.updated_at()), (Some(&ask(2)), at));
+        let stale = t.db.replace_action(op.id(), &ask(3), &ask(2), at).await;
         assert!(matches!(stale, Err(FinishError::NotProcessing)));
         let done = op.finish(&Outcome::Approve, now()).expect("processing");
         let completion = Completion {
@@ -254,8 +285,60 @@ async fn an_action_is_replaced_only_while_it_is_the_expected_one() {
             operation: done,
         };
         t.db.finish(&completion).await.expect("finish");
-        let final_op = t.db.replace_action(op.id, &ask(2), &ask(1), at).await;
+        let final_op = t.db.replace_action(op.id(), &ask(2), &ask(1), at).await;
         assert!(matches!(final_op, Err(FinishError::NotProcessing)));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_providers_answer_advances_only_a_processing_operation() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let payout = operation(&shop, Direction::Withdrawal, 10_00);
+        let deposit = operation(&shop, Direction::Deposit, 10_00);
+        crate::helpers::insert_plain(&t.db, &payout).await;
+        crate::helpers::insert_plain(&t.db, &deposit).await;
+
+        let state = domain::operation::ProviderState::new(r#"{"acquirerId":"a-1"}"#);
+        let accepted = payout
+            .accepted(Some(state), now().plus_seconds(30))
+            .expect("processing");
+        t.db.advance(&accepted).await.expect("advance");
+        let action = Action::Redirect {
+            url: "https://acquirer.example/pay/1".into(),
+        };
+        let waiting = deposit
+            .wait_for(action, now().plus_seconds(1))
+            .expect("processing");
+        t.db.advance(&waiting).await.expect("advance");
+        assert_eq!(
+            t.db.get(payout.id()).await.expect("get"),
+            Some(accepted.clone())
+        );
+        assert_eq!(
+            t.db.get(deposit.id()).await.expect("get"),
+            Some(waiting.clone())
+        );
+
+        let done = waiting
+            .finish(&Outcome::Approve, now())
+            .expect("processing");
+        let completion = Completion {
+            moves: moves_on_finish(&done),
+            callback: None,
+            operation: done,
+        };
+        t.db.finish(&completion).await.expect("finish");
+        let late = t.db.advance(&waiting).await;
+        assert!(matches!(late, Err(FinishError::NotProcessing)), "{late:?}");
+        assert_eq!(
+            t.db.get(deposit.id())
+                .await
+                .expect("get")
+                .map(|o| o.status()),
+            Some(Status::Approved)
+        );
     })
     .await;
 }
@@ -266,30 +349,35 @@ async fn sweeps_find_expired_deposits_and_due_payouts() {
         let shop = merchant(&t.db).await;
         credit(&t.db, &shop, 100_00).await;
         let at = now();
-        let mut expired = operation(&shop, Direction::Deposit, 1_00);
-        expired.expires_at = Some(at.plus_seconds(-1));
-        let mut waiting = operation(&shop, Direction::Deposit, 1_00);
-        waiting.expires_at = Some(at.plus_seconds(600));
-        let mut due = operation(&shop, Direction::Withdrawal, 1_00);
-        due.due_at = Some(at.plus_seconds(-2));
-        let mut later = operation(&shop, Direction::Withdrawal, 1_00);
-        later.due_at = Some(at.plus_seconds(60));
+        let expired = operation_builder(&shop, Direction::Deposit, 1_00)
+            .expires(at.plus_seconds(-1))
+            .build();
+        let waiting = operation_builder(&shop, Direction::Deposit, 1_00)
+            .expires(at.plus_seconds(600))
+            .build();
+        let due = operation_builder(&shop, Direction::Withdrawal, 1_00)
+            .due(at.plus_seconds(-2))
+            .provider_state(r#"{"plan":["approve",1,null]}"#)
+            .build();
+        let later = operation_builder(&shop, Direction::Withdrawal, 1_00)
+            .due(at.plus_seconds(60))
+            .build();
         for op in [&expired, &waiting, &due, &later] {
             crate::helpers::insert_plain(&t.db, op).await;
         }
         assert_eq!(
             t.db.expired_deposits(at, 10).await.expect("sweep"),
-            vec![expired.id]
+            vec![expired.id()]
         );
         assert_eq!(t.db.expired_deposits(at, 0).await.expect("sweep"), vec![]);
         let payouts = t.db.due_payouts(at, 10).await.expect("due");
         assert_eq!(
-            payouts.iter().map(|p| p.id).collect::<Vec<_>>(),
-            vec![due.id]
+            payouts.iter().map(|p| p.id()).collect::<Vec<_>>(),
+            vec![due.id()]
         );
         assert_eq!(payouts[0], due);
 
-        t.db.postpone(due.id, at.plus_seconds(30))
+        t.db.postpone(due.id(), at.plus_seconds(30))
             .await
             .expect("postpone");
         assert!(t.db.due_payouts(at, 10).await.expect("due").is_empty());
@@ -335,18 +423,18 @@ async fn rows_kept_under_older_rules_stay_readable() {
             "UPDATE operations SET user_id = 'user' || {tab} || '1', \
              callback_url = 'http://магазин.example/a b', \
              user_data = '{{\"note\":\"line\\ttwo\"}}' WHERE id = '{}'",
-            op.id
+            op.id()
         ));
 
-        let read = t.db_get(op.id).await;
+        let read = t.db_get(op.id()).await;
 
-        assert_eq!(read.user_id.as_str(), "user\t1");
+        assert_eq!(read.user_id().as_str(), "user\t1");
         assert_eq!(
-            read.urls.callback.as_ref().map(HttpUrl::as_str),
+            read.urls().callback.as_ref().map(HttpUrl::as_str),
             Some("http://магазин.example/a b")
         );
         assert_eq!(
-            read.user_data.extra.get("note").map(String::as_str),
+            read.user_data().extra.get("note").map(String::as_str),
             Some("line\ttwo")
         );
     })

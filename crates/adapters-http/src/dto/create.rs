@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
-use domain::ValidationErrors;
+use domain::{KeptObject, ValidationErrors};
 use serde_json::{Map, Value};
 
 /// The top-level fields a creation body may have. Withdrawals pass the three page URLs on
@@ -53,9 +53,11 @@ fn read<T>(
         processing_url: string(body, "processingUrl", &mut edge),
         success_url: string(body, "successUrl", &mut edge),
         fail_url: string(body, "failUrl", &mut edge),
-        requisites: object(body, "requisites", &mut edge),
+        requisites: None,
         user_data: None,
     };
+    let requisites = object(body, "requisites", &mut edge).map(kept);
+    raw.requisites = requisites.as_ref();
     let user_data = user_data(body, &mut edge);
     raw.user_data = user_data.as_ref();
     merge(edge, parse(&raw))
@@ -91,6 +93,12 @@ fn object<'a>(
             None
         }
     }
+}
+
+/// A JSON object as the domain keeps free-form data.
+fn kept(map: &Map<String, Value>) -> KeptObject {
+    // Every JSON value is a kept value: this conversion cannot fail.
+    serde_json::from_value(Value::Object(map.clone())).unwrap_or_default()
 }
 
 /// `userData`: an object of strings; `null` entries are left out, other types reported.

@@ -2,10 +2,18 @@
 //! balances. Optional fields are left out, never `null`.
 
 use domain::ledger::Balance;
-use domain::operation::{Action, InputField, InstructionStep, Operation};
-use domain::{format_minor, Direction, Timestamp};
+use domain::operation::{Action, InputField, InstructionStep, Operation, SelectOption};
+use domain::{format_minor, Direction, KeptObject, Status, Timestamp};
 use serde::Serialize;
-use serde_json::{Map, Value};
+
+/// The status number the API answers with: 1 approved, 2 declined, 3 processing.
+pub fn status_number(status: Status) -> i16 {
+    match status {
+        Status::Approved => 1,
+        Status::Declined => 2,
+        Status::Processing => 3,
+    }
+}
 
 /// `{"data": ...}`, the envelope of every successful answer.
 #[derive(Debug, Serialize)]
@@ -28,13 +36,13 @@ pub struct OperationView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     redirect_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    requisites: Option<&'a Map<String, Value>>,
+    requisites: Option<&'a KeptObject>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lifetime: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     instruction: Option<Instruction<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    input_fields: Option<&'a [InputField]>,
+    input_fields: Option<Vec<FieldView<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     confirm_required: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,7 +62,60 @@ pub struct OperationView<'a> {
 #[derive(Debug, Serialize)]
 struct Instruction<'a> {
     category: &'a str,
-    steps: &'a [InstructionStep],
+    steps: Vec<StepView<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct StepView<'a> {
+    title: &'a str,
+    description: &'a str,
+}
+
+impl<'a> From<&'a InstructionStep> for StepView<'a> {
+    fn from(step: &'a InstructionStep) -> Self {
+        Self {
+            title: &step.title,
+            description: &step.description,
+        }
+    }
+}
+
+/// An input field: `type` is `string` or `select`; `options` only for `select`.
+#[derive(Debug, Serialize)]
+struct FieldView<'a> {
+    name: &'a str,
+    label: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Vec<OptionView<'a>>>,
+}
+
+#[derive(Debug, Serialize)]
+struct OptionView<'a> {
+    value: &'a str,
+    label: &'a str,
+}
+
+impl<'a> From<&'a InputField> for FieldView<'a> {
+    fn from(field: &'a InputField) -> Self {
+        Self {
+            name: &field.name,
+            label: &field.label,
+            kind: &field.kind,
+            required: field.required,
+            options: field.options.as_ref().map(|options| {
+                options
+                    .iter()
+                    .map(|o: &'a SelectOption| OptionView {
+                        value: &o.value,
+                        label: &o.label,
+                    })
+                    .collect()
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -66,12 +127,12 @@ impl<'a> OperationView<'a> {
     /// The creation answer of a deposit (with its action while it waits) or of a withdrawal.
     /// `now` is the gateway clock, for `lifetime`.
     pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
-        let decline = op.decline.as_ref();
+        let decline = op.decline();
         let mut view = Self {
-            operation_id: op.id.to_string(),
-            status: op.status.code(),
-            amount: op.amount.to_string(),
-            currency: op.currency.as_str(),
+            operation_id: op.id().to_string(),
+            status: status_number(op.status()),
+            amount: op.amount().to_string(),
+            currency: op.opening().currency.as_str(),
             error_code: decline.map(|d| d.code.as_str()),
             error_message: decline.map(|d| d.message.as_str()),
             redirect_url: None,
@@ -87,8 +148,8 @@ impl<'a> OperationView<'a> {
             created_at: None,
             updated_at: None,
         };
-        if op.direction == Direction::Deposit && !op.status.is_final() {
-            if let Some(action) = &op.action {
+        if op.direction() == Direction::Deposit && !op.status().is_final() {
+            if let Some(action) = op.action() {
                 view.set_action(op, action, now);
             }
         }
@@ -99,13 +160,13 @@ impl<'a> OperationView<'a> {
     /// paymentMethod, userId, createdAt, updatedAt, and a withdrawal's masked requisites.
     pub fn read(op: &'a Operation, now: Timestamp) -> Self {
         let mut view = Self::creation(op, now);
-        view.merchant_operation_id = op.merchant_operation_id.as_ref().map(|m| m.as_str());
-        view.payment_method = Some(op.method.as_str());
-        view.user_id = Some(op.user_id.as_str());
-        view.created_at = Some(op.created_at.to_rfc3339());
-        view.updated_at = Some(op.updated_at.to_rfc3339());
-        if op.direction == Direction::Withdrawal {
-            view.requisites = op.requisites.as_ref();
+        view.merchant_operation_id = op.merchant_operation_id().map(|m| m.as_str());
+        view.payment_method = Some(op.method().as_str());
+        view.user_id = Some(op.user_id().as_str());
+        view.created_at = Some(op.created_at().to_rfc3339());
+        view.updated_at = Some(op.updated_at().to_rfc3339());
+        if op.direction() == Direction::Withdrawal {
+            view.requisites = op.requisites();
         }
         view
     }
@@ -114,9 +175,14 @@ impl<'a> OperationView<'a> {
         match action {
             Action::Redirect { url } => self.redirect_url = Some(url),
             Action::Requisites { requisites } => self.requisites = Some(requisites),
-            Action::InputFields { fields } => self.input_fields = Some(fields),
+            Action::InputFields { fields } => {
+                self.input_fields = Some(fields.iter().map(FieldView::from).collect())
+            }
             Action::Instruction { category, steps } => {
-                self.instruction = Some(Instruction { category, steps })
+                self.instruction = Some(Instruction {
+                    category,
+                    steps: steps.iter().map(StepView::from).collect(),
+                })
             }
             Action::Confirmation { channels, .. } => {
                 self.confirm_required = Some(true);

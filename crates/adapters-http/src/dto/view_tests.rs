@@ -1,8 +1,8 @@
 use super::*;
-use crate::test_support::{deposit, now, withdrawal};
+use crate::test_support::{deposit, deposit_builder, now, withdrawal};
 use domain::operation::{Decline, DeclineCode, SelectOption};
 use domain::{Currency, Status};
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("serializable")
@@ -21,17 +21,17 @@ fn a_redirect_deposit_shows_the_seed_fields_only() {
     });
     assert_eq!(
         view,
-        json!({"data": {"operationId": op.id.to_string(), "status": 3, "amount": "100.00",
+        json!({"data": {"operationId": op.id().to_string(), "status": 3, "amount": "100.00",
                         "currency": "RUB", "redirectUrl": "http://gw/pay/1"}})
     );
 }
 
 #[test]
 fn requisites_carry_lifetime_beside_them_in_data() {
-    let mut requisites = Map::new();
-    requisites.insert("qr".into(), json!("data:image/png;base64,AAAA"));
-    let mut op = deposit(Status::Processing, Some(Action::Requisites { requisites }));
-    op.expires_at = Some(now().plus_seconds(600));
+    let requisites = KeptObject::new().with("qr", "data:image/png;base64,AAAA");
+    let op = deposit_builder(Status::Processing, Some(Action::Requisites { requisites }))
+        .expires(now().plus_seconds(600))
+        .build();
     let view = to_json(&OperationView::creation(&op, now().plus_millis(1_500)));
     assert_eq!(
         view["requisites"],
@@ -94,13 +94,14 @@ fn input_instruction_and_confirmation_actions_have_their_shapes() {
 
 #[test]
 fn a_final_deposit_shows_no_action_and_a_decline_shows_its_code() {
-    let mut op = deposit(
+    let op = deposit_builder(
         Status::Declined,
         Some(Action::Redirect {
             url: "http://gw/pay/1".into(),
         }),
-    );
-    op.decline = Some(Decline::new(DeclineCode::CardDeclined));
+    )
+    .declined(Decline::new(DeclineCode::CardDeclined))
+    .build();
     let view = to_json(&OperationView::creation(&op, now()));
     assert!(view.get("redirectUrl").is_none());
     assert_eq!(view["status"], json!(2));

@@ -42,7 +42,7 @@ impl Decision {
 /// The SBP bank list: one button per bank, each opening that bank's page.
 pub fn banks_page(lang: Lang, op: &Operation, banks: &[(String, String)], refused: bool) -> Markup {
     let t = lang.texts();
-    let action = format!("/pay/{}/sbp", op.id);
+    let action = format!("/pay/{}/sbp", op.id());
     let body = html! {
         (summary(lang, op))
         h1 { (t.sbp_title) }
@@ -86,11 +86,11 @@ pub fn bank_page(
 
 /// The decision endpoint of the payment pages.
 pub fn decision_path(op: &Operation) -> String {
-    format!("/pay/{}/decision", op.id)
+    format!("/pay/{}/decision", op.id())
 }
 
 /// `GET /pay/{id}/sbp?bank=ID`: the chosen bank's page.
-#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn choose_by_query(
     choice: web::Query<BankChoice>,
     deposit: PageDeposit,
@@ -101,7 +101,7 @@ pub async fn choose_by_query(
 }
 
 /// `POST /pay/{id}/sbp` with `bank=ID` in the form: the same as the `GET`.
-#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.sbp_bank", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn choose_by_form(
     choice: web::Form<BankChoice>,
     deposit: PageDeposit,
@@ -120,14 +120,20 @@ fn chosen(
     let PageDeposit { lang, op } = deposit;
     if stage(&op, gateway.clock().now()) != Stage::SbpBanks {
         // The payment page shows whatever this operation needs now (or that it is finished).
-        return see_other(&pay_path(op.id));
+        return see_other(&pay_path(op.id()));
     }
     let banks = checkout.sbp_banks();
     match banks.iter().find(|(known, _)| known == bank) {
         Some((_, name)) => page(
             StatusCode::OK,
             lang,
-            bank_page(lang, &op, name, &decision_path(&op), Some(&pay_path(op.id))),
+            bank_page(
+                lang,
+                &op,
+                name,
+                &decision_path(&op),
+                Some(&pay_path(op.id())),
+            ),
         ),
         None => page(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -189,7 +195,7 @@ mod tests {
             ("bank_b".to_string(), "Bank <B>".to_string()),
         ];
         let html = banks_page(Lang::En, &op, &banks, false).into_string();
-        assert!(html.contains(&format!(r#"action="/pay/{}/sbp""#, op.id)));
+        assert!(html.contains(&format!(r#"action="/pay/{}/sbp""#, op.id())));
         assert!(html.contains(r#"name="bank" value="bank_a""#));
         assert!(html.contains("Bank &lt;B&gt;"));
         assert!(!html.contains("role=\"alert\""));
@@ -201,7 +207,7 @@ mod tests {
     fn the_bank_page_posts_confirm_and_reject() {
         let op = deposit(PaymentMethod::BankAPay);
         let html = bank_page(Lang::En, &op, "Bank A Pay", &decision_path(&op), None).into_string();
-        assert!(html.contains(&format!(r#"action="/pay/{}/decision""#, op.id)));
+        assert!(html.contains(&format!(r#"action="/pay/{}/decision""#, op.id())));
         assert!(html.contains(r#"name="approve" value="true""#));
         assert!(html.contains(r#"name="approve" value="false""#));
         assert!(html.contains("Confirm") && html.contains("Reject"));

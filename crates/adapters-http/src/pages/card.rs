@@ -54,7 +54,7 @@ impl From<&ValidationErrors> for CardErrors {
 /// number and CVC are never written back into a page).
 pub fn form(lang: Lang, op: &Operation, errors: CardErrors, expiry: &str) -> Markup {
     let t = lang.texts();
-    let action = format!("/pay/{}/card", op.id);
+    let action = format!("/pay/{}/card", op.id());
     let body = html! {
         (summary(lang, op))
         h1 { (t.card_title) }
@@ -83,7 +83,7 @@ pub fn form(lang: Lang, op: &Operation, errors: CardErrors, expiry: &str) -> Mar
                     @if errors.cvc { p.field-error { (t.bad_cvc) } }
                 }
             }
-            button type="submit" { (t.pay) " " (lang.money(op.amount, op.currency)) }
+            button type="submit" { (t.pay) " " (lang.money(op.amount(), op.currency())) }
         }
         p.note { (t.card_note) }
     };
@@ -134,7 +134,7 @@ mod tests {
     fn the_form_posts_the_three_fields_to_the_card_endpoint() {
         let op = deposit(PaymentMethod::Card);
         let html = form(Lang::En, &op, CardErrors::default(), "").into_string();
-        assert!(html.contains(&format!(r#"action="/pay/{}/card""#, op.id)));
+        assert!(html.contains(&format!(r#"action="/pay/{}/card""#, op.id())));
         for name in ["pan", "expiry", "cvc"] {
             assert!(html.contains(&format!(r#"name="{name}""#)), "{name}");
         }

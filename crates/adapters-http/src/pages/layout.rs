@@ -60,9 +60,9 @@ pub fn summary(lang: Lang, op: &Operation) -> Markup {
         div.summary {
             div {
                 div.label { (t.amount) }
-                div.amount { (lang.money(op.amount, op.currency)) }
+                div.amount { (lang.money(op.amount(), op.currency())) }
             }
-            div.ref { (t.reference) " " code { (short_ref(op.id)) } }
+            div.ref { (t.reference) " " code { (short_ref(op.id())) } }
         }
     }
 }

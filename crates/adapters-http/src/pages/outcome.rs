@@ -23,14 +23,14 @@ pub fn pay_path(id: OperationId) -> String {
 /// After a step the payer made: to `successUrl` / `failUrl` when the merchant gave them, else
 /// to the result page; an operation still processing goes back to its payment page.
 pub fn after_step(op: &Operation) -> HttpResponse {
-    let merchant_url = match op.status {
-        Status::Approved => op.urls.success.as_ref(),
-        Status::Declined => op.urls.fail.as_ref(),
-        Status::Processing => return see_other(&pay_path(op.id)),
+    let merchant_url = match op.status() {
+        Status::Approved => op.urls().success.as_ref(),
+        Status::Declined => op.urls().fail.as_ref(),
+        Status::Processing => return see_other(&pay_path(op.id())),
     };
     match merchant_url {
         Some(url) => see_other(url.as_str()),
-        None => see_other(&result_path(op.id)),
+        None => see_other(&result_path(op.id())),
     }
 }
 
@@ -46,25 +46,22 @@ pub enum Visit {
 /// The page of a final or expired operation.
 pub fn status_page(lang: Lang, op: &Operation, visit: Visit) -> Markup {
     let t = lang.texts();
-    let expired = op.status == Status::Processing
-        || op
-            .decline
-            .as_ref()
-            .is_some_and(|d| d.code == DeclineCode::Expired);
-    let (title, class) = match op.status {
+    let expired = op.status() == Status::Processing
+        || op.decline().is_some_and(|d| d.code == DeclineCode::Expired);
+    let (title, class) = match op.status() {
         Status::Approved => (t.approved_title, "ok"),
         Status::Declined if expired => (t.expired_title, "bad"),
         Status::Declined => (t.declined_title, "bad"),
         Status::Processing => (t.expired_title, "bad"),
     };
-    let back = match op.status {
-        Status::Approved => op.urls.success.as_ref(),
-        Status::Declined | Status::Processing => op.urls.fail.as_ref(),
+    let back = match op.status() {
+        Status::Approved => op.urls().success.as_ref(),
+        Status::Declined | Status::Processing => op.urls().fail.as_ref(),
     };
     let body = html! {
         (summary(lang, op))
         h1 class=(class) { (title) }
-        @if let Some(decline) = op.decline.as_ref().filter(|_| !expired) {
+        @if let Some(decline) = op.decline().as_ref().filter(|_| !expired) {
             p { (t.reason) ": " (t.decline(decline.code)) }
         }
         @if expired {
@@ -178,7 +175,7 @@ pub fn internal(lang: Lang, error: &anyhow::Error) -> HttpResponse {
 pub fn failure(lang: Lang, error: CheckoutError) -> HttpResponse {
     match error {
         CheckoutError::NotFound => not_found(lang),
-        CheckoutError::NotWaiting(op) => match op.status {
+        CheckoutError::NotWaiting(op) => match op.status() {
             Status::Approved | Status::Declined => page(
                 StatusCode::CONFLICT,
                 lang,
@@ -204,21 +201,20 @@ mod tests {
 
     use super::*;
     use crate::pages::layout::tests::header_of;
-    use crate::pages::stage::tests::{deposit, NOW};
+    use crate::pages::stage::tests::{deposit, deposit_builder, NOW};
 
     fn at() -> Timestamp {
         Timestamp::from_millis(NOW).plus_seconds(5)
     }
 
-    fn with_urls(op: Operation) -> Operation {
-        Operation {
-            urls: OperationUrls {
+    fn with_urls(method: PaymentMethod) -> Operation {
+        deposit_builder(method)
+            .urls(OperationUrls {
                 success: HttpUrl::parse("https://shop.example/ok").ok(),
                 fail: HttpUrl::parse("https://shop.example/fail").ok(),
                 ..OperationUrls::default()
-            },
-            ..op
-        }
+            })
+            .build()
     }
 
     fn location(response: &HttpResponse) -> &str {
@@ -227,7 +223,7 @@ mod tests {
 
     #[test]
     fn results_go_to_the_merchant_urls_or_the_result_page() {
-        let op = with_urls(deposit(PaymentMethod::Card));
+        let op = with_urls(PaymentMethod::Card);
         let approved = op.finish(&Outcome::Approve, at()).expect("processing");
         let declined = op
             .finish(
@@ -243,8 +239,8 @@ mod tests {
         let bare = deposit(PaymentMethod::Card)
             .finish(&Outcome::Approve, at())
             .expect("processing");
-        assert_eq!(location(&after_step(&bare)), result_path(bare.id));
-        assert_eq!(location(&after_step(&op)), pay_path(op.id));
+        assert_eq!(location(&after_step(&bare)), result_path(bare.id()));
+        assert_eq!(location(&after_step(&op)), pay_path(op.id()));
     }
 
     #[test]
@@ -278,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_finished_operation_links_back_to_the_store_without_redirecting() {
-        let approved = with_urls(deposit(PaymentMethod::Card))
+        let approved = with_urls(PaymentMethod::Card)
             .finish(&Outcome::Approve, at())
             .expect("processing");
         let response = failure(Lang::En, CheckoutError::NotWaiting(Box::new(approved)));

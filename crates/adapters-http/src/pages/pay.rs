@@ -14,7 +14,7 @@ use super::PageDeposit;
 
 /// `GET /pay/{id}`: the card form, the SBP bank list, the bank page or the QR code; for a
 /// finished or expired payment, its state (nothing changes).
-#[tracing::instrument(name = "pages.pay", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.pay", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn show(
     deposit: PageDeposit,
     checkout: web::Data<Checkout>,
@@ -34,7 +34,7 @@ pub async fn show(
 
 /// `GET /pay/{id}/result`: the gateway's own result page; a payment still waiting goes back
 /// to its payment page.
-#[tracing::instrument(name = "pages.result", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.result", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn result(deposit: PageDeposit, gateway: web::Data<Gateway>) -> HttpResponse {
     let PageDeposit { lang, op } = deposit;
     match stage(&op, gateway.clock().now()) {
@@ -42,7 +42,7 @@ pub async fn result(deposit: PageDeposit, gateway: web::Data<Gateway>) -> HttpRe
             page(StatusCode::OK, lang, status_page(lang, &op, Visit::Result))
         }
         Stage::Card | Stage::SbpBanks | Stage::Bank(_) | Stage::Qr { .. } | Stage::Elsewhere => {
-            see_other(&pay_path(op.id))
+            see_other(&pay_path(op.id()))
         }
     }
 }

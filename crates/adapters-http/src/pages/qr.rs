@@ -32,14 +32,14 @@ pub fn qr_page(lang: Lang, op: &Operation, qr: Option<&str>) -> Markup {
 }
 
 fn decision_path(op: &Operation) -> String {
-    format!("/sandbox/qr/{}/decision", op.id)
+    format!("/sandbox/qr/{}/decision", op.id())
 }
 
 /// `GET /sandbox/qr/{id}`: the bank app's page for the scanned code.
-#[tracing::instrument(name = "pages.qr_app", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.qr_app", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn bank_app(deposit: PageDeposit, gateway: web::Data<Gateway>) -> HttpResponse {
     // Only an `sbp_qr` deposit is a QR payment.
-    if deposit.op.method != PaymentMethod::SbpQr {
+    if deposit.op.method() != PaymentMethod::SbpQr {
         return not_found(deposit.lang);
     }
     let PageDeposit { lang, op } = deposit;
@@ -63,22 +63,22 @@ pub async fn bank_app(deposit: PageDeposit, gateway: web::Data<Gateway>) -> Http
 
 /// `POST /sandbox/qr/{id}/decision`: Confirm or Reject in the bank app, then the result page.
 /// The payer is on a phone, not on the merchant's site, so the merchant's URLs are not used.
-#[tracing::instrument(name = "pages.qr_decision", skip_all, fields(operation.id = %deposit.op.id))]
+#[tracing::instrument(name = "pages.qr_decision", skip_all, fields(operation.id = %deposit.op.id()))]
 pub async fn decide(
     decision: web::Form<Decision>,
     deposit: PageDeposit,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
     // Only an `sbp_qr` deposit is a QR payment.
-    if deposit.op.method != PaymentMethod::SbpQr {
+    if deposit.op.method() != PaymentMethod::SbpQr {
         return not_found(deposit.lang);
     }
     let PageDeposit { lang, op } = deposit;
     let Some(approve) = decision.approve() else {
         return bad_request(lang);
     };
-    match checkout.decide(op.id, approve).await {
-        Ok(done) => see_other(&result_path(done.id)),
+    match checkout.decide(op.id(), approve).await {
+        Ok(done) => see_other(&result_path(done.id())),
         Err(error) => failure(lang, error),
     }
 }
@@ -102,7 +102,7 @@ mod tests {
         let op = deposit(PaymentMethod::SbpQr);
         assert_eq!(
             decision_path(&op),
-            format!("/sandbox/qr/{}/decision", op.id)
+            format!("/sandbox/qr/{}/decision", op.id())
         );
     }
 }

@@ -42,7 +42,10 @@ pub async fn complete(
     let body = json_bytes(&req, payload).await?;
     let outcome = requested_outcome(&parse_object(&body)?)?;
     let op = checkout.complete(id, outcome).await?;
-    tracing::info!(status = op.status.name(), "sandbox completed an operation");
+    tracing::info!(
+        status = op.status().name(),
+        "sandbox completed an operation"
+    );
     let now = gateway.clock().now();
     Ok(HttpResponse::Ok().json(Data {
         data: OperationView::read(&op, now),

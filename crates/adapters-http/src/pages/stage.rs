@@ -44,17 +44,17 @@ impl BankPay {
 
 /// The stage of `op` at `now`.
 pub fn stage(op: &Operation, now: Timestamp) -> Stage<'_> {
-    match op.status {
+    match op.status() {
         Status::Approved | Status::Declined => return Stage::Final,
         Status::Processing => {}
     }
-    if op.direction != domain::Direction::Deposit {
+    if op.direction() != domain::Direction::Deposit {
         return Stage::Elsewhere;
     }
     if op.is_expired(now) {
         return Stage::Expired;
     }
-    match (&op.action, op.method) {
+    match (&op.action(), op.method()) {
         (Some(Action::Redirect { .. }), method) => match method {
             PaymentMethod::Card => Stage::Card,
             PaymentMethod::Sbp => Stage::SbpBanks,
@@ -65,8 +65,7 @@ pub fn stage(op: &Operation, now: Timestamp) -> Stage<'_> {
         },
         (Some(Action::Requisites { requisites }), PaymentMethod::SbpQr) => Stage::Qr {
             qr: requisites
-                .get("qr")
-                .and_then(|v| v.as_str())
+                .text("qr")
                 .filter(|uri| uri.starts_with("data:image/png;base64,")),
         },
         _ => Stage::Elsewhere,
@@ -77,8 +76,7 @@ pub fn stage(op: &Operation, now: Timestamp) -> Stage<'_> {
 pub(crate) mod tests {
     use domain::operation::{Decline, DeclineCode, Outcome};
     use domain::testkit::OperationBuilder;
-    use domain::{Direction, OperationId, PaymentMethod};
-    use serde_json::{json, Map, Value};
+    use domain::{KeptObject, OperationId, PaymentMethod};
 
     use super::*;
 
@@ -86,10 +84,15 @@ pub(crate) mod tests {
 
     /// A waiting deposit of 100.00 RUB paid by `method` with a redirect (or QR) action.
     pub(crate) fn deposit(method: PaymentMethod) -> Operation {
+        deposit_builder(method).build()
+    }
+
+    /// [`deposit`], to change before building.
+    pub(crate) fn deposit_builder(method: PaymentMethod) -> OperationBuilder {
         let at = Timestamp::from_millis(NOW);
         let action = match method {
             PaymentMethod::SbpQr => Action::Requisites {
-                requisites: object(json!({"qr": "data:image/png;base64,iVBORw0KGgo="})),
+                requisites: qr("data:image/png;base64,iVBORw0KGgo="),
             },
             _ => Action::Redirect {
                 url: "http://gw.example/pay/x".into(),
@@ -100,14 +103,10 @@ pub(crate) mod tests {
             .action(action)
             .created(at)
             .expires(at.plus_seconds(600))
-            .build()
     }
 
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        }
+    fn qr(uri: &str) -> KeptObject {
+        KeptObject::new().with("qr", uri)
     }
 
     fn now() -> Timestamp {
@@ -143,28 +142,25 @@ pub(crate) mod tests {
         assert_eq!(stage(&done, now()), Stage::Final);
         let late = Timestamp::from_millis(NOW).plus_seconds(600);
         assert_eq!(stage(&deposit(PaymentMethod::Sbp), late), Stage::Expired);
-        let requisites = Operation {
-            action: Some(Action::Requisites {
-                requisites: Map::new(),
-            }),
-            ..deposit(PaymentMethod::Card)
-        };
+        let requisites = deposit_builder(PaymentMethod::Card)
+            .action(Action::Requisites {
+                requisites: KeptObject::new(),
+            })
+            .build();
         assert_eq!(stage(&requisites, now()), Stage::Elsewhere);
-        let payout = Operation {
-            direction: Direction::Withdrawal,
-            ..deposit(PaymentMethod::Card)
-        };
+        let payout = OperationBuilder::payout(PaymentMethod::Card)
+            .created(Timestamp::from_millis(NOW))
+            .build();
         assert_eq!(stage(&payout, now()), Stage::Elsewhere);
     }
 
     #[test]
     fn a_qr_that_is_not_a_png_data_uri_is_not_shown() {
-        let op = Operation {
-            action: Some(Action::Requisites {
-                requisites: object(json!({"qr": "javascript:alert(1)"})),
-            }),
-            ..deposit(PaymentMethod::SbpQr)
-        };
+        let op = deposit_builder(PaymentMethod::SbpQr)
+            .action(Action::Requisites {
+                requisites: qr("javascript:alert(1)"),
+            })
+            .build();
         assert_eq!(stage(&op, now()), Stage::Qr { qr: None });
     }
 }

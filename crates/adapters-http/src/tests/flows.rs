@@ -5,11 +5,13 @@ use domain::ledger::Balance;
 use domain::operation::Action;
 use domain::ports::{DepositStart, InsertError, MockMerchantDirectory, StoreError};
 use domain::signature::Fingerprint;
-use domain::{Currency, MerchantId, Status};
+use domain::{Currency, Status};
 use serde_json::json;
 
 use super::*;
-use crate::test_support::{deposit, merchant, op_id, withdrawal, Mocks};
+use crate::test_support::{
+    deposit, deposit_builder, merchant, op_id, withdrawal, withdrawal_builder, Mocks,
+};
 
 const BODY: &str = r#"{"amount": "100.00", "currency": "RUB", "paymentMethod": "card",
   "userId": "u-1", "merchantOperationId": "order-1"}"#;
@@ -62,8 +64,9 @@ async fn a_replay_answers_the_read_shape_and_a_different_request_409() {
         // The stored fingerprint is of the canonical form of BODY (key order, spaces ignored).
         let canonical = br#"{"amount":"100.00","currency":"RUB","merchantOperationId":"order-1","paymentMethod":"card","userId":"u-1"}"#;
         let secret = merchant().deposit_secret;
-        let mut op = deposit(Status::Processing, Some(Action::Redirect { url: "http://gw/pay/1".into() }));
-        op.merchant_operation_id = domain::MerchantOperationId::parse("order-1").ok();
+        let op = deposit_builder(Status::Processing, Some(Action::Redirect { url: "http://gw/pay/1".into() }))
+            .merchant_operation_id("order-1")
+            .build();
         Ok(Some((op, Some(Fingerprint::of(&secret, canonical)))))
     });
     let app = default_service(mocks).await;
@@ -144,9 +147,11 @@ async fn an_unreachable_database_is_503() {
 async fn reads_sign_the_path_and_hide_other_merchants_operations() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| {
-        let mut op = withdrawal(Status::Processing);
-        op.merchant_id = MerchantId::parse("m-2").expect("valid");
-        Ok(Some(op))
+        Ok(Some(
+            withdrawal_builder(Status::Processing)
+                .merchant("m-2")
+                .build(),
+        ))
     });
     let app = default_service(mocks).await;
     let path = format!("/api/v1/withdrawals/{}", op_id());

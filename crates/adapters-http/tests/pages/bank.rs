@@ -8,34 +8,37 @@ async fn sbp_lists_banks_then_the_bank_page_confirms() {
     let app = TestApp::new().await;
     let op = app.deposit("sbp", "250.00", Urls::SuccessAndFail).await;
 
-    let list = app.get(&format!("/pay/{}", op.id)).await;
+    let list = app.get(&format!("/pay/{}", op.id())).await;
     assert_eq!(list.status, 200);
     for (id, name) in adapters_sandbox::sbp_banks() {
         assert!(list.body.contains(&format!(r#"value="{id}""#)), "{id}");
         assert!(list.body.contains(name), "{name}");
     }
 
-    let bank = app.get(&format!("/pay/{}/sbp?bank=bank_a", op.id)).await;
+    let bank = app.get(&format!("/pay/{}/sbp?bank=bank_a", op.id())).await;
     assert_eq!(bank.status, 200);
     assert!(bank.body.contains("Bank A"));
     assert!(bank
         .body
-        .contains(&format!(r#"action="/pay/{}/decision""#, op.id)));
+        .contains(&format!(r#"action="/pay/{}/decision""#, op.id())));
     assert_eq!(
-        app.operation(op.id).await,
+        app.operation(op.id()).await,
         op,
         "picking a bank changes nothing"
     );
 
     let answer = app
-        .post_form(&format!("/pay/{}/decision", op.id), &[("approve", "true")])
+        .post_form(
+            &format!("/pay/{}/decision", op.id()),
+            &[("approve", "true")],
+        )
         .await;
 
     assert_eq!(answer.status, 303);
     assert_eq!(answer.location(), Some(SUCCESS_URL));
-    assert_eq!(app.operation(op.id).await.status, Status::Approved);
+    assert_eq!(app.operation(op.id()).await.status(), Status::Approved);
     assert_eq!(app.balance().await, (25_000, 0));
-    assert!(app.callback_queued(op.id).await);
+    assert!(app.callback_queued(op.id()).await);
 }
 
 #[actix_web::test]
@@ -44,15 +47,15 @@ async fn the_bank_can_also_be_posted_and_an_unknown_one_is_refused() {
     let op = app.deposit("sbp", "250.00", Urls::None).await;
 
     let posted = app
-        .post_form(&format!("/pay/{}/sbp", op.id), &[("bank", "bank_c")])
+        .post_form(&format!("/pay/{}/sbp", op.id()), &[("bank", "bank_c")])
         .await;
     assert_eq!(posted.status, 200);
     assert!(posted.body.contains("Bank C"));
 
-    let unknown = app.get(&format!("/pay/{}/sbp?bank=nope", op.id)).await;
+    let unknown = app.get(&format!("/pay/{}/sbp?bank=nope", op.id())).await;
     assert_eq!(unknown.status, 422);
     assert!(unknown.body.contains("Choose a bank from the list."));
-    assert_eq!(app.operation(op.id).await, op);
+    assert_eq!(app.operation(op.id()).await, op);
 }
 
 #[actix_web::test]
@@ -62,18 +65,21 @@ async fn bank_b_pay_reject_declines_as_payment_rejected() {
         .deposit("bank_b_pay", "100.00", Urls::SuccessAndFail)
         .await;
 
-    let page = app.get(&format!("/pay/{}", op.id)).await;
+    let page = app.get(&format!("/pay/{}", op.id())).await;
     assert!(page.body.contains("Bank B Pay"));
     assert!(page.body.contains(r#"value="false""#));
 
     let answer = app
-        .post_form(&format!("/pay/{}/decision", op.id), &[("approve", "false")])
+        .post_form(
+            &format!("/pay/{}/decision", op.id()),
+            &[("approve", "false")],
+        )
         .await;
 
     assert_eq!(answer.status, 303);
     assert_eq!(answer.location(), Some(FAIL_URL));
-    let stored = app.operation(op.id).await;
-    assert_eq!(stored.status, Status::Declined);
+    let stored = app.operation(op.id()).await;
+    assert_eq!(stored.status(), Status::Declined);
     assert_eq!(decline_code(&stored), Some(DeclineCode::PaymentRejected));
     assert_eq!(app.balance().await, (0, 0));
 }
@@ -85,12 +91,15 @@ async fn bank_a_and_c_pay_confirm_without_merchant_urls_show_the_result_page() {
         let op = app.deposit(method, "1.00", Urls::None).await;
 
         let answer = app
-            .post_form(&format!("/pay/{}/decision", op.id), &[("approve", "true")])
+            .post_form(
+                &format!("/pay/{}/decision", op.id()),
+                &[("approve", "true")],
+            )
             .await;
 
-        let result = format!("/pay/{}/result", op.id);
+        let result = format!("/pay/{}/result", op.id());
         assert_eq!(answer.location(), Some(result.as_str()), "{method}");
-        assert_eq!(app.operation(op.id).await.status, Status::Approved);
+        assert_eq!(app.operation(op.id()).await.status(), Status::Approved);
         assert!(app.get(&result).await.body.contains("Payment successful"));
     }
 }
@@ -102,12 +111,12 @@ async fn a_decision_that_is_neither_true_nor_false_changes_nothing() {
 
     for form in [&[("approve", "yes")][..], &[][..]] {
         let answer = app
-            .post_form(&format!("/pay/{}/decision", op.id), form)
+            .post_form(&format!("/pay/{}/decision", op.id()), form)
             .await;
         assert_eq!(answer.status, 400);
         assert!(answer.is_html());
     }
-    assert_eq!(app.operation(op.id).await, op);
+    assert_eq!(app.operation(op.id()).await, op);
 }
 
 #[actix_web::test]
@@ -116,10 +125,13 @@ async fn a_card_deposit_takes_no_bank_decision() {
     let op = app.deposit("card", "1.00", Urls::None).await;
 
     let answer = app
-        .post_form(&format!("/pay/{}/decision", op.id), &[("approve", "true")])
+        .post_form(
+            &format!("/pay/{}/decision", op.id()),
+            &[("approve", "true")],
+        )
         .await;
 
     assert_eq!(answer.status, 409);
     assert!(answer.location().is_none());
-    assert_eq!(app.operation(op.id).await, op);
+    assert_eq!(app.operation(op.id()).await, op);
 }

@@ -15,8 +15,8 @@ use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
 use domain::service::{Checkout, Gateway, Ports};
 use domain::testkit::RandomIds;
 pub use domain::testkit::TestClock;
-use domain::{Amount, Currency, OperationId, Status};
-use serde_json::{Map, Value};
+use domain::{Amount, Currency, KeptObject, OperationId, Status};
+use serde_json::Value;
 use tempfile::TempDir;
 
 pub const SUCCESS_URL: &str = "https://shop.example/success?order=7";
@@ -90,6 +90,7 @@ impl TestApp {
             provider: provider.clone(),
             clock: clock.clone(),
             ids: Arc::new(RandomIds),
+            callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
         });
         let checkout = Checkout::new(gateway.clone(), provider);
         let merchant = db
@@ -145,7 +146,7 @@ impl TestApp {
             .create_deposit(&self.merchant, request, b"{}")
             .await
             .expect("created");
-        assert_eq!(created.operation.status, Status::Processing);
+        assert_eq!(created.operation.status(), Status::Processing);
         created.operation
     }
 
@@ -156,9 +157,9 @@ impl TestApp {
             .adjust_balance(self.merchant.id.clone(), Currency::RUB, value, true)
             .await
             .expect("credited");
-        let mut requisites = Map::new();
-        requisites.insert("pan".into(), Value::String("4242424242424242".into()));
-        requisites.insert("cardholderName".into(), Value::String("IVAN IVANOV".into()));
+        let requisites = KeptObject::new()
+            .with("pan", "4242424242424242")
+            .with("cardholderName", "IVAN IVANOV");
         let raw = RawRequest {
             amount: Some(amount),
             currency: Some("RUB"),
@@ -280,5 +281,5 @@ impl TestApp {
 
 /// The decline code of a declined operation.
 pub fn decline_code(op: &Operation) -> Option<DeclineCode> {
-    op.decline.as_ref().map(|d| d.code)
+    op.decline().as_ref().map(|d| d.code)
 }

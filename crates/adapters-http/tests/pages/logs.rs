@@ -52,7 +52,7 @@ async fn card_payments_log_the_operation_id_but_never_the_card() {
     let refused = app.deposit("card", "100.00", Urls::None).await;
 
     app.post_form(
-        &format!("/pay/{}/card", paid.id),
+        &format!("/pay/{}/card", paid.id()),
         &[
             ("pan", "4000000000009995"),
             ("expiry", &app.future_expiry()),
@@ -61,7 +61,7 @@ async fn card_payments_log_the_operation_id_but_never_the_card() {
     )
     .await;
     app.post_form(
-        &format!("/pay/{}/card", refused.id),
+        &format!("/pay/{}/card", refused.id()),
         &[
             ("pan", "5555555555554440"),
             ("expiry", "01/20"),
@@ -71,8 +71,8 @@ async fn card_payments_log_the_operation_id_but_never_the_card() {
     .await;
 
     let logs = captured.text();
-    assert!(logs.contains(&paid.id.to_string()), "captured: {logs}");
-    assert!(logs.contains(&refused.id.to_string()));
+    assert!(logs.contains(&paid.id().to_string()), "captured: {logs}");
+    assert!(logs.contains(&refused.id().to_string()));
     for secret in ["4000000000009995", "5555555555554440", "9876", "8765"] {
         assert!(!logs.contains(secret), "{secret} in the logs:\n{logs}");
     }

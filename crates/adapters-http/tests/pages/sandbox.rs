@@ -16,7 +16,7 @@ async fn status_1_approves_a_waiting_deposit() {
 
     let answer = app
         .post_raw(
-            &complete_path(op.id),
+            &complete_path(op.id()),
             "application/json",
             r#"{"status": 1}"#,
         )
@@ -24,13 +24,13 @@ async fn status_1_approves_a_waiting_deposit() {
 
     assert_eq!(answer.status, 200, "{}", answer.body);
     let body = answer.json();
-    assert_eq!(body["data"]["operationId"], op.id.to_string());
+    assert_eq!(body["data"]["operationId"], op.id().to_string());
     assert_eq!(body["data"]["status"], 1);
     assert_eq!(body["data"]["amount"], "100.00");
     assert_eq!(body["data"]["currency"], "RUB");
     assert!(body["data"].get("errorCode").is_none());
     assert_eq!(app.balance().await, (10_000, 0));
-    assert!(app.callback_queued(op.id).await);
+    assert!(app.callback_queued(op.id()).await);
 }
 
 #[actix_web::test]
@@ -40,7 +40,7 @@ async fn status_2_declines_as_provider_declined() {
 
     let answer = app
         .post_raw(
-            &complete_path(op.id),
+            &complete_path(op.id()),
             "application/json",
             r#"{"status": 2}"#,
         )
@@ -51,7 +51,7 @@ async fn status_2_declines_as_provider_declined() {
     assert_eq!(body["data"]["status"], 2);
     assert_eq!(body["data"]["errorCode"], "ProviderDeclined");
     assert!(body["data"]["errorMessage"].is_string());
-    let stored = app.operation(op.id).await;
+    let stored = app.operation(op.id()).await;
     assert_eq!(decline_code(&stored), Some(DeclineCode::ProviderDeclined));
 }
 
@@ -63,14 +63,14 @@ async fn payouts_still_processing_can_be_completed() {
 
     let answer = app
         .post_raw(
-            &complete_path(payout.id),
+            &complete_path(payout.id()),
             "application/json",
             r#"{"status":2}"#,
         )
         .await;
 
     assert_eq!(answer.status, 200);
-    assert_eq!(app.operation(payout.id).await.status, Status::Declined);
+    assert_eq!(app.operation(payout.id()).await.status(), Status::Declined);
     assert_eq!(app.balance().await, (4_000, 0), "the hold is released");
 }
 
@@ -79,16 +79,16 @@ async fn an_operation_already_final_is_409_invalid_state() {
     let app = TestApp::new().await;
     let op = app.deposit("card", "100.00", Urls::None).await;
     app.post_raw(
-        &complete_path(op.id),
+        &complete_path(op.id()),
         "application/json",
         r#"{"status": 1}"#,
     )
     .await;
-    let done = app.operation(op.id).await;
+    let done = app.operation(op.id()).await;
 
     let answer = app
         .post_raw(
-            &complete_path(op.id),
+            &complete_path(op.id()),
             "application/json",
             r#"{"status": 2}"#,
         )
@@ -99,7 +99,7 @@ async fn an_operation_already_final_is_409_invalid_state() {
     assert_eq!(body["errorCode"], "InvalidState");
     assert!(body["errorMessage"].is_string());
     assert_eq!(body.as_object().map(|o| o.len()), Some(2));
-    assert_eq!(app.operation(op.id).await, done);
+    assert_eq!(app.operation(op.id()).await, done);
 }
 
 #[actix_web::test]
@@ -130,12 +130,12 @@ async fn any_other_status_or_body_is_400_invalid_request() {
         "",
     ] {
         let answer = app
-            .post_raw(&complete_path(op.id), "application/json", body)
+            .post_raw(&complete_path(op.id()), "application/json", body)
             .await;
         assert_eq!(answer.status, 400, "{body}");
         assert_eq!(answer.json()["errorCode"], "InvalidRequest", "{body}");
     }
-    assert_eq!(app.operation(op.id).await, op, "nothing changed");
+    assert_eq!(app.operation(op.id()).await, op, "nothing changed");
 }
 
 #[actix_web::test]
@@ -145,7 +145,7 @@ async fn a_field_error_lists_the_status_field() {
 
     let answer = app
         .post_raw(
-            &complete_path(op.id),
+            &complete_path(op.id()),
             "application/json",
             r#"{"status": 7}"#,
         )
@@ -161,10 +161,10 @@ async fn a_body_that_is_not_json_is_415() {
     let op = app.deposit("card", "100.00", Urls::None).await;
 
     let answer = app
-        .post_raw(&complete_path(op.id), "text/plain", r#"{"status": 1}"#)
+        .post_raw(&complete_path(op.id()), "text/plain", r#"{"status": 1}"#)
         .await;
 
     assert_eq!(answer.status, 415);
     assert_eq!(answer.json()["errorCode"], "UnsupportedMediaType");
-    assert_eq!(app.operation(op.id).await, op);
+    assert_eq!(app.operation(op.id()).await, op);
 }

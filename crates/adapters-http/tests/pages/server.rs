@@ -36,7 +36,7 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let page = client
-        .get(format!("{base}/pay/{}", op.id))
+        .get(format!("{base}/pay/{}", op.id()))
         .send()
         .await
         .expect("answer");
@@ -58,7 +58,7 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
 
     let wrong = client
-        .delete(format!("{base}/pay/{}", op.id))
+        .delete(format!("{base}/pay/{}", op.id()))
         .send()
         .await
         .expect("answer");
@@ -69,7 +69,7 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     );
 
     let bad = client
-        .post(format!("{base}/sandbox/operations/{}/complete", op.id))
+        .post(format!("{base}/sandbox/operations/{}/complete", op.id()))
         .header("content-type", "application/json")
         .body(r#"{"status": 9}"#)
         .send()
@@ -82,7 +82,7 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
 
     let expiry = app.future_expiry();
     let paid = client
-        .post(format!("{base}/pay/{}/card", op.id))
+        .post(format!("{base}/pay/{}/card", op.id()))
         .form(&[
             ("pan", "4242424242424242"),
             ("expiry", &expiry),
@@ -98,7 +98,7 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     );
 
     let wrong_method = client
-        .get(format!("{base}/sandbox/operations/{}/complete", op.id))
+        .get(format!("{base}/sandbox/operations/{}/complete", op.id()))
         .send()
         .await
         .expect("answer");

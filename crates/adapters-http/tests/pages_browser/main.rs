@@ -184,7 +184,7 @@ async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
     let approved = app
         .deposit_to("card", "100.00", Some(&success), Some(&fail))
         .await;
-    let page = format!("{base}/pay/{}", approved.id);
+    let page = format!("{base}/pay/{}", approved.id());
     client.goto(&page).await.expect("the card page");
     let html = client.source().await.expect("the page source");
     assert!(html.contains("Pay by card"), "{html}");
@@ -194,20 +194,23 @@ async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
     }
     pay(&client, &page, "4242 4242 4242 4242", &expiry).await;
     lands_on(&client, &success).await;
-    assert_eq!(app.operation(approved.id).await.status, Status::Approved);
+    assert_eq!(
+        app.operation(approved.id()).await.status(),
+        Status::Approved
+    );
 
     let declined = app
         .deposit_to("card", "100.00", Some(&success), Some(&fail))
         .await;
-    let page = format!("{base}/pay/{}", declined.id);
+    let page = format!("{base}/pay/{}", declined.id());
     pay(&client, &page, "4000000000000002", &expiry).await;
     lands_on(&client, &fail).await;
-    let stored = app.operation(declined.id).await;
-    assert_eq!(stored.status, Status::Declined);
+    let stored = app.operation(declined.id()).await;
+    assert_eq!(stored.status(), Status::Declined);
     assert_eq!(decline_code(&stored), Some(DeclineCode::CardDeclined));
 
     let refused = app.deposit_to("card", "100.00", None, None).await;
-    let page = format!("{base}/pay/{}", refused.id);
+    let page = format!("{base}/pay/{}", refused.id());
     pay(&client, &page, "4242424242424241", &expiry).await;
     let refusal = client
         .wait()
@@ -217,7 +220,10 @@ async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
         .expect("the form again, with the error");
     let text = refusal.text().await.expect("the error text");
     assert_eq!(text, "Enter a valid card number.");
-    assert_eq!(app.operation(refused.id).await.status, Status::Processing);
+    assert_eq!(
+        app.operation(refused.id()).await.status(),
+        Status::Processing
+    );
 
     client.close().await.expect("closed");
 }

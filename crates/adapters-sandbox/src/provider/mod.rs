@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, Outcome};
-use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
+use domain::ports::{
+    CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
+};
 use domain::route::{Flow, Route};
 use domain::{Direction, Timestamp, WithdrawalRequisites};
 
@@ -48,16 +50,18 @@ impl SandboxProvider {
     fn deposit_action(&self, deposit: &Operation, route: &Route) -> Result<Action, ProviderError> {
         let action = match route.flow {
             Flow::Redirect => Action::Redirect {
-                url: actions::pay_url(&self.public_url, deposit.id),
+                url: actions::pay_url(&self.public_url, deposit.id()),
             },
             Flow::Qr => {
-                let text = actions::qr_target_url(&self.public_url, deposit.id);
+                let text = actions::qr_target_url(&self.public_url, deposit.id());
                 let uri = qr::qr_png_data_uri(&text).map_err(SandboxError::Qr)?;
                 actions::qr_requisites(uri)
             }
             Flow::Requisites => actions::card_requisites(),
             Flow::InputFields => actions::input_fields(),
-            Flow::Instruction => actions::instruction(deposit.amount, deposit.currency, deposit.id),
+            Flow::Instruction => {
+                actions::instruction(deposit.amount(), deposit.currency(), deposit.id())
+            }
             Flow::Confirmation => actions::confirmation(),
             Flow::Payout => return Err(SandboxError::PayoutFlowForDeposit(route.id).into()),
         };
@@ -73,11 +77,11 @@ fn outcome_verdict(outcome: Outcome) -> ProviderVerdict {
 }
 
 fn expect_direction(operation: &Operation, direction: Direction) -> Result<(), ProviderError> {
-    if operation.direction == direction {
+    if operation.direction() == direction {
         Ok(())
     } else {
         Err(SandboxError::WrongDirection {
-            given: operation.direction,
+            given: operation.direction(),
             expected: direction,
         }
         .into())
@@ -86,10 +90,16 @@ fn expect_direction(operation: &Operation, direction: Direction) -> Result<(), P
 
 #[async_trait]
 impl PaymentProvider for SandboxProvider {
+    /// In process: an answer is never lost, so nothing is stored until it comes, and a payout's
+    /// money leaves only when it is polled.
+    fn creation_order(&self) -> CreationOrder {
+        CreationOrder::ProviderFirst
+    }
+
     #[tracing::instrument(
         name = "sandbox.start_deposit",
         skip_all,
-        fields(operation.id = %deposit.id, route.id = route.id, flow = route.flow.as_str())
+        fields(operation.id = %deposit.id(), route.id = route.id, flow = route.flow.as_str())
     )]
     async fn start_deposit(
         &self,
@@ -97,7 +107,7 @@ impl PaymentProvider for SandboxProvider {
         route: &Route,
     ) -> Result<DepositStart, ProviderError> {
         expect_direction(deposit, Direction::Deposit)?;
-        if declined_at_creation(deposit.amount) {
+        if declined_at_creation(deposit.amount()) {
             tracing::info!("sandbox declines the deposit: amount ends in 05");
             return Ok(DepositStart::Declined(Decline::new(
                 DeclineCode::ProviderDeclined,
@@ -109,7 +119,7 @@ impl PaymentProvider for SandboxProvider {
     #[tracing::instrument(
         name = "sandbox.start_payout",
         skip_all,
-        fields(operation.id = %payout.id, route.id = route.id)
+        fields(operation.id = %payout.id(), route.id = route.id)
     )]
     async fn start_payout(
         &self,
@@ -125,7 +135,7 @@ impl PaymentProvider for SandboxProvider {
                 "payout route has a deposit flow"
             );
         }
-        if declined_at_creation(payout.amount) {
+        if declined_at_creation(payout.amount()) {
             tracing::info!("sandbox declines the payout: amount ends in 05");
             return Ok(PayoutStart::Declined(Decline::new(
                 DeclineCode::ProviderDeclined,
@@ -133,7 +143,7 @@ impl PaymentProvider for SandboxProvider {
         }
         // Decided now: the full card number is not stored, so it cannot be looked at later.
         let outcome = payout_outcome(requisites);
-        let due_at = payout.created_at.plus_millis(self.settle_after_ms);
+        let due_at = payout.created_at().plus_millis(self.settle_after_ms);
         tracing::info!(
             planned = if outcome == Outcome::Approve { "approve" } else { "decline" },
             due_at = %due_at,
@@ -145,21 +155,21 @@ impl PaymentProvider for SandboxProvider {
         })
     }
 
-    #[tracing::instrument(name = "sandbox.poll_payout", skip_all, fields(operation.id = %payout.id))]
+    #[tracing::instrument(name = "sandbox.poll_payout", skip_all, fields(operation.id = %payout.id()))]
     async fn poll_payout(
         &self,
         payout: &Operation,
         now: Timestamp,
     ) -> Result<ProviderVerdict, ProviderError> {
         expect_direction(payout, Direction::Withdrawal)?;
-        if let Some(due_at) = payout.due_at.filter(|due| now < *due) {
+        if let Some(due_at) = payout.due_at().filter(|due| now < *due) {
             return Ok(ProviderVerdict::Pending(due_at));
         }
         // A payout without `due_at` has nothing left to wait for.
-        plan::from_state(payout.provider_state.as_ref()).map(outcome_verdict)
+        plan::from_state(payout.provider_state()).map(outcome_verdict)
     }
 
-    #[tracing::instrument(name = "sandbox.submit_input", skip_all, fields(operation.id = %deposit.id))]
+    #[tracing::instrument(name = "sandbox.submit_input", skip_all, fields(operation.id = %deposit.id()))]
     async fn submit_input(
         &self,
         deposit: &Operation,
@@ -169,7 +179,7 @@ impl PaymentProvider for SandboxProvider {
         Ok(ProviderVerdict::Approve)
     }
 
-    #[tracing::instrument(name = "sandbox.check_code", skip_all, fields(operation.id = %deposit.id))]
+    #[tracing::instrument(name = "sandbox.check_code", skip_all, fields(operation.id = %deposit.id()))]
     async fn check_code(&self, deposit: &Operation, code: &str) -> Result<bool, ProviderError> {
         expect_direction(deposit, Direction::Deposit)?;
         Ok(code == CONFIRMATION_CODE)

@@ -1,7 +1,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use domain::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
+use domain::operation::{
+    Action, Decline, DeclineCode, Operation, ProviderState, CONFIRMATION_ATTEMPTS,
+};
 use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderVerdict};
 use domain::route::{Flow, Route};
 use domain::testkit::OperationBuilder;
@@ -76,7 +78,7 @@ fn sbp(phone: &str) -> WithdrawalRequisites {
 
 /// Starts a payout and returns it as the domain would store it.
 fn accepted(requisites: &WithdrawalRequisites) -> Operation {
-    let mut payout = payout(10_000);
+    let payout = payout(10_000);
     let started = block_on(provider().start_payout(
         &payout,
         requisites,
@@ -85,9 +87,7 @@ fn accepted(requisites: &WithdrawalRequisites) -> Operation {
     let Ok(PayoutStart::Accepted { state, due_at }) = started else {
         panic!("expected an accepted payout, got {started:?}");
     };
-    payout.provider_state = state;
-    payout.due_at = Some(due_at);
-    payout
+    payout.accepted(state, due_at).expect("a processing payout")
 }
 
 fn poll(payout: &Operation, now_ms: i64) -> ProviderVerdict {
@@ -109,7 +109,7 @@ fn deposits_ending_in_05_are_declined_whatever_the_flow() {
 #[test]
 fn redirect_goes_to_the_hosted_page() {
     let deposit = deposit(10_000);
-    let url = format!("{PUBLIC_URL}/pay/{}", deposit.id);
+    let url = format!("{PUBLIC_URL}/pay/{}", deposit.id());
     assert_eq!(start(&deposit, Flow::Redirect), Action::Redirect { url });
 }
 
@@ -120,9 +120,9 @@ fn qr_requisites_hold_a_real_qr_code_of_the_bank_app_page() {
         panic!("expected requisites");
     };
     assert_eq!(requisites.len(), 1);
-    let uri = requisites["qr"].as_str().expect("a string");
+    let uri = requisites.text("qr").expect("a string");
     assert!(uri.starts_with("data:image/png;base64,"));
-    let expected = format!("{PUBLIC_URL}/sandbox/qr/{}", deposit.id);
+    let expected = format!("{PUBLIC_URL}/sandbox/qr/{}", deposit.id());
     assert_eq!(decode_data_uri(uri), vec![expected]);
 }
 
@@ -131,10 +131,10 @@ fn requisites_show_the_receiving_card_in_full() {
     let Action::Requisites { requisites } = start(&deposit(10_000), Flow::Requisites) else {
         panic!("expected requisites");
     };
-    assert_eq!(requisites["cardNumber"], RECEIVING_CARD_NUMBER);
+    assert_eq!(requisites.text("cardNumber"), Some(RECEIVING_CARD_NUMBER));
     assert!(domain::luhn_valid(RECEIVING_CARD_NUMBER));
-    assert_eq!(requisites["bankName"], "Sandbox Bank");
-    assert_eq!(requisites["holderName"], "SANDBOX MERCHANT");
+    assert_eq!(requisites.text("bankName"), Some("Sandbox Bank"));
+    assert_eq!(requisites.text("holderName"), Some("SANDBOX MERCHANT"));
     assert_eq!(requisites.len(), 3);
 }
 
@@ -218,7 +218,7 @@ fn payouts_ending_in_05_are_declined_at_creation() {
 fn accepted_payouts_are_due_after_the_settle_time() {
     let payout = accepted(&card(CARD_APPROVE));
     assert_eq!(
-        payout.due_at,
+        payout.due_at(),
         Some(Timestamp::from_millis(CREATED_MS + SETTLE_MS))
     );
 }
@@ -251,7 +251,7 @@ fn payouts_settle_as_planned_from_the_requisites() {
 fn provider_state_never_holds_the_full_card_number() {
     for pan in [CARD_APPROVE, CARD_DECLINED] {
         let payout = accepted(&card(pan));
-        let state = payout.provider_state.expect("a planned state").to_string();
+        let state = payout.provider_state().expect("a planned state").as_str();
         assert!(!state.contains(pan), "{state}");
         assert!(!state.contains(&pan[pan.len() - 4..]), "{state}");
     }
@@ -274,13 +274,13 @@ fn polling_before_the_due_time_is_pending() {
 
 #[test]
 fn missing_or_garbled_state_is_an_error_not_an_approval() {
-    let mut payout = accepted(&card(CARD_APPROVE));
+    let planned = payout(10_000);
     let now = Timestamp::from_millis(CREATED_MS + SETTLE_MS);
     for state in [
         None,
-        Some(serde_json::json!({"sandbox": {"outcome": "sure"}})),
+        Some(ProviderState::new(r#"{"sandbox":{"outcome":"sure"}}"#)),
     ] {
-        payout.provider_state = state;
+        let payout = planned.accepted(state, now).expect("a processing payout");
         assert!(block_on(provider().poll_payout(&payout, now)).is_err());
     }
 }

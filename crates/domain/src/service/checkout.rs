@@ -52,7 +52,7 @@ impl Checkout {
             .gateway
             .operation_of_provider(id, self.hosted.provider())
             .await?;
-        if operation.direction != Direction::Deposit {
+        if operation.direction() != Direction::Deposit {
             return Err(CheckoutError::NotFound);
         }
         Ok(operation)
@@ -117,10 +117,10 @@ impl Checkout {
         fits: impl Fn(PaymentMethod) -> bool,
     ) -> Result<Operation, CheckoutError> {
         let operation = self.deposit(id).await?;
-        let hosted = matches!(operation.action, Some(Action::Redirect { .. }))
-            || (operation.method == PaymentMethod::SbpQr
-                && matches!(operation.action, Some(Action::Requisites { .. })));
-        if operation.status.is_final() || !hosted || !fits(operation.method) {
+        let hosted = matches!(operation.action(), Some(Action::Redirect { .. }))
+            || (operation.method() == PaymentMethod::SbpQr
+                && matches!(operation.action(), Some(Action::Requisites { .. })));
+        if operation.status().is_final() || !hosted || !fits(operation.method()) {
             return Err(CheckoutError::NotWaiting(Box::new(operation)));
         }
         if operation.is_expired(self.gateway.clock().now()) {
@@ -145,7 +145,7 @@ impl Checkout {
         };
         match self.gateway.complete_loaded(&operation, outcome).await {
             Ok(done) => Ok(done),
-            Err(error) => Err(self.after_failure(operation.id, error).await),
+            Err(error) => Err(self.after_failure(operation.id(), error).await),
         }
     }
 

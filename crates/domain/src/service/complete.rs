@@ -36,7 +36,7 @@ impl Gateway {
         outcome: Outcome,
     ) -> Result<Operation, CompleteError> {
         let now = self.ports.clock.now();
-        if operation.direction == Direction::Deposit && operation.is_expired(now) {
+        if operation.direction() == Direction::Deposit && operation.is_expired(now) {
             self.finish(
                 operation,
                 Outcome::Decline(Decline::new(DeclineCode::Expired)),
@@ -48,7 +48,7 @@ impl Gateway {
     }
 
     /// Writes the final status, its moves and its callback.
-    async fn finish(
+    pub(super) async fn finish(
         &self,
         operation: &Operation,
         outcome: Outcome,
@@ -59,13 +59,13 @@ impl Gateway {
             .map_err(|_| CompleteError::InvalidState)?;
         let completion = Completion {
             moves: moves_on_finish(&done),
-            callback: callback_for(&done),
+            callback: callback_for(&done, self.ports.callback_format.as_ref()),
             operation: done,
         };
         self.ports.store.finish(&completion).await?;
         tracing::info!(
-            operation.id = %completion.operation.id,
-            status = completion.operation.status.name(),
+            operation.id = %completion.operation.id(),
+            status = completion.operation.status().name(),
             "operation final"
         );
         Ok(completion.operation)
@@ -107,7 +107,7 @@ impl Gateway {
                 ProviderVerdict::Approve => Outcome::Approve,
                 ProviderVerdict::Decline(decline) => Outcome::Decline(decline),
                 ProviderVerdict::Pending(next) => {
-                    self.ports.store.postpone(payout.id, next).await?;
+                    self.ports.store.postpone(payout.id(), next).await?;
                     continue;
                 }
             };

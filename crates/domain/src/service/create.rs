@@ -1,15 +1,51 @@
 //! Creating deposits and withdrawals: access -> idempotency -> route -> balance -> provider.
+//!
+//! The provider is called in the order its [`CreationOrder`] asks: the sandbox answers before
+//! anything is stored (and nothing is stored if it fails); a provider over a network is
+//! called only once the processing operation and its hold are committed, and its answer is
+//! written with a guarded update, so that a crash or a lost answer leaves a processing
+//! operation to resolve by reading, never a payment the gateway does not know of.
 
-use super::{CreateError, Created, Gateway};
+use super::{CompleteError, CreateError, Created, Gateway};
 use crate::callback::callback_for;
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
-use crate::operation::{Operation, Outcome};
-use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart};
+use crate::operation::{Decline, DepositPart, Opening, Operation, Outcome, Part, PayoutPart};
+use crate::ports::{
+    CreationOrder, DepositStart, FinishError, InsertError, NewOperation, PayoutStart, ProviderError,
+};
 use crate::request::{Common, NewDeposit, NewWithdrawal};
 use crate::route::{select_route, Route};
 use crate::signature::Fingerprint;
-use crate::{Direction, MerchantOperationId, Status};
+use crate::{Direction, MerchantOperationId, WithdrawalRequisites};
+
+/// With [`CreationOrder::StoreFirst`], a payout is stored due this many seconds after its
+/// creation: if the provider's answer is never written (a crash, a lost answer), the payout
+/// poller reads its outcome from the provider then, once the creation call has surely ended.
+pub const UNANSWERED_PAYOUT_GRACE_SECS: i64 = 60;
+
+/// What admitting a request found: a route to create it on, or an earlier operation that
+/// answers it (the same merchantOperationId with the same request).
+enum Admission {
+    Route(Route),
+    Replay(Box<Created>),
+}
+
+/// The provider call that starts a new operation.
+enum Start<'a> {
+    Deposit(&'a Route),
+    Payout(&'a WithdrawalRequisites, &'a Route),
+}
+
+/// What the provider's first answer makes of a new operation.
+enum Answer {
+    /// It goes on processing, at the step the provider gave it.
+    Next(Box<Operation>),
+    Declined(Decline),
+    /// No answer: the provider failed or could not be reached. Whether it started anything is
+    /// not known.
+    Unknown(ProviderError),
+}
 
 impl Gateway {
     /// Creates a deposit for an authenticated merchant. `canonical` is the canonical JSON of
@@ -23,32 +59,26 @@ impl Gateway {
     ) -> Result<Created, CreateError> {
         let direction = Direction::Deposit;
         let fingerprint = self.admit(merchant, direction, &request.common, canonical)?;
-        let route = self
-            .route_for(merchant, direction, &request.common, fingerprint.as_ref())
-            .await?;
-        let route = match route {
-            Ok(route) => route,
-            Err(replay) => return Ok(replay),
+        let route = match self
+            .admit_route(merchant, direction, &request.common, fingerprint.as_ref())
+            .await?
+        {
+            Admission::Route(route) => route,
+            Admission::Replay(replay) => return Ok(*replay),
         };
-        let mut operation = self.new_operation(merchant, direction, request.common, &route);
-        operation.requisites = request.requisites;
-        operation.expires_at = Some(operation.created_at.plus_seconds(route.lifetime()));
-        let mut new = NewOperation {
-            operation,
+        let opening = self.opening(merchant, request.common, &route);
+        let part = Part::Deposit(DepositPart {
+            requisites: request.requisites,
+            action: None,
+            expires_at: Some(opening.created_at.plus_seconds(route.lifetime())),
+        });
+        let new = NewOperation {
+            operation: open(opening, part)?,
             fingerprint,
             moves: Vec::new(),
             callback: None,
         };
-        match self
-            .ports
-            .provider
-            .start_deposit(&new.operation, &route)
-            .await?
-        {
-            DepositStart::Wait(action) => new.operation.action = Some(action),
-            DepositStart::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
-        }
-        self.store_new(merchant, direction, new).await
+        self.create(merchant, new, Start::Deposit(&route)).await
     }
 
     /// Creates a withdrawal: the hold and the operation are written in one unit of work.
@@ -62,37 +92,132 @@ impl Gateway {
         let direction = Direction::Withdrawal;
         let fingerprint = self.admit(merchant, direction, &request.common, canonical)?;
         let route = match self
-            .route_for(merchant, direction, &request.common, fingerprint.as_ref())
+            .admit_route(merchant, direction, &request.common, fingerprint.as_ref())
             .await?
         {
-            Ok(route) => route,
-            Err(replay) => return Ok(replay),
+            Admission::Route(route) => route,
+            Admission::Replay(replay) => return Ok(*replay),
         };
-        let mut operation = self.new_operation(merchant, direction, request.common, &route);
-        operation.requisites = match request.requisites.to_stored_json() {
-            serde_json::Value::Object(map) => Some(map),
-            _ => None,
-        };
-        let hold = hold_for(&operation);
-        let mut new = NewOperation {
+        let opening = self.opening(merchant, request.common, &route);
+        let part = Part::Payout(PayoutPart {
+            requisites: Some(request.requisites.to_kept()),
+            provider_state: None,
+            due_at: None,
+        });
+        let operation = open(opening, part)?;
+        let new = NewOperation {
+            moves: vec![hold_for(&operation)],
             operation,
             fingerprint,
-            moves: vec![hold],
             callback: None,
         };
-        match self
-            .ports
-            .provider
-            .start_payout(&new.operation, &request.requisites, &route)
-            .await?
-        {
-            PayoutStart::Accepted { state, due_at } => {
-                new.operation.provider_state = state;
-                new.operation.due_at = Some(due_at);
+        let start = Start::Payout(&request.requisites, &route);
+        self.create(merchant, new, start).await
+    }
+
+    /// Stores `new` and asks the provider to start it, in the provider's order.
+    async fn create(
+        &self,
+        merchant: &Merchant,
+        mut new: NewOperation,
+        start: Start<'_>,
+    ) -> Result<Created, CreateError> {
+        match self.ports.provider.creation_order() {
+            CreationOrder::ProviderFirst => {
+                match self.start(&new.operation, &start).await? {
+                    Answer::Next(next) => new.operation = *next,
+                    Answer::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
+                    Answer::Unknown(error) => return Err(error.into()),
+                }
+                self.store_new(merchant, new).await
             }
-            PayoutStart::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
+            CreationOrder::StoreFirst => {
+                if let Part::Payout(_) = new.operation.part() {
+                    let due = new
+                        .operation
+                        .created_at()
+                        .plus_seconds(UNANSWERED_PAYOUT_GRACE_SECS);
+                    new.operation = new.operation.accepted(None, due).map_err(bug)?;
+                }
+                let created = self.store_new(merchant, new).await?;
+                if created.replayed {
+                    return Ok(created);
+                }
+                let answer = self.start(&created.operation, &start).await?;
+                let operation = self.write_answer(created.operation, answer).await?;
+                Ok(Created {
+                    operation,
+                    replayed: false,
+                })
+            }
         }
-        self.store_new(merchant, direction, new).await
+    }
+
+    /// The provider's answer to starting `operation`.
+    async fn start(&self, operation: &Operation, start: &Start<'_>) -> Result<Answer, CreateError> {
+        let provider = &self.ports.provider;
+        let at = operation.created_at();
+        Ok(match start {
+            Start::Deposit(route) => match provider.start_deposit(operation, route).await {
+                Ok(DepositStart::Wait(action)) => {
+                    Answer::Next(Box::new(operation.wait_for(action, at).map_err(bug)?))
+                }
+                Ok(DepositStart::Declined(decline)) => Answer::Declined(decline),
+                Err(error) => Answer::Unknown(error),
+            },
+            Start::Payout(requisites, route) => {
+                match provider.start_payout(operation, requisites, route).await {
+                    Ok(PayoutStart::Accepted { state, due_at }) => {
+                        Answer::Next(Box::new(operation.accepted(state, due_at).map_err(bug)?))
+                    }
+                    Ok(PayoutStart::Declined(decline)) => Answer::Declined(decline),
+                    Err(error) => Answer::Unknown(error),
+                }
+            }
+        })
+    }
+
+    /// Writes the provider's answer to a committed, processing operation with a guarded
+    /// update, and returns the operation as it now stands. The operation is committed: from
+    /// here on the merchant gets it (200), whatever happens to the answer.
+    async fn write_answer(
+        &self,
+        stored: Operation,
+        answer: Answer,
+    ) -> Result<Operation, CreateError> {
+        let id = stored.id();
+        let written = match answer {
+            Answer::Next(next) => match self.ports.store.advance(&next).await {
+                Ok(()) => return Ok(*next),
+                Err(FinishError::NotProcessing) => None,
+                Err(error) => Some(CompleteError::from(error)),
+            },
+            Answer::Declined(decline) => {
+                match self.finish(&stored, Outcome::Decline(decline)).await {
+                    Ok(done) => return Ok(done),
+                    Err(CompleteError::InvalidState) => None,
+                    Err(error) => Some(error),
+                }
+            }
+            Answer::Unknown(error) => {
+                tracing::warn!(
+                    operation.id = %id,
+                    error = %crate::ports::Chain(&error),
+                    "provider outcome unknown at creation; the operation stays processing"
+                );
+                return Ok(stored);
+            }
+        };
+        if let Some(error) = written {
+            tracing::error!(
+                operation.id = %id,
+                error = %crate::ports::Chain(&error),
+                "provider answer not written; the operation stays processing"
+            );
+            return Ok(stored);
+        }
+        // Another writer finished it first: answer with what is stored now.
+        Ok(self.ports.store.get(id).await?.unwrap_or(stored))
     }
 
     /// Access check, then the request's fingerprint if it carries a merchantOperationId.
@@ -114,13 +239,13 @@ impl Gateway {
 
     /// The route for the request; when none fits, an earlier operation with the same
     /// merchantOperationId still answers first (idempotency is checked before routing).
-    async fn route_for(
+    async fn admit_route(
         &self,
         merchant: &Merchant,
         direction: Direction,
         common: &Common,
         fingerprint: Option<&Fingerprint>,
-    ) -> Result<Result<Route, Created>, CreateError> {
+    ) -> Result<Admission, CreateError> {
         let mut routes = self.ports.routes.routes().await?;
         routes.retain(|route| self.routable(&route.provider));
         if let Some(route) = select_route(
@@ -130,11 +255,11 @@ impl Gateway {
             common.currency,
             common.amount,
         ) {
-            return Ok(Ok(route.clone()));
+            return Ok(Admission::Route(route.clone()));
         }
         let moid = common.merchant_operation_id.as_ref();
         match self.earlier(merchant, direction, moid, fingerprint).await? {
-            Some(replay) => Ok(Err(replay)),
+            Some(replay) => Ok(Admission::Replay(Box::new(replay))),
             None => Err(CreateError::NoRouteFound),
         }
     }
@@ -166,35 +291,20 @@ impl Gateway {
         }
     }
 
-    fn new_operation(
-        &self,
-        merchant: &Merchant,
-        direction: Direction,
-        common: Common,
-        route: &Route,
-    ) -> Operation {
-        let now = self.ports.clock.now();
-        Operation {
+    /// What the new operation opens with: a fresh id, the request's fields, the route, now.
+    fn opening(&self, merchant: &Merchant, common: Common, route: &Route) -> Opening {
+        Opening {
             id: self.ports.ids.operation_id(),
             merchant_id: merchant.id.clone(),
-            direction,
             method: common.method,
-            status: Status::Processing,
             amount: common.amount,
             currency: common.currency,
             user_id: common.user_id,
             merchant_operation_id: common.merchant_operation_id,
             urls: common.urls,
-            requisites: None,
             user_data: common.user_data,
-            action: None,
-            decline: None,
             route_id: route.id,
-            expires_at: None,
-            provider_state: None,
-            due_at: None,
-            created_at: now,
-            updated_at: now,
+            created_at: self.ports.clock.now(),
         }
     }
 
@@ -202,15 +312,15 @@ impl Gateway {
     fn decline_at_creation(
         &self,
         new: &mut NewOperation,
-        decline: crate::operation::Decline,
+        decline: Decline,
     ) -> Result<(), CreateError> {
-        let at = new.operation.created_at;
+        let at = new.operation.created_at();
         let done = new
             .operation
             .finish(&Outcome::Decline(decline), at)
-            .map_err(|e| CreateError::Unknown(e.into()))?;
+            .map_err(bug)?;
         new.moves.extend(moves_on_finish(&done));
-        new.callback = callback_for(&done);
+        new.callback = callback_for(&done, self.ports.callback_format.as_ref());
         new.operation = done;
         Ok(())
     }
@@ -218,19 +328,19 @@ impl Gateway {
     async fn store_new(
         &self,
         merchant: &Merchant,
-        direction: Direction,
         new: NewOperation,
     ) -> Result<Created, CreateError> {
+        let direction = new.operation.direction();
         match self.ports.store.insert(&new).await {
             Ok(()) => {
-                tracing::info!(operation.id = %new.operation.id, status = new.operation.status.name(), "operation created");
+                tracing::info!(operation.id = %new.operation.id(), status = new.operation.status().name(), "operation created");
                 Ok(Created {
                     operation: new.operation,
                     replayed: false,
                 })
             }
             Err(InsertError::Duplicate) => {
-                let moid = new.operation.merchant_operation_id.as_ref();
+                let moid = new.operation.merchant_operation_id();
                 self.earlier(merchant, direction, moid, new.fingerprint.as_ref())
                     .await?
                     .ok_or_else(|| {
@@ -243,4 +353,13 @@ impl Gateway {
             Err(InsertError::Store(e)) => Err(e.into()),
         }
     }
+}
+
+/// A new operation that its own parts cannot make, or a step it refuses, is a bug here.
+fn bug(error: impl std::error::Error + Send + Sync + 'static) -> CreateError {
+    CreateError::Unknown(error.into())
+}
+
+fn open(opening: Opening, part: Part) -> Result<Operation, CreateError> {
+    Operation::open(opening, part).map_err(bug)
 }

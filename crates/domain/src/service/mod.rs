@@ -10,12 +10,14 @@ mod steps;
 use std::sync::Arc;
 
 pub use checkout::{Checkout, CheckoutError};
+pub use create::UNANSWERED_PAYOUT_GRACE_SECS;
 pub use errors::{CompleteError, CreateError, ReadError, StepError};
 pub use read::AdjustError;
 pub use steps::check_input;
 
 use crate::ports::{
-    Clock, IdGenerator, MerchantDirectory, OperationStore, PaymentProvider, RouteTable,
+    CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore, PaymentProvider,
+    RouteTable,
 };
 
 /// What a creation answers: the operation, and whether it is a replay of an earlier request.
@@ -37,6 +39,8 @@ pub struct Ports {
     pub provider: Arc<dyn PaymentProvider>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGenerator>,
+    /// The wire format of callback bodies.
+    pub callback_format: Arc<dyn CallbackFormat>,
 }
 
 /// The gateway's use cases.
@@ -78,7 +82,7 @@ impl Gateway {
         let routes = self.ports.routes.routes().await?;
         Ok(routes
             .into_iter()
-            .find(|route| route.id == operation.route_id)
+            .find(|route| route.id == operation.route_id())
             .map(|route| route.provider))
     }
 

@@ -25,7 +25,7 @@ impl Gateway {
         id: OperationId,
     ) -> Result<Operation, ReadError> {
         match self.ports.store.get(id).await? {
-            Some(op) if op.merchant_id == merchant.id && op.direction == direction => Ok(op),
+            Some(op) if *op.merchant_id() == merchant.id && op.direction() == direction => Ok(op),
             _ => Err(ReadError::NotFound),
         }
     }

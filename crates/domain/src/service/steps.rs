@@ -16,7 +16,7 @@ impl Gateway {
         id: OperationId,
     ) -> Result<Operation, StepError> {
         let operation = self.ports.store.get(id).await?.ok_or(StepError::NotFound)?;
-        if operation.merchant_id != merchant.id || operation.direction != Direction::Deposit {
+        if *operation.merchant_id() != merchant.id || operation.direction() != Direction::Deposit {
             return Err(StepError::NotFound);
         }
         Ok(operation)
@@ -32,10 +32,10 @@ impl Gateway {
         values: BTreeMap<String, String>,
     ) -> Result<Operation, StepError> {
         let operation = self.waiting_deposit(merchant, id).await?;
-        let Some(Action::InputFields { fields }) = &operation.action else {
+        let Some(Action::InputFields { fields }) = &operation.action() else {
             return Err(StepError::InvalidState);
         };
-        if !operation.status.is_final() {
+        if !operation.status().is_final() {
             check_input(fields, &values).map_err(StepError::Invalid)?;
         }
         self.refuse_if_not_waiting(&operation).await?;
@@ -67,7 +67,7 @@ impl Gateway {
                 channels,
                 attempts_left,
             },
-        ) = &operation.action
+        ) = &operation.action()
         else {
             return Err(StepError::InvalidState);
         };
@@ -96,7 +96,7 @@ impl Gateway {
 
     /// `InvalidState` for a final deposit; an expired one is declined as `Expired` first.
     async fn refuse_if_not_waiting(&self, operation: &Operation) -> Result<(), StepError> {
-        if operation.status.is_final() {
+        if operation.status().is_final() {
             return Err(StepError::InvalidState);
         }
         if operation.is_expired(self.ports.clock.now()) {

@@ -15,4 +15,5 @@ mod idempotency;
 mod input;
 mod read;
 mod refusals;
+mod store_first;
 mod sweeps;

@@ -1,6 +1,6 @@
 use std::fmt;
 
-use super::{bounded_text, ValidationErrors, ValueError};
+use super::{bounded_text, KeptObject, ValidationErrors, ValueError};
 
 /// Whether a string of digits passes the Luhn check.
 pub fn luhn_valid(digits: &str) -> bool {
@@ -158,21 +158,22 @@ impl WithdrawalRequisites {
     }
 
     /// The requisites as they may be stored and returned: the card number masked.
-    pub fn to_stored_json(&self) -> serde_json::Value {
+    pub fn to_kept(&self) -> KeptObject {
         match self {
             Self::Sbp {
                 phone,
                 account_name,
                 bank_name,
-            } => serde_json::json!({
-                "phone": phone.as_str(), "accountName": account_name, "bankName": bank_name
-            }),
+            } => KeptObject::new()
+                .with("phone", phone.as_str())
+                .with("accountName", account_name.as_str())
+                .with("bankName", bank_name.as_str()),
             Self::Card {
                 pan,
                 cardholder_name,
-            } => serde_json::json!({
-                "pan": pan.masked(), "cardholderName": cardholder_name
-            }),
+            } => KeptObject::new()
+                .with("pan", pan.masked())
+                .with("cardholderName", cardholder_name.as_str()),
         }
     }
 }
@@ -249,9 +250,10 @@ mod tests {
     fn card_requisites_are_stored_masked() {
         let req = WithdrawalRequisites::card(Some("4242424242424242"), Some("IVAN IVANOV"))
             .expect("valid");
-        let stored = req.to_stored_json().to_string();
-        assert!(stored.contains("424242******4242"));
-        assert!(!stored.contains("4242424242424242"));
+        let stored = req.to_kept();
+        assert_eq!(stored.text("pan"), Some("424242******4242"));
+        assert_eq!(stored.text("cardholderName"), Some("IVAN IVANOV"));
+        assert_eq!(stored.len(), 2);
     }
 
     #[test]

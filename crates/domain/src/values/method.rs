@@ -124,25 +124,6 @@ pub enum Status {
 }
 
 impl Status {
-    /// The number used on the wire and in storage: 1, 2 or 3.
-    pub fn code(self) -> i16 {
-        match self {
-            Status::Approved => 1,
-            Status::Declined => 2,
-            Status::Processing => 3,
-        }
-    }
-
-    /// The status for a stored or sent number; anything else is an error, never a default.
-    pub fn from_code(code: i64) -> Result<Self, ValueError> {
-        match code {
-            1 => Ok(Status::Approved),
-            2 => Ok(Status::Declined),
-            3 => Ok(Status::Processing),
-            _ => Err(ValueError::new("must be 1, 2 or 3")),
-        }
-    }
-
     pub fn is_final(self) -> bool {
         match self {
             Status::Approved | Status::Declined => true,
@@ -198,15 +179,6 @@ mod tests {
                 "{name}"
             );
         }
-    }
-
-    #[test]
-    fn status_codes_round_trip_and_unknown_codes_fail() {
-        for status in [Status::Approved, Status::Declined, Status::Processing] {
-            assert_eq!(Status::from_code(status.code().into()), Ok(status));
-        }
-        assert!(Status::from_code(0).is_err());
-        assert!(Status::from_code(4).is_err());
     }
 
     #[test]

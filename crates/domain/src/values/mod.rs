@@ -4,6 +4,7 @@ mod card;
 mod contact;
 mod error;
 mod ids;
+mod kept;
 mod method;
 mod money;
 mod text;
@@ -13,6 +14,7 @@ pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisit
 pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
 pub use ids::{MerchantId, MerchantOperationId, OperationId, UserId};
+pub use kept::{Kept, KeptObject};
 pub use method::{Direction, PaymentMethod, Status};
 pub use money::{format_minor, Amount, Currency};
 pub use text::{bounded_text, is_refused_control, no_control_characters, CONTROL_CHARACTERS};

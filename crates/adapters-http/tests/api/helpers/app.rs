@@ -124,6 +124,7 @@ impl TestApp {
             provider: provider.clone(),
             clock: Arc::new(WallClock),
             ids: Arc::new(RandomIds),
+            callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
         });
         let ping = db.clone();
         let readiness = ReadyFn(move || {

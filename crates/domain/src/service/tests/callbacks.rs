@@ -1,96 +1,94 @@
-//! The callback body the use cases queue (the callback rules of docs/api.md).
-
-use std::collections::BTreeSet;
+//! What the callbacks the use cases queue report (the callback rules of docs/api.md); their
+//! wire format is the callback adapter's, tested there.
 
 use futures::executor::block_on;
-use serde_json::Value;
 
 use super::fixtures::*;
-use crate::callback::QueuedCallback;
+use crate::callback::{CallbackData, QueuedCallback};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
-
-const ALWAYS: [&str; 8] = [
-    "operationId",
-    "type",
-    "paymentMethod",
-    "userId",
-    "status",
-    "amount",
-    "currency",
-    "updatedAt",
-];
+use crate::ports::MockCallbackFormat;
+use crate::{Amount, Currency, Direction, PaymentMethod, Status, UserId};
 
 /// Completes `op` with `outcome` and returns the callback queued with it.
 fn queued(op: Operation, outcome: Outcome) -> QueuedCallback {
     let mut mocks = Mocks::new();
-    let id = op.id;
+    let id = op.id();
     mocks.stored(op);
     let finished = mocks.expect_finish(1, || Ok(()));
     block_on(mocks.gateway().complete(id, outcome)).unwrap();
     finished.one().callback.expect("a callback is queued")
 }
 
-fn data(callback: &QueuedCallback) -> serde_json::Map<String, Value> {
-    let body: Value = serde_json::from_str(&callback.body).unwrap();
-    let outer = body.as_object().unwrap();
-    assert_eq!(outer.keys().collect::<Vec<_>>(), vec!["data"]);
-    outer["data"].as_object().unwrap().clone()
-}
-
-fn keys(data: &serde_json::Map<String, Value>) -> BTreeSet<&str> {
-    data.keys().map(String::as_str).collect()
-}
-
 #[test]
-fn an_approved_callback_carries_exactly_the_contract_fields() {
+fn an_approved_callback_reports_the_final_operation() {
     let callback = queued(deposit(id(1)), Outcome::Approve);
 
-    let data = data(&callback);
-    let mut expected: BTreeSet<&str> = ALWAYS.into_iter().collect();
-    expected.insert("merchantOperationId");
-    assert_eq!(keys(&data), expected);
-    assert_eq!(data["operationId"], id(1).to_string());
-    assert_eq!(data["merchantOperationId"], MOID);
-    assert_eq!(data["type"], "deposit");
-    assert_eq!(data["paymentMethod"], "card");
-    assert_eq!(data["userId"], "user-7");
-    assert_eq!(data["status"], 1);
-    assert_eq!(data["amount"], "100.00");
-    assert_eq!(data["currency"], "RUB");
-    assert_eq!(data["updatedAt"], "2026-11-21T10:00:00Z");
+    assert_eq!(
+        callback.data,
+        CallbackData {
+            operation_id: id(1),
+            merchant_operation_id: Some(moid()),
+            direction: Direction::Deposit,
+            method: PaymentMethod::Card,
+            user_id: UserId::parse("user-7").unwrap(),
+            status: Status::Approved,
+            amount: Amount::parse("100.00").unwrap(),
+            currency: Currency::RUB,
+            updated_at: now(),
+            decline: None,
+        }
+    );
     assert_eq!(callback.url.as_str(), CALLBACK_URL);
     assert_eq!(callback.merchant_id, merchant().id);
+    assert_eq!(callback.queued_at, now());
+    assert_eq!(callback.body, format!("{:?}", callback.data));
 }
 
 #[test]
-fn a_declined_callback_adds_error_code_and_message() {
-    let callback = queued(
-        payout(id(2)),
-        Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
-    );
+fn a_declined_callback_carries_its_decline() {
+    let decline = Decline::new(DeclineCode::RecipientNotFound);
+    let callback = queued(payout(id(2)), Outcome::Decline(decline.clone()));
 
-    let data = data(&callback);
-    let mut expected: BTreeSet<&str> = ALWAYS.into_iter().collect();
-    expected.extend(["merchantOperationId", "errorCode", "errorMessage"]);
-    assert_eq!(keys(&data), expected);
-    assert_eq!(data["type"], "withdrawal");
-    assert_eq!(data["status"], 2);
-    assert_eq!(data["amount"], "250.00");
-    assert_eq!(data["errorCode"], "RecipientNotFound");
-    assert_eq!(
-        data["errorMessage"],
-        DeclineCode::RecipientNotFound.message()
-    );
+    assert_eq!(callback.direction, Direction::Withdrawal);
+    assert_eq!(callback.data.direction, Direction::Withdrawal);
+    assert_eq!(callback.data.status, Status::Declined);
+    assert_eq!(callback.data.amount, Amount::parse("250.00").unwrap());
+    assert_eq!(callback.data.decline, Some(decline));
 }
 
 #[test]
-fn without_merchant_operation_id_the_key_is_left_out_not_null() {
-    let mut op = deposit(id(1));
-    op.merchant_operation_id = None;
+fn without_merchant_operation_id_none_is_reported() {
+    let op = deposit_builder(id(1)).no_merchant_operation_id().build();
 
     let callback = queued(op, Outcome::Approve);
 
-    let data = data(&callback);
-    assert_eq!(keys(&data), ALWAYS.into_iter().collect());
-    assert!(data.values().all(|v| !v.is_null()));
+    assert_eq!(callback.data.merchant_operation_id, None);
+}
+
+#[test]
+fn the_body_is_what_the_callback_format_writes() {
+    let done = deposit(id(1)).finish(&Outcome::Approve, now()).unwrap();
+    let mut format = MockCallbackFormat::new();
+    format
+        .expect_body()
+        .withf(|data| data.operation_id == id(1) && data.status == Status::Approved)
+        .times(1)
+        .return_const("the body".to_string());
+
+    let callback = crate::callback::callback_for(&done, &format).expect("final with a URL");
+
+    assert_eq!(callback.body, "the body");
+}
+
+#[test]
+fn a_processing_operation_or_one_without_callback_url_queues_nothing() {
+    let mut format = MockCallbackFormat::new();
+    format.expect_body().never();
+    assert!(crate::callback::callback_for(&deposit(id(1)), &format).is_none());
+    let quiet = deposit_builder(id(1))
+        .urls(OperationUrls::default())
+        .build()
+        .finish(&Outcome::Approve, now())
+        .unwrap();
+    assert!(crate::callback::callback_for(&quiet, &format).is_none());
 }

@@ -23,9 +23,9 @@ fn an_approved_deposit_credits_available_and_queues_its_callback() {
 
     let completion = finished.one();
     assert_eq!(done, completion.operation);
-    assert_eq!(done.status, Status::Approved);
-    assert_eq!(done.decline, None);
-    assert_eq!(done.updated_at, now());
+    assert_eq!(done.status(), Status::Approved);
+    assert_eq!(done.decline(), None);
+    assert_eq!(done.updated_at(), now());
     assert_eq!(completion.moves.len(), 1);
     let credit = &completion.moves[0];
     assert_eq!(credit.kind, EntryKind::DepositApproved);
@@ -45,10 +45,10 @@ fn a_declined_deposit_moves_nothing() {
 
     let done = block_on(mocks.gateway().complete(id(1), rejected())).unwrap();
 
-    assert_eq!(done.status, Status::Declined);
+    assert_eq!(done.status(), Status::Declined);
     assert_eq!(
-        done.decline,
-        Some(Decline::new(DeclineCode::PaymentRejected))
+        done.decline(),
+        Some(&Decline::new(DeclineCode::PaymentRejected))
     );
     let completion = finished.one();
     assert!(completion.moves.is_empty());
@@ -63,8 +63,8 @@ fn an_approved_payout_releases_the_held_money_to_the_recipient() {
 
     let done = block_on(mocks.gateway().complete(id(2), Outcome::Approve)).unwrap();
 
-    assert_eq!(done.status, Status::Approved);
-    assert_eq!(done.due_at, None, "a final payout is no longer due");
+    assert_eq!(done.status(), Status::Approved);
+    assert_eq!(done.due_at(), None, "a final payout is no longer due");
     let moves = finished.one().moves;
     assert_eq!(moves.len(), 1);
     assert_eq!(moves[0].kind, EntryKind::WithdrawalPaid);
@@ -83,7 +83,7 @@ fn a_declined_payout_returns_the_held_money_to_available() {
     ))
     .unwrap();
 
-    assert_eq!(done.status, Status::Declined);
+    assert_eq!(done.status(), Status::Declined);
     let moves = finished.one().moves;
     assert_eq!(moves.len(), 1);
     assert_eq!(moves[0].kind, EntryKind::WithdrawalReleased);
@@ -95,9 +95,7 @@ fn a_final_operation_refuses_another_completion() {
     for status in [Status::Approved, Status::Declined] {
         for outcome in [Outcome::Approve, rejected()] {
             let mut mocks = Mocks::new();
-            let mut op = deposit(id(1));
-            op.status = status;
-            mocks.stored(op);
+            mocks.stored(deposit_builder(id(1)).status(status).build());
             mocks.store.expect_finish().never();
 
             let result = block_on(mocks.gateway().complete(id(1), outcome.clone()));
@@ -135,49 +133,49 @@ fn an_unknown_operation_is_not_found() {
 #[test]
 fn an_expired_deposit_cannot_be_approved_it_is_declined_as_expired() {
     let mut mocks = Mocks::new();
-    let mut op = deposit(id(1));
-    op.expires_at = Some(now());
-    mocks.stored(op);
+    mocks.stored(deposit_builder(id(1)).expires(now()).build());
     let finished = mocks.expect_finish(1, || Ok(()));
 
     let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
 
     assert!(matches!(result, Err(CompleteError::InvalidState)));
     let completion = finished.one();
-    assert_eq!(completion.operation.status, Status::Declined);
+    assert_eq!(completion.operation.status(), Status::Declined);
     assert_eq!(
-        completion.operation.decline,
-        Some(Decline::new(DeclineCode::Expired))
+        completion.operation.decline(),
+        Some(&Decline::new(DeclineCode::Expired))
     );
     assert!(
         completion.moves.is_empty(),
         "no credit for an expired deposit"
     );
-    let body: serde_json::Value =
-        serde_json::from_str(&completion.callback.expect("callback").body).unwrap();
-    assert_eq!(body["data"]["errorCode"], "Expired");
+    let callback = completion.callback.expect("callback");
+    assert_eq!(
+        callback.data.decline,
+        Some(Decline::new(DeclineCode::Expired))
+    );
 }
 
 #[test]
 fn a_deposit_one_millisecond_before_expiry_still_approves() {
     let mut mocks = Mocks::new();
-    let mut op = deposit(id(1));
-    op.expires_at = Some(now().plus_millis(1));
-    mocks.stored(op);
+    mocks.stored(deposit_builder(id(1)).expires(now().plus_millis(1)).build());
     let finished = mocks.expect_finish(1, || Ok(()));
 
     let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
 
-    assert_eq!(done.status, Status::Approved);
+    assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
 }
 
 #[test]
 fn no_callback_is_queued_without_callback_url() {
     let mut mocks = Mocks::new();
-    let mut op = deposit(id(1));
-    op.urls.callback = None;
-    mocks.stored(op);
+    mocks.stored(
+        deposit_builder(id(1))
+            .urls(OperationUrls::default())
+            .build(),
+    );
     let finished = mocks.expect_finish(1, || Ok(()));
 
     block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
@@ -211,14 +209,14 @@ fn storage_failures_map_to_unavailable_or_internal() {
 #[test]
 fn the_same_deposit_expires_once_the_clock_reaches_its_lifetime() {
     let op = deposit(id(1));
-    let deadline = op.expires_at.unwrap();
+    let deadline = op.expires_at().unwrap();
 
     let mut before = Mocks::new();
     before.set_clock(deadline.plus_millis(-1));
     before.stored(op.clone());
     let approved = before.expect_finish(1, || Ok(()));
     block_on(before.gateway().complete(id(1), Outcome::Approve)).unwrap();
-    assert_eq!(approved.one().operation.status, Status::Approved);
+    assert_eq!(approved.one().operation.status(), Status::Approved);
 
     let mut after = Mocks::new();
     after.set_clock(deadline);
@@ -227,9 +225,9 @@ fn the_same_deposit_expires_once_the_clock_reaches_its_lifetime() {
     let result = block_on(after.gateway().complete(id(1), Outcome::Approve));
     assert!(matches!(result, Err(CompleteError::InvalidState)));
     let completion = declined.one();
-    assert_eq!(completion.operation.updated_at, deadline);
+    assert_eq!(completion.operation.updated_at(), deadline);
     assert_eq!(
-        completion.operation.decline.map(|d| d.code),
+        completion.operation.decline().map(|d| d.code),
         Some(DeclineCode::Expired)
     );
 }

@@ -18,10 +18,9 @@ fn confirmation(attempts_left: u8) -> Action {
 }
 
 fn waiting_for_code(attempts_left: u8) -> Operation {
-    Operation {
-        action: Some(confirmation(attempts_left)),
-        ..deposit(id(1))
-    }
+    deposit_builder(id(1))
+        .action(confirmation(attempts_left))
+        .build()
 }
 
 fn code_is(mocks: &mut Mocks, right: &'static str) {
@@ -41,7 +40,7 @@ fn the_right_code_approves() {
 
     let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234")).unwrap();
 
-    assert_eq!(done.status, Status::Approved);
+    assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
 }
 
@@ -78,10 +77,10 @@ fn the_last_wrong_code_declines_with_confirmation_failed() {
 
     let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000")).unwrap();
 
-    assert_eq!(done.status, Status::Declined);
+    assert_eq!(done.status(), Status::Declined);
     assert_eq!(
-        done.decline,
-        Some(Decline::new(DeclineCode::ConfirmationFailed))
+        done.decline(),
+        Some(&Decline::new(DeclineCode::ConfirmationFailed))
     );
     let completion = finished.one();
     assert!(completion.moves.is_empty());
@@ -105,8 +104,8 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
         .times(2)
         .returning(move |_, expected, action, _| {
             let mut op = write.lock().unwrap();
-            assert_eq!(op.action.as_ref(), Some(expected));
-            op.action = Some(action.clone());
+            assert_eq!(op.action(), Some(expected));
+            *op = op.wait_for(action.clone(), now()).unwrap();
             Ok(())
         });
     let finish = current.clone();
@@ -120,12 +119,12 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
     for left in [2, 1] {
         let result = block_on(gateway.confirm(&merchant(), id(1), "9999"));
         assert!(matches!(result, Err(StepError::InvalidCode)));
-        assert_eq!(current.lock().unwrap().action, Some(confirmation(left)));
+        assert_eq!(current.lock().unwrap().action(), Some(&confirmation(left)));
     }
     let declined = block_on(gateway.confirm(&merchant(), id(1), "9999")).unwrap();
-    assert_eq!(declined.status, Status::Declined);
+    assert_eq!(declined.status(), Status::Declined);
     assert_eq!(
-        declined.decline.map(|d| d.code),
+        declined.decline().map(|d| d.code),
         Some(DeclineCode::ConfirmationFailed)
     );
 
@@ -151,8 +150,10 @@ fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
 
 #[test]
 fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
-    let mut declined = waiting_for_code(2);
-    declined.status = Status::Declined;
+    let declined = deposit_builder(id(1))
+        .action(confirmation(2))
+        .status(Status::Declined)
+        .build();
     for op in [deposit(id(1)), declined] {
         let mut mocks = Mocks::new();
         mocks.stored(op);
@@ -168,9 +169,12 @@ fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
 #[test]
 fn an_expired_deposit_is_declined_before_the_code_is_checked() {
     let mut mocks = Mocks::new();
-    let mut op = waiting_for_code(3);
-    op.expires_at = Some(now());
-    mocks.stored(op);
+    mocks.stored(
+        deposit_builder(id(1))
+            .action(confirmation(3))
+            .expires(now())
+            .build(),
+    );
     mocks.provider.expect_check_code().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
@@ -178,7 +182,7 @@ fn an_expired_deposit_is_declined_before_the_code_is_checked() {
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
-        finished.one().operation.decline.map(|d| d.code),
+        finished.one().operation.decline().map(|d| d.code),
         Some(DeclineCode::Expired)
     );
 }

@@ -31,8 +31,8 @@ fn a_new_deposit_is_stored_processing_with_the_providers_action() {
         .provider
         .expect_start_deposit()
         .withf(|op, route| {
-            op.id == new_id()
-                && op.status == Status::Processing
+            op.id() == new_id()
+                && op.status() == Status::Processing
                 && route.id == 1
                 && route.method == PaymentMethod::Card
         })
@@ -52,17 +52,17 @@ fn a_new_deposit_is_stored_processing_with_the_providers_action() {
     let new = inserted.one();
     assert_eq!(new.operation, created.operation);
     let op = created.operation;
-    assert_eq!(op.id, new_id());
-    assert_eq!(op.merchant_id, merchant().id);
-    assert_eq!(op.direction, Direction::Deposit);
-    assert_eq!(op.status, Status::Processing);
-    assert_eq!(op.amount.minor(), 10_000);
-    assert_eq!(op.route_id, 1);
-    assert_eq!(op.action, Some(redirect()));
-    assert_eq!(op.decline, None);
-    assert_eq!((op.created_at, op.updated_at), (now(), now()));
+    assert_eq!(op.id(), new_id());
+    assert_eq!(*op.merchant_id(), merchant().id);
+    assert_eq!(op.direction(), Direction::Deposit);
+    assert_eq!(op.status(), Status::Processing);
+    assert_eq!(op.amount().minor(), 10_000);
+    assert_eq!(op.route_id(), 1);
+    assert_eq!(op.action(), Some(&redirect()));
+    assert_eq!(op.decline(), None);
+    assert_eq!((op.created_at(), op.updated_at()), (now(), now()));
     assert_eq!(
-        op.expires_at,
+        op.expires_at(),
         Some(now().plus_seconds(600)),
         "default lifetime"
     );
@@ -94,9 +94,9 @@ fn the_routes_lifetime_sets_the_expiry() {
     ))
     .unwrap();
 
-    assert_eq!(created.operation.route_id, 3);
+    assert_eq!(created.operation.route_id(), 3);
     assert_eq!(
-        inserted.one().operation.expires_at,
+        inserted.one().operation.expires_at(),
         Some(now().plus_seconds(90))
     );
     assert_eq!(created.operation.lifetime_left(now()), Some(90));
@@ -128,7 +128,7 @@ fn the_highest_priority_fitting_route_is_used() {
     ))
     .unwrap();
 
-    assert_eq!(inserted.one().operation.route_id, 42);
+    assert_eq!(inserted.one().operation.route_id(), 42);
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn the_fingerprint_is_a_keyed_hash_under_the_deposit_secret() {
         Some(Fingerprint::of(&merchant().withdrawal_secret, CANONICAL))
     );
     assert!(!new.fingerprint.unwrap().as_str().contains("amount"));
-    assert_eq!(new.operation.merchant_operation_id, Some(moid()));
+    assert_eq!(new.operation.merchant_operation_id(), Some(&moid()));
 }
 
 #[test]
@@ -161,10 +161,10 @@ fn requisites_given_with_the_deposit_are_stored_as_parsed() {
     provider_waits(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
     let mut request = deposit_request("100.00", "card", false, false);
-    let given = serde_json::json!({"pan": "4242424242424242", "cvc": "123"});
-    request.requisites = Some(crate::request::sanitize_requisites(
-        given.as_object().unwrap(),
-    ));
+    let given = KeptObject::new()
+        .with("pan", "4242424242424242")
+        .with("cvc", "123");
+    request.requisites = Some(crate::request::sanitize_requisites(&given));
 
     block_on(
         mocks
@@ -173,8 +173,11 @@ fn requisites_given_with_the_deposit_are_stored_as_parsed() {
     )
     .unwrap();
 
-    let stored = serde_json::Value::Object(inserted.one().operation.requisites.unwrap());
-    assert_eq!(stored, serde_json::json!({"pan": "424242******4242"}));
+    let stored = inserted.one().operation.requisites().cloned();
+    assert_eq!(
+        stored,
+        Some(KeptObject::new().with("pan", "424242******4242"))
+    );
 }
 
 #[test]
@@ -196,9 +199,9 @@ fn a_decline_at_creation_is_an_answer_not_an_error() {
 
     let new = inserted.one();
     assert_eq!(created.operation, new.operation);
-    assert_eq!(new.operation.status, Status::Declined);
+    assert_eq!(new.operation.status(), Status::Declined);
     assert_eq!(
-        new.operation.decline.as_ref().map(|d| d.code.as_str()),
+        new.operation.decline().map(|d| d.code.as_str()),
         Some("ProviderDeclined")
     );
     assert!(new.moves.is_empty(), "a declined deposit moves no money");
@@ -206,9 +209,11 @@ fn a_decline_at_creation_is_an_answer_not_an_error() {
     assert_eq!(callback.operation_id, new_id());
     assert_eq!(callback.url.as_str(), CALLBACK_URL);
     assert_eq!(callback.queued_at, now());
-    let body: serde_json::Value = serde_json::from_str(&callback.body).unwrap();
-    assert_eq!(body["data"]["status"], 2);
-    assert_eq!(body["data"]["errorCode"], "ProviderDeclined");
+    assert_eq!(callback.data.status, Status::Declined);
+    assert_eq!(
+        callback.data.decline.map(|d| d.code),
+        Some(DeclineCode::ProviderDeclined)
+    );
 }
 
 #[test]
@@ -228,6 +233,6 @@ fn a_decline_at_creation_without_callback_url_queues_nothing() {
     ))
     .unwrap();
 
-    assert_eq!(created.operation.status, Status::Declined);
+    assert_eq!(created.operation.status(), Status::Declined);
     assert_eq!(inserted.one().callback, None);
 }

@@ -19,7 +19,7 @@ fn provider_accepts(mocks: &mut Mocks) {
         .times(1)
         .returning(|_, _, _| {
             Ok(PayoutStart::Accepted {
-                state: Some(serde_json::json!({"plan": "approve"})),
+                state: Some(ProviderState::new("approve")),
                 due_at: now().plus_seconds(2),
             })
         });
@@ -78,21 +78,21 @@ fn an_accepted_payout_is_processing_with_the_providers_plan() {
     .unwrap();
 
     let op = inserted.one().operation;
-    assert_eq!(op.direction, Direction::Withdrawal);
-    assert_eq!(op.status, Status::Processing);
-    assert_eq!(op.route_id, 12);
-    assert_eq!(op.due_at, Some(now().plus_seconds(2)));
+    assert_eq!(op.direction(), Direction::Withdrawal);
+    assert_eq!(op.status(), Status::Processing);
+    assert_eq!(op.route_id(), 12);
+    assert_eq!(op.due_at(), Some(now().plus_seconds(2)));
+    assert_eq!(op.provider_state(), Some(&ProviderState::new("approve")));
+    assert_eq!(op.expires_at(), None, "payouts never expire");
+    assert_eq!(op.action(), None);
     assert_eq!(
-        op.provider_state,
-        Some(serde_json::json!({"plan": "approve"}))
-    );
-    assert_eq!(op.expires_at, None, "payouts never expire");
-    assert_eq!(op.action, None);
-    assert_eq!(
-        serde_json::Value::Object(op.requisites.unwrap()),
-        serde_json::json!({
-            "phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"
-        })
+        op.requisites(),
+        Some(
+            &KeptObject::new()
+                .with("phone", "+79001234567")
+                .with("accountName", "Ivan Ivanov")
+                .with("bankName", "Bank A")
+        )
     );
 }
 
@@ -107,8 +107,8 @@ fn the_provider_sees_the_full_card_number_but_storage_only_the_masked_one() {
                 WithdrawalRequisites::Card { pan, .. } => pan.expose() == "4242424242424242",
                 WithdrawalRequisites::Sbp { .. } => false,
             };
-            let stored = payout.requisites.clone().unwrap_or_default();
-            full && stored["pan"] == "424242******4242" && route.id == 11
+            let stored = payout.requisites().and_then(|r| r.text("pan"));
+            full && stored == Some("424242******4242") && route.id == 11
         })
         .times(1)
         .returning(|_, _, _| {
@@ -148,10 +148,10 @@ fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
     .unwrap();
 
     let new = inserted.one();
-    assert_eq!(created.operation.status, Status::Declined);
+    assert_eq!(created.operation.status(), Status::Declined);
     assert_eq!(
-        created.operation.decline,
-        Some(Decline::new(DeclineCode::ProviderDeclined))
+        created.operation.decline(),
+        Some(&Decline::new(DeclineCode::ProviderDeclined))
     );
     let kinds: Vec<_> = new.moves.iter().map(|m| m.kind).collect();
     assert_eq!(
@@ -163,10 +163,12 @@ fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
     assert_eq!(net(&new.moves), (0, 0), "hold and release cancel out");
     let callback = new.callback.expect("callbackUrl given");
     assert_eq!(callback.direction, Direction::Withdrawal);
-    let body: serde_json::Value = serde_json::from_str(&callback.body).unwrap();
-    assert_eq!(body["data"]["type"], "withdrawal");
-    assert_eq!(body["data"]["status"], 2);
-    assert_eq!(body["data"]["errorCode"], "ProviderDeclined");
+    assert_eq!(callback.data.direction, Direction::Withdrawal);
+    assert_eq!(callback.data.status, crate::Status::Declined);
+    assert_eq!(
+        callback.data.decline.map(|d| d.code),
+        Some(DeclineCode::ProviderDeclined)
+    );
 }
 
 #[test]
@@ -183,7 +185,7 @@ fn a_decline_at_creation_without_callback_url_queues_nothing() {
     .unwrap();
 
     let new = inserted.one();
-    assert_eq!(new.operation.status, Status::Declined);
+    assert_eq!(new.operation.status(), Status::Declined);
     assert_eq!(new.moves.len(), 2);
     assert_eq!(new.callback, None);
 }

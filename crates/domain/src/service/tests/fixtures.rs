@@ -9,17 +9,21 @@ use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
 use crate::operation::{Action, Operation};
 use crate::ports::{
-    Completion, FinishError, InsertError, MockClock, MockIdGenerator, MockMerchantDirectory,
-    MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation, StoreError,
+    Completion, CreationOrder, FinishError, InsertError, MockClock, MockIdGenerator,
+    MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation,
+    StoreError,
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
 use crate::service::{Gateway, Ports};
-use crate::testkit::OperationBuilder;
+pub use crate::testkit::{DebugCallbackFormat, OperationBuilder};
 use crate::{
     Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod,
     Timestamp,
 };
+
+pub use crate::operation::{OperationUrls, ProviderState};
+pub use crate::KeptObject;
 
 /// 2026-11-21T10:00:00Z.
 pub const NOW_MS: i64 = 1_795_255_200_000;
@@ -122,6 +126,10 @@ impl Mocks {
             clock: MockClock::new(),
             ids: MockIdGenerator::new(),
         };
+        mocks
+            .provider
+            .expect_creation_order()
+            .return_const(CreationOrder::ProviderFirst);
         mocks.clock.expect_now().return_const(now());
         mocks.ids.expect_operation_id().return_const(new_id());
         mocks.set_routes(routes());
@@ -148,6 +156,7 @@ impl Mocks {
             provider: Arc::new(self.provider),
             clock: Arc::new(self.clock),
             ids: Arc::new(self.ids),
+            callback_format: Arc::new(DebugCallbackFormat),
         })
     }
 
@@ -180,9 +189,9 @@ impl Mocks {
         seen
     }
 
-    /// The store answers `get(op.id)` with `op`.
+    /// The store answers `get(op.id())` with `op`.
     pub fn stored(&mut self, op: Operation) {
-        let id = op.id;
+        let id = op.id();
         self.store
             .expect_get()
             .withf(move |asked| *asked == id)
@@ -201,10 +210,19 @@ impl Mocks {
             .returning(move |_, _, _| Ok(Some((op.clone(), Some(fingerprint.clone())))));
     }
 
+    /// The provider asks for [`CreationOrder::StoreFirst`], as a network provider does.
+    pub fn store_first(&mut self) {
+        self.provider.checkpoint();
+        self.provider
+            .expect_creation_order()
+            .return_const(CreationOrder::StoreFirst);
+    }
+
     pub fn expect_no_store_writes(&mut self) {
         self.store.expect_insert().never();
         self.store.expect_finish().never();
         self.store.expect_replace_action().never();
+        self.store.expect_advance().never();
     }
 }
 
@@ -256,10 +274,13 @@ pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -
 /// A withdrawal request with valid requisites for `method` (`card` or `sbp`).
 pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewWithdrawal {
     let requisites = match method {
-        "card" => serde_json::json!({"pan": "4242424242424242", "cardholderName": "IVAN IVANOV"}),
-        _ => serde_json::json!({
-            "phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"
-        }),
+        "card" => KeptObject::new()
+            .with("pan", "4242424242424242")
+            .with("cardholderName", "IVAN IVANOV"),
+        _ => KeptObject::new()
+            .with("phone", "+79001234567")
+            .with("accountName", "Ivan Ivanov")
+            .with("bankName", "Bank A"),
     };
     NewWithdrawal::parse(&RawRequest {
         amount: Some(amount),
@@ -268,7 +289,7 @@ pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool
         user_id: Some("user-7"),
         merchant_operation_id: moid.then_some(MOID),
         callback_url: callback.then_some(CALLBACK_URL),
-        requisites: requisites.as_object(),
+        requisites: Some(&requisites),
         ..RawRequest::default()
     })
     .unwrap()
@@ -277,6 +298,11 @@ pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool
 /// A processing card deposit of 100.00 RUB created a minute ago, waiting on a redirect
 /// for nine more minutes.
 pub fn deposit(id: OperationId) -> Operation {
+    deposit_builder(id).build()
+}
+
+/// [`deposit`], to change before building.
+pub fn deposit_builder(id: OperationId) -> OperationBuilder {
     OperationBuilder::deposit(PaymentMethod::Card)
         .id(id)
         .merchant(merchant().id.as_str())
@@ -288,21 +314,26 @@ pub fn deposit(id: OperationId) -> Operation {
         })
         .expires(now().plus_seconds(540))
         .created(now().plus_seconds(-60))
-        .build()
 }
 
 /// A processing card payout of 250.00 RUB, due now.
 pub fn payout(id: OperationId) -> Operation {
-    Operation {
-        direction: Direction::Withdrawal,
-        amount: amount("250.00"),
-        action: None,
-        route_id: 11,
-        expires_at: None,
-        due_at: Some(now()),
-        provider_state: Some(serde_json::json!({"plan": "approve"})),
-        ..deposit(id)
-    }
+    payout_builder(id).build()
+}
+
+/// [`payout`], to change before building.
+pub fn payout_builder(id: OperationId) -> OperationBuilder {
+    OperationBuilder::payout(PaymentMethod::Card)
+        .id(id)
+        .merchant(merchant().id.as_str())
+        .user("user-7")
+        .merchant_operation_id(MOID)
+        .callback(CALLBACK_URL)
+        .amount("250.00")
+        .route(11)
+        .due(now())
+        .provider_state(r#"{"plan":"approve"}"#)
+        .created(now().plus_seconds(-60))
 }
 
 /// Values for the input-fields step.

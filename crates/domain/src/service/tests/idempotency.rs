@@ -76,8 +76,9 @@ fn a_duplicate_insert_of_the_same_request_answers_the_stored_operation() {
     let mut mocks = Mocks::new();
     provider_waits(&mut mocks);
     mocks.expect_insert(|| Err(InsertError::Duplicate));
-    let mut earlier = deposit(existing_id());
-    earlier.status = Status::Approved;
+    let earlier = deposit_builder(existing_id())
+        .status(Status::Approved)
+        .build();
     mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
 
     let created = block_on(mocks.gateway().create_deposit(

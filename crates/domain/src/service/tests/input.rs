@@ -6,7 +6,7 @@ use super::fixtures::*;
 use crate::operation::{Action, Decline, DeclineCode, InputField, Operation, SelectOption};
 use crate::ports::ProviderVerdict;
 use crate::service::{check_input, StepError};
-use crate::{Direction, Status};
+use crate::Status;
 
 fn fields() -> Vec<InputField> {
     vec![
@@ -44,10 +44,11 @@ fn fields() -> Vec<InputField> {
 }
 
 fn waiting_for_input() -> Operation {
-    Operation {
-        action: Some(Action::InputFields { fields: fields() }),
-        ..deposit(id(1))
-    }
+    input_builder().build()
+}
+
+fn input_builder() -> OperationBuilder {
+    deposit_builder(id(1)).action(Action::InputFields { fields: fields() })
 }
 
 fn good_values() -> std::collections::BTreeMap<String, String> {
@@ -71,7 +72,7 @@ fn valid_values_go_to_the_provider_whose_approval_finishes_the_deposit() {
     mocks
         .provider
         .expect_submit_input()
-        .withf(|op, given| op.id == id(1) && *given == good_values())
+        .withf(|op, given| op.id() == id(1) && *given == good_values())
         .times(1)
         .returning(|_, _| Ok(ProviderVerdict::Approve));
     let finished = mocks.expect_finish(1, || Ok(()));
@@ -83,7 +84,7 @@ fn valid_values_go_to_the_provider_whose_approval_finishes_the_deposit() {
     )
     .unwrap();
 
-    assert_eq!(done.status, Status::Approved);
+    assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
 }
 
@@ -103,10 +104,10 @@ fn the_provider_may_decline_or_keep_waiting() {
             .submit_input(&merchant(), id(1), good_values()),
     )
     .unwrap();
-    assert_eq!(done.status, Status::Declined);
+    assert_eq!(done.status(), Status::Declined);
     assert_eq!(
-        done.decline,
-        Some(Decline::new(DeclineCode::PaymentRejected))
+        done.decline(),
+        Some(&Decline::new(DeclineCode::PaymentRejected))
     );
 
     let mut mocks = Mocks::new();
@@ -171,10 +172,10 @@ fn optional_fields_may_be_left_out() {
 
 #[test]
 fn a_deposit_not_waiting_for_input_is_invalid_state() {
-    let mut redirect = deposit(id(1));
-    redirect.urls.callback = None;
-    let mut finished = waiting_for_input();
-    finished.status = Status::Approved;
+    let redirect = deposit_builder(id(1))
+        .urls(OperationUrls::default())
+        .build();
+    let finished = input_builder().status(Status::Approved).build();
     for op in [redirect, finished] {
         let mut mocks = Mocks::new();
         mocks.stored(op);
@@ -194,9 +195,7 @@ fn a_deposit_not_waiting_for_input_is_invalid_state() {
 #[test]
 fn an_expired_deposit_is_declined_and_refuses_input() {
     let mut mocks = Mocks::new();
-    let mut op = waiting_for_input();
-    op.expires_at = Some(now().plus_seconds(-5));
-    mocks.stored(op);
+    mocks.stored(input_builder().expires(now().plus_seconds(-5)).build());
     mocks.provider.expect_submit_input().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
@@ -208,17 +207,17 @@ fn an_expired_deposit_is_declined_and_refuses_input() {
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
-        finished.one().operation.decline,
-        Some(Decline::new(DeclineCode::Expired))
+        finished.one().operation.decline(),
+        Some(&Decline::new(DeclineCode::Expired))
     );
 }
 
 #[test]
 fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
-    let mut theirs = waiting_for_input();
-    theirs.merchant_id = other_merchant().id;
-    let mut payout_op = waiting_for_input();
-    payout_op.direction = Direction::Withdrawal;
+    let theirs = input_builder()
+        .merchant(other_merchant().id.as_str())
+        .build();
+    let payout_op = payout(id(1));
     for op in [Some(theirs), Some(payout_op), None] {
         let mut mocks = Mocks::new();
         mocks.store.expect_get().returning(move |_| Ok(op.clone()));

@@ -81,7 +81,7 @@ fn reading_by_merchant_operation_id_asks_only_for_this_merchant_and_direction() 
     ))
     .unwrap();
 
-    assert_eq!(op.id, existing_id());
+    assert_eq!(op.id(), existing_id());
 }
 
 #[test]
@@ -114,8 +114,9 @@ fn an_unknown_merchant_operation_id_is_not_found() {
 #[test]
 fn hosted_pages_read_any_merchants_operation() {
     let mut mocks = Mocks::new();
-    let mut theirs = deposit(id(1));
-    theirs.merchant_id = other_merchant().id;
+    let theirs = deposit_builder(id(1))
+        .merchant(other_merchant().id.as_str())
+        .build();
     mocks.stored(theirs.clone());
     mocks.store.expect_get().returning(|_| Ok(None));
     let gateway = mocks.gateway();

@@ -73,7 +73,7 @@ fn routes_of_providers_outside_routing_are_never_chosen() {
     ))
     .unwrap();
 
-    assert_eq!(created.operation.route_id, 1);
+    assert_eq!(created.operation.route_id(), 1);
 }
 
 #[test]

@@ -10,9 +10,11 @@ use crate::service::CompleteError;
 use crate::Status;
 
 fn expired(n: u128) -> crate::operation::Operation {
-    let mut op = deposit(id(n));
-    op.expires_at = Some(now().plus_seconds(-1));
-    op
+    expired_builder(n).build()
+}
+
+fn expired_builder(n: u128) -> OperationBuilder {
+    deposit_builder(id(n)).expires(now().plus_seconds(-1))
 }
 
 #[test]
@@ -32,13 +34,13 @@ fn overdue_deposits_are_declined_as_expired() {
 
     assert_eq!(count, 2);
     let completions = finished.all();
-    let ids: Vec<_> = completions.iter().map(|c| c.operation.id).collect();
+    let ids: Vec<_> = completions.iter().map(|c| c.operation.id()).collect();
     assert_eq!(ids, vec![id(1), id(2)]);
     for c in completions {
-        assert_eq!(c.operation.status, Status::Declined);
+        assert_eq!(c.operation.status(), Status::Declined);
         assert_eq!(
-            c.operation.decline,
-            Some(Decline::new(DeclineCode::Expired))
+            c.operation.decline(),
+            Some(&Decline::new(DeclineCode::Expired))
         );
         assert!(c.moves.is_empty());
         assert!(c.callback.is_some());
@@ -54,9 +56,7 @@ fn expiry_skips_deposits_another_process_finished() {
         .returning(|_, _| Ok(vec![id(1), id(2), id(3), id(4)]));
     // 1: finished in storage meanwhile; 2: already final when read; 3: gone; 4: declined here.
     mocks.stored(expired(1));
-    let mut approved = expired(2);
-    approved.status = Status::Approved;
-    mocks.stored(approved);
+    mocks.stored(expired_builder(2).status(Status::Approved).build());
     mocks
         .store
         .expect_get()
@@ -69,7 +69,7 @@ fn expiry_skips_deposits_another_process_finished() {
     let count = block_on(mocks.gateway().expire_overdue()).unwrap();
 
     assert_eq!(count, 1);
-    let ids: Vec<_> = finished.all().iter().map(|c| c.operation.id).collect();
+    let ids: Vec<_> = finished.all().iter().map(|c| c.operation.id()).collect();
     assert_eq!(ids, vec![id(1), id(4)], "the final one is not even tried");
 }
 
@@ -109,9 +109,9 @@ fn due_payouts_are_approved_declined_or_postponed_as_the_provider_says() {
         .withf(|_, at| *at == now())
         .times(3)
         .returning(move |p, _| {
-            Ok(if p.id == id(1) {
+            Ok(if p.id() == id(1) {
                 ProviderVerdict::Approve
-            } else if p.id == id(2) {
+            } else if p.id() == id(2) {
                 ProviderVerdict::Decline(Decline::new(DeclineCode::RecipientNotFound))
             } else {
                 ProviderVerdict::Pending(later)
@@ -129,14 +129,14 @@ fn due_payouts_are_approved_declined_or_postponed_as_the_provider_says() {
 
     assert_eq!(count, 2);
     let completions = finished.all();
-    assert_eq!(completions[0].operation.id, id(1));
-    assert_eq!(completions[0].operation.status, Status::Approved);
+    assert_eq!(completions[0].operation.id(), id(1));
+    assert_eq!(completions[0].operation.status(), Status::Approved);
     assert_eq!(completions[0].moves[0].kind, EntryKind::WithdrawalPaid);
-    assert_eq!(completions[1].operation.id, id(2));
-    assert_eq!(completions[1].operation.status, Status::Declined);
+    assert_eq!(completions[1].operation.id(), id(2));
+    assert_eq!(completions[1].operation.status(), Status::Declined);
     assert_eq!(completions[1].moves[0].kind, EntryKind::WithdrawalReleased);
     assert_eq!(
-        completions[1].operation.decline.as_ref().map(|d| d.code),
+        completions[1].operation.decline().map(|d| d.code),
         Some(DeclineCode::RecipientNotFound)
     );
 }

@@ -1,0 +1,158 @@
+//! The callback body on the wire: `{"data": {...}}` with the API's field names, keys in
+//! alphabetical order, `merchantOperationId`, `errorCode` and `errorMessage` left out when
+//! there are none (never `null`), and the status as its number (1 approved, 2 declined).
+
+use domain::callback::CallbackData;
+use domain::ports::CallbackFormat;
+use domain::Status;
+use serde::Serialize;
+
+/// Writes callback bodies as JSON.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonCallbackFormat;
+
+/// The status number the API uses, in callbacks as in reads.
+pub fn status_number(status: Status) -> i16 {
+    match status {
+        Status::Approved => 1,
+        Status::Declined => 2,
+        Status::Processing => 3,
+    }
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    data: Data<'a>,
+}
+
+/// The fields in alphabetical order: the order the body has always been written in.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Data<'a> {
+    amount: String,
+    currency: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merchant_operation_id: Option<&'a str>,
+    operation_id: String,
+    payment_method: &'static str,
+    status: i16,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    updated_at: String,
+    user_id: &'a str,
+}
+
+impl CallbackFormat for JsonCallbackFormat {
+    fn body(&self, data: &CallbackData) -> String {
+        let body = Body {
+            data: Data {
+                amount: data.amount.to_string(),
+                currency: data.currency.as_str(),
+                error_code: data.decline.as_ref().map(|d| d.code.as_str()),
+                error_message: data.decline.as_ref().map(|d| d.message.as_str()),
+                merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
+                operation_id: data.operation_id.to_string(),
+                payment_method: data.method.as_str(),
+                status: status_number(data.status),
+                kind: data.direction.as_str(),
+                updated_at: data.updated_at.to_rfc3339(),
+                user_id: data.user_id.as_str(),
+            },
+        };
+        // Only strings and integers: writing them to a String cannot fail.
+        serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("plain JSON"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use domain::callback::CallbackData;
+    use domain::operation::{Decline, DeclineCode, Outcome};
+    use domain::testkit::{id, OperationBuilder, T0};
+    use domain::PaymentMethod;
+
+    use super::*;
+
+    fn body(data: &CallbackData) -> serde_json::Value {
+        serde_json::from_str(&JsonCallbackFormat.body(data)).unwrap()
+    }
+
+    #[test]
+    fn an_approved_deposit_has_exactly_the_contract_fields_in_alphabetical_order() {
+        let done = OperationBuilder::deposit(PaymentMethod::Card)
+            .id(id(1))
+            .user("user-7")
+            .merchant_operation_id("order-1")
+            .build()
+            .finish(&Outcome::Approve, T0)
+            .unwrap();
+
+        let text = JsonCallbackFormat.body(&CallbackData::of(&done));
+
+        assert_eq!(
+            text,
+            format!(
+                "{{\"data\":{{\"amount\":\"100.00\",\"currency\":\"RUB\",\
+                 \"merchantOperationId\":\"order-1\",\"operationId\":\"{}\",\
+                 \"paymentMethod\":\"card\",\"status\":1,\"type\":\"deposit\",\
+                 \"updatedAt\":\"2026-11-21T10:00:00Z\",\"userId\":\"user-7\"}}}}",
+                id(1)
+            )
+        );
+    }
+
+    #[test]
+    fn a_declined_payout_adds_error_code_and_message() {
+        let decline = Decline::new(DeclineCode::RecipientNotFound);
+        let done = OperationBuilder::payout(PaymentMethod::Sbp)
+            .amount("250.00")
+            .build()
+            .finish(&Outcome::Decline(decline), T0)
+            .unwrap();
+
+        let data = body(&CallbackData::of(&done))["data"].clone();
+
+        assert_eq!(data["type"], "withdrawal");
+        assert_eq!(data["status"], 2);
+        assert_eq!(data["amount"], "250.00");
+        assert_eq!(data["errorCode"], "RecipientNotFound");
+        assert_eq!(
+            data["errorMessage"],
+            DeclineCode::RecipientNotFound.message()
+        );
+    }
+
+    #[test]
+    fn absent_values_are_left_out_not_null() {
+        let done = OperationBuilder::deposit(PaymentMethod::Sbp)
+            .build()
+            .finish(&Outcome::Approve, T0)
+            .unwrap();
+
+        let body = body(&CallbackData::of(&done));
+
+        let data = body["data"].as_object().unwrap();
+        let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "amount",
+                "currency",
+                "operationId",
+                "paymentMethod",
+                "status",
+                "type",
+                "updatedAt",
+                "userId"
+            ]
+        );
+        assert!(data.values().all(|v| !v.is_null()));
+        assert_eq!(body.as_object().unwrap().len(), 1, "only `data`");
+    }
+}
