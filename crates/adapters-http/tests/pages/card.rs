@@ -2,12 +2,11 @@ use actix_web::http::header;
 use domain::operation::DeclineCode;
 use domain::Status;
 
-use crate::helpers::{decline_code, TestApp, Urls, FAIL_URL, SUCCESS_URL};
+use crate::helpers::{assert_see_other, decline_code, TestApp, Urls, FAIL_URL, SUCCESS_URL};
 
 #[actix_web::test]
 async fn the_card_page_is_a_form_readable_on_a_phone() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let page = app.get(&format!("/pay/{}", op.id)).await;
 
@@ -25,8 +24,7 @@ async fn the_card_page_is_a_form_readable_on_a_phone() {
 
 #[actix_web::test]
 async fn the_card_page_speaks_russian_when_asked() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "1234.50", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "1234.50", Urls::None).await;
 
     let page = app
         .get_in(&format!("/pay/{}", op.id), "en;q=0.5, ru-RU;q=0.9")
@@ -40,39 +38,32 @@ async fn the_card_page_speaks_russian_when_asked() {
 
 #[actix_web::test]
 async fn test_card_4242_approves_and_goes_to_success_url() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let answer = app.pay(op.id, "4242 4242 4242 4242").await;
 
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.location(), Some(SUCCESS_URL));
+    assert_see_other(&answer, SUCCESS_URL);
     let stored = app.operation(op.id).await;
     assert_eq!(stored.status, Status::Approved);
-    assert_eq!(app.balance().await, (10_000, 0));
-    assert!(app.callback_queued(op.id).await);
+    app.assert_balance_and_callback(op.id, (10_000, 0)).await;
 }
 
 #[actix_web::test]
 async fn test_card_0002_is_declined_and_goes_to_fail_url() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let answer = app.pay(op.id, "4000000000000002").await;
 
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.location(), Some(FAIL_URL));
+    assert_see_other(&answer, FAIL_URL);
     let stored = app.operation(op.id).await;
     assert_eq!(stored.status, Status::Declined);
     assert_eq!(decline_code(&stored), Some(DeclineCode::CardDeclined));
-    assert_eq!(app.balance().await, (0, 0));
-    assert!(app.callback_queued(op.id).await);
+    app.assert_balance_and_callback(op.id, (0, 0)).await;
 }
 
 #[actix_web::test]
 async fn test_card_9995_is_declined_for_insufficient_funds() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app.pay(op.id, "4000000000009995").await;
 
@@ -89,8 +80,7 @@ async fn test_card_9995_is_declined_for_insufficient_funds() {
 
 #[actix_web::test]
 async fn any_other_valid_card_approves_and_shows_the_result_page() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "10.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "10.00", Urls::None).await;
 
     let answer = app.pay(op.id, "5555555555554444").await;
 
@@ -103,8 +93,7 @@ async fn any_other_valid_card_approves_and_shows_the_result_page() {
 
 #[actix_web::test]
 async fn a_bad_card_shows_the_form_again_and_changes_nothing() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let answer = app
         .post_form(
@@ -130,8 +119,7 @@ async fn a_bad_card_shows_the_form_again_and_changes_nothing() {
 
 #[actix_web::test]
 async fn a_past_expiry_alone_is_refused_in_russian() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app
         .post_form_in(
@@ -154,8 +142,7 @@ async fn a_past_expiry_alone_is_refused_in_russian() {
 
 #[actix_web::test]
 async fn a_form_that_is_not_urlencoded_is_an_html_400() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app
         .post_raw(

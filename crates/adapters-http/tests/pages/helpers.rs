@@ -112,6 +112,13 @@ impl TestApp {
         }
     }
 
+    /// A new gateway with one waiting deposit of `amount` RUB by `method`.
+    pub async fn with_deposit(method: &str, amount: &str, urls: Urls) -> (Self, Operation) {
+        let app = Self::new().await;
+        let op = app.deposit(method, amount, urls).await;
+        (app, op)
+    }
+
     /// A waiting deposit of `amount` RUB by `method`.
     pub async fn deposit(&self, method: &str, amount: &str, urls: Urls) -> Operation {
         let (success, fail) = match urls {
@@ -192,6 +199,13 @@ impl TestApp {
             .map_or((0, 0), |b| (b.available, b.held))
     }
 
+    /// Asserts the merchant's RUB balance, (available, held) in kopecks, and that a callback
+    /// is queued for `id`.
+    pub async fn assert_balance_and_callback(&self, id: OperationId, balance: (i64, i64)) {
+        assert_eq!(self.balance().await, balance);
+        assert!(self.callback_queued(id).await);
+    }
+
     /// Whether a callback is queued for the operation.
     pub async fn callback_queued(&self, id: OperationId) -> bool {
         CallbackOutbox::list(&self.db, false, 1000)
@@ -267,6 +281,18 @@ impl TestApp {
         .await
     }
 
+    /// `POST /sandbox/operations/{id}/complete` with this JSON `body`.
+    pub async fn complete(&self, id: impl std::fmt::Display, body: &str) -> Answer {
+        self.post_raw(&complete_path(id), "application/json", body)
+            .await
+    }
+
+    /// Posts the bank's decision (`approve` = `"true"` or `"false"`) on the deposit `id`.
+    pub async fn decide(&self, id: OperationId, approve: &str) -> Answer {
+        let path = format!("/pay/{id}/decision");
+        self.post_form(&path, &[("approve", approve)]).await
+    }
+
     /// Pays the card deposit `id` on its form.
     pub async fn pay(&self, id: OperationId, pan: &str) -> Answer {
         let expiry = self.future_expiry();
@@ -276,6 +302,18 @@ impl TestApp {
         )
         .await
     }
+}
+
+/// The sandbox's completion endpoint of operation `id`.
+pub fn complete_path(id: impl std::fmt::Display) -> String {
+    format!("/sandbox/operations/{id}/complete")
+}
+
+/// Asserts a `303 See Other` to `location`.
+#[track_caller]
+pub fn assert_see_other(answer: &Answer, location: &str) {
+    assert_eq!(answer.status, 303);
+    assert_eq!(answer.location(), Some(location));
 }
 
 /// The decline code of a declined operation.
