@@ -4,15 +4,13 @@ use domain::merchant::Secret;
 use domain::signature::sign;
 use reqwest::Method;
 
-use crate::helpers::{card_withdrawal, deposit_body, each_backend, Answer, Setup};
+use crate::helpers::{card_withdrawal_text, deposit_body, each_backend, Answer, Setup};
 
 #[tokio::test]
 async fn the_withdrawal_endpoint_refuses_the_deposit_secret() {
     each_backend(Setup::default(), |app| async move {
         app.credit("500.00").await;
-        let mut body = card_withdrawal("100.00", "4242424242424242");
-        body["merchantOperationId"] = "payout-1".into();
-        let body = body.to_string();
+        let body = card_withdrawal_text("100.00", "payout-1");
         let refused = app
             .post_signed(
                 &app.shop,

@@ -140,7 +140,7 @@ async fn health_readiness_and_metrics() {
         assert_eq!((health.status, health.text.as_str()), (200, r#"{"status":"ok"}"#));
         let ready = app.raw(Method::GET, "/readyz", &[], Vec::new()).await;
         assert_eq!(ready.status, 200, "{}", ready.text);
-        let created = app.post("/api/v1/deposits", &deposit_body("card", "1.00").to_string()).await;
+        let created = app.deposit(&deposit_body("card", "1.00")).await;
         app.get(&format!("/api/v1/deposits/{}", created.operation_id())).await;
         app.raw(Method::GET, "/nope/123", &[], Vec::new()).await;
         let metrics = app.raw(Method::GET, "/metrics", &[], Vec::new()).await;

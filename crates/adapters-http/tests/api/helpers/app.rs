@@ -237,6 +237,16 @@ impl TestApp {
         self.get_as(&self.shop, path).await
     }
 
+    /// A deposit of `body` by the main merchant.
+    pub async fn deposit(&self, body: &Value) -> Answer {
+        self.post("/api/v1/deposits", &body.to_string()).await
+    }
+
+    /// A withdrawal of `body` by the main merchant.
+    pub async fn withdraw(&self, body: &Value) -> Answer {
+        self.post("/api/v1/withdrawals", &body.to_string()).await
+    }
+
     /// Credits the main merchant's RUB balance by hand.
     pub async fn credit(&self, amount: &str) {
         let amount = Amount::parse(amount).expect("an amount");
@@ -256,6 +266,14 @@ impl TestApp {
             .unwrap_or_default();
         let field = |name: &str| rub[name].as_str().unwrap_or("0.00").to_string();
         (field("available"), field("held"))
+    }
+
+    /// Asserts the main merchant's RUB balance as the API shows it.
+    pub async fn assert_balance(&self, available: &str, held: &str) {
+        assert_eq!(
+            self.balance().await,
+            (available.to_string(), held.to_string())
+        );
     }
 }
 

@@ -27,3 +27,11 @@ pub fn sbp_withdrawal(amount: &str, phone: &str) -> Value {
     serde_json::json!({"amount": amount, "currency": "RUB", "paymentMethod": "sbp", "userId": "user-1",
                        "requisites": {"phone": phone, "accountName": "Ivan Ivanov", "bankName": "Bank A"}})
 }
+
+/// A card withdrawal to the test card `4242424242424242` with this `merchantOperationId`, as
+/// the JSON text to sign.
+pub fn card_withdrawal_text(amount: &str, merchant_operation_id: &str) -> String {
+    let mut body = card_withdrawal(amount, "4242424242424242");
+    body["merchantOperationId"] = merchant_operation_id.into();
+    body.to_string()
+}
