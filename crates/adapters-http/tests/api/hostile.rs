@@ -235,10 +235,8 @@ async fn details_list_every_invalid_field_at_once() {
         );
         let answer = app.withdraw(&body).await;
         answer.assert_error(400, "InvalidRequest");
-        let mut fields = answer.detail_fields();
-        fields.sort();
         assert_eq!(
-            fields,
+            answer.sorted_detail_fields(),
             [
                 "requisites.accountName",
                 "requisites.bankName",
@@ -257,10 +255,8 @@ async fn details_list_every_invalid_field_at_once() {
             "requisites": {"x": "\u{0}"}, "surprise": 1,
         });
         let answer = app.deposit(&everything_wrong).await;
-        let mut fields = answer.detail_fields();
-        fields.sort();
         assert_eq!(
-            fields,
+            answer.sorted_detail_fields(),
             [
                 "amount",
                 "callbackUrl",

@@ -10,15 +10,16 @@ use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::route::Flow;
-use domain::service::{Checkout, Gateway, Ports};
+use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
-use domain::testkit::{RandomIds, WallClock};
+use domain::testkit::WallClock;
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
 
 use testkit::FreshDatabase;
 
 use super::backend::{Setup, OTHER_PROVIDER, SETTLE};
+use super::gateway::gateway_on;
 use super::Answer;
 
 /// A merchant as a test sees it: its id and both secrets.
@@ -116,15 +117,7 @@ impl TestApp {
             public_url: address.clone(),
             settle_after: SETTLE,
         }));
-        let store = Arc::new(db.clone());
-        let gateway = Gateway::new(Ports {
-            store: store.clone(),
-            merchants: store.clone(),
-            routes: store,
-            provider: provider.clone(),
-            clock: Arc::new(WallClock),
-            ids: Arc::new(RandomIds),
-        });
+        let gateway = gateway_on(&db, provider.clone(), Arc::new(WallClock));
         let ping = db.clone();
         let readiness = ReadyFn(move || {
             let db = ping.clone();
@@ -201,11 +194,7 @@ impl TestApp {
         secret: &Secret,
     ) -> Answer {
         let signature = sign(secret, body.as_bytes());
-        let headers = [
-            ("merchant-id", shop.id()),
-            ("x-signature", signature.as_str()),
-            ("content-type", "application/json"),
-        ];
+        let headers = signed_headers(shop, &signature, "application/json");
         self.raw(reqwest::Method::POST, path, &headers, body.to_string())
             .await
     }
@@ -275,6 +264,19 @@ impl TestApp {
             (available.to_string(), held.to_string())
         );
     }
+}
+
+/// The headers of a POST by `shop` with this `signature` and `content-type`.
+pub fn signed_headers<'a>(
+    shop: &'a Shop,
+    signature: &'a str,
+    content_type: &'a str,
+) -> [(&'static str, &'a str); 3] {
+    [
+        ("merchant-id", shop.id()),
+        ("x-signature", signature),
+        ("content-type", content_type),
+    ]
 }
 
 async fn create_merchant(db: &Database, name: &str) -> Merchant {

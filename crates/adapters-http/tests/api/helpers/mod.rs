@@ -5,11 +5,22 @@
 mod answer;
 mod app;
 mod backend;
+#[path = "../../common/gateway.rs"]
+mod gateway;
 
 pub use answer::Answer;
-pub use app::{Shop, TestApp};
+pub use app::{signed_headers, Shop, TestApp};
 pub use backend::{each_backend, Setup, SETTLE};
+use reqwest::Method;
 use serde_json::Value;
+
+/// Requests that match no route of the API: each answers 404 before authentication.
+pub const UNKNOWN_PATHS: [(Method, &str); 4] = [
+    (Method::GET, "/"),
+    (Method::POST, "/api/v1/payments"),
+    (Method::GET, "/api/v1/deposits/"),
+    (Method::GET, "/api/v2/balance"),
+];
 
 /// A deposit body with the required fields.
 pub fn deposit_body(method: &str, amount: &str) -> Value {
