@@ -4,15 +4,15 @@ use domain::merchant::Secret;
 use domain::signature::sign;
 use reqwest::Method;
 
-use crate::helpers::{card_withdrawal, deposit_body, each_backend, Answer, Setup};
+use crate::helpers::{
+    card_withdrawal_text, deposit_body, each_backend, signed_headers, Answer, Setup,
+};
 
 #[tokio::test]
 async fn the_withdrawal_endpoint_refuses_the_deposit_secret() {
     each_backend(Setup::default(), |app| async move {
         app.credit("500.00").await;
-        let mut body = card_withdrawal("100.00", "4242424242424242");
-        body["merchantOperationId"] = "payout-1".into();
-        let body = body.to_string();
+        let body = card_withdrawal_text("100.00", "payout-1");
         let refused = app
             .post_signed(
                 &app.shop,
@@ -42,11 +42,7 @@ async fn a_body_altered_after_signing_is_refused() {
         let signed = deposit_body("card", "1.00").to_string();
         let altered = signed.replace("1.00", "9.00");
         let signature = sign(app.shop.deposit_secret(), signed.as_bytes());
-        let headers = [
-            ("merchant-id", app.shop.id()),
-            ("x-signature", signature.as_str()),
-            ("content-type", "application/json"),
-        ];
+        let headers = signed_headers(&app.shop, &signature, "application/json");
         let refused = app
             .raw(Method::POST, "/api/v1/deposits", &headers, altered.clone())
             .await;

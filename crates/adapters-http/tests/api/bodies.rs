@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::fields::{deposit, with};
+use crate::fields::with;
 use crate::helpers::{deposit_body, each_backend, Setup};
 
 #[tokio::test]
@@ -11,12 +11,10 @@ async fn every_invalid_field_is_listed_and_nothing_is_created() {
         let body = json!({"amount": 100, "currency": "rub", "paymentMethod": "cash",
                           "merchantOperationId": "order-9", "extra": true,
                           "callbackUrl": "nope", "userData": {"email": "x"}});
-        let answer = deposit(&app, &body).await;
+        let answer = app.deposit(&body).await;
         answer.assert_error(400, "InvalidRequest");
-        let mut fields = answer.detail_fields();
-        fields.sort();
         assert_eq!(
-            fields,
+            answer.sorted_detail_fields(),
             vec![
                 "amount",
                 "callbackUrl",
@@ -35,7 +33,7 @@ async fn every_invalid_field_is_listed_and_nothing_is_created() {
             "merchantOperationId",
             "order-9".into(),
         );
-        let created = deposit(&app, &good).await;
+        let created = app.deposit(&good).await;
         assert_eq!(created.status, 200, "the id stayed free: {}", created.text);
         assert!(
             created.data().get("merchantOperationId").is_none(),
@@ -68,7 +66,7 @@ async fn bodies_must_be_one_json_object_without_repeated_keys() {
         let nulls = json!({"amount": "1.00", "currency": "RUB", "paymentMethod": "card", "userId": "u",
                            "merchantOperationId": null, "callbackUrl": null, "userData": null,
                            "requisites": null});
-        assert_eq!(deposit(&app, &nulls).await.status, 200, "null means absent");
+        assert_eq!(app.deposit(&nulls).await.status, 200, "null means absent");
     })
     .await;
 }

@@ -4,18 +4,13 @@
 use domain::signature::sign;
 use reqwest::Method;
 
-use crate::helpers::{deposit_body, each_backend, Setup};
+use crate::helpers::{deposit_body, each_backend, signed_headers, Setup, UNKNOWN_PATHS};
 
 #[tokio::test]
 async fn unknown_paths_and_wrong_methods_answer_json_before_authentication() {
     each_backend(Setup::default(), |app| async move {
-        for (method, path) in [
-            (Method::GET, "/"),
-            (Method::POST, "/api/v1/payments"),
-            (Method::GET, "/api/v1/deposits/"),
-            (Method::GET, "/api/v1/deposits/x/y"),
-            (Method::GET, "/api/v2/balance"),
-        ] {
+        let nested = (Method::GET, "/api/v1/deposits/x/y");
+        for (method, path) in UNKNOWN_PATHS.into_iter().chain([nested]) {
             app.raw(method, path, &[], Vec::new())
                 .await
                 .assert_error(404, "NotFound");
@@ -60,11 +55,7 @@ async fn posts_need_json_and_at_most_64_kib_before_authentication() {
         }
         let signature = sign(app.shop.deposit_secret(), body.as_bytes());
         for content_type in ["application/json; charset=UTF-8", "Application/Json"] {
-            let headers = [
-                ("merchant-id", app.shop.id()),
-                ("x-signature", signature.as_str()),
-                ("content-type", content_type),
-            ];
+            let headers = signed_headers(&app.shop, &signature, content_type);
             let answer = app
                 .raw(Method::POST, "/api/v1/deposits", &headers, body.clone())
                 .await;
@@ -78,11 +69,7 @@ async fn posts_need_json_and_at_most_64_kib_before_authentication() {
         let exactly = format!("{{\"u\": \"{}\"}}", "x".repeat(64 * 1024 - 9));
         assert_eq!(exactly.len(), 64 * 1024);
         let signature = sign(app.shop.deposit_secret(), exactly.as_bytes());
-        let headers = [
-            ("merchant-id", app.shop.id()),
-            ("x-signature", signature.as_str()),
-            ("content-type", "application/json"),
-        ];
+        let headers = signed_headers(&app.shop, &signature, "application/json");
         let answer = app
             .raw(Method::POST, "/api/v1/deposits", &headers, exactly)
             .await;
@@ -140,7 +127,7 @@ async fn health_readiness_and_metrics() {
         assert_eq!((health.status, health.text.as_str()), (200, r#"{"status":"ok"}"#));
         let ready = app.raw(Method::GET, "/readyz", &[], Vec::new()).await;
         assert_eq!(ready.status, 200, "{}", ready.text);
-        let created = app.post("/api/v1/deposits", &deposit_body("card", "1.00").to_string()).await;
+        let created = app.deposit(&deposit_body("card", "1.00")).await;
         app.get(&format!("/api/v1/deposits/{}", created.operation_id())).await;
         app.raw(Method::GET, "/nope/123", &[], Vec::new()).await;
         let metrics = app.raw(Method::GET, "/metrics", &[], Vec::new()).await;

@@ -2,11 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp};
-
-pub(crate) async fn deposit(app: &TestApp, body: &Value) -> Answer {
-    app.post("/api/v1/deposits", &body.to_string()).await
-}
+use crate::helpers::{deposit_body, each_backend, sbp_withdrawal, Answer, Setup};
 
 /// `body` with `field` set to `value`.
 pub(crate) fn with(mut body: Value, field: &str, value: Value) -> Value {
@@ -33,11 +29,9 @@ async fn amounts_are_two_digit_decimal_strings_above_zero() {
         for bad in [
             "100", "100.0", "-1.00", "0.00", "1e2", "01.00", "100.000", " 1.00", ".50", "",
         ] {
-            let answer = deposit(
-                &app,
-                &with(deposit_body("card", "1.00"), "amount", bad.into()),
-            )
-            .await;
+            let answer = app
+                .deposit(&with(deposit_body("card", "1.00"), "amount", bad.into()))
+                .await;
             assert_field_error(&answer, "amount");
         }
         for raw in ["100.00", "100", "1e2", "true", "[\"1.00\"]", "{}"] {
@@ -49,11 +43,11 @@ async fn amounts_are_two_digit_decimal_strings_above_zero() {
             assert_eq!(answer.body["details"][0]["message"], "must be a string");
         }
         for good in ["0.01", "1.00", "100.50", "10000000.00"] {
-            let answer = deposit(&app, &deposit_body("card", good)).await;
+            let answer = app.deposit(&deposit_body("card", good)).await;
             assert_eq!(answer.status, 200, "{good}: {}", answer.text);
             assert_eq!(answer.data()["amount"], good);
         }
-        deposit(&app, &deposit_body("card", "10000000.01"))
+        app.deposit(&deposit_body("card", "10000000.01"))
             .await
             .assert_error(422, "NoRouteFound");
     })
@@ -64,19 +58,19 @@ async fn amounts_are_two_digit_decimal_strings_above_zero() {
 async fn currencies_are_three_capitals_and_only_rub_has_routes() {
     each_backend(Setup::default(), |app| async move {
         for bad in ["rub", "RU", "RUBL", "", "R1B"] {
-            let answer = deposit(
-                &app,
-                &with(deposit_body("card", "1.00"), "currency", bad.into()),
-            )
-            .await;
+            let answer = app
+                .deposit(&with(deposit_body("card", "1.00"), "currency", bad.into()))
+                .await;
             assert_field_error(&answer, "currency");
         }
         for other in ["USD", "EUR"] {
-            let answer = deposit(
-                &app,
-                &with(deposit_body("card", "1.00"), "currency", other.into()),
-            )
-            .await;
+            let answer = app
+                .deposit(&with(
+                    deposit_body("card", "1.00"),
+                    "currency",
+                    other.into(),
+                ))
+                .await;
             answer.assert_error(422, "NoRouteFound");
             app.credit("10.00").await;
             let payout = with(
@@ -84,7 +78,7 @@ async fn currencies_are_three_capitals_and_only_rub_has_routes() {
                 "currency",
                 other.into(),
             );
-            app.post("/api/v1/withdrawals", &payout.to_string())
+            app.withdraw(&payout)
                 .await
                 .assert_error(422, "NoRouteFound");
         }
@@ -97,7 +91,7 @@ async fn payment_methods_depend_on_the_direction() {
     each_backend(Setup::default(), |app| async move {
         for bad in ["cash", "CARD", "", "sbp-qr"] {
             assert_field_error(
-                &deposit(&app, &deposit_body(bad, "1.00")).await,
+                &app.deposit(&deposit_body(bad, "1.00")).await,
                 "paymentMethod",
             );
         }
@@ -108,7 +102,7 @@ async fn payment_methods_depend_on_the_direction() {
                 "paymentMethod",
                 bad.into(),
             );
-            let answer = app.post("/api/v1/withdrawals", &body.to_string()).await;
+            let answer = app.withdraw(&body).await;
             answer.assert_error(400, "InvalidRequest");
             assert!(
                 answer
@@ -126,19 +120,15 @@ async fn payment_methods_depend_on_the_direction() {
 async fn user_ids_and_merchant_operation_ids_have_their_lengths_and_characters() {
     each_backend(Setup::default(), |app| async move {
         for bad in [String::new(), "u".repeat(129)] {
-            let answer = deposit(
-                &app,
-                &with(deposit_body("card", "1.00"), "userId", bad.into()),
-            )
-            .await;
+            let answer = app
+                .deposit(&with(deposit_body("card", "1.00"), "userId", bad.into()))
+                .await;
             assert_field_error(&answer, "userId");
         }
         for good in ["u".repeat(128), "ж".repeat(128), "user 1".into()] {
-            let answer = deposit(
-                &app,
-                &with(deposit_body("card", "1.00"), "userId", good.into()),
-            )
-            .await;
+            let answer = app
+                .deposit(&with(deposit_body("card", "1.00"), "userId", good.into()))
+                .await;
             assert_eq!(answer.status, 200, "{}", answer.text);
         }
         for bad in [
@@ -153,7 +143,7 @@ async fn user_ids_and_merchant_operation_ids_have_their_lengths_and_characters()
                 "merchantOperationId",
                 bad.into(),
             );
-            assert_field_error(&deposit(&app, &body).await, "merchantOperationId");
+            assert_field_error(&app.deposit(&body).await, "merchantOperationId");
         }
         for good in [
             "!~#$%&'()*+,-./:;<=>?@[\\]^_`{|}".to_string(),
@@ -164,7 +154,7 @@ async fn user_ids_and_merchant_operation_ids_have_their_lengths_and_characters()
                 "merchantOperationId",
                 good.into(),
             );
-            assert_eq!(deposit(&app, &body).await.status, 200);
+            assert_eq!(app.deposit(&body).await.status, 200);
         }
     })
     .await;
@@ -183,11 +173,11 @@ async fn urls_are_absolute_http_or_https_up_to_2048_characters() {
                 &long,
             ] {
                 let body = with(deposit_body("card", "1.00"), field, bad.into());
-                assert_field_error(&deposit(&app, &body).await, field);
+                assert_field_error(&app.deposit(&body).await, field);
             }
             for good in ["https://shop.example/cb?x=1", "http://127.0.0.1:9000/"] {
                 let body = with(deposit_body("card", "1.00"), field, good.into());
-                assert_eq!(deposit(&app, &body).await.status, 200, "{field} {good}");
+                assert_eq!(app.deposit(&body).await.status, 200, "{field} {good}");
             }
         }
         app.credit("10.00").await;
@@ -196,7 +186,7 @@ async fn urls_are_absolute_http_or_https_up_to_2048_characters() {
             "successUrl",
             "https://a.example".into(),
         );
-        let answer = app.post("/api/v1/withdrawals", &body.to_string()).await;
+        let answer = app.withdraw(&body).await;
         assert_field_error(&answer, "successUrl");
     })
     .await;
@@ -208,31 +198,28 @@ async fn user_data_checks_email_and_ip_and_keeps_other_strings() {
         let user = |data: Value| with(deposit_body("card", "1.00"), "userData", data);
         for bad in ["user", "user@", "@example.com", "a b@example.com"] {
             assert_field_error(
-                &deposit(&app, &user(json!({"email": bad}))).await,
+                &app.deposit(&user(json!({"email": bad}))).await,
                 "userData.email",
             );
         }
         for bad in ["300.1.1.1", "1.2.3", "::g", "localhost"] {
-            let answer = deposit(&app, &user(json!({"ipAddress": bad}))).await;
+            let answer = app.deposit(&user(json!({"ipAddress": bad}))).await;
             assert_field_error(&answer, "userData.ipAddress");
         }
         assert_field_error(
-            &deposit(&app, &user(json!({"country": 7}))).await,
+            &app.deposit(&user(json!({"country": 7}))).await,
             "userData.country",
         );
-        assert_field_error(
-            &deposit(&app, &user(json!("a@b.example"))).await,
-            "userData",
-        );
+        assert_field_error(&app.deposit(&user(json!("a@b.example"))).await, "userData");
         let many: serde_json::Map<String, Value> = (0..33)
             .map(|i| (format!("k{i}"), Value::from("v")))
             .collect();
-        assert_field_error(&deposit(&app, &user(Value::Object(many))).await, "userData");
+        assert_field_error(&app.deposit(&user(Value::Object(many))).await, "userData");
         let good = user(json!({"email": "a@b.example", "ipAddress": "2001:db8::1",
                                "country": "RU", "nothing": null}));
-        assert_eq!(deposit(&app, &good).await.status, 200);
+        assert_eq!(app.deposit(&good).await.status, 200);
         let good = user(json!({"ipAddress": "10.0.0.1"}));
-        assert_eq!(deposit(&app, &good).await.status, 200);
+        assert_eq!(app.deposit(&good).await.status, 200);
     })
     .await;
 }

@@ -5,7 +5,7 @@
 use domain::route::Flow;
 use serde_json::{json, Value};
 
-use crate::fields::{assert_field_error, deposit, with};
+use crate::fields::{assert_field_error, with};
 use crate::helpers::{
     card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp,
 };
@@ -34,10 +34,6 @@ fn at(mut body: Value, path: &str, value: Value) -> Value {
     body
 }
 
-async fn withdraw(app: &TestApp, body: &Value) -> Answer {
-    app.post("/api/v1/withdrawals", &body.to_string()).await
-}
-
 #[tokio::test]
 async fn control_characters_in_deposit_text_fields_are_refused() {
     each_backend(Setup::default(), |app| async move {
@@ -53,18 +49,18 @@ async fn control_characters_in_deposit_text_fields_are_refused() {
             ];
             for (field, value) in cases {
                 let body = at(deposit_body("card", "10.00"), field, value.into());
-                let answer = deposit(&app, &body).await;
+                let answer = app.deposit(&body).await;
                 assert_field_error(&answer, field);
             }
             let key = format!("no{c}te");
             let body = with(deposit_body("card", "10.00"), "userData", json!({key: "x"}));
-            assert_field_error(&deposit(&app, &body).await, "userData");
+            assert_field_error(&app.deposit(&body).await, "userData");
             let body = with(
                 deposit_body("card", "10.00"),
                 "requisites",
                 json!({"list": ["ok", format!("x{c}")]}),
             );
-            assert_field_error(&deposit(&app, &body).await, "requisites.list.1");
+            assert_field_error(&app.deposit(&body).await, "requisites.list.1");
         }
         assert_eq!(operations(&app), 0, "nothing refused was stored");
         let kept = at(
@@ -73,7 +69,7 @@ async fn control_characters_in_deposit_text_fields_are_refused() {
             "Иван Иванов, кв. 5 🙂".into(),
         );
         assert_eq!(
-            deposit(&app, &kept).await.status,
+            app.deposit(&kept).await.status,
             200,
             "printable text passes"
         );
@@ -124,12 +120,12 @@ async fn control_characters_in_withdrawal_text_fields_are_refused_and_nothing_is
                 ),
             ];
             for (body, field, value) in cases {
-                let answer = withdraw(&app, &at(body, field, value.into())).await;
+                let answer = app.withdraw(&at(body, field, value.into())).await;
                 assert_field_error(&answer, field);
             }
         }
         assert_eq!(operations(&app), 0, "nothing refused was stored");
-        assert_eq!(app.balance().await, ("1000.00".into(), "0.00".into()));
+        app.assert_balance("1000.00", "0.00").await;
     })
     .await;
 }
@@ -154,7 +150,7 @@ async fn control_characters_in_input_field_values_are_refused() {
         ..Setup::default()
     };
     each_backend(setup, |app| async move {
-        let created = deposit(&app, &deposit_body("card", "10.00")).await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let path = format!("/api/v1/deposits/{}/input", created.operation_id());
         for c in CONTROLS {
@@ -197,17 +193,17 @@ async fn urls_are_refused_unless_valid_as_sent() {
         for bad in REPAIRABLE_URLS {
             for field in ["callbackUrl", "successUrl", "failUrl", "processingUrl"] {
                 let body = with(deposit_body("card", "10.00"), field, bad.into());
-                assert_field_error(&deposit(&app, &body).await, field);
+                assert_field_error(&app.deposit(&body).await, field);
             }
             let body = with(
                 sbp_withdrawal("1.00", "+79001234567"),
                 "callbackUrl",
                 bad.into(),
             );
-            assert_field_error(&withdraw(&app, &body).await, "callbackUrl");
+            assert_field_error(&app.withdraw(&body).await, "callbackUrl");
         }
         assert_eq!(operations(&app), 0, "nothing refused was stored");
-        assert_eq!(app.balance().await, ("100.00".into(), "0.00".into()));
+        app.assert_balance("100.00", "0.00").await;
     })
     .await;
 }
@@ -217,7 +213,7 @@ async fn a_valid_url_is_stored_exactly_as_sent() {
     each_backend(Setup::default(), |app| async move {
         let sent = "HTTPS://Shop.Example:8443/Cb/../x?a=%41&b=!$()*+,;=#Frag";
         let body = with(deposit_body("card", "10.00"), "callbackUrl", sent.into());
-        let answer = deposit(&app, &body).await;
+        let answer = app.deposit(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.text);
         let stored = app.database.count(&format!(
             "SELECT COUNT(*) AS n FROM operations WHERE callback_url = '{sent}'"
@@ -237,12 +233,10 @@ async fn details_list_every_invalid_field_at_once() {
             "requisites",
             sbp_shaped,
         );
-        let answer = withdraw(&app, &body).await;
+        let answer = app.withdraw(&body).await;
         answer.assert_error(400, "InvalidRequest");
-        let mut fields = answer.detail_fields();
-        fields.sort();
         assert_eq!(
-            fields,
+            answer.sorted_detail_fields(),
             [
                 "requisites.accountName",
                 "requisites.bankName",
@@ -260,11 +254,9 @@ async fn details_list_every_invalid_field_at_once() {
             "successUrl": "ftp://a.example", "userData": {"email": "nope", "note": "\u{7f}"},
             "requisites": {"x": "\u{0}"}, "surprise": 1,
         });
-        let answer = deposit(&app, &everything_wrong).await;
-        let mut fields = answer.detail_fields();
-        fields.sort();
+        let answer = app.deposit(&everything_wrong).await;
         assert_eq!(
-            fields,
+            answer.sorted_detail_fields(),
             [
                 "amount",
                 "callbackUrl",
@@ -301,8 +293,8 @@ async fn the_sandbox_endpoint_and_pages_act_only_on_sandbox_operations() {
     };
     each_backend(setup, |app| async move {
         app.credit("100.00").await;
-        let foreign_deposit = deposit(&app, &deposit_body("sbp", "10.00")).await;
-        let foreign_payout = withdraw(&app, &sbp_withdrawal("10.00", "+79001234567")).await;
+        let foreign_deposit = app.deposit(&deposit_body("sbp", "10.00")).await;
+        let foreign_payout = app.withdraw(&sbp_withdrawal("10.00", "+79001234567")).await;
         for (answer, read) in [
             (&foreign_deposit, "deposits"),
             (&foreign_payout, "withdrawals"),
@@ -327,9 +319,9 @@ async fn the_sandbox_endpoint_and_pages_act_only_on_sandbox_operations() {
             let page = app.raw(method, &path, &headers, "approve=true").await;
             assert_eq!(page.status, 404, "{path}: {}", page.text);
         }
-        assert_eq!(app.balance().await, ("90.00".into(), "10.00".into()));
+        app.assert_balance("90.00", "10.00").await;
 
-        let own = deposit(&app, &deposit_body("card", "10.00")).await;
+        let own = app.deposit(&deposit_body("card", "10.00")).await;
         let done = complete(&app, &own.operation_id(), 1).await;
         assert_eq!(done.status, 200, "{}", done.text);
         assert_eq!(done.data()["status"], 1);

@@ -6,7 +6,9 @@ use adapters_db::NewMerchant;
 use domain::merchant::{parse_access, Secret};
 use serde_json::json;
 
-use crate::helpers::{card_withdrawal, deposit_body, each_backend, Setup, Shop};
+use crate::helpers::{
+    card_withdrawal, card_withdrawal_text, deposit_body, each_backend, Setup, Shop,
+};
 
 #[tokio::test]
 async fn a_replay_answers_the_same_operation_and_a_changed_request_409() {
@@ -37,7 +39,7 @@ async fn a_replay_answers_the_same_operation_and_a_changed_request_409() {
             "userId": "u-1", "merchantOperationId": "order-1",
             "requisites": {"pan": "4242424242424242", "cardholderName": "IVAN"}});
         app.credit("1.00").await;
-        let payout = app.post("/api/v1/withdrawals", &other_direction.to_string()).await;
+        let payout = app.withdraw(&other_direction).await;
         assert_eq!(payout.status, 200, "unique per direction: {}", payout.text);
         let theirs = app.post_as(&app.other, "/api/v1/deposits", first).await;
         assert_eq!(theirs.status, 200, "unique per merchant: {}", theirs.text);
@@ -50,19 +52,14 @@ async fn a_replay_answers_the_same_operation_and_a_changed_request_409() {
 async fn a_replayed_withdrawal_holds_once() {
     each_backend(Setup::default(), |app| async move {
         app.credit("100.00").await;
-        let mut body = card_withdrawal("60.00", "4242424242424242");
-        body["merchantOperationId"] = "payout-1".into();
-        let body = body.to_string();
+        let body = card_withdrawal_text("60.00", "payout-1");
         let first = app.post("/api/v1/withdrawals", &body).await;
         let second = app.post("/api/v1/withdrawals", &body).await;
         assert_eq!(first.status, 200, "{}", first.text);
         assert_eq!(second.status, 200, "{}", second.text);
         assert_eq!(first.operation_id(), second.operation_id());
         assert_eq!(second.data()["requisites"]["pan"], "424242******4242");
-        assert_eq!(
-            app.balance().await,
-            ("40.00".to_string(), "60.00".to_string())
-        );
+        app.assert_balance("40.00", "60.00").await;
     })
     .await;
 }
@@ -71,9 +68,7 @@ async fn a_replayed_withdrawal_holds_once() {
 async fn identical_requests_at_the_same_moment_create_one_operation() {
     each_backend(Setup::default(), |app| async move {
         app.credit("100.00").await;
-        let mut body = card_withdrawal("10.00", "4242424242424242");
-        body["merchantOperationId"] = "race-1".into();
-        let body = body.to_string();
+        let body = card_withdrawal_text("10.00", "race-1");
         let answers =
             futures::future::join_all((0..8).map(|_| app.post("/api/v1/withdrawals", &body))).await;
         let ids: BTreeSet<String> = answers
@@ -84,10 +79,7 @@ async fn identical_requests_at_the_same_moment_create_one_operation() {
             })
             .collect();
         assert_eq!(ids.len(), 1);
-        assert_eq!(
-            app.balance().await,
-            ("90.00".to_string(), "10.00".to_string())
-        );
+        app.assert_balance("90.00", "10.00").await;
     })
     .await;
 }
@@ -96,29 +88,18 @@ async fn identical_requests_at_the_same_moment_create_one_operation() {
 async fn a_withdrawal_over_the_available_balance_is_422_and_holds_nothing() {
     each_backend(Setup::default(), |app| async move {
         app.credit("10.00").await;
-        let mut body = card_withdrawal("10.01", "4242424242424242");
-        body["merchantOperationId"] = "too-much".into();
-        let body = body.to_string();
+        let body = card_withdrawal_text("10.01", "too-much");
         app.post("/api/v1/withdrawals", &body)
             .await
             .assert_error(422, "InsufficientBalance");
-        assert_eq!(
-            app.balance().await,
-            ("10.00".to_string(), "0.00".to_string())
-        );
+        app.assert_balance("10.00", "0.00").await;
         app.credit("0.01").await;
         let answer = app.post("/api/v1/withdrawals", &body).await;
         assert_eq!(answer.status, 200, "the id stayed free: {}", answer.text);
-        assert_eq!(
-            app.balance().await,
-            ("0.00".to_string(), "10.01".to_string())
-        );
-        app.post(
-            "/api/v1/withdrawals",
-            &card_withdrawal("0.01", "4242424242424242").to_string(),
-        )
-        .await
-        .assert_error(422, "InsufficientBalance");
+        app.assert_balance("0.00", "10.01").await;
+        app.withdraw(&card_withdrawal("0.01", "4242424242424242"))
+            .await
+            .assert_error(422, "InsufficientBalance");
     })
     .await;
 }

@@ -22,12 +22,7 @@ fn is_rfc3339_utc(value: &Value) -> bool {
 async fn every_redirect_deposit_method_answers_a_redirect_url() {
     each_backend(Setup::default(), |app| async move {
         for method in ["card", "sbp", "bank_a_pay", "bank_b_pay", "bank_c_pay"] {
-            let created = app
-                .post(
-                    "/api/v1/deposits",
-                    &deposit_body(method, "100.00").to_string(),
-                )
-                .await;
+            let created = app.deposit(&deposit_body(method, "100.00")).await;
             assert_eq!(created.status, 200, "{method}: {}", created.text);
             let id = created.operation_id();
             let data = created.data();
@@ -63,12 +58,7 @@ async fn every_redirect_deposit_method_answers_a_redirect_url() {
 #[tokio::test]
 async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
     each_backend(Setup::default(), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("sbp_qr", "250.50").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("sbp_qr", "250.50")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let data = created.data();
         assert_eq!(
@@ -98,12 +88,7 @@ async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
 #[tokio::test]
 async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balance() {
     each_backend(Setup::default(), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "100.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "100.00")).await;
         let id = created.operation_id();
         let op_id = OperationId::parse(&id).expect("uuid");
         app.gateway
@@ -113,10 +98,7 @@ async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balan
         let read = app.get(&format!("/api/v1/deposits/{id}")).await;
         assert_eq!(read.data()["status"], 1);
         assert!(read.data().get("redirectUrl").is_none(), "{}", read.text);
-        assert_eq!(
-            app.balance().await,
-            ("100.00".to_string(), "0.00".to_string())
-        );
+        app.assert_balance("100.00", "0.00").await;
     })
     .await;
 }
@@ -125,18 +107,8 @@ async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balan
 async fn amounts_ending_in_05_are_declined_at_creation_in_both_directions() {
     each_backend(Setup::default(), |app| async move {
         app.credit("100.00").await;
-        let deposit = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("sbp", "100.05").to_string(),
-            )
-            .await;
-        let payout = app
-            .post(
-                "/api/v1/withdrawals",
-                &sbp_withdrawal("10.05", "+79001234567").to_string(),
-            )
-            .await;
+        let deposit = app.deposit(&deposit_body("sbp", "100.05")).await;
+        let payout = app.withdraw(&sbp_withdrawal("10.05", "+79001234567")).await;
         for answer in [&deposit, &payout] {
             assert_eq!(answer.status, 200, "{}", answer.text);
             assert_eq!(answer.data()["status"], 2);
@@ -144,10 +116,7 @@ async fn amounts_ending_in_05_are_declined_at_creation_in_both_directions() {
             assert!(answer.data()["errorMessage"].is_string());
         }
         assert!(deposit.data().get("redirectUrl").is_none());
-        assert_eq!(
-            app.balance().await,
-            ("100.00".to_string(), "0.00".to_string())
-        );
+        app.assert_balance("100.00", "0.00").await;
     })
     .await;
 }
@@ -157,10 +126,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
     each_backend(Setup::default(), |app| async move {
         app.credit("1000.00").await;
         let card = app
-            .post(
-                "/api/v1/withdrawals",
-                &card_withdrawal("100.00", "4242424242424242").to_string(),
-            )
+            .withdraw(&card_withdrawal("100.00", "4242424242424242"))
             .await;
         assert_eq!(card.status, 200, "{}", card.text);
         assert_eq!(
@@ -169,28 +135,17 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
             "the creation answer carries only its documented fields"
         );
         assert_eq!(card.data()["status"], 3);
-        let sbp = app
-            .post(
-                "/api/v1/withdrawals",
-                &sbp_withdrawal("50.00", "+79001234567").to_string(),
-            )
-            .await;
+        let sbp = app.withdraw(&sbp_withdrawal("50.00", "+79001234567")).await;
         assert_eq!(sbp.status, 200, "{}", sbp.text);
         let declined = app
-            .post(
-                "/api/v1/withdrawals",
-                &card_withdrawal("30.00", "4000000000000002").to_string(),
-            )
+            .withdraw(&card_withdrawal("30.00", "4000000000000002"))
             .await;
         assert_eq!(
             declined.data()["status"],
             3,
             "declined only when it settles"
         );
-        assert_eq!(
-            app.balance().await,
-            ("820.00".to_string(), "180.00".to_string())
-        );
+        app.assert_balance("820.00", "180.00").await;
 
         let read = app
             .get(&format!("/api/v1/withdrawals/{}", card.operation_id()))
@@ -217,10 +172,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
             .get(&format!("/api/v1/withdrawals/{}", declined.operation_id()))
             .await;
         assert_eq!(read.data()["errorCode"], "CardDeclined");
-        assert_eq!(
-            app.balance().await,
-            ("850.00".to_string(), "0.00".to_string())
-        );
+        app.assert_balance("850.00", "0.00").await;
     })
     .await;
 }
@@ -230,7 +182,7 @@ async fn look_ups_by_merchant_operation_id_find_only_ones_own() {
     each_backend(Setup::default(), |app| async move {
         let mut body = deposit_body("card", "10.00");
         body["merchantOperationId"] = "order/1?&=".into();
-        let created = app.post("/api/v1/deposits", &body.to_string()).await;
+        let created = app.deposit(&body).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let path = "/api/v1/deposits?merchantOperationId=order%2F1%3F%26%3D";
         let found = app.get(path).await;
@@ -260,12 +212,7 @@ async fn look_ups_by_merchant_operation_id_find_only_ones_own() {
 #[tokio::test]
 async fn reads_of_another_merchants_operation_are_404() {
     each_backend(Setup::default(), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         let path = format!("/api/v1/deposits/{}", created.operation_id());
         app.get_as(&app.other, &path)
             .await

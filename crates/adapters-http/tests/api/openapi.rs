@@ -119,18 +119,18 @@ async fn the_server_answers_as_docs_openapi_yaml_says() {
         refusals::every_operation_is_rate_limited(&Checked { app: &app, spec }).await;
     })
     .await;
-    each_backend(setup(0, Some(Flow::InputFields)), |app| async move {
-        flows::input_fields(&Checked { app: &app, spec }).await;
-    })
-    .await;
-    each_backend(setup(0, Some(Flow::Confirmation)), |app| async move {
-        flows::confirmation(&Checked { app: &app, spec }).await;
-    })
-    .await;
-    each_backend(setup(0, Some(Flow::Instruction)), |app| async move {
-        flows::instruction(&Checked { app: &app, spec }).await;
-    })
-    .await;
+    for flow in [Flow::InputFields, Flow::Confirmation, Flow::Instruction] {
+        each_backend(setup(0, Some(flow)), |app| async move {
+            let api = Checked { app: &app, spec };
+            match flow {
+                Flow::InputFields => flows::input_fields(&api).await,
+                Flow::Confirmation => flows::confirmation(&api).await,
+                Flow::Instruction => flows::instruction(&api).await,
+                other => unreachable!("no flow test for {other:?}"),
+            }
+        })
+        .await;
+    }
     each_backend(setup(0, Some(Flow::Requisites)), |app| async move {
         let api = Checked { app: &app, spec };
         flows::requisites_and_the_sandbox(&api).await;
@@ -220,17 +220,22 @@ fn documented_error_statuses(spec: &Spec) -> Vec<(String, String)> {
     pairs
 }
 
+/// The strings of a JSON array (none if it is not one).
+fn strings(array: &Value) -> Vec<&str> {
+    array
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[test]
 fn the_document_knows_every_error_code_with_its_status() {
     let spec = Spec::load();
     let documented = documented_error_statuses(&spec);
     let listed = spec.resolve("/components/schemas/ErrorCode").1["enum"].clone();
-    let listed: Vec<&str> = listed
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let listed = strings(&listed);
     let errors = every_api_error();
     for error in &errors {
         let (code, status) = (error.code(), error.status_code().as_u16().to_string());
@@ -268,12 +273,7 @@ fn the_document_knows_every_decline_code() {
     }
     let spec = Spec::load();
     let documented = spec.resolve("/components/schemas/DeclineCode").1["enum"].clone();
-    let documented: Vec<&str> = documented
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let documented = strings(&documented);
     let ours: Vec<&str> = all.iter().map(|c| c.as_str()).collect();
     assert_eq!(documented, ours);
 }

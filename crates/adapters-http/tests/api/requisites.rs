@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::fields::{assert_field_error, deposit, with};
+use crate::fields::{assert_field_error, with};
 use crate::helpers::{card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Setup};
 
 #[tokio::test]
@@ -13,13 +13,13 @@ async fn deposit_requisites_are_any_object() {
             "requisites",
             json!({"pan": "4242424242424242", "cvc": "123", "nested": {"a": [1, 2]}}),
         );
-        assert_eq!(deposit(&app, &body).await.status, 200);
+        assert_eq!(app.deposit(&body).await.status, 200);
         let body = with(
             deposit_body("card", "1.00"),
             "requisites",
             json!("4242424242424242"),
         );
-        assert_field_error(&deposit(&app, &body).await, "requisites");
+        assert_field_error(&app.deposit(&body).await, "requisites");
     })
     .await;
 }
@@ -30,7 +30,7 @@ async fn withdrawal_requisites_follow_their_method() {
         app.credit("100.00").await;
         let post = |body: Value| {
             let app = &app;
-            async move { app.post("/api/v1/withdrawals", &body.to_string()).await }
+            async move { app.withdraw(&body).await }
         };
         for bad in [
             "79001234567",

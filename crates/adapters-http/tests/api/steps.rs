@@ -15,12 +15,7 @@ fn flow(flow: Flow) -> Setup {
 #[tokio::test]
 async fn input_fields_are_asked_checked_and_then_approve() {
     each_backend(flow(Flow::InputFields), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let fields = &created.data()["inputFields"];
         assert_eq!(fields[0]["name"], "payerName");
@@ -62,9 +57,7 @@ async fn input_fields_are_asked_checked_and_then_approve() {
             .assert_error(409, "InvalidState");
         assert_eq!(app.balance().await.0, "10.00");
 
-        let redirect = app
-            .post("/api/v1/deposits", &deposit_body("sbp", "1.00").to_string())
-            .await;
+        let redirect = app.deposit(&deposit_body("sbp", "1.00")).await;
         let path = format!("/api/v1/deposits/{}/input", redirect.operation_id());
         app.post(&path, body)
             .await
@@ -78,12 +71,7 @@ async fn input_fields_are_asked_checked_and_then_approve() {
 #[tokio::test]
 async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
     each_backend(flow(Flow::Confirmation), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         assert_eq!(created.data()["confirmRequired"], true);
         assert_eq!(created.data()["confirmation"], json!({"channels": ["sms"]}));
@@ -101,12 +89,7 @@ async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
             .await
             .assert_error(409, "InvalidState");
 
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         let path = format!("/api/v1/deposits/{}/confirm", created.operation_id());
         app.post(&path, r#"{"code": 123456}"#)
             .await
@@ -125,12 +108,7 @@ async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
 #[tokio::test]
 async fn the_requisites_flow_shows_where_to_pay_and_for_how_long() {
     each_backend(flow(Flow::Requisites), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let requisites = &created.data()["requisites"];
         for key in ["cardNumber", "bankName", "holderName"] {
@@ -149,12 +127,7 @@ async fn the_requisites_flow_shows_where_to_pay_and_for_how_long() {
 #[tokio::test]
 async fn the_instruction_flow_lists_its_steps() {
     each_backend(flow(Flow::Instruction), |app| async move {
-        let created = app
-            .post(
-                "/api/v1/deposits",
-                &deposit_body("card", "10.00").to_string(),
-            )
-            .await;
+        let created = app.deposit(&deposit_body("card", "10.00")).await;
         assert_eq!(created.status, 200, "{}", created.text);
         let instruction = &created.data()["instruction"];
         assert_eq!(instruction["category"], "DoPayment");

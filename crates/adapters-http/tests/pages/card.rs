@@ -2,12 +2,13 @@ use actix_web::http::header;
 use domain::operation::DeclineCode;
 use domain::Status;
 
-use crate::helpers::{decline_code, TestApp, Urls, FAIL_URL, SUCCESS_URL};
+use crate::helpers::{
+    assert_see_other, card_fields, decline_code, TestApp, Urls, FAIL_URL, SUCCESS_URL,
+};
 
 #[actix_web::test]
 async fn the_card_page_is_a_form_readable_on_a_phone() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let page = app.get(&format!("/pay/{}", op.id())).await;
 
@@ -25,8 +26,7 @@ async fn the_card_page_is_a_form_readable_on_a_phone() {
 
 #[actix_web::test]
 async fn the_card_page_speaks_russian_when_asked() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "1234.50", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "1234.50", Urls::None).await;
 
     let page = app
         .get_in(&format!("/pay/{}", op.id()), "en;q=0.5, ru-RU;q=0.9")
@@ -38,41 +38,44 @@ async fn the_card_page_speaks_russian_when_asked() {
     assert_eq!(page.header(header::CONTENT_LANGUAGE), "ru");
 }
 
+/// Pays a 100.00 card deposit that has merchant URLs with `pan`: the browser is sent to
+/// `location`, the deposit ends `status` (declined with `decline`, where given), the balance is
+/// `balance` and a callback is queued.
+async fn pay_with_merchant_urls(
+    pan: &str,
+    location: &str,
+    status: Status,
+    decline: Option<DeclineCode>,
+    balance: (i64, i64),
+) {
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
+
+    let answer = app.pay(op.id(), pan).await;
+
+    assert_see_other(&answer, location);
+    let stored = app.operation(op.id()).await;
+    assert_eq!(stored.status(), status);
+    if decline.is_some() {
+        assert_eq!(decline_code(&stored), decline);
+    }
+    app.assert_balance_and_callback(op.id(), balance).await;
+}
+
 #[actix_web::test]
 async fn test_card_4242_approves_and_goes_to_success_url() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
-
-    let answer = app.pay(op.id(), "4242 4242 4242 4242").await;
-
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.location(), Some(SUCCESS_URL));
-    let stored = app.operation(op.id()).await;
-    assert_eq!(stored.status(), Status::Approved);
-    assert_eq!(app.balance().await, (10_000, 0));
-    assert!(app.callback_queued(op.id()).await);
+    let pan = "4242 4242 4242 4242";
+    pay_with_merchant_urls(pan, SUCCESS_URL, Status::Approved, None, (10_000, 0)).await;
 }
 
 #[actix_web::test]
 async fn test_card_0002_is_declined_and_goes_to_fail_url() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
-
-    let answer = app.pay(op.id(), "4000000000000002").await;
-
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.location(), Some(FAIL_URL));
-    let stored = app.operation(op.id()).await;
-    assert_eq!(stored.status(), Status::Declined);
-    assert_eq!(decline_code(&stored), Some(DeclineCode::CardDeclined));
-    assert_eq!(app.balance().await, (0, 0));
-    assert!(app.callback_queued(op.id()).await);
+    let (pan, declined) = ("4000000000000002", Some(DeclineCode::CardDeclined));
+    pay_with_merchant_urls(pan, FAIL_URL, Status::Declined, declined, (0, 0)).await;
 }
 
 #[actix_web::test]
 async fn test_card_9995_is_declined_for_insufficient_funds() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app.pay(op.id(), "4000000000009995").await;
 
@@ -89,8 +92,7 @@ async fn test_card_9995_is_declined_for_insufficient_funds() {
 
 #[actix_web::test]
 async fn any_other_valid_card_approves_and_shows_the_result_page() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "10.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "10.00", Urls::None).await;
 
     let answer = app.pay(op.id(), "5555555555554444").await;
 
@@ -103,18 +105,10 @@ async fn any_other_valid_card_approves_and_shows_the_result_page() {
 
 #[actix_web::test]
 async fn a_bad_card_shows_the_form_again_and_changes_nothing() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
 
     let answer = app
-        .post_form(
-            &format!("/pay/{}/card", op.id()),
-            &[
-                ("pan", "4242424242424241"),
-                ("expiry", "13/30"),
-                ("cvc", "12"),
-            ],
-        )
+        .post_card(op.id(), "4242424242424241", "13/30", "12")
         .await;
 
     assert_eq!(answer.status, 422);
@@ -130,19 +124,11 @@ async fn a_bad_card_shows_the_form_again_and_changes_nothing() {
 
 #[actix_web::test]
 async fn a_past_expiry_alone_is_refused_in_russian() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
+    let form = card_fields("4242424242424242", "01/20", "123");
     let answer = app
-        .post_form_in(
-            &format!("/pay/{}/card", op.id()),
-            &[
-                ("pan", "4242424242424242"),
-                ("expiry", "01/20"),
-                ("cvc", "123"),
-            ],
-            "ru",
-        )
+        .post_form_in(&format!("/pay/{}/card", op.id()), &form, "ru")
         .await;
 
     assert_eq!(answer.status, 422);
@@ -154,8 +140,7 @@ async fn a_past_expiry_alone_is_refused_in_russian() {
 
 #[actix_web::test]
 async fn a_form_that_is_not_urlencoded_is_an_html_400() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app
         .post_raw(

@@ -1,23 +1,28 @@
 //! A real gateway for page tests: SQLite in a temp file, the sandbox provider, a clock the
 //! test can move, and request helpers over an in-process actix app.
 
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{test, App};
 use adapters_db::{Database, NewMerchant};
+use adapters_http::{AlwaysReady, HttpSettings, HttpState};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{DeclineCode, Operation};
 use domain::ports::{CallbackOutbox, Clock};
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
-use domain::service::{Checkout, Gateway, Ports};
-use domain::testkit::RandomIds;
+use domain::service::{Checkout, Gateway};
 pub use domain::testkit::TestClock;
 use domain::{Amount, Currency, KeptObject, OperationId, Status};
 use serde_json::Value;
 use tempfile::TempDir;
+
+#[path = "../common/gateway.rs"]
+mod common_gateway;
+use common_gateway::gateway_on;
 
 pub const SUCCESS_URL: &str = "https://shop.example/success?order=7";
 pub const FAIL_URL: &str = "https://shop.example/fail?order=7";
@@ -82,16 +87,7 @@ impl TestApp {
             settle_after: Duration::from_millis(10),
         }));
         let clock = Arc::new(TestClock::starting_now());
-        let store = Arc::new(db.clone());
-        let gateway = Gateway::new(Ports {
-            store: store.clone(),
-            merchants: store.clone(),
-            routes: store,
-            provider: provider.clone(),
-            clock: clock.clone(),
-            ids: Arc::new(RandomIds),
-            callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
-        });
+        let gateway = gateway_on(&db, provider.clone(), clock.clone());
         let checkout = Checkout::new(gateway.clone(), provider);
         let merchant = db
             .create_merchant(NewMerchant {
@@ -111,6 +107,13 @@ impl TestApp {
             clock,
             _dir: dir,
         }
+    }
+
+    /// A new gateway with one waiting deposit of `amount` RUB by `method`.
+    pub async fn with_deposit(method: &str, amount: &str, urls: Urls) -> (Self, Operation) {
+        let app = Self::new().await;
+        let op = app.deposit(method, amount, urls).await;
+        (app, op)
     }
 
     /// A waiting deposit of `amount` RUB by `method`.
@@ -193,6 +196,13 @@ impl TestApp {
             .map_or((0, 0), |b| (b.available, b.held))
     }
 
+    /// Asserts the merchant's RUB balance, (available, held) in kopecks, and that a callback
+    /// is queued for `id`.
+    pub async fn assert_balance_and_callback(&self, id: OperationId, balance: (i64, i64)) {
+        assert_eq!(self.balance().await, balance);
+        assert!(self.callback_queued(id).await);
+    }
+
     /// Whether a callback is queued for the operation.
     pub async fn callback_queued(&self, id: OperationId) -> bool {
         CallbackOutbox::list(&self.db, false, 1000)
@@ -268,18 +278,68 @@ impl TestApp {
         .await
     }
 
+    /// `POST /sandbox/operations/{id}/complete` with this JSON `body`.
+    pub async fn complete(&self, id: impl std::fmt::Display, body: &str) -> Answer {
+        self.post_raw(&complete_path(id), "application/json", body)
+            .await
+    }
+
+    /// Posts the bank's decision (`approve` = `"true"` or `"false"`) on the deposit `id`.
+    pub async fn decide(&self, id: OperationId, approve: &str) -> Answer {
+        let path = format!("/pay/{id}/decision");
+        self.post_form(&path, &[("approve", approve)]).await
+    }
+
+    /// Posts the card form of deposit `id` with these fields.
+    pub async fn post_card(&self, id: OperationId, pan: &str, expiry: &str, cvc: &str) -> Answer {
+        let path = format!("/pay/{id}/card");
+        self.post_form(&path, &card_fields(pan, expiry, cvc)).await
+    }
+
     /// Pays the card deposit `id` on its form.
     pub async fn pay(&self, id: OperationId, pan: &str) -> Answer {
-        let expiry = self.future_expiry();
-        self.post_form(
-            &format!("/pay/{id}/card"),
-            &[("pan", pan), ("expiry", &expiry), ("cvc", "123")],
-        )
-        .await
+        self.post_card(id, pan, &self.future_expiry(), "123").await
     }
+}
+
+/// The fields of the card form.
+pub fn card_fields<'a>(
+    pan: &'a str,
+    expiry: &'a str,
+    cvc: &'a str,
+) -> [(&'static str, &'a str); 3] {
+    [("pan", pan), ("expiry", expiry), ("cvc", cvc)]
+}
+
+/// Serves the pages of `app` behind the API's real server and its edge middleware on
+/// `127.0.0.1:0`; returns its base URL.
+pub fn serve(app: &TestApp) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("bound").port();
+    let state = HttpState::new(
+        app.gateway.clone(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+    );
+    let pages = adapters_http::pages::mount(app.checkout.clone(), app.gateway.clone());
+    let server = adapters_http::server(listener, state, pages).expect("server");
+    actix_web::rt::spawn(server);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// The sandbox's completion endpoint of operation `id`.
+pub fn complete_path(id: impl std::fmt::Display) -> String {
+    format!("/sandbox/operations/{id}/complete")
+}
+
+/// Asserts a `303 See Other` to `location`.
+#[track_caller]
+pub fn assert_see_other(answer: &Answer, location: &str) {
+    assert_eq!(answer.status, 303);
+    assert_eq!(answer.location(), Some(location));
 }
 
 /// The decline code of a declined operation.
 pub fn decline_code(op: &Operation) -> Option<DeclineCode> {
-    op.decline().as_ref().map(|d| d.code)
+    op.decline().map(|d| d.code)
 }

@@ -3,12 +3,11 @@
 use domain::operation::DeclineCode;
 use domain::Status;
 
-use crate::helpers::{decline_code, TestApp, Urls};
+use crate::helpers::{assert_see_other, decline_code, TestApp, Urls};
 
 #[actix_web::test]
 async fn sbp_qr_shows_its_code_and_the_bank_app_confirms() {
-    let app = TestApp::new().await;
-    let op = app.deposit("sbp_qr", "300.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("sbp_qr", "300.00", Urls::SuccessAndFail).await;
 
     let pay = app.get(&format!("/pay/{}", op.id())).await;
     assert_eq!(pay.status, 200);
@@ -22,8 +21,7 @@ async fn sbp_qr_shows_its_code_and_the_bank_app_confirms() {
     let answer = app.post_form(&decision, &[("approve", "true")]).await;
 
     let result = format!("/pay/{}/result", op.id());
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.location(), Some(result.as_str()));
+    assert_see_other(&answer, &result);
     assert_eq!(app.operation(op.id()).await.status(), Status::Approved);
     assert_eq!(app.balance().await, (30_000, 0));
     assert!(app.get(&result).await.body.contains("Payment successful"));
@@ -33,8 +31,7 @@ async fn sbp_qr_shows_its_code_and_the_bank_app_confirms() {
 
 #[actix_web::test]
 async fn sbp_qr_reject_declines_as_payment_rejected() {
-    let app = TestApp::new().await;
-    let op = app.deposit("sbp_qr", "300.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("sbp_qr", "300.00", Urls::None).await;
 
     app.post_form(
         &format!("/sandbox/qr/{}/decision", op.id()),
@@ -48,8 +45,7 @@ async fn sbp_qr_reject_declines_as_payment_rejected() {
 
 #[actix_web::test]
 async fn the_bank_app_serves_sbp_qr_deposits_only() {
-    let app = TestApp::new().await;
-    let op = app.deposit("bank_a_pay", "1.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("bank_a_pay", "1.00", Urls::None).await;
 
     assert_eq!(
         app.get(&format!("/sandbox/qr/{}", op.id())).await.status,
@@ -67,8 +63,7 @@ async fn the_bank_app_serves_sbp_qr_deposits_only() {
 
 #[actix_web::test]
 async fn a_finished_operation_says_so_and_changes_nothing() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
     app.pay(op.id(), "4242424242424242").await;
     let paid = app.operation(op.id()).await;
 
@@ -82,12 +77,7 @@ async fn a_finished_operation_says_so_and_changes_nothing() {
     assert_eq!(again.status, 409);
     assert!(again.location().is_none(), "no second redirect");
     assert!(again.body.contains("already finished"));
-    let decided = app
-        .post_form(
-            &format!("/pay/{}/decision", op.id()),
-            &[("approve", "false")],
-        )
-        .await;
+    let decided = app.decide(op.id(), "false").await;
     assert_eq!(decided.status, 409);
     assert_eq!(app.operation(op.id()).await, paid, "nothing changed");
     assert_eq!(app.balance().await, (10_000, 0));
@@ -95,8 +85,7 @@ async fn a_finished_operation_says_so_and_changes_nothing() {
 
 #[actix_web::test]
 async fn an_expired_operation_page_says_expired() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::SuccessAndFail).await;
     app.clock.advance(601);
 
     let page = app.get(&format!("/pay/{}", op.id())).await;
@@ -147,8 +136,7 @@ async fn payouts_have_no_pages() {
 
 #[actix_web::test]
 async fn a_wrong_method_on_a_page_is_an_html_405() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "1.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "1.00", Urls::None).await;
 
     let answer = app.get(&format!("/pay/{}/card", op.id())).await;
 
@@ -164,8 +152,7 @@ async fn a_wrong_method_on_a_page_is_an_html_405() {
 
 #[actix_web::test]
 async fn the_result_of_a_waiting_payment_goes_back_to_its_page() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "1.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "1.00", Urls::None).await;
 
     let answer = app.get(&format!("/pay/{}/result", op.id())).await;
 

@@ -51,24 +51,11 @@ async fn card_payments_log_the_operation_id_but_never_the_card() {
     let paid = app.deposit("card", "100.00", Urls::None).await;
     let refused = app.deposit("card", "100.00", Urls::None).await;
 
-    app.post_form(
-        &format!("/pay/{}/card", paid.id()),
-        &[
-            ("pan", "4000000000009995"),
-            ("expiry", &app.future_expiry()),
-            ("cvc", "9876"),
-        ],
-    )
-    .await;
-    app.post_form(
-        &format!("/pay/{}/card", refused.id()),
-        &[
-            ("pan", "5555555555554440"),
-            ("expiry", "01/20"),
-            ("cvc", "8765"),
-        ],
-    )
-    .await;
+    let expiry = app.future_expiry();
+    app.post_card(paid.id(), "4000000000009995", &expiry, "9876")
+        .await;
+    app.post_card(refused.id(), "5555555555554440", "01/20", "8765")
+        .await;
 
     let logs = captured.text();
     assert!(logs.contains(&paid.id().to_string()), "captured: {logs}");

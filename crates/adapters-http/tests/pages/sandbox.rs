@@ -3,24 +3,13 @@
 use domain::operation::DeclineCode;
 use domain::Status;
 
-use crate::helpers::{decline_code, TestApp, Urls};
-
-fn complete_path(id: impl std::fmt::Display) -> String {
-    format!("/sandbox/operations/{id}/complete")
-}
+use crate::helpers::{complete_path, decline_code, TestApp, Urls};
 
 #[actix_web::test]
 async fn status_1_approves_a_waiting_deposit() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
-    let answer = app
-        .post_raw(
-            &complete_path(op.id()),
-            "application/json",
-            r#"{"status": 1}"#,
-        )
-        .await;
+    let answer = app.complete(op.id(), r#"{"status": 1}"#).await;
 
     assert_eq!(answer.status, 200, "{}", answer.body);
     let body = answer.json();
@@ -29,22 +18,14 @@ async fn status_1_approves_a_waiting_deposit() {
     assert_eq!(body["data"]["amount"], "100.00");
     assert_eq!(body["data"]["currency"], "RUB");
     assert!(body["data"].get("errorCode").is_none());
-    assert_eq!(app.balance().await, (10_000, 0));
-    assert!(app.callback_queued(op.id()).await);
+    app.assert_balance_and_callback(op.id(), (10_000, 0)).await;
 }
 
 #[actix_web::test]
 async fn status_2_declines_as_provider_declined() {
-    let app = TestApp::new().await;
-    let op = app.deposit("sbp_qr", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("sbp_qr", "100.00", Urls::None).await;
 
-    let answer = app
-        .post_raw(
-            &complete_path(op.id()),
-            "application/json",
-            r#"{"status": 2}"#,
-        )
-        .await;
+    let answer = app.complete(op.id(), r#"{"status": 2}"#).await;
 
     assert_eq!(answer.status, 200);
     let body = answer.json();
@@ -61,13 +42,7 @@ async fn payouts_still_processing_can_be_completed() {
     let payout = app.payout("40.00").await;
     assert_eq!(app.balance().await, (0, 4_000));
 
-    let answer = app
-        .post_raw(
-            &complete_path(payout.id()),
-            "application/json",
-            r#"{"status":2}"#,
-        )
-        .await;
+    let answer = app.complete(payout.id(), r#"{"status":2}"#).await;
 
     assert_eq!(answer.status, 200);
     assert_eq!(app.operation(payout.id()).await.status(), Status::Declined);
@@ -76,23 +51,11 @@ async fn payouts_still_processing_can_be_completed() {
 
 #[actix_web::test]
 async fn an_operation_already_final_is_409_invalid_state() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
-    app.post_raw(
-        &complete_path(op.id()),
-        "application/json",
-        r#"{"status": 1}"#,
-    )
-    .await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
+    app.complete(op.id(), r#"{"status": 1}"#).await;
     let done = app.operation(op.id()).await;
 
-    let answer = app
-        .post_raw(
-            &complete_path(op.id()),
-            "application/json",
-            r#"{"status": 2}"#,
-        )
-        .await;
+    let answer = app.complete(op.id(), r#"{"status": 2}"#).await;
 
     assert_eq!(answer.status, 409);
     let body = answer.json();
@@ -106,9 +69,7 @@ async fn an_operation_already_final_is_409_invalid_state() {
 async fn an_unknown_id_is_404_not_found() {
     let app = TestApp::new().await;
     for id in ["6f1c2a4e-1d2b-4c5d-8e9f-001122334455", "nope"] {
-        let answer = app
-            .post_raw(&complete_path(id), "application/json", r#"{"status": 1}"#)
-            .await;
+        let answer = app.complete(id, r#"{"status": 1}"#).await;
         assert_eq!(answer.status, 404, "{id}");
         assert_eq!(answer.json()["errorCode"], "NotFound");
     }
@@ -116,8 +77,7 @@ async fn an_unknown_id_is_404_not_found() {
 
 #[actix_web::test]
 async fn any_other_status_or_body_is_400_invalid_request() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
     for body in [
         r#"{"status": 3}"#,
         r#"{"status": 0}"#,
@@ -129,9 +89,7 @@ async fn any_other_status_or_body_is_400_invalid_request() {
         "[1]",
         "",
     ] {
-        let answer = app
-            .post_raw(&complete_path(op.id()), "application/json", body)
-            .await;
+        let answer = app.complete(op.id(), body).await;
         assert_eq!(answer.status, 400, "{body}");
         assert_eq!(answer.json()["errorCode"], "InvalidRequest", "{body}");
     }
@@ -140,16 +98,9 @@ async fn any_other_status_or_body_is_400_invalid_request() {
 
 #[actix_web::test]
 async fn a_field_error_lists_the_status_field() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
-    let answer = app
-        .post_raw(
-            &complete_path(op.id()),
-            "application/json",
-            r#"{"status": 7}"#,
-        )
-        .await;
+    let answer = app.complete(op.id(), r#"{"status": 7}"#).await;
 
     let body = answer.json();
     assert_eq!(body["details"][0]["field"], "status");
@@ -157,8 +108,7 @@ async fn a_field_error_lists_the_status_field() {
 
 #[actix_web::test]
 async fn a_body_that_is_not_json_is_415() {
-    let app = TestApp::new().await;
-    let op = app.deposit("card", "100.00", Urls::None).await;
+    let (app, op) = TestApp::with_deposit("card", "100.00", Urls::None).await;
 
     let answer = app
         .post_raw(&complete_path(op.id()), "text/plain", r#"{"status": 1}"#)

@@ -1,24 +1,20 @@
 //! The pages behind the API's real server and its edge middleware, over TCP.
 
-use std::net::TcpListener;
-use std::sync::Arc;
+use crate::helpers::{card_fields, complete_path, serve, TestApp, Urls, SUCCESS_URL};
 
-use adapters_http::{AlwaysReady, HttpSettings, HttpState};
+/// Sends `request`; fails the test if nothing answers.
+async fn send(request: reqwest::RequestBuilder) -> reqwest::Response {
+    request.send().await.expect("answer")
+}
 
-use crate::helpers::{TestApp, Urls, SUCCESS_URL};
+/// The body of `response` as JSON.
+async fn json(response: reqwest::Response) -> serde_json::Value {
+    serde_json::from_str(&response.text().await.unwrap_or_default()).expect("JSON")
+}
 
-async fn serve(app: &TestApp) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let port = listener.local_addr().expect("bound").port();
-    let state = HttpState::new(
-        app.gateway.clone(),
-        Arc::new(AlwaysReady),
-        HttpSettings::default(),
-    );
-    let pages = adapters_http::pages::mount(app.checkout.clone(), app.gateway.clone());
-    let server = adapters_http::server(listener, state, pages).expect("server");
-    actix_web::rt::spawn(server);
-    format!("http://127.0.0.1:{port}")
+/// The `name` header of `response`, if it is text.
+fn header<'a>(response: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 fn client() -> reqwest::Client {
@@ -31,15 +27,11 @@ fn client() -> reqwest::Client {
 #[actix_web::test]
 async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     let app = TestApp::new().await;
-    let base = serve(&app).await;
+    let base = serve(&app);
     let client = client();
     let op = app.deposit("card", "100.00", Urls::SuccessAndFail).await;
 
-    let page = client
-        .get(format!("{base}/pay/{}", op.id()))
-        .send()
-        .await
-        .expect("answer");
+    let page = send(client.get(format!("{base}/pay/{}", op.id()))).await;
     assert_eq!(page.status(), 200);
     assert!(page.headers().contains_key("x-request-id"));
     assert!(page
@@ -48,67 +40,40 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
         .unwrap_or_default()
         .contains(r#"name="pan""#));
 
-    let missing = client
-        .get(format!("{base}/pay/6f1c2a4e-1d2b-4c5d-8e9f-001122334455"))
-        .send()
-        .await
-        .expect("answer");
+    let missing =
+        send(client.get(format!("{base}/pay/6f1c2a4e-1d2b-4c5d-8e9f-001122334455"))).await;
     assert_eq!(missing.status(), 404);
     let html = missing.text().await.unwrap_or_default();
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
 
-    let wrong = client
-        .delete(format!("{base}/pay/{}", op.id()))
-        .send()
-        .await
-        .expect("answer");
+    let wrong = send(client.delete(format!("{base}/pay/{}", op.id()))).await;
     assert_eq!(wrong.status(), 405);
-    assert_eq!(
-        wrong.headers().get("allow").and_then(|v| v.to_str().ok()),
-        Some("GET")
-    );
+    assert_eq!(header(&wrong, "allow"), Some("GET"));
 
-    let bad = client
-        .post(format!("{base}/sandbox/operations/{}/complete", op.id()))
-        .header("content-type", "application/json")
-        .body(r#"{"status": 9}"#)
-        .send()
-        .await
-        .expect("answer");
+    let complete = format!("{base}{}", complete_path(op.id()));
+    let bad = send(
+        client
+            .post(&complete)
+            .header("content-type", "application/json")
+            .body(r#"{"status": 9}"#),
+    )
+    .await;
     assert_eq!(bad.status(), 400);
-    let body: serde_json::Value =
-        serde_json::from_str(&bad.text().await.unwrap_or_default()).expect("JSON");
-    assert_eq!(body["errorCode"], "InvalidRequest");
+    assert_eq!(json(bad).await["errorCode"], "InvalidRequest");
 
     let expiry = app.future_expiry();
-    let paid = client
-        .post(format!("{base}/pay/{}/card", op.id()))
-        .form(&[
-            ("pan", "4242424242424242"),
-            ("expiry", &expiry),
-            ("cvc", "123"),
-        ])
-        .send()
-        .await
-        .expect("answer");
+    let form = card_fields("4242424242424242", &expiry, "123");
+    let paid = send(
+        client
+            .post(format!("{base}/pay/{}/card", op.id()))
+            .form(&form),
+    )
+    .await;
     assert_eq!(paid.status(), 303);
-    assert_eq!(
-        paid.headers().get("location").and_then(|v| v.to_str().ok()),
-        Some(SUCCESS_URL)
-    );
+    assert_eq!(header(&paid, "location"), Some(SUCCESS_URL));
 
-    let wrong_method = client
-        .get(format!("{base}/sandbox/operations/{}/complete", op.id()))
-        .send()
-        .await
-        .expect("answer");
+    let wrong_method = send(client.get(&complete)).await;
     assert_eq!(wrong_method.status(), 405);
-    let allow = wrong_method
-        .headers()
-        .get("allow")
-        .and_then(|v| v.to_str().ok());
-    assert_eq!(allow, Some("POST"));
-    let body: serde_json::Value =
-        serde_json::from_str(&wrong_method.text().await.unwrap_or_default()).expect("JSON");
-    assert_eq!(body["errorCode"], "MethodNotAllowed");
+    assert_eq!(header(&wrong_method, "allow"), Some("POST"));
+    assert_eq!(json(wrong_method).await["errorCode"], "MethodNotAllowed");
 }

@@ -13,15 +13,13 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::{web, App, HttpResponse, HttpServer};
-use adapters_http::{AlwaysReady, HttpSettings, HttpState};
 use domain::operation::DeclineCode;
 use domain::Status;
 use fantoccini::{Client, ClientBuilder, Locator};
-use helpers::{decline_code, TestApp};
+use helpers::{decline_code, serve, TestApp};
 use hyper_util::client::legacy::connect::HttpConnector;
 
 /// chromedriver, stopped when dropped.
@@ -111,20 +109,6 @@ fn merchant() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-fn gateway(app: &TestApp) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let port = listener.local_addr().expect("bound").port();
-    let state = HttpState::new(
-        app.gateway.clone(),
-        Arc::new(AlwaysReady),
-        HttpSettings::default(),
-    );
-    let pages = adapters_http::pages::mount(app.checkout.clone(), app.gateway.clone());
-    let server = adapters_http::server(listener, state, pages).expect("server");
-    actix_web::rt::spawn(server);
-    format!("http://127.0.0.1:{port}")
-}
-
 /// Types a card on the page and submits it, as a person would.
 async fn pay(client: &Client, page: &str, pan: &str, expiry: &str) {
     client.goto(page).await.expect("the card page");
@@ -176,7 +160,7 @@ async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
     };
     let app = TestApp::new().await;
     let shop = merchant();
-    let base = gateway(&app);
+    let base = serve(&app);
     let client = browser(&driver).await;
     let (success, fail) = (format!("{shop}/success"), format!("{shop}/fail"));
     let expiry = app.future_expiry();

@@ -6,30 +6,31 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::helpers::{
-    assert_signed_callback, card_payout, deposit, gateway, wait_until, Api, Backend,
+    assert_signed_callback, card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api,
     GatewayProcess, Merchant, Receiver, Sandbox, Serve, TestDb,
 };
 
 /// Generous: a loaded 2-core machine may be slow, never this slow.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn callbacks_end_to_end_on_sqlite() {
-    end_to_end(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn callbacks_end_to_end_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        end_to_end(db).await;
-    }
-}
+on_sqlite_and_postgres!(
+    async end_to_end:
+    callbacks_end_to_end_on_sqlite,
+    callbacks_end_to_end_on_postgres
+);
 
 /// Creates an operation and checks the creation answer's status.
 async fn create(api: &Api, path: &str, body: Value, status: i64) -> String {
     let answer = api.post(path, &body).await;
     let id = answer.operation_id();
     assert_eq!(answer.body["data"]["status"], status, "{}", answer.body);
+    id
+}
+
+/// Creates a waiting deposit (status 3) and has the sandbox finish it with `status`.
+async fn finished_deposit(api: &Api, sandbox: &mut Sandbox, body: Value, status: u8) -> String {
+    let id = create(api, "/api/v1/deposits", body, 3).await;
+    sandbox.complete(&id, status).await;
     id
 }
 
@@ -48,57 +49,28 @@ async fn end_to_end(db: TestDb) {
     let payouts = "/api/v1/withdrawals";
 
     // No callbackUrl: finished, but nothing is queued.
-    let silent = create(&api, deposits, deposit("card", "10.00", "silent", None), 3).await;
-    sandbox.complete(&silent, 1).await;
+    let body = deposit("card", "10.00", "silent", None);
+    let silent = finished_deposit(&api, &mut sandbox, body, 1).await;
 
-    let approved = create(&api, deposits, deposit("card", "100.00", "dep-ok", cb), 3).await;
-    sandbox.complete(&approved, 1).await;
+    let body = deposit("card", "100.00", "dep-ok", cb);
+    let approved = finished_deposit(&api, &mut sandbox, body, 1).await;
     // A final status never changes again, and a refused change sends nothing.
     let again = sandbox.post_complete(&approved, 2).await;
     assert_eq!(again.status, 409, "{}", again.body);
     assert_eq!(again.body["errorCode"], "InvalidState");
-    let declined = create(
-        &api,
-        deposits,
-        deposit("bank_a_pay", "150.00", "dep-no", cb),
-        3,
-    )
-    .await;
-    sandbox.complete(&declined, 2).await;
+    let body = deposit("bank_a_pay", "150.00", "dep-no", cb);
+    let declined = finished_deposit(&api, &mut sandbox, body, 2).await;
     // The sandbox declines an amount ending in 05 at creation; that is final too.
     let at_creation = create(&api, deposits, deposit("sbp", "100.05", "dep-05", cb), 2).await;
-    let paid = create(
-        &api,
-        payouts,
-        card_payout("200.00", "4242424242424242", "wd-ok", cb),
-        3,
-    )
-    .await;
-    let refused = create(
-        &api,
-        payouts,
-        card_payout("50.00", "4000000000000002", "wd-no", cb),
-        3,
-    )
-    .await;
-    let flaky_url = receiver.url("/flaky");
-    let flaky = create(
-        &api,
-        deposits,
-        deposit("card", "300.00", "dep-flaky", Some(&flaky_url)),
-        3,
-    )
-    .await;
-    sandbox.complete(&flaky, 1).await;
+    let paid = card_payout("200.00", "4242424242424242", "wd-ok", cb);
+    let paid = create(&api, payouts, paid, 3).await;
+    let refused = card_payout("50.00", "4000000000000002", "wd-no", cb);
+    let refused = create(&api, payouts, refused, 3).await;
+    let body = deposit("card", "300.00", "dep-flaky", Some(&receiver.url("/flaky")));
+    let flaky = finished_deposit(&api, &mut sandbox, body, 1).await;
     let down_url = receiver.url("/down");
-    let down = create(
-        &api,
-        deposits,
-        deposit("card", "20.00", "dep-down", Some(&down_url)),
-        3,
-    )
-    .await;
-    sandbox.complete(&down, 1).await;
+    let body = deposit("card", "20.00", "dep-down", Some(&down_url));
+    let down = finished_deposit(&api, &mut sandbox, body, 1).await;
 
     let once = [
         approved.clone(),

@@ -4,23 +4,14 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::helpers::{gateway, Backend, Merchant, TestDb};
+use crate::helpers::cli::Output;
+use crate::helpers::{gateway, gateway_line, on_sqlite_and_postgres, Merchant, TestDb};
 
 fn is_hex64(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-#[test]
-fn cli_on_sqlite() {
-    operator_session(&TestDb::sqlite());
-}
-
-#[test]
-fn cli_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        operator_session(&db);
-    }
-}
+on_sqlite_and_postgres!(operator_session: cli_on_sqlite, cli_on_postgres);
 
 /// One operator's session on a fresh database: migrate, merchants, balances, ledger.
 fn operator_session(db: &TestDb) {
@@ -151,73 +142,36 @@ fn balance_sql(shop: &Merchant, column: &str) -> String {
     )
 }
 
+/// `gateway balance VERB --merchant MERCHANT REST...`.
+fn balance(db: &TestDb, verb: &str, merchant: &str, rest: &str) -> Output {
+    gateway_line(db, &format!("balance {verb} --merchant {merchant} {rest}"))
+}
+
 fn balances(db: &TestDb, shop: &Merchant) {
-    let credit = gateway(
-        db,
-        &[
-            "balance",
-            "credit",
-            "--merchant",
-            &shop.id,
-            "--currency",
-            "RUB",
-            "--amount",
-            "100.00",
-        ],
-    );
+    let credit = balance(db, "credit", &shop.id, "--currency RUB --amount 100.00");
     credit.expect_code(0);
     assert!(credit.stdout.contains("100.00"), "{credit}");
     assert_eq!(db.count(&balance_sql(shop, "available")), 10_000);
     let entries = db.count("SELECT count(*) AS n FROM ledger");
 
     // More than available: refused with exit 4, and nothing changes.
-    let debit = gateway(
-        db,
-        &[
-            "balance",
-            "debit",
-            "--merchant",
-            &shop.id,
-            "--currency",
-            "RUB",
-            "--amount",
-            "100.01",
-        ],
-    );
+    let debit = balance(db, "debit", &shop.id, "--currency RUB --amount 100.01");
     debit.expect_code(4);
     assert!(debit.stderr.contains("available balance"), "{debit}");
     assert_eq!(db.count(&balance_sql(shop, "available")), 10_000);
     assert_eq!(db.count("SELECT count(*) AS n FROM ledger"), entries);
 
-    let debit = gateway(
-        db,
-        &[
-            "balance",
-            "debit",
-            "--merchant",
-            &shop.id,
-            "--amount",
-            "40.00",
-            "--json",
-        ],
-    );
+    let debit = balance(db, "debit", &shop.id, "--amount 40.00 --json");
     debit.expect_code(0);
     assert_eq!(debit.json()["available"], "60.00", "{debit}");
     assert_eq!(debit.json()["held"], "0.00", "{debit}");
     assert_eq!(db.count("SELECT count(*) AS n FROM ledger"), entries + 1);
 
-    let unknown = gateway(
+    let unknown = balance(
         db,
-        &[
-            "balance",
-            "credit",
-            "--merchant",
-            "no-such-merchant",
-            "--currency",
-            "RUB",
-            "--amount",
-            "1.00",
-        ],
+        "credit",
+        "no-such-merchant",
+        "--currency RUB --amount 1.00",
     );
     unknown.expect_code(3);
     assert!(unknown.stderr.contains("no-such-merchant"), "{unknown}");

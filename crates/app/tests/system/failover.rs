@@ -26,31 +26,77 @@ async fn rolling_restarts_lose_and_repeat_nothing_on_sqlite() {
     rolling_restarts(TestDb::sqlite(), 200).await;
 }
 
-/// Two gateways deliver to a slow merchant while, one after another, the oldest is stopped
-/// gracefully (SIGTERM) and a new one started: every callback arrives exactly once, since a
-/// graceful stop lets its deliveries finish and be recorded before it releases the rest.
-async fn rolling_restarts(db: TestDb, payouts: usize) {
-    let shop = Merchant::create(&db, "rolling-shop");
-    shop.credit(&db, &format!("{}.00", payouts * 10));
+/// What [`slow_payouts`] started.
+struct SlowPayouts {
+    receiver: Receiver,
+    serve: Serve,
+    running: Vec<GatewayProcess>,
+    ids: Vec<String>,
+}
+
+/// A merchant (`shop`) with the money for `payouts` card payouts of 10.00, a slow receiver
+/// (one second per callback), `processes` gateways, and the payouts with callbacks sent to
+/// them in turn (`merchantOperationId` `{tag}-N`), 16 at a time.
+async fn slow_payouts(
+    db: &TestDb,
+    shop: &str,
+    tag: &str,
+    processes: usize,
+    payouts: usize,
+) -> SlowPayouts {
+    let shop = Merchant::create(db, shop);
+    shop.credit(db, &format!("{}.00", payouts * 10));
     let receiver = Receiver::start();
     receiver.set_delay("/cb", Duration::from_millis(1000));
     let cb = receiver.url("/cb");
     let serve = Serve::default()
         .with("GATEWAY_SANDBOX_SETTLE_MS", "100")
         .log("warn,app=info,adapters_callback=info");
-    let mut running: Vec<GatewayProcess> = (1..=2)
-        .map(|i| GatewayProcess::start(&i.to_string(), &db, &serve))
+    let running: Vec<GatewayProcess> = (1..=processes)
+        .map(|i| GatewayProcess::start(&i.to_string(), db, &serve))
         .collect();
     let apis: Vec<Api> = running.iter().map(|g| Api::new(g, &shop)).collect();
     let ids: Vec<String> = futures::stream::iter(0..payouts)
         .map(|i| {
-            let api = apis[i % 2].clone();
-            let body = card_payout("10.00", "4242424242424242", &format!("roll-{i}"), Some(&cb));
+            let api = apis[i % processes].clone();
+            let body = card_payout(
+                "10.00",
+                "4242424242424242",
+                &format!("{tag}-{i}"),
+                Some(&cb),
+            );
             async move { api.post("/api/v1/withdrawals", &body).await.operation_id() }
         })
         .buffer_unordered(16)
         .collect()
         .await;
+    SlowPayouts {
+        receiver,
+        serve,
+        running,
+        ids,
+    }
+}
+
+/// Waits until the outbox records all `payouts` callbacks delivered.
+async fn every_delivery_recorded(db: &TestDb, payouts: usize) {
+    wait_until("every delivery recorded", DEADLINE, || {
+        let n = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
+        async move { (n == payouts as i64, format!("{n} of {payouts}")) }
+    })
+    .await;
+}
+
+/// Two gateways deliver to a slow merchant while, one after another, the oldest is stopped
+/// gracefully (SIGTERM) and a new one started: every callback arrives exactly once, since a
+/// graceful stop lets its deliveries finish and be recorded before it releases the rest.
+async fn rolling_restarts(db: TestDb, payouts: usize) {
+    let SlowPayouts {
+        receiver,
+        serve,
+        mut running,
+        ids,
+    } = slow_payouts(&db, "rolling-shop", "roll", 2, payouts).await;
 
     let mut shares = Vec::new();
     for round in 1..=3 {
@@ -70,11 +116,7 @@ async fn rolling_restarts(db: TestDb, payouts: usize) {
         ));
     }
     receiver.wait_delivered(&ids, DEADLINE).await;
-    wait_until("every delivery recorded", DEADLINE, || {
-        let n = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
-        async move { (n == payouts as i64, format!("{n} of {payouts}")) }
-    })
-    .await;
+    every_delivery_recorded(&db, payouts).await;
     for mut gw in running {
         gw.terminate();
         shares.push(gw.log_lines("callback delivered"));
@@ -106,27 +148,12 @@ async fn the_others_take_over_from_a_killed_gateway_on_postgres() {
     };
     let _turn = several_postgres_gateways().await;
     let payouts = 300;
-    let shop = Merchant::create(&db, "takeover-shop");
-    shop.credit(&db, &format!("{}.00", payouts * 10));
-    let receiver = Receiver::start();
-    receiver.set_delay("/cb", Duration::from_millis(1000));
-    let cb = receiver.url("/cb");
-    let serve = Serve::default()
-        .with("GATEWAY_SANDBOX_SETTLE_MS", "100")
-        .log("warn,app=info,adapters_callback=info");
-    let mut running: Vec<GatewayProcess> = (1..=3)
-        .map(|i| GatewayProcess::start(&i.to_string(), &db, &serve))
-        .collect();
-    let apis: Vec<Api> = running.iter().map(|g| Api::new(g, &shop)).collect();
-    let ids: Vec<String> = futures::stream::iter(0..payouts)
-        .map(|i| {
-            let api = apis[i % 3].clone();
-            let body = card_payout("10.00", "4242424242424242", &format!("kill-{i}"), Some(&cb));
-            async move { api.post("/api/v1/withdrawals", &body).await.operation_id() }
-        })
-        .buffer_unordered(16)
-        .collect()
-        .await;
+    let SlowPayouts {
+        receiver,
+        mut running,
+        ids,
+        ..
+    } = slow_payouts(&db, "takeover-shop", "kill", 3, payouts).await;
     wait_until("callbacks arriving", DEADLINE, || {
         let seen = receiver.captured().len();
         async move { (seen >= payouts / 3, format!("{seen} of {}", payouts / 3)) }
@@ -136,11 +163,7 @@ async fn the_others_take_over_from_a_killed_gateway_on_postgres() {
     victim.crash();
     let killed_at = Instant::now();
 
-    wait_until("every delivery recorded", DEADLINE, || {
-        let n = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
-        async move { (n == payouts as i64, format!("{n} of {payouts}")) }
-    })
-    .await;
+    every_delivery_recorded(&db, payouts).await;
     for mut gw in running {
         gw.terminate();
     }

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::helpers::{deposit, gateway, Api, GatewayProcess, Merchant, Serve, TestDb};
+use crate::helpers::{
+    deposit, gateway, gateway_line, Api, GatewayProcess, Merchant, Serve, TestDb,
+};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -35,12 +37,8 @@ async fn a_running_gateway_sees_route_and_merchant_changes() {
     let shop = Merchant::create(&db, "live-shop");
     let mut gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
-    let first = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "100.00", "before", None),
-        )
-        .await;
+    let first = deposit("card", "100.00", "before", None);
+    let first = api.post("/api/v1/deposits", &first).await;
     assert_eq!(first.body["data"]["status"], 3, "{}", first.body);
     assert!(first.body["data"]["redirectUrl"].is_string());
 
@@ -60,18 +58,9 @@ async fn a_running_gateway_sees_route_and_merchant_changes() {
     .await;
     eprintln!("a disabled route was refused after {lag:?} (documented: within 5 s)");
 
-    gateway(
+    gateway_line(
         &db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--flow",
-            "requisites",
-        ],
+        "route add --direction deposit --method card --flow requisites",
     )
     .expect_code(0);
     let lag = until_answer(&api, "added", |status, body| {

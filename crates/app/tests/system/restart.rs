@@ -4,25 +4,19 @@
 use std::time::{Duration, Instant};
 
 use crate::helpers::{
-    card_payout, deposit, gateway, wait_until, Api, Backend, GatewayProcess, Merchant, Receiver,
-    Sandbox, Serve, TestDb,
+    card_payout, deposit, gateway, gateway_line, on_sqlite_and_postgres, wait_until, Api,
+    GatewayProcess, Merchant, Receiver, Sandbox, Serve, TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(60);
 /// The worker's lease is 30 s; a dead process's claims must come back within 60 s.
 const LEASE_DEADLINE: Duration = Duration::from_secs(90);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn callbacks_survive_a_graceful_restart_on_sqlite() {
-    graceful_restart(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn callbacks_survive_a_graceful_restart_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        graceful_restart(db).await;
-    }
-}
+on_sqlite_and_postgres!(
+    async graceful_restart:
+    callbacks_survive_a_graceful_restart_on_sqlite,
+    callbacks_survive_a_graceful_restart_on_postgres
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn callbacks_claimed_by_a_killed_gateway_come_back_on_sqlite() {
@@ -37,22 +31,9 @@ async fn a_deposit_that_expires_while_no_gateway_runs_is_declined_after_the_star
     let db = TestDb::sqlite();
     let shop = Merchant::create(&db, "expiry-shop");
     let lifetime = "4";
-    gateway(
-        &db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "sbp",
-            "--priority",
-            "200",
-            "--lifetime",
-            lifetime,
-        ],
-    )
-    .expect_code(0);
+    let route =
+        format!("route add --direction deposit --method sbp --priority 200 --lifetime {lifetime}");
+    gateway_line(&db, &route).expect_code(0);
     let receiver = Receiver::start();
     let cb = receiver.url("/cb");
     let mut a = GatewayProcess::start("a", &db, &Serve::default());
@@ -87,27 +68,28 @@ async fn a_deposit_that_expires_while_no_gateway_runs_is_declined_after_the_star
     b.terminate();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_graceful_stop_lets_deliveries_in_flight_finish_on_sqlite() {
-    in_flight_at_stop(TestDb::sqlite()).await;
-}
+on_sqlite_and_postgres!(
+    async in_flight_at_stop:
+    a_graceful_stop_lets_deliveries_in_flight_finish_on_sqlite,
+    a_graceful_stop_lets_deliveries_in_flight_finish_on_postgres
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_graceful_stop_lets_deliveries_in_flight_finish_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        in_flight_at_stop(db).await;
-    }
+/// A merchant `shop`, a receiver that holds every callback unanswered at the returned URL,
+/// and gateway `a` with that merchant's API.
+fn holding_callbacks(db: &TestDb, shop: &str) -> (Receiver, String, GatewayProcess, Api) {
+    let shop = Merchant::create(db, shop);
+    let receiver = Receiver::start();
+    receiver.hold(true);
+    let cb = receiver.url("/cb");
+    let a = GatewayProcess::start("a", db, &Serve::default());
+    let api = Api::new(&a, &shop);
+    (receiver, cb, a, api)
 }
 
 /// SIGTERM while callbacks are in flight: the gateway stops claiming, lets them finish and
 /// records them, so nothing is sent again by the next gateway.
 async fn in_flight_at_stop(db: TestDb) {
-    let shop = Merchant::create(&db, "drain-shop");
-    let receiver = Receiver::start();
-    receiver.hold(true);
-    let cb = receiver.url("/cb");
-    let mut a = GatewayProcess::start("a", &db, &Serve::default());
-    let api = Api::new(&a, &shop);
+    let (receiver, cb, mut a, api) = holding_callbacks(&db, "drain-shop");
     let mut ids = Vec::new();
     for i in 0..3 {
         let body = deposit("card", "10.05", &format!("drain-{i}"), Some(&cb));
@@ -245,12 +227,7 @@ async fn graceful_restart(db: TestDb) {
 /// A gateway killed while its deliveries are in flight: its leases lapse and the next
 /// gateway delivers every callback (at least once).
 async fn crash_restart(db: TestDb) {
-    let shop = Merchant::create(&db, "crash-shop");
-    let receiver = Receiver::start();
-    receiver.hold(true);
-    let cb = receiver.url("/cb");
-    let mut a = GatewayProcess::start("a", &db, &Serve::default());
-    let api = Api::new(&a, &shop);
+    let (receiver, cb, mut a, api) = holding_callbacks(&db, "crash-shop");
     let mut ids = Vec::new();
     for i in 0..5 {
         // Declined at creation (amount ending in 05): the callback is queued at once.

@@ -4,19 +4,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::helpers::{gateway, Backend, TestDb};
+use crate::helpers::{gateway, gateway_line, on_sqlite_and_postgres, TestDb};
 
-#[test]
-fn routes_on_sqlite() {
-    routes(&TestDb::sqlite());
-}
-
-#[test]
-fn routes_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        routes(&db);
-    }
-}
+on_sqlite_and_postgres!(routes: routes_on_sqlite, routes_on_postgres);
 
 fn route_list(db: &TestDb) -> Vec<Value> {
     let out = gateway(db, &["route", "list", "--json"]);
@@ -55,27 +45,9 @@ fn routes(db: &TestDb) {
     assert_eq!(routes.len(), 8, "{routes:?}");
     assert_eq!(defaults, expected);
 
-    let added = gateway(
+    let added = gateway_line(
         db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--flow",
-            "confirmation",
-            "--min",
-            "1.00",
-            "--max",
-            "500.00",
-            "--priority",
-            "200",
-            "--lifetime",
-            "120",
-            "--json",
-        ],
+        "route add --direction deposit --method card --flow confirmation --min 1.00 --max 500.00 --priority 200 --lifetime 120 --json",
     );
     added.expect_code(0);
     let route = added.json();
@@ -112,20 +84,9 @@ fn routes(db: &TestDb) {
         bad.expect_code(1);
         assert!(bad.stderr.contains(named), "{args:?}: {bad}");
     }
-    let upside_down = gateway(
+    let upside_down = gateway_line(
         db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--min",
-            "10.00",
-            "--max",
-            "1.00",
-        ],
+        "route add --direction deposit --method card --min 10.00 --max 1.00",
     );
     assert_ne!(upside_down.code, 0, "{upside_down}");
     assert_eq!(route_list(db).len(), 9, "refused routes are not added");

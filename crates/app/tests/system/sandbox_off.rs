@@ -6,71 +6,39 @@
 use std::time::Duration;
 
 use crate::helpers::{
-    card_payout, deposit, gateway, wait_until, Api, Backend, GatewayProcess, Merchant, Serve,
-    TestDb,
+    card_payout, deposit, gateway_line, on_sqlite_and_postgres, wait_until, Api, GatewayProcess,
+    Merchant, Serve, TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_sqlite() {
-    sandbox_off(TestDb::sqlite()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        sandbox_off(db).await;
-    }
-}
+on_sqlite_and_postgres!(
+    async sandbox_off:
+    without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_sqlite,
+    without_the_sandbox_nothing_new_starts_and_what_was_started_finishes_on_postgres
+);
 
 async fn sandbox_off(db: TestDb) {
     let shop = Merchant::create(&db, "production-shop");
     shop.credit(&db, "100.00");
     // Card deposits of exactly 7.00 ask for a confirmation code (the sandbox's is 123456).
-    gateway(
+    gateway_line(
         &db,
-        &[
-            "route",
-            "add",
-            "--direction",
-            "deposit",
-            "--method",
-            "card",
-            "--flow",
-            "confirmation",
-            "--priority",
-            "200",
-            "--min",
-            "7.00",
-            "--max",
-            "7.00",
-        ],
+        "route add --direction deposit --method card --flow confirmation --priority 200 --min 7.00 --max 7.00",
     )
     .expect_code(0);
     let with_sandbox = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "3000");
     let mut before = GatewayProcess::start("with-sandbox", &db, &with_sandbox);
     let api = Api::new(&before, &shop);
+    let payout = card_payout("10.00", "4242424242424242", "payout-1", None);
     let payout = api
-        .post(
-            "/api/v1/withdrawals",
-            &card_payout("10.00", "4242424242424242", "payout-1", None),
-        )
+        .post("/api/v1/withdrawals", &payout)
         .await
         .operation_id();
-    let waiting = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "5.00", "deposit-1", None),
-        )
-        .await
-        .operation_id();
-    let confirming = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "7.00", "deposit-3", None),
-        )
-        .await;
+    let waiting = deposit("card", "5.00", "deposit-1", None);
+    let waiting = api.post("/api/v1/deposits", &waiting).await.operation_id();
+    let confirming = deposit("card", "7.00", "deposit-3", None);
+    let confirming = api.post("/api/v1/deposits", &confirming).await;
     assert_eq!(
         confirming.body["data"]["confirmRequired"], true,
         "waits for a code: {}",

@@ -47,6 +47,13 @@ impl Answer {
             .unwrap_or_default()
     }
 
+    /// The fields named in `details`, sorted.
+    pub fn sorted_detail_fields(&self) -> Vec<String> {
+        let mut fields = self.detail_fields();
+        fields.sort();
+        fields
+    }
+
     pub fn operation_id(&self) -> String {
         self.data()["operationId"]
             .as_str()

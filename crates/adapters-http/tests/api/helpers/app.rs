@@ -10,15 +10,16 @@ use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::route::Flow;
-use domain::service::{Checkout, Gateway, Ports};
+use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
-use domain::testkit::{RandomIds, WallClock};
+use domain::testkit::WallClock;
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
 
 use testkit::FreshDatabase;
 
 use super::backend::{Setup, OTHER_PROVIDER, SETTLE};
+use super::gateway::gateway_on;
 use super::Answer;
 
 /// A merchant as a test sees it: its id and both secrets.
@@ -116,16 +117,7 @@ impl TestApp {
             public_url: address.clone(),
             settle_after: SETTLE,
         }));
-        let store = Arc::new(db.clone());
-        let gateway = Gateway::new(Ports {
-            store: store.clone(),
-            merchants: store.clone(),
-            routes: store,
-            provider: provider.clone(),
-            clock: Arc::new(WallClock),
-            ids: Arc::new(RandomIds),
-            callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
-        });
+        let gateway = gateway_on(&db, provider.clone(), Arc::new(WallClock));
         let ping = db.clone();
         let readiness = ReadyFn(move || {
             let db = ping.clone();
@@ -202,11 +194,7 @@ impl TestApp {
         secret: &Secret,
     ) -> Answer {
         let signature = sign(secret, body.as_bytes());
-        let headers = [
-            ("merchant-id", shop.id()),
-            ("x-signature", signature.as_str()),
-            ("content-type", "application/json"),
-        ];
+        let headers = signed_headers(shop, &signature, "application/json");
         self.raw(reqwest::Method::POST, path, &headers, body.to_string())
             .await
     }
@@ -238,6 +226,16 @@ impl TestApp {
         self.get_as(&self.shop, path).await
     }
 
+    /// A deposit of `body` by the main merchant.
+    pub async fn deposit(&self, body: &Value) -> Answer {
+        self.post("/api/v1/deposits", &body.to_string()).await
+    }
+
+    /// A withdrawal of `body` by the main merchant.
+    pub async fn withdraw(&self, body: &Value) -> Answer {
+        self.post("/api/v1/withdrawals", &body.to_string()).await
+    }
+
     /// Credits the main merchant's RUB balance by hand.
     pub async fn credit(&self, amount: &str) {
         let amount = Amount::parse(amount).expect("an amount");
@@ -258,6 +256,27 @@ impl TestApp {
         let field = |name: &str| rub[name].as_str().unwrap_or("0.00").to_string();
         (field("available"), field("held"))
     }
+
+    /// Asserts the main merchant's RUB balance as the API shows it.
+    pub async fn assert_balance(&self, available: &str, held: &str) {
+        assert_eq!(
+            self.balance().await,
+            (available.to_string(), held.to_string())
+        );
+    }
+}
+
+/// The headers of a POST by `shop` with this `signature` and `content-type`.
+pub fn signed_headers<'a>(
+    shop: &'a Shop,
+    signature: &'a str,
+    content_type: &'a str,
+) -> [(&'static str, &'a str); 3] {
+    [
+        ("merchant-id", shop.id()),
+        ("x-signature", signature),
+        ("content-type", content_type),
+    ]
 }
 
 async fn create_merchant(db: &Database, name: &str) -> Merchant {

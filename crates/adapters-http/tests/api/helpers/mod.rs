@@ -5,11 +5,22 @@
 mod answer;
 mod app;
 mod backend;
+#[path = "../../common/gateway.rs"]
+mod gateway;
 
 pub use answer::Answer;
-pub use app::{Shop, TestApp};
+pub use app::{signed_headers, Shop, TestApp};
 pub use backend::{each_backend, Setup, SETTLE};
+use reqwest::Method;
 use serde_json::Value;
+
+/// Requests that match no route of the API: each answers 404 before authentication.
+pub const UNKNOWN_PATHS: [(Method, &str); 4] = [
+    (Method::GET, "/"),
+    (Method::POST, "/api/v1/payments"),
+    (Method::GET, "/api/v1/deposits/"),
+    (Method::GET, "/api/v2/balance"),
+];
 
 /// A deposit body with the required fields.
 pub fn deposit_body(method: &str, amount: &str) -> Value {
@@ -26,4 +37,12 @@ pub fn card_withdrawal(amount: &str, pan: &str) -> Value {
 pub fn sbp_withdrawal(amount: &str, phone: &str) -> Value {
     serde_json::json!({"amount": amount, "currency": "RUB", "paymentMethod": "sbp", "userId": "user-1",
                        "requisites": {"phone": phone, "accountName": "Ivan Ivanov", "bankName": "Bank A"}})
+}
+
+/// A card withdrawal to the test card `4242424242424242` with this `merchantOperationId`, as
+/// the JSON text to sign.
+pub fn card_withdrawal_text(amount: &str, merchant_operation_id: &str) -> String {
+    let mut body = card_withdrawal(amount, "4242424242424242");
+    body["merchantOperationId"] = merchant_operation_id.into();
+    body.to_string()
 }

@@ -10,6 +10,12 @@ use crate::helpers::{deposit_body, sbp_withdrawal, Answer};
 
 const JSON: (&str, &str) = ("content-type", "application/json");
 
+/// Asserts that the `step` (`input`, `confirm`) of an unknown deposit is 404.
+async fn unknown_is_404(api: &Checked<'_>, step: &str, body: &Value) {
+    let unknown = format!("{DEPOSITS}/{}/{step}", uuid::Uuid::new_v4());
+    api.post(&unknown, body).await.assert_error(404, "NotFound");
+}
+
 /// The input-fields flow: the fields, refusals, the approving step, and steps out of turn.
 pub async fn input_fields(api: &Checked<'_>) {
     let created = api.post(DEPOSITS, &deposit_body("card", "10.00")).await;
@@ -38,10 +44,7 @@ pub async fn input_fields(api: &Checked<'_>) {
     api.post(&path, &good)
         .await
         .assert_error(409, "InvalidState");
-    let unknown = format!("{DEPOSITS}/{}/input", uuid::Uuid::new_v4());
-    api.post(&unknown, &good)
-        .await
-        .assert_error(404, "NotFound");
+    unknown_is_404(api, "input", &good).await;
 }
 
 /// The confirmation flow: wrong codes, the decline after three, the approving code.
@@ -69,10 +72,7 @@ pub async fn confirmation(api: &Checked<'_>) {
     api.refused_by_both(&path, json!({"code": 123456})).await;
     api.refused_by_both(&path, json!({"code": ""})).await;
     assert_eq!(ok(&api.post(&path, &right).await)["status"], 1);
-    let unknown = format!("{DEPOSITS}/{}/confirm", uuid::Uuid::new_v4());
-    api.post(&unknown, &right)
-        .await
-        .assert_error(404, "NotFound");
+    unknown_is_404(api, "confirm", &right).await;
 }
 
 /// The instruction flow.

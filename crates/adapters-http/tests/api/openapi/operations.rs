@@ -42,6 +42,26 @@ async fn card_payouts_only(api: &Checked<'_>, name: &str) -> Shop {
     Shop { merchant }
 }
 
+/// `body` in USD, POSTed to `path`, finds no route (422).
+async fn no_route_in_usd(api: &Checked<'_>, path: &str, mut body: Value) {
+    body["currency"] = json!("USD");
+    api.post(path, &body)
+        .await
+        .assert_error(422, "NoRouteFound");
+}
+
+/// The look-up at `base` (deposits or withdrawals) finds `merchant_operation_id` and is 404
+/// for one never used.
+async fn look_ups(api: &Checked<'_>, base: &str, merchant_operation_id: &str) {
+    ok(&api
+        .get(&format!(
+            "{base}?merchantOperationId={merchant_operation_id}"
+        ))
+        .await);
+    let nope = api.get(&format!("{base}?merchantOperationId=nope")).await;
+    nope.assert_error(404, "NotFound");
+}
+
 /// Creations of every method, replays, reads, look-ups, declines and refusals.
 pub async fn deposits(api: &Checked<'_>) {
     for method in ["card", "sbp", "bank_a_pay", "bank_b_pay", "bank_c_pay"] {
@@ -79,13 +99,7 @@ pub async fn deposits(api: &Checked<'_>) {
 
     let read = api.get(&format!("{DEPOSITS}/{id}")).await;
     assert_eq!(ok(&read)["merchantOperationId"], "order-1");
-    ok(&api
-        .get(&format!("{DEPOSITS}?merchantOperationId=order-1"))
-        .await);
-    let nope = api
-        .get(&format!("{DEPOSITS}?merchantOperationId=nope"))
-        .await;
-    nope.assert_error(404, "NotFound");
+    look_ups(api, DEPOSITS, "order-1").await;
     api.get(DEPOSITS).await.assert_error(400, "InvalidRequest");
     let unknown = format!("{DEPOSITS}/{}", uuid::Uuid::new_v4());
     api.get(&unknown).await.assert_error(404, "NotFound");
@@ -94,11 +108,7 @@ pub async fn deposits(api: &Checked<'_>) {
 
     let declined = api.post(DEPOSITS, &deposit_body("card", "100.05")).await;
     assert_eq!(ok(&declined)["errorCode"], "ProviderDeclined");
-    let mut usd = deposit_body("card", "1.00");
-    usd["currency"] = json!("USD");
-    api.post(DEPOSITS, &usd)
-        .await
-        .assert_error(422, "NoRouteFound");
+    no_route_in_usd(api, DEPOSITS, deposit_body("card", "1.00")).await;
     let limited = card_payouts_only(api, "no-deposits").await;
     let forbidden = api
         .post_as(&limited, DEPOSITS, &deposit_body("card", "1.00"))
@@ -178,11 +188,12 @@ pub async fn withdrawals(api: &Checked<'_>) {
     api.post(WITHDRAWALS, &too_much)
         .await
         .assert_error(422, "InsufficientBalance");
-    let mut usd = card_withdrawal("1.00", "4242424242424242");
-    usd["currency"] = json!("USD");
-    api.post(WITHDRAWALS, &usd)
-        .await
-        .assert_error(422, "NoRouteFound");
+    no_route_in_usd(
+        api,
+        WITHDRAWALS,
+        card_withdrawal("1.00", "4242424242424242"),
+    )
+    .await;
     let limited = card_payouts_only(api, "card-payouts-only").await;
     let forbidden = api
         .post_as(
@@ -214,13 +225,7 @@ pub async fn withdrawals(api: &Checked<'_>) {
         .get(&format!("{WITHDRAWALS}/{}", card.operation_id()))
         .await;
     assert_eq!(ok(&read)["requisites"]["pan"], "424242******4242");
-    ok(&api
-        .get(&format!("{WITHDRAWALS}?merchantOperationId=payout-1"))
-        .await);
-    let nope = api
-        .get(&format!("{WITHDRAWALS}?merchantOperationId=nope"))
-        .await;
-    nope.assert_error(404, "NotFound");
+    look_ups(api, WITHDRAWALS, "payout-1").await;
     let repeated = format!("{WITHDRAWALS}?merchantOperationId=a&merchantOperationId=b");
     api.get(&repeated).await.assert_error(400, "InvalidRequest");
     let unknown = format!("{WITHDRAWALS}/{}", uuid::Uuid::new_v4());

@@ -6,6 +6,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::Checked;
+use crate::helpers::UNKNOWN_PATHS;
 
 const JSON: (&str, &str) = ("content-type", "application/json");
 
@@ -46,12 +47,7 @@ pub async fn outside_the_operations(api: &Checked<'_>) {
             }
         }
     }
-    for (method, path) in [
-        (Method::GET, "/"),
-        (Method::POST, "/api/v1/payments"),
-        (Method::GET, "/api/v1/deposits/"),
-        (Method::GET, "/api/v2/balance"),
-    ] {
+    for (method, path) in UNKNOWN_PATHS {
         api.raw(method, path, &[], Vec::new())
             .await
             .assert_error(404, "NotFound");

@@ -5,7 +5,7 @@ use domain::merchant::Secret;
 use domain::signature::sign;
 use serde_json::{json, Value};
 
-use super::cli::gateway;
+use super::cli::{gateway, gateway_line};
 use super::db::TestDb;
 use super::process::GatewayProcess;
 
@@ -40,20 +40,11 @@ impl Merchant {
     /// `gateway balance credit` of `amount` RUB.
     #[track_caller]
     pub fn credit(&self, db: &TestDb, amount: &str) {
-        gateway(
-            db,
-            &[
-                "balance",
-                "credit",
-                "--merchant",
-                &self.id,
-                "--currency",
-                "RUB",
-                "--amount",
-                amount,
-            ],
-        )
-        .expect_code(0);
+        let line = format!(
+            "balance credit --merchant {} --currency RUB --amount {amount}",
+            self.id
+        );
+        gateway_line(db, &line).expect_code(0);
     }
 
     /// The secret that signs requests to `path` (and callbacks about that direction).

@@ -65,6 +65,12 @@ pub fn gateway(db: &TestDb, args: &[&str]) -> Output {
     run(command(db).args(args))
 }
 
+/// Runs `gateway` on `db` with `line` split at white space into its arguments (for
+/// arguments without spaces of their own).
+pub fn gateway_line(db: &TestDb, line: &str) -> Output {
+    gateway(db, &line.split_whitespace().collect::<Vec<_>>())
+}
+
 /// Runs a prepared command to the end.
 pub fn run(command: &mut Command) -> Output {
     let out = command

@@ -12,11 +12,45 @@ use domain::merchant::Secret;
 use domain::signature::verify;
 
 pub use api::{card_payout, deposit, Api, Merchant};
-pub use cli::gateway;
+pub use cli::{gateway, gateway_line};
 pub use db::{Backend, TestDb};
 pub use process::{GatewayProcess, Serve};
 pub use receiver::{wait_until, Captured, Receiver};
 pub use sandbox::Sandbox;
+
+/// Two tests of one scenario, `$run(db)`: `$sqlite` on a fresh SQLite file, `$postgres` on a
+/// fresh PostgreSQL database when `GATEWAY_TEST_DATABASE_URL` names a server (see
+/// `TestDb::on`). `async` for a Tokio test of an `async fn $run(TestDb)`, else a plain test of
+/// a `fn $run(&TestDb)`. (A macro: a function cannot declare tests.)
+macro_rules! on_sqlite_and_postgres {
+    (async $run:ident: $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            $run($crate::helpers::TestDb::sqlite()).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            if let Some(db) = $crate::helpers::TestDb::on($crate::helpers::Backend::Postgres) {
+                $run(db).await;
+            }
+        }
+    };
+    ($run:ident: $sqlite:ident, $postgres:ident) => {
+        #[test]
+        fn $sqlite() {
+            $run(&$crate::helpers::TestDb::sqlite());
+        }
+
+        #[test]
+        fn $postgres() {
+            if let Some(db) = $crate::helpers::TestDb::on($crate::helpers::Backend::Postgres) {
+                $run(&db);
+            }
+        }
+    };
+}
+pub(crate) use on_sqlite_and_postgres;
 
 /// Checks one callback against the callback rules of docs/api.md: headers, a signature made with the secret
 /// of its direction (and not with the other one), and the body's fields.

@@ -137,14 +137,23 @@ impl GatewayProcess {
                     self.log_text()
                 );
             }
-            assert!(
-                Instant::now() < deadline,
-                "gateway {} not ready within {START_DEADLINE:?}\n{}",
-                self.name,
-                self.log_text()
+            self.fail_after(
+                deadline,
+                format_args!("not ready within {START_DEADLINE:?}"),
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Fails the test once `until` has passed, naming the gateway, what it `did not` do and
+    /// its log so far.
+    fn fail_after(&self, until: Instant, did_not: std::fmt::Arguments<'_>) {
+        assert!(
+            Instant::now() < until,
+            "gateway {} {did_not}\n{}",
+            self.name,
+            self.log_text()
+        );
     }
 
     /// Sends SIGTERM (a graceful stop) and waits for the exit; fails the test unless it exits 0.
@@ -211,11 +220,9 @@ impl GatewayProcess {
     pub fn wait_for_log(&self, needle: &str, deadline: Duration) {
         let until = Instant::now() + deadline;
         while self.log_lines(needle) == 0 {
-            assert!(
-                Instant::now() < until,
-                "gateway {} never logged {needle:?} within {deadline:?}\n{}",
-                self.name,
-                self.log_text()
+            self.fail_after(
+                until,
+                format_args!("never logged {needle:?} within {deadline:?}"),
             );
             std::thread::sleep(Duration::from_millis(20));
         }

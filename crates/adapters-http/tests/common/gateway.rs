@@ -1,0 +1,28 @@
+//! The gateway's use cases on a test database, shared by the API tests and the page tests
+//! (included with `#[path]`: this folder is no test target of its own).
+
+use std::sync::Arc;
+
+use adapters_db::Database;
+use domain::ports::{Clock, PaymentProvider};
+use domain::service::{Gateway, Ports};
+use domain::testkit::RandomIds;
+
+/// The gateway on `db` (its operations, merchants and routes) with this provider and clock,
+/// and random ids.
+pub fn gateway_on(
+    db: &Database,
+    provider: Arc<dyn PaymentProvider>,
+    clock: Arc<dyn Clock>,
+) -> Gateway {
+    let store = Arc::new(db.clone());
+    Gateway::new(Ports {
+        store: store.clone(),
+        merchants: store.clone(),
+        routes: store,
+        provider,
+        clock,
+        ids: Arc::new(RandomIds),
+        callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
+    })
+}
