@@ -214,10 +214,8 @@ pub trait OperatorStore: Send + Sync {
     /// Applies a manual credit or debit with its ledger entry and returns the balance of that
     /// merchant and currency after it. MUST return `InsufficientBalance` for a debit larger than
     /// the available balance, writing nothing.
-    async fn apply_manual_move(
-        &self,
-        adjustment: &BalanceMove,
-    ) -> Result<Balance, ManualMoveError>;
+    async fn apply_manual_move(&self, adjustment: &BalanceMove)
+        -> Result<Balance, ManualMoveError>;
 
     /// Every merchant and currency whose balance differs from the sums of its ledger entries
     /// (available and held each), including entries with no balance row. Empty: it holds.

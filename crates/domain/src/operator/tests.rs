@@ -79,7 +79,7 @@ fn new_route() -> NewRoute {
         method: PaymentMethod::Card,
         currency: Currency::RUB,
         min_amount: 100,
-        max_amount: 500_00,
+        max_amount: 50_000,
         priority: 200,
         provider: "sandbox".into(),
         flow: Flow::Confirmation,
@@ -107,7 +107,12 @@ fn a_new_merchant_gets_a_fresh_id_a_trimmed_name_and_is_stored_enabled() {
         .times(1)
         .returning(|_, _| Ok(()));
 
-    let created = block_on(mocks.operator().create_merchant(new_merchant("  Shop X \t"))).unwrap();
+    let created = block_on(
+        mocks
+            .operator()
+            .create_merchant(new_merchant("  Shop X \t")),
+    )
+    .unwrap();
 
     assert_eq!(created.id, generated_id());
     assert_eq!(created.name, "Shop X");
@@ -272,7 +277,10 @@ fn merchants_are_listed_found_and_disabled_through_the_store() {
         .returning(|_| Ok(true));
     let operator = mocks.operator();
 
-    assert_eq!(block_on(operator.merchants()).unwrap(), vec![stored.clone()]);
+    assert_eq!(
+        block_on(operator.merchants()).unwrap(),
+        vec![stored.clone()]
+    );
     assert_eq!(
         block_on(operator.merchant_by_name("Shop")).unwrap(),
         Some(stored)
@@ -302,7 +310,7 @@ fn a_valid_route_is_stored_and_returned_enabled_with_its_id() {
             method: PaymentMethod::Card,
             currency: Currency::RUB,
             min_amount: 100,
-            max_amount: 500_00,
+            max_amount: 50_000,
             priority: 200,
             provider: "sandbox".into(),
             flow: Flow::Confirmation,
