@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use domain::ledger::manual_move;
 use domain::operation::{Decline, DeclineCode, Outcome};
+use domain::ports::OperatorStore;
 use domain::service::{CompleteError, CreateError};
 use domain::{Currency, Status};
 use tokio::sync::Barrier;

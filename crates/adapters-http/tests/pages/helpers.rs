@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{test, App};
-use adapters_db::{Database, NewMerchant};
+use adapters_db::Database;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{DeclineCode, Operation};
+use domain::operator::{NewMerchant, Operator};
 use domain::ports::{CallbackOutbox, Clock};
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
 use domain::service::{Checkout, Gateway, Ports};
@@ -92,7 +93,7 @@ impl TestApp {
             ids: Arc::new(RandomIds),
         });
         let checkout = Checkout::new(gateway.clone(), provider);
-        let merchant = db
+        let merchant = Operator::new(Arc::new(db.clone()), clock.clone(), Arc::new(RandomIds))
             .create_merchant(NewMerchant {
                 id: None,
                 name: "shop".into(),
