@@ -1,116 +1,40 @@
-//! Operator functions for the CLI: merchants, routes and `ledger verify`.
+//! The operator's storage: the [`OperatorStore`] port (merchants, routes, manual balance moves
+//! and `ledger verify`). The rules are the domain's (`domain::operator`); what arrives here
+//! already passed them.
 //!
-//! All are async (each runs as one unit of work on a blocking thread) and take effect in this
-//! process at once; other processes see them within their cache TTL (2 s by default).
+//! Every method is one unit of work on a blocking thread; changes take effect in this process
+//! at once; other processes see them within their cache TTL (2 s by default).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use domain::ledger::LedgerMismatch;
-use domain::merchant::{Merchant, Secret};
-use domain::ports::StoreError;
-use domain::route::{Flow, Route};
-use domain::{Currency, Direction, MerchantId, PaymentMethod, ValueError};
+use domain::ledger::{Balance, BalanceMove, LedgerMismatch};
+use domain::merchant::Merchant;
+use domain::operator::CheckedRoute;
+use domain::ports::{ManualMoveError, MerchantInsertError, OperatorStore, StoreError};
+use domain::route::Route;
+use domain::{MerchantId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::directory::{read_merchant, read_routes, MerchantKey};
 use crate::rows::{self, merchant_from_rows, MerchantRow, NewMerchantRow, NewRouteRow};
-use crate::schema::{merchant_methods, merchants, routes};
-use crate::store::ledger_sums;
+use crate::schema::{balances, merchant_methods, merchants, routes};
+use crate::store::{apply_move, ledger_sums};
 use crate::work::{corrupt, TxError};
 
-/// Why an operator's change was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum AdminError {
-    /// Merchant names are unique.
-    #[error("a merchant with this name already exists")]
-    NameTaken,
-    /// The explicit merchant id is in use.
-    #[error("a merchant with this id already exists")]
-    IdTaken,
-    /// A value breaks a rule (the variant says which).
-    #[error(transparent)]
-    Invalid(#[from] Invalid),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// A merchant to create. The secrets are made by the caller (the CLI), 64 hex characters.
-#[derive(Debug, Clone)]
-pub struct NewMerchant {
-    /// `None`: a fresh UUID v4 in text form.
-    pub id: Option<MerchantId>,
-    pub name: String,
-    pub access: BTreeSet<(Direction, PaymentMethod)>,
-    pub deposit_secret: Secret,
-    pub withdrawal_secret: Secret,
-}
-
-/// A route to add (enabled). Amounts are inclusive bounds in minor units.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRoute {
-    pub direction: Direction,
-    pub method: PaymentMethod,
-    pub currency: Currency,
-    pub min_amount: i64,
-    pub max_amount: i64,
-    pub priority: i32,
-    pub provider: String,
-    pub flow: Flow,
-    /// `None`: the domain default (600 s) applies.
-    pub lifetime_secs: Option<i64>,
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// The rule an operator's value breaks.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Invalid {
-    #[error("this method is not allowed in this direction")]
-    MethodForDirection,
-    #[error("the minimum must be at least 0.01 and the maximum at least the minimum")]
-    AmountBounds,
-    #[error("the lifetime must be a positive number of seconds")]
-    Lifetime,
-    #[error("the provider must be named")]
-    Provider,
-    #[error("the name {0}")]
-    Name(ValueError),
-}
-
-fn check_route(route: &NewRoute) -> Result<(), Invalid> {
-    if !route.direction.methods().contains(&route.method) {
-        return Err(Invalid::MethodForDirection);
-    }
-    if route.min_amount < 1 || route.max_amount < route.min_amount {
-        return Err(Invalid::AmountBounds);
-    }
-    if route.lifetime_secs.is_some_and(|s| s <= 0) {
-        return Err(Invalid::Lifetime);
-    }
-    if route.provider.trim().is_empty() {
-        return Err(Invalid::Provider);
-    }
-    Ok(())
-}
-
 /// Which unique constraint a merchant insert broke.
-fn merchant_conflict(error: DieselError) -> TxError<AdminError> {
+fn merchant_conflict(error: DieselError) -> TxError<MerchantInsertError> {
     match &error {
         DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
             // PostgreSQL names the constraint (merchants_name_key), SQLite the column.
             let which = info.constraint_name().unwrap_or(info.message());
             if which.contains("name") {
-                TxError::Fail(AdminError::NameTaken)
+                TxError::Fail(MerchantInsertError::NameTaken)
             } else {
-                TxError::Fail(AdminError::IdTaken)
+                TxError::Fail(MerchantInsertError::IdTaken)
             }
         }
         _ => TxError::Db(error),
@@ -135,23 +59,33 @@ fn insert_route(conn: &mut DbConn, row: &NewRouteRow<'_>) -> Result<i64, DieselE
     }
 }
 
-impl Database {
-    /// Creates a merchant with its access pairs. `NameTaken` / `IdTaken` on a clash.
-    #[tracing::instrument(skip_all, fields(merchant.name = %new.name))]
-    pub async fn create_merchant(&self, new: NewMerchant) -> Result<Merchant, AdminError> {
-        let name = domain::bounded_text(new.name.trim(), 128).map_err(Invalid::Name)?;
-        let id = match new.id {
-            Some(id) => id,
-            None => MerchantId::from_uuid(uuid::Uuid::new_v4()),
-        };
-        let merchant = Merchant {
-            id,
-            name,
-            deposit_secret: new.deposit_secret,
-            withdrawal_secret: new.withdrawal_secret,
-            access: new.access,
-            enabled: true,
-        };
+/// The balance of `merchant` in `currency` as it stands inside the caller's transaction.
+fn read_balance<E: From<StoreError>>(
+    conn: &mut DbConn,
+    adjustment: &BalanceMove,
+) -> Result<Balance, TxError<E>> {
+    let found: Option<(i64, i64)> = balances::table
+        .filter(balances::merchant_id.eq(adjustment.merchant_id.as_str()))
+        .filter(balances::currency.eq(adjustment.currency.as_str()))
+        .select((balances::available, balances::held))
+        .first(conn)
+        .optional()?;
+    let (available, held) = found.unwrap_or((0, 0));
+    Ok(Balance {
+        currency: adjustment.currency,
+        available,
+        held,
+    })
+}
+
+#[async_trait]
+impl OperatorStore for Database {
+    #[tracing::instrument(skip_all, fields(merchant.id = %merchant.id))]
+    async fn insert_merchant(
+        &self,
+        merchant: &Merchant,
+        at: Timestamp,
+    ) -> Result<(), MerchantInsertError> {
         let stored = merchant.clone();
         self.write(move |conn| {
             let row = NewMerchantRow {
@@ -160,7 +94,7 @@ impl Database {
                 deposit_secret: stored.deposit_secret.expose(),
                 withdrawal_secret: stored.withdrawal_secret.expose(),
                 enabled: 1,
-                created_at: now_millis(),
+                created_at: at.millis(),
             };
             diesel::insert_into(merchants::table)
                 .values(&row)
@@ -179,11 +113,10 @@ impl Database {
         })
         .await?;
         self.inner.merchants.clear();
-        Ok(merchant)
+        Ok(())
     }
 
-    /// Every merchant, by name.
-    pub async fn list_merchants(&self) -> Result<Vec<Merchant>, AdminError> {
+    async fn list_merchants(&self) -> Result<Vec<Merchant>, StoreError> {
         self.read(|conn| {
             let rows: Vec<MerchantRow> = merchants::table
                 .order(merchants::name.asc())
@@ -214,38 +147,34 @@ impl Database {
         .await
     }
 
-    /// The merchant with this name, enabled or not.
-    pub async fn merchant_by_name(&self, name: &str) -> Result<Option<Merchant>, AdminError> {
+    async fn find_merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
+        let key = MerchantKey::Id(id.as_str().to_string());
+        self.read(move |conn| read_merchant(conn, &key)).await
+    }
+
+    async fn merchant_by_name(&self, name: &str) -> Result<Option<Merchant>, StoreError> {
         let key = MerchantKey::Name(name.to_string());
         self.read(move |conn| read_merchant(conn, &key)).await
     }
 
-    /// Disables a merchant: its requests are refused from then on. `false` if it is unknown.
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
-    pub async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, AdminError> {
+    async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
         let id = id.as_str().to_string();
         let found = self
             .write(move |conn| {
                 let changed = diesel::update(merchants::table.find(&id))
                     .set(merchants::enabled.eq(0_i16))
                     .execute(conn)?;
-                Ok::<_, TxError<AdminError>>(changed == 1)
+                Ok::<_, TxError<StoreError>>(changed == 1)
             })
             .await?;
         self.inner.merchants.clear();
         Ok(found)
     }
 
-    /// Every route, enabled or not, by id (read from the database, not the cache).
-    pub async fn list_routes(&self) -> Result<Vec<Route>, AdminError> {
-        self.read(read_routes).await
-    }
-
-    /// Adds an enabled route and returns it with its id.
-    #[tracing::instrument(skip(self))]
-    pub async fn add_route(&self, new: NewRoute) -> Result<Route, AdminError> {
-        check_route(&new)?;
-        let stored = new.clone();
+    #[tracing::instrument(skip_all)]
+    async fn insert_route(&self, route: &CheckedRoute) -> Result<i64, StoreError> {
+        let stored = route.get().clone();
         let id = self
             .write(move |conn| {
                 let row = NewRouteRow {
@@ -260,47 +189,59 @@ impl Database {
                     lifetime_secs: stored.lifetime_secs,
                     enabled: 1,
                 };
-                Ok::<_, TxError<AdminError>>(insert_route(conn, &row)?)
+                Ok::<_, TxError<StoreError>>(insert_route(conn, &row)?)
             })
             .await?;
         self.inner.routes.clear();
-        Ok(Route {
-            id,
-            direction: new.direction,
-            method: new.method,
-            currency: new.currency,
-            min_amount: new.min_amount,
-            max_amount: new.max_amount,
-            priority: new.priority,
-            provider: new.provider,
-            flow: new.flow,
-            lifetime_secs: new.lifetime_secs,
-            enabled: true,
-        })
+        Ok(id)
     }
 
-    /// Disables a route. `false` if there is no route with this id.
+    async fn list_routes(&self) -> Result<Vec<Route>, StoreError> {
+        self.read(read_routes).await
+    }
+
     #[tracing::instrument(skip(self))]
-    pub async fn disable_route(&self, id: i64) -> Result<bool, AdminError> {
+    async fn disable_route(&self, id: i64) -> Result<bool, StoreError> {
         let found = self
             .write(move |conn| {
                 let changed = diesel::update(routes::table.find(id))
                     .set(routes::enabled.eq(0_i16))
                     .execute(conn)?;
-                Ok::<_, TxError<AdminError>>(changed == 1)
+                Ok::<_, TxError<StoreError>>(changed == 1)
             })
             .await?;
         self.inner.routes.clear();
         Ok(found)
     }
 
-    /// Every merchant and currency whose balance differs from the sums of its ledger entries
-    /// (available and held each), including ledger entries with no balance row. Empty: it holds.
+    #[tracing::instrument(skip_all, fields(merchant.id = %adjustment.merchant_id))]
+    async fn apply_manual_move(
+        &self,
+        adjustment: &BalanceMove,
+    ) -> Result<Balance, ManualMoveError> {
+        let adjustment = adjustment.clone();
+        self.write(move |conn| {
+            match apply_move(conn, &adjustment, || ManualMoveError::InsufficientBalance) {
+                Ok(()) => read_balance(conn, &adjustment),
+                // The merchant does not exist (the domain looks first; this is a race or a bug).
+                Err(TxError::Db(DieselError::DatabaseError(
+                    DatabaseErrorKind::ForeignKeyViolation,
+                    _,
+                ))) => Err(corrupt(anyhow::anyhow!(
+                    "unknown merchant {}",
+                    adjustment.merchant_id
+                ))),
+                Err(other) => Err(other),
+            }
+        })
+        .await
+    }
+
     #[tracing::instrument(skip(self))]
-    pub async fn verify_ledger(&self) -> Result<Vec<LedgerMismatch>, AdminError> {
+    async fn verify_ledger(&self) -> Result<Vec<LedgerMismatch>, StoreError> {
         self.read(|conn| {
             let mut mismatches = Vec::new();
-            for sums in ledger_sums::<AdminError>(conn)? {
+            for sums in ledger_sums::<StoreError>(conn)? {
                 if sums.balance_available == sums.ledger_available
                     && sums.balance_held == sums.ledger_held
                 {

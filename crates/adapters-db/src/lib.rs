@@ -4,9 +4,10 @@
 //! [`Database`] is the one entry point. It implements
 //! [`OperationStore`](domain::ports::OperationStore),
 //! [`MerchantDirectory`](domain::ports::MerchantDirectory),
-//! [`RouteTable`](domain::ports::RouteTable) and
-//! [`CallbackOutbox`](domain::ports::CallbackOutbox), and has the operator functions the CLI
-//! needs (merchants, routes, `ledger verify`).
+//! [`RouteTable`](domain::ports::RouteTable),
+//! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
+//! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
+//! `domain::operator`: merchants, routes, manual balance moves, `ledger verify`).
 //!
 //! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
 //!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
@@ -42,5 +43,4 @@ mod store;
 mod target;
 mod work;
 
-pub use admin::{AdminError, Invalid, NewMerchant, NewRoute};
 pub use database::{Backend, Database, DbOptions};

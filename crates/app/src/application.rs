@@ -9,6 +9,7 @@ use adapters_db::Database;
 use adapters_http::ReadyFn;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use anyhow::Context;
+use domain::operator::Operator;
 use domain::ports::Chain;
 use domain::service::{Checkout, Gateway, Ports};
 use prometheus::Registry;
@@ -116,6 +117,11 @@ impl Application {
         &self.database
     }
 
+    /// The operator's use cases (merchants, routes, manual balance moves) on this database.
+    pub fn operator(&self) -> Operator {
+        operator(&self.database)
+    }
+
     /// Serves until SIGINT/SIGTERM (actix handles the signals): in-flight requests finish,
     /// then the workers stop and the callback worker releases its leases.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
@@ -135,6 +141,15 @@ impl Application {
 
 /// How often the sweepers look for expired deposits and due payouts.
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
+
+/// The operator's use cases over `database`, on the system clock and random ids.
+pub fn operator(database: &Database) -> Operator {
+    Operator::new(
+        Arc::new(database.clone()),
+        Arc::new(SystemClock),
+        Arc::new(UuidIds),
+    )
+}
 
 /// Opens and migrates the database (diesel is synchronous: off the async executor).
 pub async fn open_database(url: &str) -> anyhow::Result<Database> {

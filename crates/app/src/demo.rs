@@ -1,7 +1,7 @@
 //! `gateway serve --demo`: a ready merchant and a request to paste.
 
-use adapters_db::{AdminError, NewMerchant};
 use domain::merchant::{full_access, Secret};
+use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
 use domain::signature::sign;
 use domain::{Amount, Currency, MerchantId};
 
@@ -26,15 +26,16 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
         deposit_secret: Secret::new(DEMO_DEPOSIT_SECRET),
         withdrawal_secret: Secret::new(DEMO_WITHDRAWAL_SECRET),
     };
-    match app.database().create_merchant(new).await {
+    let operator = app.operator();
+    match operator.create_merchant(new).await {
         Ok(merchant) => {
             let amount = Amount::parse(DEMO_BALANCE).map_err(|e| anyhow::anyhow!(e))?;
-            app.gateway()
-                .adjust_balance(merchant.id, Currency::RUB, amount, true)
+            operator
+                .adjust_balance(&merchant.id, Currency::RUB, amount, ManualMove::Credit)
                 .await?;
             tracing::info!("demo merchant created with {DEMO_BALANCE} RUB");
         }
-        Err(AdminError::NameTaken) => tracing::info!("demo merchant already exists"),
+        Err(CreateMerchantError::NameTaken) => tracing::info!("demo merchant already exists"),
         Err(error) => return Err(anyhow::anyhow!(error)),
     }
     Ok(())

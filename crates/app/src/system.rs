@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use domain::ports::{Clock, IdGenerator};
-use domain::{OperationId, Timestamp};
+use domain::{MerchantId, OperationId, Timestamp};
 
 /// The system's wall clock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,6 +26,10 @@ pub struct UuidIds;
 impl IdGenerator for UuidIds {
     fn operation_id(&self) -> OperationId {
         OperationId::from_uuid(uuid::Uuid::new_v4())
+    }
+
+    fn merchant_id(&self) -> MerchantId {
+        MerchantId::from_uuid(uuid::Uuid::new_v4())
     }
 }
 

@@ -8,6 +8,7 @@ pub mod callback;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;
+pub mod operator;
 pub mod ports;
 pub mod request;
 pub mod route;

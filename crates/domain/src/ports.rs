@@ -132,10 +132,6 @@ pub trait OperationStore: Send + Sync {
     /// Moves `due_at` of a processing payout to `next` (the provider is not done yet).
     async fn postpone(&self, id: OperationId, next: Timestamp) -> Result<(), StoreError>;
 
-    /// Applies an operator's balance move. MUST return `InsufficientBalance` for a debit larger
-    /// than the available balance, writing nothing.
-    async fn adjust_balance(&self, adjustment: &BalanceMove) -> Result<(), FinishError>;
-
     /// The merchant's balances, one per currency it has ever held.
     async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError>;
 }
@@ -161,6 +157,77 @@ pub trait MerchantDirectory: Send + Sync {
 pub trait RouteTable: Send + Sync {
     /// Every route, enabled or not. Changes MUST be visible within 5 seconds.
     async fn routes(&self) -> Result<Vec<Route>, StoreError>;
+}
+
+/// Why a new merchant was not stored. Nothing was written in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum MerchantInsertError {
+    /// Merchant names are unique.
+    #[error("a merchant with this name already exists")]
+    NameTaken,
+    /// The merchant id is in use.
+    #[error("a merchant with this id already exists")]
+    IdTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why an operator's balance move was not stored. Nothing was written in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum ManualMoveError {
+    /// A debit larger than the available balance.
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The operator's side of storage: merchants, routes, manual balance moves and the ledger
+/// check, for [`crate::operator::Operator`]. The values handed in already passed the rules.
+///
+/// Every method is one transaction. Changes MUST be visible at once to the
+/// [`MerchantDirectory`] and [`RouteTable`] of the same adapter instance.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait OperatorStore: Send + Sync {
+    /// Stores a new merchant with its access pairs, created at `at`. MUST return `NameTaken` or
+    /// `IdTaken` on a clash (even with a concurrent insert), writing nothing.
+    async fn insert_merchant(
+        &self,
+        merchant: &Merchant,
+        at: Timestamp,
+    ) -> Result<(), MerchantInsertError>;
+
+    /// Every merchant, enabled or not, by name.
+    async fn list_merchants(&self) -> Result<Vec<Merchant>, StoreError>;
+
+    /// The merchant with this id, enabled or not; `Ok(None)` if unknown.
+    async fn find_merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError>;
+
+    /// The merchant with this name, enabled or not; `Ok(None)` if unknown.
+    async fn merchant_by_name(&self, name: &str) -> Result<Option<Merchant>, StoreError>;
+
+    /// Disables a merchant. `Ok(false)` if it is unknown.
+    async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError>;
+
+    /// Stores a new enabled route and returns its id.
+    async fn insert_route(&self, route: &crate::operator::CheckedRoute) -> Result<i64, StoreError>;
+
+    /// Every route, enabled or not, by id, as stored now (not from a cache).
+    async fn list_routes(&self) -> Result<Vec<Route>, StoreError>;
+
+    /// Disables a route. `Ok(false)` if there is no route with this id.
+    async fn disable_route(&self, id: i64) -> Result<bool, StoreError>;
+
+    /// Applies a manual credit or debit with its ledger entry and returns the balance of that
+    /// merchant and currency after it. MUST return `InsufficientBalance` for a debit larger than
+    /// the available balance, writing nothing.
+    async fn apply_manual_move(&self, adjustment: &BalanceMove)
+        -> Result<Balance, ManualMoveError>;
+
+    /// Every merchant and currency whose balance differs from the sums of its ledger entries
+    /// (available and held each), including entries with no balance row. Empty: it holds.
+    async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
 }
 
 /// A provider failure: it could not be reached or answered nonsense. Nothing was started.
@@ -302,11 +369,14 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Timestamp;
 }
 
-/// New operation ids.
+/// New operation and merchant ids.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait IdGenerator: Send + Sync {
     /// A fresh, never-used operation id.
     fn operation_id(&self) -> OperationId;
+
+    /// A fresh merchant id (a UUID in text form), for a merchant created without one.
+    fn merchant_id(&self) -> MerchantId;
 }
 
 /// A callback due for delivery, claimed under a lease.

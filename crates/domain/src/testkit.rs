@@ -69,7 +69,7 @@ impl Clock for WallClock {
     }
 }
 
-/// Random (v4) operation ids.
+/// Random (v4) operation and merchant ids.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RandomIds;
 
@@ -77,15 +77,27 @@ impl IdGenerator for RandomIds {
     fn operation_id(&self) -> OperationId {
         OperationId::from_uuid(uuid::Uuid::new_v4())
     }
+
+    fn merchant_id(&self) -> MerchantId {
+        MerchantId::from_uuid(uuid::Uuid::new_v4())
+    }
 }
 
-/// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one.
+/// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one; merchant ids
+/// likewise, counted apart.
 #[derive(Debug, Default)]
-pub struct SequentialIds(AtomicU64);
+pub struct SequentialIds(AtomicU64, AtomicU64);
 
 impl IdGenerator for SequentialIds {
     fn operation_id(&self) -> OperationId {
         id(u128::from(self.0.fetch_add(1, Ordering::SeqCst) + 1))
+    }
+
+    /// Merchant ids count on their own: 1, 2, 3, ... as UUIDs in text form.
+    fn merchant_id(&self) -> MerchantId {
+        MerchantId::from_uuid(uuid::Uuid::from_u128(u128::from(
+            self.1.fetch_add(1, Ordering::SeqCst) + 1,
+        )))
     }
 }
 

@@ -5,7 +5,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::Bool;
-use domain::ledger::{Balance, BalanceMove};
+use domain::ledger::Balance;
 use domain::operation::{Action, Operation};
 use domain::ports::{
     Completion, FinishError, InsertError, NewOperation, OperationStore, StoreError,
@@ -285,24 +285,6 @@ impl OperationStore for Database {
             .set(due_at.eq(Some(next.millis())))
             .execute(conn)?;
             Ok(())
-        })
-        .await
-    }
-
-    #[tracing::instrument(level = "debug", skip_all, fields(merchant.id = %adjustment.merchant_id))]
-    async fn adjust_balance(&self, adjustment: &BalanceMove) -> Result<(), FinishError> {
-        let adjustment = adjustment.clone();
-        self.write(move |conn| {
-            match apply_move(conn, &adjustment, || FinishError::InsufficientBalance) {
-                // The operator named a merchant that does not exist: say so plainly.
-                Err(TxError::Db(DieselError::DatabaseError(
-                    DatabaseErrorKind::ForeignKeyViolation,
-                    _,
-                ))) => Err(TxError::Fail(FinishError::Store(StoreError::Other(
-                    anyhow::anyhow!("unknown merchant {}", adjustment.merchant_id),
-                )))),
-                other => other,
-            }
         })
         .await
     }

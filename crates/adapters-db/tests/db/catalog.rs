@@ -1,12 +1,12 @@
 //! Migrations, the default routes, merchants and routes.
 
-use adapters_db::{AdminError, NewMerchant, NewRoute};
 use domain::merchant::full_access;
-use domain::ports::{MerchantDirectory, RouteTable};
+use domain::operator::{AddRouteError, CreateMerchantError, NewMerchant, NewRoute};
+use domain::ports::{MerchantDirectory, OperatorStore, RouteTable};
 use domain::route::Flow;
 use domain::{Currency, Direction, MerchantId, PaymentMethod};
 
-use crate::helpers::{each_backend, merchant, secret};
+use crate::helpers::{each_backend, merchant, operator, secret};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fresh_database_has_one_sandbox_route_per_method_and_direction() {
@@ -51,8 +51,8 @@ async fn merchants_are_created_found_listed_and_disabled() {
         // Cached as unknown first: creating it must still show at once.
         assert_eq!(t.db.merchant(&id).await.expect("lookup"), None);
         let access = domain::merchant::parse_access("deposit:card,withdrawal:sbp").expect("access");
-        let created =
-            t.db.create_merchant(NewMerchant {
+        let created = operator(&t.db)
+            .create_merchant(NewMerchant {
                 id: Some(id.clone()),
                 name: "demo".into(),
                 access: access.clone(),
@@ -83,8 +83,8 @@ async fn merchants_are_created_found_listed_and_disabled() {
             withdrawal_secret: secret('d'),
         };
         assert!(matches!(
-            t.db.create_merchant(same_name).await,
-            Err(AdminError::NameTaken)
+            operator(&t.db).create_merchant(same_name).await,
+            Err(CreateMerchantError::NameTaken)
         ));
         let same_id = NewMerchant {
             id: Some(id.clone()),
@@ -94,8 +94,8 @@ async fn merchants_are_created_found_listed_and_disabled() {
             withdrawal_secret: secret('d'),
         };
         assert!(matches!(
-            t.db.create_merchant(same_id).await,
-            Err(AdminError::IdTaken)
+            operator(&t.db).create_merchant(same_id).await,
+            Err(CreateMerchantError::IdTaken)
         ));
 
         let generated = merchant(&t.db).await;
@@ -137,7 +137,7 @@ async fn routes_are_added_and_disabled_and_seen_at_once() {
             flow: Flow::Confirmation,
             lifetime_secs: Some(120),
         };
-        let added = t.db.add_route(new.clone()).await.expect("add");
+        let added = operator(&t.db).add_route(new.clone()).await.expect("add");
         assert!(before.iter().all(|r| r.id != added.id));
         let after = t.db.routes().await.expect("routes");
         assert_eq!(after.len(), 9);
@@ -159,8 +159,8 @@ async fn routes_are_added_and_disabled_and_seen_at_once() {
             ..new.clone()
         };
         assert!(matches!(
-            t.db.add_route(bad).await,
-            Err(AdminError::Invalid(_))
+            operator(&t.db).add_route(bad).await,
+            Err(AddRouteError::Invalid(_))
         ));
         let bad = NewRoute {
             min_amount: 10,
@@ -168,8 +168,8 @@ async fn routes_are_added_and_disabled_and_seen_at_once() {
             ..new
         };
         assert!(matches!(
-            t.db.add_route(bad).await,
-            Err(AdminError::Invalid(_))
+            operator(&t.db).add_route(bad).await,
+            Err(AddRouteError::Invalid(_))
         ));
     })
     .await;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use domain::ledger::manual_move;
 use domain::operation::{Decline, DeclineCode, Outcome};
+use domain::ports::OperatorStore;
 use domain::service::{CompleteError, CreateError};
 use domain::{Currency, Status};
 use tokio::sync::Barrier;
@@ -228,9 +229,9 @@ async fn concurrent_first_credits_create_one_balance() {
             .map(|i| {
                 let (db, id, start) = (t.db.clone(), shop.id.clone(), start.clone());
                 tokio::spawn(async move {
-                    use domain::ports::OperationStore;
+                    use domain::ports::OperatorStore;
                     start.wait().await;
-                    db.adjust_balance(&manual_move(id, Currency::RUB, rub(i), true, now()))
+                    db.apply_manual_move(&manual_move(id, Currency::RUB, rub(i), true, now()))
                         .await
                 })
             })

@@ -6,6 +6,7 @@ use std::time::Duration;
 use adapters_db::Database;
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, ProviderState};
+use domain::operator::Operator;
 use domain::ports::{
     CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
 };
@@ -25,6 +26,15 @@ pub fn gateway(db: &Database) -> Gateway {
         ids: Arc::new(UuidIds),
         callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
     })
+}
+
+/// The operator's use cases over `db`, with the system clock and UUID v4 merchant ids.
+pub fn operator(db: &Database) -> Operator {
+    Operator::new(
+        Arc::new(db.clone()),
+        Arc::new(SystemClock),
+        Arc::new(UuidIds),
+    )
 }
 
 pub use domain::testkit::{RandomIds as UuidIds, WallClock as SystemClock};

@@ -1,10 +1,11 @@
 //! Merchants, balances, requests and operations to test with.
 
-use adapters_db::{Database, NewMerchant};
+use adapters_db::Database;
 use domain::ledger::manual_move;
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
-use domain::ports::{Clock, OperationStore};
+use domain::operator::NewMerchant;
+use domain::ports::{Clock, OperationStore, OperatorStore};
 use domain::request::{Common, NewDeposit, NewWithdrawal};
 use domain::testkit::{DebugCallbackFormat, OperationBuilder};
 use domain::{
@@ -12,7 +13,7 @@ use domain::{
     WithdrawalRequisites,
 };
 
-use crate::doubles::SystemClock;
+use crate::doubles::{operator, SystemClock};
 
 /// 64 hex characters, like the CLI makes.
 pub fn secret(seed: char) -> Secret {
@@ -21,7 +22,8 @@ pub fn secret(seed: char) -> Secret {
 
 /// A new enabled merchant with every method.
 pub async fn merchant(db: &Database) -> Merchant {
-    db.create_merchant(NewMerchant {
+    let ops = operator(db);
+    ops.create_merchant(NewMerchant {
         id: None,
         name: format!("shop-{}", uuid::Uuid::new_v4().simple()),
         access: full_access(),
@@ -43,7 +45,7 @@ pub fn rub(minor: i64) -> Amount {
 /// Credits `minor` units of RUB by hand.
 pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
     let mv = manual_move(merchant.id.clone(), Currency::RUB, rub(minor), true, now());
-    db.adjust_balance(&mv).await.expect("credit");
+    db.apply_manual_move(&mv).await.expect("credit");
 }
 
 /// (available, held) in RUB, zeros if there is no balance yet.

@@ -8,7 +8,7 @@ use domain::ports::OperationStore;
 use domain::OperationId;
 use testkit::FreshDatabase;
 
-pub use crate::doubles::gateway;
+pub use crate::doubles::{gateway, operator};
 pub use crate::fixtures::*;
 
 /// One test's database: a temp SQLite file, or a fresh PostgreSQL database dropped afterwards.

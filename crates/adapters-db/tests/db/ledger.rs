@@ -1,15 +1,16 @@
 //! `ledger verify`: balances equal the sums of their ledger entries.
 
 use domain::ledger::manual_move;
+use domain::ledger::Balance;
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::{Currency, Status};
+use domain::ports::{ManualMoveError, OperatorStore};
+use domain::{Currency, MerchantId, Status};
 
 use crate::helpers::{credit, deposit, each_backend, gateway, merchant, now, rub, withdrawal};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
     each_backend(|t| async move {
-        use domain::ports::OperationStore;
         let shop = merchant(&t.db).await;
         let idle = merchant(&t.db).await;
         let gw = gateway(&t.db);
@@ -39,7 +40,7 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
         let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
         assert_eq!(at_creation.operation.status(), Status::Declined);
         let debit = manual_move(shop.id.clone(), Currency::RUB, rub(1_00), false, now());
-        t.db.adjust_balance(&debit).await.expect("debit");
+        t.db.apply_manual_move(&debit).await.expect("debit");
         assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
 
         // A balance changed behind the ledger's back.
@@ -77,6 +78,58 @@ async fn the_ledger_is_append_only_and_balances_never_go_negative() {
         assert!(t.try_exec("UPDATE balances SET available = -1").is_err());
         assert!(t.try_exec("UPDATE balances SET held = -1").is_err());
         assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_writes_nothing() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let rub_balance = |available| Balance {
+            currency: Currency::RUB,
+            available,
+            held: 0,
+        };
+        let credit = manual_move(shop.id.clone(), Currency::RUB, rub(10_00), true, now());
+        assert_eq!(
+            t.db.apply_manual_move(&credit).await.expect("credit"),
+            rub_balance(10_00)
+        );
+        let too_much = manual_move(shop.id.clone(), Currency::RUB, rub(10_01), false, now());
+        assert!(matches!(
+            t.db.apply_manual_move(&too_much).await,
+            Err(ManualMoveError::InsufficientBalance)
+        ));
+        let usd = Currency::parse("USD").expect("currency");
+        let never_held = manual_move(shop.id.clone(), usd, rub(1), false, now());
+        assert!(matches!(
+            t.db.apply_manual_move(&never_held).await,
+            Err(ManualMoveError::InsufficientBalance)
+        ));
+        let debit = manual_move(shop.id.clone(), Currency::RUB, rub(4_00), false, now());
+        assert_eq!(
+            t.db.apply_manual_move(&debit).await.expect("debit"),
+            rub_balance(6_00)
+        );
+
+        let nobody = MerchantId::parse("nobody").expect("id");
+        assert_eq!(t.db.find_merchant(&nobody).await.expect("find"), None);
+        assert_eq!(
+            t.db.find_merchant(&shop.id).await.expect("find"),
+            Some(shop.clone())
+        );
+        let unknown = manual_move(nobody, Currency::RUB, rub(1), true, now());
+        let refused =
+            t.db.apply_manual_move(&unknown)
+                .await
+                .expect_err("unknown merchant");
+        assert!(
+            refused.to_string().contains("unknown merchant nobody"),
+            "{refused}"
+        );
+        // Refused moves left no ledger entry behind.
+        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
     })
     .await;
 }

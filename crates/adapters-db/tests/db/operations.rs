@@ -4,7 +4,10 @@ use domain::callback::callback_for;
 use domain::ledger::{hold_for, moves_on_finish};
 use domain::operation::OperationUrls;
 use domain::operation::{Action, Decline, DeclineCode, InputField, Outcome, SelectOption};
-use domain::ports::{Completion, FinishError, InsertError, NewOperation, OperationStore};
+use domain::ports::{
+    Completion, FinishError, InsertError, ManualMoveError, NewOperation, OperationStore,
+    OperatorStore,
+};
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};
@@ -194,14 +197,14 @@ async fn an_uncovered_hold_writes_nothing() {
             now(),
         );
         assert!(matches!(
-            t.db.adjust_balance(&debit).await,
-            Err(FinishError::InsufficientBalance)
+            t.db.apply_manual_move(&debit).await,
+            Err(ManualMoveError::InsufficientBalance)
         ));
         let nobody = domain::MerchantId::parse("nobody").expect("id");
         let credit =
             domain::ledger::manual_move(nobody, domain::Currency::RUB, rub(1), true, now());
         let refused =
-            t.db.adjust_balance(&credit)
+            t.db.apply_manual_move(&credit)
                 .await
                 .expect_err("unknown merchant");
         assert!(

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use domain::ports::OperatorStore;
 use tokio::sync::Semaphore;
 
 use crate::helpers::{credit, deposit, each_backend, gateway, merchant, withdrawal};

@@ -1,6 +1,7 @@
 //! The signing rules of docs/api.md: signatures over raw bodies and paths, the two secrets, one 401.
 
 use domain::merchant::Secret;
+use domain::ports::OperatorStore;
 use domain::signature::sign;
 use reqwest::Method;
 

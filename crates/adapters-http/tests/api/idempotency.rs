@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use adapters_db::NewMerchant;
 use domain::merchant::{parse_access, Secret};
+use domain::operator::NewMerchant;
 use serde_json::json;
 
 use crate::helpers::{
@@ -108,7 +108,7 @@ async fn a_withdrawal_over_the_available_balance_is_422_and_holds_nothing() {
 async fn methods_without_access_are_403() {
     each_backend(Setup::default(), |app| async move {
         let limited = app
-            .db
+            .operator()
             .create_merchant(NewMerchant {
                 id: None,
                 name: "limited".into(),

@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{test, App};
-use adapters_db::{Database, NewMerchant};
+use adapters_db::Database;
 use adapters_http::{AlwaysReady, HttpSettings, HttpState};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{DeclineCode, Operation};
+use domain::operator::{ManualMove, NewMerchant, Operator};
 use domain::ports::{CallbackOutbox, Clock};
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
 use domain::service::{Checkout, Gateway};
+use domain::testkit::RandomIds;
 pub use domain::testkit::TestClock;
 use domain::{Amount, Currency, KeptObject, OperationId, Status};
 use serde_json::Value;
@@ -89,7 +91,7 @@ impl TestApp {
         let clock = Arc::new(TestClock::starting_now());
         let gateway = gateway_on(&db, provider.clone(), clock.clone());
         let checkout = Checkout::new(gateway.clone(), provider);
-        let merchant = db
+        let merchant = Operator::new(Arc::new(db.clone()), clock.clone(), Arc::new(RandomIds))
             .create_merchant(NewMerchant {
                 id: None,
                 name: "shop".into(),
@@ -156,10 +158,14 @@ impl TestApp {
     /// A processing card payout of `amount` RUB (the balance is credited first).
     pub async fn payout(&self, amount: &str) -> Operation {
         let value = Amount::parse(amount).expect("amount");
-        self.gateway
-            .adjust_balance(self.merchant.id.clone(), Currency::RUB, value, true)
-            .await
-            .expect("credited");
+        Operator::new(
+            Arc::new(self.db.clone()),
+            self.clock.clone(),
+            Arc::new(RandomIds),
+        )
+        .adjust_balance(&self.merchant.id, Currency::RUB, value, ManualMove::Credit)
+        .await
+        .expect("credited");
         let requisites = KeptObject::new()
             .with("pan", "4242424242424242")
             .with("cardholderName", "IVAN IVANOV");

@@ -1,21 +1,22 @@
-//! `gateway merchant|balance|route ...`.
+//! `gateway merchant|balance|route ...`, through the operator use cases (`domain::operator`).
 
 use std::process::ExitCode;
 
-use adapters_db::{AdminError, Database, NewMerchant, NewRoute};
 use anyhow::anyhow;
-use domain::ledger::manual_move;
 use domain::merchant::{full_access, parse_access, Secret};
-use domain::ports::{Clock, FinishError, MerchantDirectory, OperationStore};
+use domain::operator::{
+    route_amounts, route_lifetime, BalanceError, CreateMerchantError, ManualMove, NewMerchant,
+    NewRoute, Operator,
+};
 use domain::route::{Flow, Route};
 use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod};
 use serde_json::json;
 
 use super::{print_json, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{BalanceArgs, BalanceCommand, MerchantCommand, RouteAddArgs, RouteCommand};
-use crate::system::{new_secret, SystemClock};
+use crate::system::new_secret;
 
-pub async fn merchant(db: &Database, command: MerchantCommand) -> anyhow::Result<ExitCode> {
+pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::Result<ExitCode> {
     match command {
         MerchantCommand::Create {
             name,
@@ -33,7 +34,7 @@ pub async fn merchant(db: &Database, command: MerchantCommand) -> anyhow::Result
                 deposit_secret: Secret::new(new_secret()),
                 withdrawal_secret: Secret::new(new_secret()),
             };
-            match db.create_merchant(new).await {
+            match operator.create_merchant(new).await {
                 Ok(merchant) => {
                     let out = json!({
                         "merchantId": merchant.id.as_str(),
@@ -54,7 +55,7 @@ pub async fn merchant(db: &Database, command: MerchantCommand) -> anyhow::Result
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(AdminError::NameTaken) => {
+                Err(CreateMerchantError::NameTaken) => {
                     eprintln!("error: a merchant named {name:?} already exists");
                     Ok(ExitCode::from(EXIT_REFUSED))
                 }
@@ -62,7 +63,7 @@ pub async fn merchant(db: &Database, command: MerchantCommand) -> anyhow::Result
             }
         }
         MerchantCommand::List { json } => {
-            let merchants = db.list_merchants().await?;
+            let merchants = operator.merchants().await?;
             if json {
                 let rows: Vec<_> = merchants
                     .iter()
@@ -90,7 +91,7 @@ pub async fn merchant(db: &Database, command: MerchantCommand) -> anyhow::Result
         }
         MerchantCommand::Disable { id } => {
             let id = MerchantId::parse(&id).map_err(|e| anyhow!("merchant id: {e}"))?;
-            if db.disable_merchant(&id).await? {
+            if operator.disable_merchant(&id).await? {
                 println!("merchant {id} disabled");
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -105,30 +106,27 @@ fn access_list(m: &domain::merchant::Merchant) -> Vec<String> {
     m.access.iter().map(|(d, p)| format!("{d}:{p}")).collect()
 }
 
-pub async fn balance(db: &Database, command: BalanceCommand) -> anyhow::Result<ExitCode> {
-    let (args, credit): (BalanceArgs, bool) = match command {
-        BalanceCommand::Credit(args) => (args, true),
-        BalanceCommand::Debit(args) => (args, false),
+pub async fn balance(operator: &Operator, command: BalanceCommand) -> anyhow::Result<ExitCode> {
+    let (args, kind): (BalanceArgs, ManualMove) = match command {
+        BalanceCommand::Credit(args) => (args, ManualMove::Credit),
+        BalanceCommand::Debit(args) => (args, ManualMove::Debit),
     };
     let id = MerchantId::parse(&args.merchant).map_err(|e| anyhow!("--merchant: {e}"))?;
     let currency = Currency::parse(&args.currency).map_err(|e| anyhow!("--currency: {e}"))?;
     let amount = Amount::parse(&args.amount).map_err(|e| anyhow!("--amount: {e}"))?;
-    if db.merchant(&id).await?.is_none() {
-        eprintln!("error: no merchant {id}");
-        return Ok(ExitCode::from(EXIT_NOT_FOUND));
-    }
-    let adjustment = manual_move(id.clone(), currency, amount, credit, SystemClock.now());
-    match db.adjust_balance(&adjustment).await {
-        Ok(()) => {}
-        Err(FinishError::InsufficientBalance) => {
-            eprintln!("error: the available balance is lower than {amount} {currency}");
+    let (available, held) = match operator.adjust_balance(&id, currency, amount, kind).await {
+        Ok(balance) => (balance.available, balance.held),
+        Err(refused @ BalanceError::UnknownMerchant { .. }) => {
+            eprintln!("error: {refused}");
+            return Ok(ExitCode::from(EXIT_NOT_FOUND));
+        }
+        Err(refused @ BalanceError::InsufficientBalance { .. }) => {
+            eprintln!("error: {refused}");
             return Ok(ExitCode::from(EXIT_REFUSED));
         }
         Err(error) => return Err(anyhow!(error)),
-    }
-    let balances = db.balances(&id).await?;
-    let now = balances.iter().find(|b| b.currency == currency);
-    let (available, held) = now.map(|b| (b.available, b.held)).unwrap_or((0, 0));
+    };
+    let credit = kind == ManualMove::Credit;
     if args.json {
         print_json(&json!({
             "merchantId": id.as_str(), "currency": currency.as_str(),
@@ -145,10 +143,10 @@ pub async fn balance(db: &Database, command: BalanceCommand) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn route(db: &Database, command: RouteCommand) -> anyhow::Result<ExitCode> {
+pub async fn route(operator: &Operator, command: RouteCommand) -> anyhow::Result<ExitCode> {
     match command {
         RouteCommand::List { json } => {
-            let routes = db.list_routes().await?;
+            let routes = operator.routes().await?;
             if json {
                 print_json(&json!(routes.iter().map(route_json).collect::<Vec<_>>()));
             } else {
@@ -173,7 +171,7 @@ pub async fn route(db: &Database, command: RouteCommand) -> anyhow::Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Add(args) => {
-            let route = db.add_route(new_route(&args)?).await?;
+            let route = operator.add_route(new_route(&args)?).await?;
             if args.json {
                 print_json(&route_json(&route));
             } else {
@@ -182,7 +180,7 @@ pub async fn route(db: &Database, command: RouteCommand) -> anyhow::Result<ExitC
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Disable { id } => {
-            if db.disable_route(id).await? {
+            if operator.disable_route(id).await? {
                 println!("route {id} disabled");
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -203,17 +201,15 @@ fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
     };
     let min = Amount::parse(&args.min).map_err(|e| anyhow!("--min: {e}"))?;
     let max = Amount::parse(&args.max).map_err(|e| anyhow!("--max: {e}"))?;
-    if min > max {
-        return Err(anyhow!("--min must not be greater than --max"));
-    }
+    // The domain's route rules, checked here too so each refusal names its flag (in the order
+    // the flags are read); `Operator::add_route` checks them all again.
+    route_amounts(min.minor(), max.minor())
+        .map_err(|_| anyhow!("--min must not be greater than --max"))?;
     if args.provider != "sandbox" {
         return Err(anyhow!("--provider: this build has one provider, sandbox"));
     }
-    if let Some(lifetime) = args.lifetime {
-        if lifetime <= 0 {
-            return Err(anyhow!("--lifetime: must be a positive number of seconds"));
-        }
-    }
+    route_lifetime(args.lifetime)
+        .map_err(|_| anyhow!("--lifetime: must be a positive number of seconds"))?;
     Ok(NewRoute {
         direction,
         method,

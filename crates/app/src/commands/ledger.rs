@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use adapters_db::Database;
 use anyhow::anyhow;
+use domain::operator::Operator;
 use domain::ports::{CallbackOutbox, CallbackState, Clock};
 use domain::{format_minor, OperationId};
 use serde_json::json;
@@ -77,9 +78,9 @@ pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Resu
     }
 }
 
-pub async fn ledger(db: &Database, command: LedgerCommand) -> anyhow::Result<ExitCode> {
+pub async fn ledger(operator: &Operator, command: LedgerCommand) -> anyhow::Result<ExitCode> {
     let LedgerCommand::Verify { json } = command;
-    let mismatches = db.verify_ledger().await?;
+    let mismatches = operator.verify_ledger().await?;
     if json {
         let out: Vec<_> = mismatches
             .iter()

@@ -6,7 +6,7 @@ mod ledger;
 
 use std::process::ExitCode;
 
-use crate::application::Application;
+use crate::application::{operator, Application};
 use crate::cli::{Command, ServeArgs};
 use crate::config::{parse_database_url, ServeConfig};
 
@@ -38,11 +38,11 @@ pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCod
             println!("migrations applied");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Merchant(cmd) => admin::merchant(&database, cmd).await,
-        Command::Balance(cmd) => admin::balance(&database, cmd).await,
-        Command::Route(cmd) => admin::route(&database, cmd).await,
+        Command::Merchant(cmd) => admin::merchant(&operator(&database), cmd).await,
+        Command::Balance(cmd) => admin::balance(&operator(&database), cmd).await,
+        Command::Route(cmd) => admin::route(&operator(&database), cmd).await,
         Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
-        Command::Ledger(cmd) => ledger::ledger(&database, cmd).await,
+        Command::Ledger(cmd) => ledger::ledger(&operator(&database), cmd).await,
     }
 }
 

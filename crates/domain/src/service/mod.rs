@@ -12,7 +12,6 @@ use std::sync::Arc;
 pub use checkout::{Checkout, CheckoutError};
 pub use create::UNANSWERED_PAYOUT_GRACE_SECS;
 pub use errors::{CompleteError, CreateError, ReadError, StepError};
-pub use read::AdjustError;
 pub use steps::check_input;
 
 use crate::ports::{

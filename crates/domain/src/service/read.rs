@@ -1,20 +1,10 @@
-//! Reading operations and balances, and operators' balance adjustments.
+//! Reading operations and balances (operators' balance adjustments are `crate::operator`'s).
 
-use super::{CompleteError, Gateway, ReadError};
-use crate::ledger::{manual_move, Balance};
+use super::{Gateway, ReadError};
+use crate::ledger::Balance;
 use crate::merchant::Merchant;
 use crate::operation::Operation;
-use crate::ports::FinishError;
-use crate::{Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId};
-
-/// Why an operator's balance adjustment was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum AdjustError {
-    #[error("the available balance is lower than the debit")]
-    InsufficientBalance,
-    #[error(transparent)]
-    Other(#[from] CompleteError),
-}
+use crate::{Direction, MerchantId, MerchantOperationId, OperationId};
 
 impl Gateway {
     /// The merchant's operation of `direction`; another merchant's is `NotFound`.
@@ -67,21 +57,5 @@ impl Gateway {
     /// The merchant's balances.
     pub async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, ReadError> {
         Ok(self.ports.store.balances(merchant).await?)
-    }
-
-    /// An operator's credit or debit of a balance, written as a ledger entry.
-    pub async fn adjust_balance(
-        &self,
-        merchant: MerchantId,
-        currency: Currency,
-        amount: Amount,
-        credit: bool,
-    ) -> Result<(), AdjustError> {
-        let adjustment = manual_move(merchant, currency, amount, credit, self.ports.clock.now());
-        match self.ports.store.adjust_balance(&adjustment).await {
-            Ok(()) => Ok(()),
-            Err(FinishError::InsufficientBalance) => Err(AdjustError::InsufficientBalance),
-            Err(e) => Err(AdjustError::Other(e.into())),
-        }
     }
 }

@@ -5,14 +5,15 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix_web::dev::ServerHandle;
-use adapters_db::{Database, NewMerchant, NewRoute};
+use adapters_db::Database;
 use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
+use domain::operator::{ManualMove, NewMerchant, NewRoute, Operator};
 use domain::route::Flow;
 use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
-use domain::testkit::WallClock;
+use domain::testkit::{RandomIds, WallClock};
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
 
@@ -76,8 +77,9 @@ fn secret() -> Secret {
 
 impl TestApp {
     pub(super) async fn spawn(db: Database, database: FreshDatabase, setup: &Setup) -> TestApp {
+        let ops = operator(&db);
         for (flow, priority) in &setup.routes {
-            db.add_route(NewRoute {
+            ops.add_route(NewRoute {
                 direction: Direction::Deposit,
                 method: PaymentMethod::Card,
                 currency: Currency::RUB,
@@ -96,7 +98,7 @@ impl TestApp {
                 (Direction::Deposit, Flow::Redirect),
                 (Direction::Withdrawal, Flow::Payout),
             ] {
-                db.add_route(NewRoute {
+                ops.add_route(NewRoute {
                     direction,
                     method: PaymentMethod::Sbp,
                     currency: Currency::RUB,
@@ -237,10 +239,20 @@ impl TestApp {
     }
 
     /// Credits the main merchant's RUB balance by hand.
+    /// The operator's use cases over this gateway's database.
+    pub fn operator(&self) -> Operator {
+        operator(&self.db)
+    }
+
     pub async fn credit(&self, amount: &str) {
         let amount = Amount::parse(amount).expect("an amount");
-        self.gateway
-            .adjust_balance(self.shop.merchant.id.clone(), Currency::RUB, amount, true)
+        self.operator()
+            .adjust_balance(
+                &self.shop.merchant.id,
+                Currency::RUB,
+                amount,
+                ManualMove::Credit,
+            )
             .await
             .expect("credited");
     }
@@ -279,8 +291,18 @@ pub fn signed_headers<'a>(
     ]
 }
 
+/// The operator's use cases over `db` (merchants, routes).
+pub fn operator(db: &Database) -> Operator {
+    Operator::new(
+        Arc::new(db.clone()),
+        Arc::new(WallClock),
+        Arc::new(RandomIds),
+    )
+}
+
 async fn create_merchant(db: &Database, name: &str) -> Merchant {
-    db.create_merchant(NewMerchant {
+    let ops = operator(db);
+    ops.create_merchant(NewMerchant {
         id: None,
         name: name.into(),
         access: full_access(),

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use adapters_db::NewMerchant;
 use domain::merchant::{Merchant, Secret};
 use domain::operation::Outcome;
+use domain::operator::NewMerchant;
 use domain::{Direction, OperationId, PaymentMethod};
 use serde_json::{json, Value};
 
@@ -29,7 +29,7 @@ async fn card_payouts_only(api: &Checked<'_>, name: &str) -> Shop {
     let secret = || Secret::new(uuid::Uuid::new_v4().simple().to_string().repeat(2));
     let merchant: Merchant = api
         .app
-        .db
+        .operator()
         .create_merchant(NewMerchant {
             id: None,
             name: name.into(),

@@ -18,8 +18,7 @@ use crate::route::{Flow, Route};
 use crate::service::{Gateway, Ports};
 pub use crate::testkit::{DebugCallbackFormat, OperationBuilder};
 use crate::{
-    Amount, Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod,
-    Timestamp,
+    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Timestamp,
 };
 
 pub use crate::operation::{OperationUrls, ProviderState};
@@ -72,10 +71,6 @@ pub fn other_merchant() -> Merchant {
 
 pub fn moid() -> MerchantOperationId {
     MerchantOperationId::parse(MOID).unwrap()
-}
-
-pub fn amount(text: &str) -> Amount {
-    Amount::parse(text).unwrap()
 }
 
 /// Route ids: deposits 1..=6 in method order, withdrawals 11 (card) and 12 (sbp).

@@ -3,9 +3,8 @@
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::ledger::{Balance, EntryKind};
-use crate::ports::FinishError;
-use crate::service::{AdjustError, CompleteError, ReadError};
+use crate::ledger::Balance;
+use crate::service::ReadError;
 use crate::{Currency, Direction};
 
 #[test]
@@ -146,70 +145,4 @@ fn balances_are_the_merchants_own() {
     let balances = block_on(mocks.gateway().balances(&merchant().id)).unwrap();
 
     assert_eq!(balances, vec![rub]);
-}
-
-#[test]
-fn an_operator_credit_is_a_manual_ledger_entry() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_adjust_balance()
-        .withf(|m| {
-            m.kind == EntryKind::ManualCredit
-                && (m.available, m.held) == (12_345, 0)
-                && m.merchant_id == merchant().id
-                && m.currency == Currency::RUB
-                && m.operation_id.is_none()
-                && m.at == now()
-        })
-        .times(1)
-        .returning(|_| Ok(()));
-
-    block_on(
-        mocks
-            .gateway()
-            .adjust_balance(merchant().id, Currency::RUB, amount("123.45"), true),
-    )
-    .unwrap();
-}
-
-#[test]
-fn an_operator_debit_larger_than_available_is_refused() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_adjust_balance()
-        .withf(|m| m.kind == EntryKind::ManualDebit && (m.available, m.held) == (-12_345, 0))
-        .times(1)
-        .returning(|_| Err(FinishError::InsufficientBalance));
-
-    let result = block_on(mocks.gateway().adjust_balance(
-        merchant().id,
-        Currency::RUB,
-        amount("123.45"),
-        false,
-    ));
-
-    assert!(matches!(result, Err(AdjustError::InsufficientBalance)));
-}
-
-#[test]
-fn an_adjustment_without_database_is_unavailable() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_adjust_balance()
-        .returning(|_| Err(FinishError::Store(unavailable())));
-
-    let result = block_on(mocks.gateway().adjust_balance(
-        merchant().id,
-        Currency::RUB,
-        amount("1.00"),
-        true,
-    ));
-
-    assert!(matches!(
-        result,
-        Err(AdjustError::Other(CompleteError::Unavailable(_)))
-    ));
 }

@@ -1,0 +1,340 @@
+//! The operator's use cases: merchants, routes, manual balance credits and debits, and the
+//! ledger check. The CLI is one caller; any other merchant tool reuses the same rules.
+//!
+//! The rules live here; storage is the [`OperatorStore`] port. Each new value is checked
+//! into a typed one first ([`Merchant`], [`CheckedRoute`], a manual [`BalanceMove`]) and only
+//! that reaches the store.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
+use crate::merchant::{Merchant, Secret};
+use crate::ports::{
+    Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperatorStore, StoreError,
+};
+use crate::route::Route;
+use crate::{is_refused_control, CONTROL_CHARACTERS};
+use crate::{Amount, Currency, Direction, MerchantId, PaymentMethod};
+
+/// The longest merchant name, in characters (after trimming).
+pub const MAX_NAME_CHARS: usize = 128;
+
+/// A merchant to create, as the operator gives it. The secrets are made by the caller (the CLI
+/// makes 64 random hex characters).
+#[derive(Debug, Clone)]
+pub struct NewMerchant {
+    /// `None`: a fresh id from the [`IdGenerator`].
+    pub id: Option<MerchantId>,
+    /// Trimmed before it is checked and stored.
+    pub name: String,
+    pub access: BTreeSet<(Direction, PaymentMethod)>,
+    pub deposit_secret: Secret,
+    pub withdrawal_secret: Secret,
+}
+
+/// The rule a new merchant breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MerchantRule {
+    /// Empty after trimming, or longer than `max` characters.
+    #[error("the name must be 1 to {max} characters")]
+    NameLength { max: usize },
+    #[error("the name {CONTROL_CHARACTERS}")]
+    NameControlCharacter,
+    /// An access pair whose method does not exist in its direction.
+    #[error("the method {method} is not allowed in the direction {direction}")]
+    AccessPair {
+        direction: Direction,
+        method: PaymentMethod,
+    },
+}
+
+impl NewMerchant {
+    /// The merchant to store (enabled) under `id`, or the first rule it breaks.
+    pub fn check(self, id: MerchantId) -> Result<Merchant, MerchantRule> {
+        let name = merchant_name(&self.name)?;
+        if let Some(&(direction, method)) = self
+            .access
+            .iter()
+            .find(|(direction, method)| !direction.methods().contains(method))
+        {
+            return Err(MerchantRule::AccessPair { direction, method });
+        }
+        Ok(Merchant {
+            id,
+            name,
+            deposit_secret: self.deposit_secret,
+            withdrawal_secret: self.withdrawal_secret,
+            access: self.access,
+            enabled: true,
+        })
+    }
+}
+
+/// A merchant's name as kept: trimmed, 1 to [`MAX_NAME_CHARS`] characters, no control
+/// characters (the control-character rule is checked first).
+pub fn merchant_name(name: &str) -> Result<String, MerchantRule> {
+    let name = name.trim();
+    if name.chars().any(is_refused_control) {
+        return Err(MerchantRule::NameControlCharacter);
+    }
+    if !(1..=MAX_NAME_CHARS).contains(&name.chars().count()) {
+        return Err(MerchantRule::NameLength {
+            max: MAX_NAME_CHARS,
+        });
+    }
+    Ok(name.to_string())
+}
+
+/// A route to add (enabled), as the operator gives it. Amounts are inclusive bounds in minor
+/// units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRoute {
+    pub direction: Direction,
+    pub method: PaymentMethod,
+    pub currency: Currency,
+    pub min_amount: i64,
+    pub max_amount: i64,
+    pub priority: i32,
+    pub provider: String,
+    pub flow: crate::route::Flow,
+    /// `None`: the domain default ([`crate::route::DEFAULT_LIFETIME_SECS`]) applies.
+    pub lifetime_secs: Option<i64>,
+}
+
+/// The rule a new route breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteRule {
+    #[error("this method is not allowed in this direction")]
+    MethodForDirection {
+        direction: Direction,
+        method: PaymentMethod,
+    },
+    #[error("the minimum must be at least 0.01 and the maximum at least the minimum")]
+    AmountBounds { min: i64, max: i64 },
+    #[error("the lifetime must be a positive number of seconds")]
+    Lifetime { secs: i64 },
+    #[error("the provider must be named")]
+    Provider,
+}
+
+/// A route's amount bounds: the minimum at least one minor unit, the maximum at least the
+/// minimum.
+pub fn route_amounts(min: i64, max: i64) -> Result<(), RouteRule> {
+    if min < 1 || max < min {
+        return Err(RouteRule::AmountBounds { min, max });
+    }
+    Ok(())
+}
+
+/// A route's lifetime for waiting deposits: none (the default) or a positive number of
+/// seconds.
+pub fn route_lifetime(secs: Option<i64>) -> Result<(), RouteRule> {
+    match secs {
+        Some(secs) if secs <= 0 => Err(RouteRule::Lifetime { secs }),
+        _ => Ok(()),
+    }
+}
+
+/// A route that passed the rules; only [`NewRoute::check`] makes one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedRoute(NewRoute);
+
+impl NewRoute {
+    /// The route to store, or the first rule it breaks (in the order: method, amounts,
+    /// lifetime, provider).
+    pub fn check(self) -> Result<CheckedRoute, RouteRule> {
+        if !self.direction.methods().contains(&self.method) {
+            return Err(RouteRule::MethodForDirection {
+                direction: self.direction,
+                method: self.method,
+            });
+        }
+        route_amounts(self.min_amount, self.max_amount)?;
+        route_lifetime(self.lifetime_secs)?;
+        if self.provider.trim().is_empty() {
+            return Err(RouteRule::Provider);
+        }
+        Ok(CheckedRoute(self))
+    }
+}
+
+impl CheckedRoute {
+    /// The route's values, for storage.
+    pub fn get(&self) -> &NewRoute {
+        &self.0
+    }
+
+    /// The route as stored under `id`, enabled.
+    pub fn into_route(self, id: i64) -> Route {
+        let new = self.0;
+        Route {
+            id,
+            direction: new.direction,
+            method: new.method,
+            currency: new.currency,
+            min_amount: new.min_amount,
+            max_amount: new.max_amount,
+            priority: new.priority,
+            provider: new.provider,
+            flow: new.flow,
+            lifetime_secs: new.lifetime_secs,
+            enabled: true,
+        }
+    }
+}
+
+/// Why a merchant was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateMerchantError {
+    #[error(transparent)]
+    Invalid(#[from] MerchantRule),
+    #[error("a merchant with this name already exists")]
+    NameTaken,
+    #[error("a merchant with this id already exists")]
+    IdTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<MerchantInsertError> for CreateMerchantError {
+    fn from(error: MerchantInsertError) -> Self {
+        match error {
+            MerchantInsertError::NameTaken => Self::NameTaken,
+            MerchantInsertError::IdTaken => Self::IdTaken,
+            MerchantInsertError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+/// Why a route was not added.
+#[derive(Debug, thiserror::Error)]
+pub enum AddRouteError {
+    #[error(transparent)]
+    Invalid(#[from] RouteRule),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Credit or debit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManualMove {
+    /// The available balance grows by the amount.
+    Credit,
+    /// The available balance shrinks by the amount, only if it covers it.
+    Debit,
+}
+
+/// Why a manual credit or debit was refused. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum BalanceError {
+    #[error("no merchant {merchant}")]
+    UnknownMerchant { merchant: MerchantId },
+    #[error("the available balance is lower than {amount} {currency}")]
+    InsufficientBalance { amount: Amount, currency: Currency },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The operator's use cases over the [`OperatorStore`].
+#[derive(Clone)]
+pub struct Operator {
+    store: Arc<dyn OperatorStore>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGenerator>,
+}
+
+impl Operator {
+    pub fn new(
+        store: Arc<dyn OperatorStore>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGenerator>,
+    ) -> Self {
+        Self { store, clock, ids }
+    }
+
+    /// Creates an enabled merchant: the rules, then the store (`NameTaken` / `IdTaken` on a
+    /// clash). A merchant without an id gets a fresh one.
+    pub async fn create_merchant(&self, new: NewMerchant) -> Result<Merchant, CreateMerchantError> {
+        let id = match &new.id {
+            Some(id) => id.clone(),
+            None => self.ids.merchant_id(),
+        };
+        let merchant = new.check(id)?;
+        self.store
+            .insert_merchant(&merchant, self.clock.now())
+            .await?;
+        Ok(merchant)
+    }
+
+    /// Every merchant, by name.
+    pub async fn merchants(&self) -> Result<Vec<Merchant>, StoreError> {
+        self.store.list_merchants().await
+    }
+
+    /// The merchant with this name, enabled or not.
+    pub async fn merchant_by_name(&self, name: &str) -> Result<Option<Merchant>, StoreError> {
+        self.store.merchant_by_name(name).await
+    }
+
+    /// Disables a merchant: its requests are refused from then on. `false` if it is unknown.
+    pub async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
+        self.store.disable_merchant(id).await
+    }
+
+    /// Every route, enabled or not, by id.
+    pub async fn routes(&self) -> Result<Vec<Route>, StoreError> {
+        self.store.list_routes().await
+    }
+
+    /// Adds an enabled route after the rules and returns it with its id.
+    pub async fn add_route(&self, new: NewRoute) -> Result<Route, AddRouteError> {
+        let route = new.check()?;
+        let id = self.store.insert_route(&route).await?;
+        Ok(route.into_route(id))
+    }
+
+    /// Disables a route. `false` if there is no route with this id.
+    pub async fn disable_route(&self, id: i64) -> Result<bool, StoreError> {
+        self.store.disable_route(id).await
+    }
+
+    /// Credits (`ManualMove::Credit`) or debits the merchant's available balance by `amount`,
+    /// written with a manual ledger entry, and returns the balance after it. The merchant must
+    /// exist (enabled or not); a debit must be covered by the available balance.
+    pub async fn adjust_balance(
+        &self,
+        merchant: &MerchantId,
+        currency: Currency,
+        amount: Amount,
+        kind: ManualMove,
+    ) -> Result<Balance, BalanceError> {
+        if self.store.find_merchant(merchant).await?.is_none() {
+            return Err(BalanceError::UnknownMerchant {
+                merchant: merchant.clone(),
+            });
+        }
+        let adjustment: BalanceMove = manual_move(
+            merchant.clone(),
+            currency,
+            amount,
+            kind == ManualMove::Credit,
+            self.clock.now(),
+        );
+        match self.store.apply_manual_move(&adjustment).await {
+            Ok(balance) => Ok(balance),
+            Err(ManualMoveError::InsufficientBalance) => {
+                Err(BalanceError::InsufficientBalance { amount, currency })
+            }
+            Err(ManualMoveError::Store(e)) => Err(BalanceError::Store(e)),
+        }
+    }
+
+    /// Every merchant and currency whose balance differs from its ledger. Empty: it holds.
+    pub async fn verify_ledger(&self) -> Result<Vec<LedgerMismatch>, StoreError> {
+        self.store.verify_ledger().await
+    }
+}
+
+#[cfg(test)]
+mod tests;

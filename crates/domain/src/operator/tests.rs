@@ -1,0 +1,582 @@
+//! The operator's rules against mockall mocks of the ports: a refused value never reaches the
+//! store, an accepted one reaches it typed, and the store's refusals come back typed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use futures::executor::block_on;
+
+use super::*;
+use crate::ledger::EntryKind;
+use crate::merchant::full_access;
+use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperatorStore};
+use crate::route::Flow;
+use crate::Timestamp;
+
+/// 2026-11-21T10:00:00Z.
+const NOW_MS: i64 = 1_795_255_200_000;
+
+fn now() -> Timestamp {
+    Timestamp::from_millis(NOW_MS)
+}
+
+fn generated_id() -> MerchantId {
+    MerchantId::from_uuid(uuid::Uuid::from_u128(
+        0x6f1c_0000_0000_4000_8000_0000_0000_0042,
+    ))
+}
+
+fn shop() -> MerchantId {
+    MerchantId::parse("shop").unwrap()
+}
+
+fn amount(text: &str) -> Amount {
+    Amount::parse(text).unwrap()
+}
+
+fn unavailable() -> StoreError {
+    StoreError::Unavailable("database is locked".into())
+}
+
+/// A store that expects nothing (any call fails the test), a clock at [`now`] and ids that hand
+/// out [`generated_id`].
+struct Mocks {
+    store: MockOperatorStore,
+    ids: MockIdGenerator,
+}
+
+impl Mocks {
+    fn new() -> Self {
+        let mut ids = MockIdGenerator::new();
+        ids.expect_merchant_id().returning(generated_id);
+        Self {
+            store: MockOperatorStore::new(),
+            ids,
+        }
+    }
+
+    fn operator(self) -> Operator {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(now());
+        Operator::new(Arc::new(self.store), Arc::new(clock), Arc::new(self.ids))
+    }
+}
+
+fn new_merchant(name: &str) -> NewMerchant {
+    NewMerchant {
+        id: None,
+        name: name.into(),
+        access: full_access(),
+        deposit_secret: Secret::new("d".repeat(64)),
+        withdrawal_secret: Secret::new("w".repeat(64)),
+    }
+}
+
+fn new_route() -> NewRoute {
+    NewRoute {
+        direction: Direction::Deposit,
+        method: PaymentMethod::Card,
+        currency: Currency::RUB,
+        min_amount: 100,
+        max_amount: 50_000,
+        priority: 200,
+        provider: "sandbox".into(),
+        flow: Flow::Confirmation,
+        lifetime_secs: Some(120),
+    }
+}
+
+// --- merchants ---------------------------------------------------------------------------
+
+#[test]
+fn a_new_merchant_gets_a_fresh_id_a_trimmed_name_and_is_stored_enabled() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_merchant()
+        .withf(|m, at| {
+            m.id == generated_id()
+                && m.name == "Shop X"
+                && m.enabled
+                && m.access == full_access()
+                && m.deposit_secret.expose() == "d".repeat(64)
+                && m.withdrawal_secret.expose() == "w".repeat(64)
+                && *at == now()
+        })
+        .times(1)
+        .returning(|_, _| Ok(()));
+
+    let created = block_on(
+        mocks
+            .operator()
+            .create_merchant(new_merchant("  Shop X \t")),
+    )
+    .unwrap();
+
+    assert_eq!(created.id, generated_id());
+    assert_eq!(created.name, "Shop X");
+    assert!(created.enabled);
+}
+
+#[test]
+fn an_explicit_merchant_id_is_kept_and_no_id_is_generated() {
+    let mut mocks = Mocks::new();
+    mocks.ids = MockIdGenerator::new();
+    mocks
+        .store
+        .expect_insert_merchant()
+        .withf(|m, _| m.id == shop())
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let new = NewMerchant {
+        id: Some(shop()),
+        ..new_merchant("shop")
+    };
+
+    let created = block_on(mocks.operator().create_merchant(new)).unwrap();
+
+    assert_eq!(created.id, shop());
+}
+
+#[test]
+fn merchant_names_must_be_1_to_128_characters_after_trimming() {
+    for name in ["", "   ", "\u{a0}"] {
+        let result = block_on(Mocks::new().operator().create_merchant(new_merchant(name)));
+        let Err(CreateMerchantError::Invalid(rule)) = result else {
+            panic!("{name:?} accepted");
+        };
+        assert_eq!(rule, MerchantRule::NameLength { max: 128 });
+        assert_eq!(rule.to_string(), "the name must be 1 to 128 characters");
+    }
+    // Characters, not bytes: 128 Cyrillic letters fit, 129 do not.
+    assert_eq!(merchant_name(&"я".repeat(128)).unwrap(), "я".repeat(128));
+    assert_eq!(
+        merchant_name(&"я".repeat(129)),
+        Err(MerchantRule::NameLength { max: 128 })
+    );
+}
+
+#[test]
+fn merchant_names_refuse_control_characters() {
+    for name in ["Shop\nX", "Shop\u{0}", "\u{7f}Shop", "Sh\top"] {
+        let result = block_on(Mocks::new().operator().create_merchant(new_merchant(name)));
+        let Err(CreateMerchantError::Invalid(rule)) = result else {
+            panic!("{name:?} accepted");
+        };
+        assert_eq!(rule, MerchantRule::NameControlCharacter, "{name:?}");
+        assert_eq!(
+            rule.to_string(),
+            "the name must not contain control characters (U+0000 to U+001F or U+007F)"
+        );
+    }
+}
+
+#[test]
+fn merchant_access_pairs_must_exist_in_their_direction() {
+    let mut new = new_merchant("Shop");
+    new.access
+        .insert((Direction::Withdrawal, PaymentMethod::SbpQr));
+
+    let result = block_on(Mocks::new().operator().create_merchant(new));
+
+    assert!(matches!(
+        result,
+        Err(CreateMerchantError::Invalid(MerchantRule::AccessPair {
+            direction: Direction::Withdrawal,
+            method: PaymentMethod::SbpQr,
+        }))
+    ));
+}
+
+#[test]
+fn a_merchant_without_methods_is_allowed() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_merchant()
+        .withf(|m, _| m.access.is_empty())
+        .times(1)
+        .returning(|_, _| Ok(()));
+    let new = NewMerchant {
+        access: BTreeSet::new(),
+        ..new_merchant("Shop")
+    };
+
+    assert!(block_on(mocks.operator().create_merchant(new)).is_ok());
+}
+
+#[test]
+fn a_taken_name_or_id_comes_back_typed() {
+    for name_taken in [true, false] {
+        let mut mocks = Mocks::new();
+        mocks
+            .store
+            .expect_insert_merchant()
+            .times(1)
+            .returning(move |_, _| {
+                Err(if name_taken {
+                    MerchantInsertError::NameTaken
+                } else {
+                    MerchantInsertError::IdTaken
+                })
+            });
+
+        let result = block_on(mocks.operator().create_merchant(new_merchant("Shop")));
+
+        if name_taken {
+            assert!(matches!(result, Err(CreateMerchantError::NameTaken)));
+        } else {
+            assert!(matches!(result, Err(CreateMerchantError::IdTaken)));
+        }
+    }
+}
+
+#[test]
+fn a_storage_failure_keeps_its_cause() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_merchant()
+        .returning(|_, _| Err(MerchantInsertError::Store(unavailable())));
+
+    let error = block_on(mocks.operator().create_merchant(new_merchant("Shop"))).unwrap_err();
+
+    assert!(matches!(
+        error,
+        CreateMerchantError::Store(StoreError::Unavailable(_))
+    ));
+    assert_eq!(
+        Chain(&error).to_string(),
+        "storage unavailable: database is locked"
+    );
+}
+
+#[test]
+fn merchants_are_listed_found_and_disabled_through_the_store() {
+    let mut mocks = Mocks::new();
+    let stored = new_merchant("Shop").check(shop()).unwrap();
+    let listed = stored.clone();
+    mocks
+        .store
+        .expect_list_merchants()
+        .times(1)
+        .returning(move || Ok(vec![listed.clone()]));
+    let found = stored.clone();
+    mocks
+        .store
+        .expect_merchant_by_name()
+        .withf(|name| name == "Shop")
+        .times(1)
+        .returning(move |_| Ok(Some(found.clone())));
+    mocks
+        .store
+        .expect_disable_merchant()
+        .withf(|id| *id == shop())
+        .times(1)
+        .returning(|_| Ok(true));
+    let operator = mocks.operator();
+
+    assert_eq!(
+        block_on(operator.merchants()).unwrap(),
+        vec![stored.clone()]
+    );
+    assert_eq!(
+        block_on(operator.merchant_by_name("Shop")).unwrap(),
+        Some(stored)
+    );
+    assert!(block_on(operator.disable_merchant(&shop())).unwrap());
+}
+
+// --- routes ------------------------------------------------------------------------------
+
+#[test]
+fn a_valid_route_is_stored_and_returned_enabled_with_its_id() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_route()
+        .withf(|route| *route.get() == new_route())
+        .times(1)
+        .returning(|_| Ok(42));
+
+    let route = block_on(mocks.operator().add_route(new_route())).unwrap();
+
+    assert_eq!(
+        route,
+        Route {
+            id: 42,
+            direction: Direction::Deposit,
+            method: PaymentMethod::Card,
+            currency: Currency::RUB,
+            min_amount: 100,
+            max_amount: 50_000,
+            priority: 200,
+            provider: "sandbox".into(),
+            flow: Flow::Confirmation,
+            lifetime_secs: Some(120),
+            enabled: true,
+        }
+    );
+}
+
+/// Adds `new` on a store that expects nothing: the rule it breaks.
+fn refused(new: NewRoute) -> RouteRule {
+    match block_on(Mocks::new().operator().add_route(new)) {
+        Err(AddRouteError::Invalid(rule)) => rule,
+        other => panic!("not refused by a rule: {other:?}"),
+    }
+}
+
+#[test]
+fn a_route_method_must_exist_in_its_direction() {
+    let rule = refused(NewRoute {
+        direction: Direction::Withdrawal,
+        method: PaymentMethod::SbpQr,
+        ..new_route()
+    });
+    assert_eq!(
+        rule,
+        RouteRule::MethodForDirection {
+            direction: Direction::Withdrawal,
+            method: PaymentMethod::SbpQr,
+        }
+    );
+    assert_eq!(
+        rule.to_string(),
+        "this method is not allowed in this direction"
+    );
+}
+
+#[test]
+fn route_bounds_start_at_one_minor_unit_and_do_not_cross() {
+    for (min, max) in [(0, 100), (-5, 100), (10, 5), (1, 0)] {
+        let rule = refused(NewRoute {
+            min_amount: min,
+            max_amount: max,
+            ..new_route()
+        });
+        assert_eq!(rule, RouteRule::AmountBounds { min, max });
+    }
+    for (min, max) in [(1, 1), (1, i64::MAX), (500, 500)] {
+        assert!(route_amounts(min, max).is_ok(), "{min}..={max}");
+    }
+}
+
+#[test]
+fn a_route_lifetime_is_positive_or_the_default() {
+    for secs in [0, -1, i64::MIN] {
+        let rule = refused(NewRoute {
+            lifetime_secs: Some(secs),
+            ..new_route()
+        });
+        assert_eq!(rule, RouteRule::Lifetime { secs });
+    }
+    assert!(route_lifetime(None).is_ok());
+    assert!(route_lifetime(Some(1)).is_ok());
+}
+
+#[test]
+fn a_route_names_its_provider() {
+    for provider in ["", "  "] {
+        let rule = refused(NewRoute {
+            provider: provider.into(),
+            ..new_route()
+        });
+        assert_eq!(rule, RouteRule::Provider);
+    }
+}
+
+#[test]
+fn the_first_broken_route_rule_is_reported() {
+    let rule = refused(NewRoute {
+        direction: Direction::Withdrawal,
+        method: PaymentMethod::SbpQr,
+        min_amount: 0,
+        lifetime_secs: Some(0),
+        provider: String::new(),
+        ..new_route()
+    });
+    assert!(matches!(rule, RouteRule::MethodForDirection { .. }));
+    let rule = refused(NewRoute {
+        min_amount: 0,
+        lifetime_secs: Some(0),
+        ..new_route()
+    });
+    assert!(matches!(rule, RouteRule::AmountBounds { .. }));
+}
+
+#[test]
+fn routes_are_listed_and_disabled_through_the_store() {
+    let mut mocks = Mocks::new();
+    let stored = new_route().check().unwrap().into_route(7);
+    let listed = stored.clone();
+    mocks
+        .store
+        .expect_list_routes()
+        .times(1)
+        .returning(move || Ok(vec![listed.clone()]));
+    mocks
+        .store
+        .expect_disable_route()
+        .withf(|id| *id == 7)
+        .times(1)
+        .returning(|_| Ok(true));
+    mocks
+        .store
+        .expect_disable_route()
+        .withf(|id| *id == 9_999)
+        .times(1)
+        .returning(|_| Ok(false));
+    let operator = mocks.operator();
+
+    assert_eq!(block_on(operator.routes()).unwrap(), vec![stored]);
+    assert!(block_on(operator.disable_route(7)).unwrap());
+    assert!(!block_on(operator.disable_route(9_999)).unwrap());
+}
+
+// --- balances ----------------------------------------------------------------------------
+
+fn expect_shop_exists(store: &mut MockOperatorStore) {
+    let known = new_merchant("Shop").check(shop()).unwrap();
+    store
+        .expect_find_merchant()
+        .withf(|id| *id == shop())
+        .times(1)
+        .returning(move |_| Ok(Some(known.clone())));
+}
+
+#[test]
+fn a_credit_is_a_manual_ledger_entry_and_answers_the_new_balance() {
+    let mut mocks = Mocks::new();
+    expect_shop_exists(&mut mocks.store);
+    let after = Balance {
+        currency: Currency::RUB,
+        available: 22_345,
+        held: 500,
+    };
+    mocks
+        .store
+        .expect_apply_manual_move()
+        .withf(|m| {
+            m.kind == EntryKind::ManualCredit
+                && (m.available, m.held) == (12_345, 0)
+                && m.merchant_id == shop()
+                && m.currency == Currency::RUB
+                && m.operation_id.is_none()
+                && m.at == now()
+        })
+        .times(1)
+        .returning(move |_| Ok(after));
+
+    let balance = block_on(mocks.operator().adjust_balance(
+        &shop(),
+        Currency::RUB,
+        amount("123.45"),
+        ManualMove::Credit,
+    ))
+    .unwrap();
+
+    assert_eq!(balance, after);
+}
+
+#[test]
+fn a_debit_takes_from_available_and_is_refused_when_it_is_not_covered() {
+    let mut mocks = Mocks::new();
+    expect_shop_exists(&mut mocks.store);
+    mocks
+        .store
+        .expect_apply_manual_move()
+        .withf(|m| m.kind == EntryKind::ManualDebit && (m.available, m.held) == (-12_345, 0))
+        .times(1)
+        .returning(|_| Err(ManualMoveError::InsufficientBalance));
+
+    let error = block_on(mocks.operator().adjust_balance(
+        &shop(),
+        Currency::RUB,
+        amount("123.45"),
+        ManualMove::Debit,
+    ))
+    .unwrap_err();
+
+    assert!(matches!(
+        error,
+        BalanceError::InsufficientBalance { amount: a, currency: Currency::RUB } if a == amount("123.45")
+    ));
+    assert_eq!(
+        error.to_string(),
+        "the available balance is lower than 123.45 RUB"
+    );
+}
+
+#[test]
+fn an_unknown_merchant_is_refused_before_any_move() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_find_merchant()
+        .times(1)
+        .returning(|_| Ok(None));
+
+    let error = block_on(mocks.operator().adjust_balance(
+        &shop(),
+        Currency::RUB,
+        amount("1.00"),
+        ManualMove::Credit,
+    ))
+    .unwrap_err();
+
+    assert!(matches!(&error, BalanceError::UnknownMerchant { merchant } if *merchant == shop()));
+    assert_eq!(error.to_string(), "no merchant shop");
+}
+
+#[test]
+fn a_balance_move_without_database_keeps_its_cause() {
+    let mut mocks = Mocks::new();
+    expect_shop_exists(&mut mocks.store);
+    mocks
+        .store
+        .expect_apply_manual_move()
+        .returning(|_| Err(ManualMoveError::Store(unavailable())));
+
+    let error = block_on(mocks.operator().adjust_balance(
+        &shop(),
+        Currency::RUB,
+        amount("1.00"),
+        ManualMove::Credit,
+    ))
+    .unwrap_err();
+
+    assert!(matches!(
+        error,
+        BalanceError::Store(StoreError::Unavailable(_))
+    ));
+    assert_eq!(
+        Chain(&error).to_string(),
+        "storage unavailable: database is locked"
+    );
+}
+
+#[test]
+fn the_ledger_check_answers_the_stores_mismatches() {
+    let mut mocks = Mocks::new();
+    let mismatch = LedgerMismatch {
+        merchant_id: shop(),
+        currency: Currency::RUB,
+        balance_available: 6_001,
+        balance_held: 0,
+        ledger_available: 6_000,
+        ledger_held: 0,
+    };
+    let found = mismatch.clone();
+    mocks
+        .store
+        .expect_verify_ledger()
+        .times(1)
+        .returning(move || Ok(vec![found.clone()]));
+
+    assert_eq!(
+        block_on(mocks.operator().verify_ledger()).unwrap(),
+        vec![mismatch]
+    );
+}
