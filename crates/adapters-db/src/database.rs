@@ -10,11 +10,13 @@ use domain::merchant::Merchant;
 use domain::route::Route;
 use domain::MerchantId;
 
-use crate::batch::InsertQueue;
 use crate::cache::TtlMap;
+use crate::conn::DbConn;
 use crate::conn::Manager;
+use crate::queue::InsertQueue;
 use crate::target::Target;
-use crate::work::{blocking, Unavailable};
+use crate::work::{blocking, retry, write_tx, TxError, Unavailable};
+use domain::ports::StoreError;
 
 /// Which database engine a [`Database`] runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,5 +160,69 @@ impl Database {
     pub(crate) fn forget_cached(&self) {
         self.inner.routes.clear();
         self.inner.merchants.clear();
+    }
+}
+
+/// Units of work on the pool (see `crate::work`).
+impl Database {
+    /// Runs `work` as one write transaction on a blocking thread, retrying transient conflicts.
+    /// `work` may run more than once, each time in a fresh transaction.
+    pub(crate) async fn write<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
+    }
+
+    /// Runs `work`, one PostgreSQL statement atomic by itself, on a blocking thread: without
+    /// BEGIN and COMMIT around it (one round trip). On SQLite it is a write transaction like
+    /// [`Database::write`]. Transient conflicts are retried as there.
+    pub(crate) async fn write_one<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || {
+            db.retrying(true, |conn| match conn {
+                DbConn::Pg(_) => work(conn),
+                DbConn::Sqlite(_) => write_tx(conn, &work),
+            })
+        })
+        .await
+    }
+
+    /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.
+    pub(crate) async fn read<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        let db = self.clone();
+        blocking(move || db.retrying(false, work)).await
+    }
+
+    /// Checks out a connection and runs `once`, again after a short pause on transient errors.
+    pub(crate) fn retrying<T, E: From<StoreError>>(
+        &self,
+        write: bool,
+        once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,
+    ) -> Result<T, E> {
+        retry(|| {
+            // SQLite has one writer at a time: queue this process's writers here rather
+            // than have them poll the file lock. Other processes still wait on busy_timeout.
+            let _writer = write.then(|| self.sqlite_writer()).flatten();
+            let mut conn = self
+                .inner
+                .pool
+                .get()
+                .map_err(|e| TxError::Fail(E::from(Unavailable::NoConnection(e).into())))?;
+            once(&mut conn)
+        })
     }
 }

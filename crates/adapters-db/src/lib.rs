@@ -30,13 +30,13 @@
 //! id) are written per backend.
 
 mod admin;
-mod batch;
 mod cache;
 mod conn;
 mod database;
 mod directory;
 mod migrate;
 mod outbox;
+mod queue;
 mod rows;
 mod schema;
 mod store;

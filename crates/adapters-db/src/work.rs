@@ -8,7 +8,6 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ports::StoreError;
 
 use crate::conn::DbConn;
-use crate::database::Database;
 
 /// Why one attempt at a unit of work stopped; anything but `Ok` rolls the transaction back.
 #[derive(Debug)]
@@ -98,7 +97,7 @@ fn backoff(attempt: u32) -> Duration {
 
 /// Runs `work` in one write transaction: `BEGIN IMMEDIATE` on SQLite (the write lock is taken
 /// up front, so no read-then-upgrade deadlock), `BEGIN` (read committed) on PostgreSQL.
-fn write_tx<T, E>(
+pub(crate) fn write_tx<T, E>(
     conn: &mut DbConn,
     work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
 ) -> Result<T, TxError<E>> {
@@ -140,81 +139,26 @@ where
     }
 }
 
-impl Database {
-    /// Runs `work` as one write transaction on a blocking thread, retrying transient conflicts.
-    /// `work` may run more than once, each time in a fresh transaction.
-    pub(crate) async fn write<T, E, F>(&self, work: F) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
-        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-    {
-        let db = self.clone();
-        blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
-    }
-
-    /// Runs `work`, one PostgreSQL statement atomic by itself, on a blocking thread: without
-    /// BEGIN and COMMIT around it (one round trip). On SQLite it is a write transaction like
-    /// [`Database::write`]. Transient conflicts are retried as there.
-    pub(crate) async fn write_one<T, E, F>(&self, work: F) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
-        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-    {
-        let db = self.clone();
-        blocking(move || {
-            db.retrying(true, |conn| match conn {
-                DbConn::Pg(_) => work(conn),
-                DbConn::Sqlite(_) => write_tx(conn, &work),
-            })
-        })
-        .await
-    }
-
-    /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.
-    pub(crate) async fn read<T, E, F>(&self, work: F) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
-        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-    {
-        let db = self.clone();
-        blocking(move || db.retrying(false, work)).await
-    }
-
-    /// Checks out a connection and runs `once`, again after a short pause on transient errors.
-    pub(crate) fn retrying<T, E: From<StoreError>>(
-        &self,
-        write: bool,
-        once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,
-    ) -> Result<T, E> {
-        let started = std::time::Instant::now();
-        let mut attempt = 1;
-        loop {
-            let result = {
-                // SQLite has one writer at a time: queue this process's writers here rather
-                // than have them poll the file lock. Other processes still wait on busy_timeout.
-                let _writer = write.then(|| self.sqlite_writer()).flatten();
-                let mut conn = self
-                    .inner
-                    .pool
-                    .get()
-                    .map_err(|e| E::from(Unavailable::NoConnection(e).into()))?;
-                once(&mut conn)
-            };
-            let may_retry = attempt < MAX_ATTEMPTS && started.elapsed() < RETRY_BUDGET;
-            let why = match result {
-                Ok(value) => return Ok(value),
-                Err(TxError::Fail(error)) => return Err(error),
-                Err(TxError::Db(error)) if is_transient(&error) && may_retry => error.to_string(),
-                Err(TxError::Retry(why)) if may_retry => why.to_string(),
-                Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
-                Err(TxError::Retry(why)) => return Err(E::from(Unavailable::Conflict(why).into())),
-            };
-            tracing::debug!(attempt, reason = %why, "retrying a unit of work");
-            std::thread::sleep(backoff(attempt));
-            attempt += 1;
-        }
+/// Runs `attempt` (one unit of work on its own connection), again after a short pause when it
+/// fails transiently, within [`MAX_ATTEMPTS`] and [`RETRY_BUDGET`].
+pub(crate) fn retry<T, E: From<StoreError>>(
+    mut attempt: impl FnMut() -> Result<T, TxError<E>>,
+) -> Result<T, E> {
+    let started = std::time::Instant::now();
+    let mut tries = 1;
+    loop {
+        let result = attempt();
+        let may_retry = tries < MAX_ATTEMPTS && started.elapsed() < RETRY_BUDGET;
+        let why = match result {
+            Ok(value) => return Ok(value),
+            Err(TxError::Fail(error)) => return Err(error),
+            Err(TxError::Db(error)) if is_transient(&error) && may_retry => error.to_string(),
+            Err(TxError::Retry(why)) if may_retry => why.to_string(),
+            Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
+            Err(TxError::Retry(why)) => return Err(E::from(Unavailable::Conflict(why).into())),
+        };
+        tracing::debug!(attempt = tries, reason = %why, "retrying a unit of work");
+        std::thread::sleep(backoff(tries));
+        tries += 1;
     }
 }

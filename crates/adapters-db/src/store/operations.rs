@@ -51,7 +51,7 @@ impl OperationStore for Database {
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
         let new = new.clone();
         if self.backend() == Backend::Postgres {
-            if let Some(lane) = crate::batch::lane_of(&new) {
+            if let Some(lane) = crate::queue::lane_of(&new) {
                 return self.insert_batched(lane, new).await;
             }
             if let Some(shape) = single::Shape::of(&new) {
