@@ -150,3 +150,11 @@ impl Mocks {
         })
     }
 }
+
+/// The object `value` is; panics on any other JSON.
+pub fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => panic!("not an object"),
+    }
+}

@@ -1,6 +1,6 @@
 //! What a sandbox deposit asks of its user, per flow (the fixed parts docs/api.md lists under the sandbox).
 
-use domain::operation::{Action, InputField, InstructionStep, SelectOption, CONFIRMATION_ATTEMPTS};
+use domain::operation::{Action, InputField, InstructionStep, CONFIRMATION_ATTEMPTS};
 use domain::{Amount, Currency, KeptObject, OperationId};
 
 use crate::rules::{sbp_banks, RECEIVING_BANK_NAME, RECEIVING_CARD_NUMBER, RECEIVING_HOLDER_NAME};
@@ -34,29 +34,10 @@ pub(crate) fn card_requisites() -> Action {
 
 /// A `string` field for the payer's name and a `select` field for the bank.
 pub(crate) fn input_fields() -> Action {
-    let options = sbp_banks()
-        .iter()
-        .map(|(value, label)| SelectOption {
-            value: (*value).into(),
-            label: (*label).into(),
-        })
-        .collect();
     Action::InputFields {
         fields: vec![
-            InputField {
-                name: "payerName".into(),
-                label: "Payer name".into(),
-                kind: "string".into(),
-                required: true,
-                options: None,
-            },
-            InputField {
-                name: "bank".into(),
-                label: "Bank".into(),
-                kind: "select".into(),
-                required: true,
-                options: Some(options),
-            },
+            InputField::text("payerName", "Payer name"),
+            InputField::select("bank", "Bank", sbp_banks()),
         ],
     }
 }

@@ -31,6 +31,35 @@ pub struct InputField {
     pub options: Option<Vec<SelectOption>>,
 }
 
+impl InputField {
+    /// A required free-text (`string`) field.
+    pub fn text(name: &str, label: &str) -> Self {
+        Self {
+            name: name.into(),
+            label: label.into(),
+            kind: "string".into(),
+            required: true,
+            options: None,
+        }
+    }
+
+    /// A required `select` field with these (value, label) choices.
+    pub fn select(name: &str, label: &str, options: &[(&str, &str)]) -> Self {
+        let options = options
+            .iter()
+            .map(|(value, label)| SelectOption {
+                value: (*value).into(),
+                label: (*label).into(),
+            })
+            .collect();
+        Self {
+            kind: "select".into(),
+            options: Some(options),
+            ..Self::text(name, label)
+        }
+    }
+}
+
 /// One step of an instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstructionStep {
@@ -258,6 +287,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Declined because the deposit's lifetime ran out.
+    pub fn expired() -> Self {
+        Outcome::Decline(Decline::new(DeclineCode::Expired))
+    }
+
     pub fn status(&self) -> Status {
         match self {
             Outcome::Approve => Status::Approved,

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use crate::operation::OperationUrls;
 use crate::{
     luhn_valid, mask_pan, Amount, Currency, Direction, HttpUrl, Kept, KeptObject,
-    MerchantOperationId, PaymentMethod, UserData, UserId, ValidationErrors, ValueError,
-    WithdrawalRequisites,
+    MerchantOperationId, PaymentMethod, UserData, UserId, ValidationErrors, WithdrawalRequisites,
 };
 
 /// The raw fields of a creation request, as strings, after the edge checked JSON types.
@@ -56,50 +55,27 @@ pub struct NewWithdrawal {
     pub requisites: WithdrawalRequisites,
 }
 
-fn required<'a>(
-    errors: &mut ValidationErrors,
-    field: &str,
-    value: Option<&'a str>,
-) -> Option<&'a str> {
-    if value.is_none() {
-        errors.push(field, "is required");
-    }
-    value
-}
-
-fn optional<T>(
-    errors: &mut ValidationErrors,
-    field: &str,
-    value: Option<&str>,
-    parse: impl FnOnce(&str) -> Result<T, ValueError>,
-) -> Option<T> {
-    value.and_then(|text| errors.check(field, parse(text)))
-}
-
 fn parse_common(
     direction: Direction,
     raw: &RawRequest<'_>,
     errors: &mut ValidationErrors,
 ) -> Option<Common> {
-    let amount = required(errors, "amount", raw.amount)
-        .and_then(|t| errors.check("amount", Amount::parse(t)));
-    let currency = required(errors, "currency", raw.currency)
-        .and_then(|t| errors.check("currency", Currency::parse(t)));
-    let method = required(errors, "paymentMethod", raw.payment_method)
-        .and_then(|t| errors.check("paymentMethod", PaymentMethod::parse_for(direction, t)));
-    let user_id = required(errors, "userId", raw.user_id)
-        .and_then(|t| errors.check("userId", UserId::parse(t)));
-    let merchant_operation_id = optional(
-        errors,
+    let amount = errors.required("amount", raw.amount, Amount::parse);
+    let currency = errors.required("currency", raw.currency, Currency::parse);
+    let method = errors.required("paymentMethod", raw.payment_method, |t| {
+        PaymentMethod::parse_for(direction, t)
+    });
+    let user_id = errors.required("userId", raw.user_id, UserId::parse);
+    let merchant_operation_id = errors.optional(
         "merchantOperationId",
         raw.merchant_operation_id,
         MerchantOperationId::parse,
     );
     let urls = OperationUrls {
-        callback: optional(errors, "callbackUrl", raw.callback_url, HttpUrl::parse),
-        success: optional(errors, "successUrl", raw.success_url, HttpUrl::parse),
-        fail: optional(errors, "failUrl", raw.fail_url, HttpUrl::parse),
-        processing: optional(errors, "processingUrl", raw.processing_url, HttpUrl::parse),
+        callback: errors.optional("callbackUrl", raw.callback_url, HttpUrl::parse),
+        success: errors.optional("successUrl", raw.success_url, HttpUrl::parse),
+        fail: errors.optional("failUrl", raw.fail_url, HttpUrl::parse),
+        processing: errors.optional("processingUrl", raw.processing_url, HttpUrl::parse),
     };
     let user_data = match raw.user_data.map(UserData::parse) {
         None => Some(UserData::default()),
@@ -403,22 +379,15 @@ mod tests {
             c.merchant_operation_id.as_ref().map(|m| m.as_str()),
             Some("order-1")
         );
-        assert_eq!(
-            c.urls.callback.as_ref().map(|u| u.as_str()),
-            Some("https://shop.example/cb")
-        );
-        assert_eq!(
-            c.urls.success.as_ref().map(|u| u.as_str()),
-            Some("https://shop.example/ok")
-        );
-        assert_eq!(
-            c.urls.fail.as_ref().map(|u| u.as_str()),
-            Some("https://shop.example/fail")
-        );
-        assert_eq!(
-            c.urls.processing.as_ref().map(|u| u.as_str()),
-            Some("https://shop.example/wait")
-        );
+        let urls = &c.urls;
+        for (url, given) in [
+            (&urls.callback, "https://shop.example/cb"),
+            (&urls.success, "https://shop.example/ok"),
+            (&urls.fail, "https://shop.example/fail"),
+            (&urls.processing, "https://shop.example/wait"),
+        ] {
+            assert_eq!(url.as_ref().map(|u| u.as_str()), Some(given));
+        }
         assert_eq!(c.user_data.entries(), user_data);
         assert_eq!(deposit.requisites, None);
     }

@@ -235,10 +235,7 @@ impl OperationBuilder {
 
     /// Panics on a payout: only deposits ask their user for actions.
     pub fn action(mut self, action: Action) -> Self {
-        match &mut self.part {
-            Part::Deposit(deposit) => deposit.action = Some(action),
-            Part::Payout(_) => panic!("a payout has no action"),
-        }
+        self.deposit_part("a payout has no action").action = Some(action);
         self
     }
 
@@ -270,29 +267,37 @@ impl OperationBuilder {
 
     /// Panics on a payout: payouts never expire.
     pub fn expires(mut self, at: Timestamp) -> Self {
-        match &mut self.part {
-            Part::Deposit(deposit) => deposit.expires_at = Some(at),
-            Part::Payout(_) => panic!("a payout never expires"),
-        }
+        self.deposit_part("a payout never expires").expires_at = Some(at);
         self
     }
 
     /// Panics on a deposit: only payouts are polled.
     pub fn due(mut self, at: Timestamp) -> Self {
-        match &mut self.part {
-            Part::Payout(payout) => payout.due_at = Some(at),
-            Part::Deposit(_) => panic!("a deposit is never due"),
-        }
+        self.payout_part("a deposit is never due").due_at = Some(at);
         self
     }
 
     /// Panics on a deposit.
     pub fn provider_state(mut self, state: &str) -> Self {
-        match &mut self.part {
-            Part::Payout(payout) => payout.provider_state = Some(ProviderState::new(state)),
-            Part::Deposit(_) => panic!("a deposit has no provider state"),
-        }
+        self.payout_part("a deposit has no provider state")
+            .provider_state = Some(ProviderState::new(state));
         self
+    }
+
+    /// The deposit's part; panics with `refusal` on a payout.
+    fn deposit_part(&mut self, refusal: &str) -> &mut DepositPart {
+        match &mut self.part {
+            Part::Deposit(deposit) => deposit,
+            Part::Payout(_) => panic!("{refusal}"),
+        }
+    }
+
+    /// The payout's part; panics with `refusal` on a deposit.
+    fn payout_part(&mut self, refusal: &str) -> &mut PayoutPart {
+        match &mut self.part {
+            Part::Payout(payout) => payout,
+            Part::Deposit(_) => panic!("{refusal}"),
+        }
     }
 
     /// Panics if the method does not fit the kind.

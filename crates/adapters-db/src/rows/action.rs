@@ -166,21 +166,8 @@ mod tests {
 
     #[test]
     fn every_action_round_trips_through_its_stored_json() {
-        let select = InputField {
-            name: "bank".into(),
-            label: "Bank".into(),
-            kind: "select".into(),
-            required: true,
-            options: Some(vec![SelectOption {
-                value: "a".into(),
-                label: "Bank A".into(),
-            }]),
-        };
-        let text = InputField {
-            kind: "string".into(),
-            options: None,
-            ..select.clone()
-        };
+        let select = InputField::select("bank", "Bank", &[("a", "Bank A")]);
+        let text = InputField::text("bank", "Bank");
         let json = round_trip(&Action::InputFields {
             fields: vec![select, text],
         });

@@ -141,14 +141,8 @@ fn merge<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::object;
     use serde_json::json;
-
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => panic!("not an object"),
-        }
-    }
 
     fn fields(errors: &ValidationErrors) -> Vec<(&str, &str)> {
         errors

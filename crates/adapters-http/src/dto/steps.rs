@@ -66,14 +66,8 @@ pub fn confirm(body: &Map<String, Value>) -> Result<String, ValidationErrors> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::object;
     use serde_json::json;
-
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => panic!("not an object"),
-        }
-    }
 
     fn names(errors: ValidationErrors) -> Vec<String> {
         errors.0.into_iter().map(|e| e.field).collect()

@@ -1,6 +1,6 @@
 use super::*;
 use crate::test_support::{deposit, deposit_builder, now, withdrawal};
-use domain::operation::{Decline, DeclineCode, SelectOption};
+use domain::operation::{Decline, DeclineCode};
 use domain::{Currency, Status};
 use serde_json::{json, Value};
 
@@ -43,16 +43,7 @@ fn requisites_carry_lifetime_beside_them_in_data() {
 
 #[test]
 fn input_instruction_and_confirmation_actions_have_their_shapes() {
-    let fields = vec![InputField {
-        name: "bank".into(),
-        label: "Bank".into(),
-        kind: "select".into(),
-        required: true,
-        options: Some(vec![SelectOption {
-            value: "a".into(),
-            label: "A".into(),
-        }]),
-    }];
+    let fields = vec![InputField::select("bank", "Bank", &[("a", "A")])];
     let op = deposit(Status::Processing, Some(Action::InputFields { fields }));
     let view = to_json(&OperationView::creation(&op, now()));
     assert_eq!(

@@ -1,7 +1,7 @@
 //! SBP's bank list, the bank page with Confirm and Reject, and the decision they post.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use domain::operation::Operation;
 use domain::service::{Checkout, Gateway};
 use maud::{html, Markup};
@@ -9,10 +9,10 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
-use super::outcome::{after_step, bad_request, failure, not_found, pay_path};
-use super::parse_id;
+use super::outcome::{after_step, bad_request, failure, pay_path};
 use super::stage::{stage, Stage};
 use super::PageDeposit;
+use super::PageId;
 
 /// The bank picked on the SBP list (`?bank=ID` or a form field).
 #[derive(Debug, Deserialize)]
@@ -144,17 +144,13 @@ fn chosen(
 }
 
 /// `POST /pay/{id}/decision`: Confirm or Reject on a bank page, then on to the result.
-#[tracing::instrument(name = "pages.decision", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.decision", skip_all, fields(operation.id = %target.id))]
 pub async fn decide(
-    req: HttpRequest,
-    path: web::Path<String>,
     decision: web::Form<Decision>,
+    target: PageId,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let Some(id) = parse_id(&path) else {
-        return not_found(lang);
-    };
+    let PageId { lang, id } = target;
     let Some(approve) = decision.approve() else {
         return bad_request(lang);
     };

@@ -1,7 +1,7 @@
 //! The card form: `GET /pay/{id}` of a card deposit and `POST /pay/{id}/card`.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use domain::operation::Operation;
 use domain::service::{Checkout, CheckoutError};
 use domain::ValidationErrors;
@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::layout::{page, shell, summary};
-use super::outcome::{after_step, failure, not_found};
-use super::parse_id;
+use super::outcome::{after_step, failure};
+use super::PageId;
 
 /// The card form as posted. No `Debug`: it holds the full card number and the CVC, which
 /// must never reach a log.
@@ -91,17 +91,13 @@ pub fn form(lang: Lang, op: &Operation, errors: CardErrors, expiry: &str) -> Mar
 }
 
 /// `POST /pay/{id}/card`: pays with the typed card, or shows the form again with its errors.
-#[tracing::instrument(name = "pages.card", skip_all, fields(operation.id = %path))]
+#[tracing::instrument(name = "pages.card", skip_all, fields(operation.id = %target.id))]
 pub async fn submit(
-    req: HttpRequest,
-    path: web::Path<String>,
     posted: web::Form<CardForm>,
+    target: PageId,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
-    let lang = Lang::of(&req);
-    let Some(id) = parse_id(&path) else {
-        return not_found(lang);
-    };
+    let PageId { lang, id } = target;
     let card = posted.into_inner();
     match checkout
         .pay_by_card(id, &card.pan, &card.expiry, &card.cvc)

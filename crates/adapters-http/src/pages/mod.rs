@@ -146,6 +146,30 @@ async fn load_deposit(
         .map_err(|error| outcome::failure(lang, error))
 }
 
+/// The opening of a page form's handler, as an extractor: the page's language and the
+/// operation id its `{id}` names. A malformed id is answered with the 404 page instead and
+/// the handler never runs.
+pub(crate) struct PageId {
+    pub lang: Lang,
+    pub id: OperationId,
+}
+
+impl FromRequest for PageId {
+    type Error = actix_web::Error;
+    type Future = std::future::Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let lang = Lang::of(req);
+        let path = req.match_info().get("id").unwrap_or_default();
+        std::future::ready(match parse_id(path) {
+            Some(id) => Ok(Self { lang, id }),
+            None => Err(
+                InternalError::from_response("no such payment", outcome::not_found(lang)).into(),
+            ),
+        })
+    }
+}
+
 /// The opening every page handler shares, as an extractor: the page's language and the
 /// sandbox deposit its `{id}` names. When there is none, the request is answered with the
 /// 404 or failure page instead and the handler never runs.

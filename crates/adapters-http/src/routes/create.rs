@@ -4,7 +4,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::service::Created;
 use domain::Direction;
 
-use super::ok;
+use super::{ok, Kind};
 use crate::auth::authenticate;
 use crate::body::json_bytes;
 use crate::dto::{create, view::OperationView};
@@ -12,22 +12,13 @@ use crate::errors::ApiError;
 use crate::json::{canonical, parse_object};
 use crate::state::HttpState;
 
-/// Creates a deposit.
-pub async fn deposit(
+/// `POST /api/v1/deposits` and `POST /api/v1/withdrawals`.
+pub async fn create<K: Kind>(
     state: web::Data<HttpState>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    create_operation(&state, &req, payload, Direction::Deposit).await
-}
-
-/// Creates a withdrawal.
-pub async fn withdrawal(
-    state: web::Data<HttpState>,
-    req: HttpRequest,
-    payload: web::Payload,
-) -> Result<HttpResponse, ApiError> {
-    create_operation(&state, &req, payload, Direction::Withdrawal).await
+    create_operation(&state, &req, payload, K::DIRECTION).await
 }
 
 /// Content type and size, signature and rate limit, parse and validation; the domain does

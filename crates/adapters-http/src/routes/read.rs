@@ -4,42 +4,25 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::{Direction, MerchantOperationId};
 use serde::Deserialize;
 
-use super::{ok, path_id};
+use super::{path_id, read_answer, Kind};
 use crate::auth::{authenticate, signed_target};
-use crate::dto::view::OperationView;
 use crate::errors::ApiError;
 use crate::state::HttpState;
 
-/// `GET /api/v1/deposits/{id}`.
-pub async fn deposit(
+/// `GET /api/v1/deposits/{id}` and `GET /api/v1/withdrawals/{id}`.
+pub async fn one<K: Kind>(
     state: web::Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    by_id(&state, &req, Direction::Deposit).await
+    by_id(&state, &req, K::DIRECTION).await
 }
 
-/// `GET /api/v1/withdrawals/{id}`.
-pub async fn withdrawal(
+/// `GET /api/v1/deposits?merchantOperationId=X` and the same of withdrawals.
+pub async fn by_reference<K: Kind>(
     state: web::Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    by_id(&state, &req, Direction::Withdrawal).await
-}
-
-/// `GET /api/v1/deposits?merchantOperationId=X`.
-pub async fn deposit_by_merchant_operation_id(
-    state: web::Data<HttpState>,
-    req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
-    by_merchant_operation_id(&state, &req, Direction::Deposit).await
-}
-
-/// `GET /api/v1/withdrawals?merchantOperationId=X`.
-pub async fn withdrawal_by_merchant_operation_id(
-    state: web::Data<HttpState>,
-    req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
-    by_merchant_operation_id(&state, &req, Direction::Withdrawal).await
+    by_merchant_operation_id(&state, &req, K::DIRECTION).await
 }
 
 async fn by_id(
@@ -50,8 +33,7 @@ async fn by_id(
     let merchant = authenticate(state, req, direction, signed_target(req).as_bytes()).await?;
     let id = path_id(req)?;
     let operation = state.gateway().read(&merchant, direction, id).await?;
-    let now = state.gateway().clock().now();
-    Ok(ok(OperationView::read(&operation, now)))
+    Ok(read_answer(state, &operation))
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,6 +60,5 @@ async fn by_merchant_operation_id(
         .gateway()
         .read_by_merchant_operation_id(&merchant, direction, &moid)
         .await?;
-    let now = state.gateway().clock().now();
-    Ok(ok(OperationView::read(&operation, now)))
+    Ok(read_answer(state, &operation))
 }

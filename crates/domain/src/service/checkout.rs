@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{CompleteError, Gateway, ReadError};
-use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
+use crate::operation::{Action, Operation, Outcome};
 use crate::ports::{BoxError, HostedCheckout, ProviderVerdict};
 use crate::{CardDetails, Direction, OperationId, PaymentMethod, ValidationErrors};
 
@@ -124,7 +124,7 @@ impl Checkout {
             return Err(CheckoutError::NotWaiting(Box::new(operation)));
         }
         if operation.is_expired(self.gateway.clock().now()) {
-            let expired = Outcome::Decline(Decline::new(DeclineCode::Expired));
+            let expired = Outcome::expired();
             return match self.gateway.complete_loaded(&operation, expired).await {
                 Ok(done) => Err(CheckoutError::NotWaiting(Box::new(done))),
                 Err(error) => Err(self.after_failure(id, error).await),

@@ -3,7 +3,7 @@
 use super::{CompleteError, Gateway};
 use crate::callback::callback_for;
 use crate::ledger::moves_on_finish;
-use crate::operation::{Decline, DeclineCode, Operation, Outcome};
+use crate::operation::{Operation, Outcome};
 use crate::ports::{Completion, FinishError, ProviderVerdict};
 use crate::{Direction, OperationId};
 
@@ -37,11 +37,7 @@ impl Gateway {
     ) -> Result<Operation, CompleteError> {
         let now = self.ports.clock.now();
         if operation.direction() == Direction::Deposit && operation.is_expired(now) {
-            self.finish(
-                operation,
-                Outcome::Decline(Decline::new(DeclineCode::Expired)),
-            )
-            .await?;
+            self.finish(operation, Outcome::expired()).await?;
             return Err(CompleteError::InvalidState);
         }
         self.finish(operation, outcome).await
@@ -81,13 +77,7 @@ impl Gateway {
             let Some(operation) = self.ports.store.get(id).await? else {
                 continue;
             };
-            match self
-                .finish(
-                    &operation,
-                    Outcome::Decline(Decline::new(DeclineCode::Expired)),
-                )
-                .await
-            {
+            match self.finish(&operation, Outcome::expired()).await {
                 Ok(_) => declined += 1,
                 Err(CompleteError::InvalidState) => {}
                 Err(e) => return Err(e),

@@ -17,7 +17,7 @@ use crate::ports::{
 use crate::request::{Common, NewDeposit, NewWithdrawal};
 use crate::route::{select_route, Route};
 use crate::signature::Fingerprint;
-use crate::{Direction, MerchantOperationId, WithdrawalRequisites};
+use crate::{Direction, KeptObject, MerchantOperationId, WithdrawalRequisites};
 
 /// With [`CreationOrder::StoreFirst`], a payout is stored due this many seconds after its
 /// creation: if the provider's answer is never written (a crash, a lost answer), the payout
@@ -29,6 +29,23 @@ pub const UNANSWERED_PAYOUT_GRACE_SECS: i64 = 60;
 enum Admission {
     Route(Route),
     Replay(Box<Created>),
+}
+
+/// What a creation request adds to the fields every request has.
+enum Request {
+    /// A deposit's requisites, as kept.
+    Deposit(Option<KeptObject>),
+    /// A payout's full requisites (the provider sees them once; storage keeps them masked).
+    Payout(WithdrawalRequisites),
+}
+
+impl Request {
+    fn direction(&self) -> Direction {
+        match self {
+            Request::Deposit(_) => Direction::Deposit,
+            Request::Payout(_) => Direction::Withdrawal,
+        }
+    }
 }
 
 /// The provider call that starts a new operation.
@@ -57,28 +74,9 @@ impl Gateway {
         request: NewDeposit,
         canonical: &[u8],
     ) -> Result<Created, CreateError> {
-        let direction = Direction::Deposit;
-        let fingerprint = self.admit(merchant, direction, &request.common, canonical)?;
-        let route = match self
-            .admit_route(merchant, direction, &request.common, fingerprint.as_ref())
-            .await?
-        {
-            Admission::Route(route) => route,
-            Admission::Replay(replay) => return Ok(*replay),
-        };
-        let opening = self.opening(merchant, request.common, &route);
-        let part = Part::Deposit(DepositPart {
-            requisites: request.requisites,
-            action: None,
-            expires_at: Some(opening.created_at.plus_seconds(route.lifetime())),
-        });
-        let new = NewOperation {
-            operation: open(opening, part)?,
-            fingerprint,
-            moves: Vec::new(),
-            callback: None,
-        };
-        self.create(merchant, new, Start::Deposit(&route)).await
+        let NewDeposit { common, requisites } = request;
+        self.open_new(merchant, common, Request::Deposit(requisites), canonical)
+            .await
     }
 
     /// Creates a withdrawal: the hold and the operation are written in one unit of work.
@@ -89,29 +87,59 @@ impl Gateway {
         request: NewWithdrawal,
         canonical: &[u8],
     ) -> Result<Created, CreateError> {
-        let direction = Direction::Withdrawal;
-        let fingerprint = self.admit(merchant, direction, &request.common, canonical)?;
+        let NewWithdrawal { common, requisites } = request;
+        self.open_new(merchant, common, Request::Payout(requisites), canonical)
+            .await
+    }
+
+    /// Admits the request (access, idempotency, route) and creates its operation: a deposit
+    /// waiting for its first step, or a payout with its hold.
+    async fn open_new(
+        &self,
+        merchant: &Merchant,
+        common: Common,
+        request: Request,
+        canonical: &[u8],
+    ) -> Result<Created, CreateError> {
+        let direction = request.direction();
+        let fingerprint = self.admit(merchant, direction, &common, canonical)?;
         let route = match self
-            .admit_route(merchant, direction, &request.common, fingerprint.as_ref())
+            .admit_route(merchant, direction, &common, fingerprint.as_ref())
             .await?
         {
             Admission::Route(route) => route,
             Admission::Replay(replay) => return Ok(*replay),
         };
-        let opening = self.opening(merchant, request.common, &route);
-        let part = Part::Payout(PayoutPart {
-            requisites: Some(request.requisites.to_kept()),
-            provider_state: None,
-            due_at: None,
-        });
-        let operation = open(opening, part)?;
+        let opening = self.opening(merchant, common, &route);
+        let (part, start) = match &request {
+            Request::Deposit(requisites) => (
+                Part::Deposit(DepositPart {
+                    requisites: requisites.clone(),
+                    action: None,
+                    expires_at: Some(opening.created_at.plus_seconds(route.lifetime())),
+                }),
+                Start::Deposit(&route),
+            ),
+            Request::Payout(requisites) => (
+                Part::Payout(PayoutPart {
+                    requisites: Some(requisites.to_kept()),
+                    provider_state: None,
+                    due_at: None,
+                }),
+                Start::Payout(requisites, &route),
+            ),
+        };
+        let operation = Operation::open(opening, part).map_err(bug)?;
+        let moves = match &request {
+            Request::Deposit(_) => Vec::new(),
+            Request::Payout(_) => vec![hold_for(&operation)],
+        };
         let new = NewOperation {
-            moves: vec![hold_for(&operation)],
             operation,
             fingerprint,
+            moves,
             callback: None,
         };
-        let start = Start::Payout(&request.requisites, &route);
         self.create(merchant, new, start).await
     }
 
@@ -358,8 +386,4 @@ impl Gateway {
 /// A new operation that its own parts cannot make, or a step it refuses, is a bug here.
 fn bug(error: impl std::error::Error + Send + Sync + 'static) -> CreateError {
     CreateError::Unknown(error.into())
-}
-
-fn open(opening: Opening, part: Part) -> Result<Operation, CreateError> {
-    Operation::open(opening, part).map_err(bug)
 }

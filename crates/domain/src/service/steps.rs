@@ -100,7 +100,7 @@ impl Gateway {
             return Err(StepError::InvalidState);
         }
         if operation.is_expired(self.ports.clock.now()) {
-            let expired = Outcome::Decline(Decline::new(DeclineCode::Expired));
+            let expired = Outcome::expired();
             self.complete_loaded(operation, expired).await?;
             return Err(StepError::InvalidState);
         }

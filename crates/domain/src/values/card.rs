@@ -44,13 +44,11 @@ pub struct Pan(String);
 impl Pan {
     pub fn parse(text: &str) -> Result<Self, ValueError> {
         let ok = (13..=19).contains(&text.len()) && luhn_valid(text);
-        if ok {
-            Ok(Self(text.to_string()))
-        } else {
-            Err(ValueError::new(
-                "must be a card number of 13 to 19 digits passing the Luhn check",
-            ))
-        }
+        ValueError::unless(
+            ok,
+            "must be a card number of 13 to 19 digits passing the Luhn check",
+        )
+        .map(|()| Self(text.to_string()))
     }
 
     /// The full number, for the provider only: never store, log or return it.
@@ -80,13 +78,11 @@ impl Phone {
         let ok = (8..=15).contains(&digits.len())
             && !digits.starts_with('0')
             && digits.bytes().all(|b| b.is_ascii_digit());
-        if ok {
-            Ok(Self(text.to_string()))
-        } else {
-            Err(ValueError::new(
-                "must be an international phone number such as +79001234567",
-            ))
-        }
+        ValueError::unless(
+            ok,
+            "must be an international phone number such as +79001234567",
+        )
+        .map(|()| Self(text.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -116,13 +112,11 @@ impl WithdrawalRequisites {
         bank_name: Option<&str>,
     ) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        let phone = required(&mut errors, "requisites.phone", phone, Phone::parse);
-        let account_name = required(&mut errors, "requisites.accountName", account_name, |t| {
+        let phone = errors.required("requisites.phone", phone, Phone::parse);
+        let account_name = errors.required("requisites.accountName", account_name, |t| {
             bounded_text(t, 256)
         });
-        let bank_name = required(&mut errors, "requisites.bankName", bank_name, |t| {
-            bounded_text(t, 128)
-        });
+        let bank_name = errors.required("requisites.bankName", bank_name, |t| bounded_text(t, 128));
         errors.into_result()?;
         match (phone, account_name, bank_name) {
             (Some(phone), Some(account_name), Some(bank_name)) => Ok(Self::Sbp {
@@ -140,13 +134,10 @@ impl WithdrawalRequisites {
         cardholder_name: Option<&str>,
     ) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        let pan = required(&mut errors, "requisites.pan", pan, Pan::parse);
-        let holder = required(
-            &mut errors,
-            "requisites.cardholderName",
-            cardholder_name,
-            |t| bounded_text(t, 128),
-        );
+        let pan = errors.required("requisites.pan", pan, Pan::parse);
+        let holder = errors.required("requisites.cardholderName", cardholder_name, |t| {
+            bounded_text(t, 128)
+        });
         errors.into_result()?;
         match (pan, holder) {
             (Some(pan), Some(cardholder_name)) => Ok(Self::Card {
@@ -174,21 +165,6 @@ impl WithdrawalRequisites {
             } => KeptObject::new()
                 .with("pan", pan.masked())
                 .with("cardholderName", cardholder_name.as_str()),
-        }
-    }
-}
-
-fn required<T>(
-    errors: &mut ValidationErrors,
-    field: &str,
-    value: Option<&str>,
-    parse: impl FnOnce(&str) -> Result<T, ValueError>,
-) -> Option<T> {
-    match value {
-        Some(text) => errors.check(field, parse(text)),
-        None => {
-            errors.push(field, "is required");
-            None
         }
     }
 }

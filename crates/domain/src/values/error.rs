@@ -6,6 +6,15 @@ use std::fmt;
 pub struct ValueError(pub String);
 
 impl ValueError {
+    /// `Ok(())` if `ok`, else this error with `message`.
+    pub fn unless(ok: bool, message: &str) -> Result<(), ValueError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(ValueError::new(message))
+        }
+    }
+
     pub fn new(message: impl Into<String>) -> Self {
         Self(message.into())
     }
@@ -41,6 +50,33 @@ impl ValidationErrors {
     }
 
     /// Keeps the value when it parsed, records the error under `field` otherwise.
+    /// The parsed `value` of a required field; a missing one is reported as `is required`,
+    /// an invalid one with its parser's message.
+    pub fn required<T>(
+        &mut self,
+        field: &str,
+        value: Option<&str>,
+        parse: impl FnOnce(&str) -> Result<T, ValueError>,
+    ) -> Option<T> {
+        match value {
+            Some(text) => self.optional(field, Some(text), parse),
+            None => {
+                self.push(field, "is required");
+                None
+            }
+        }
+    }
+
+    /// The parsed `value` of an optional field, if given; an invalid one is reported.
+    pub fn optional<T>(
+        &mut self,
+        field: &str,
+        value: Option<&str>,
+        parse: impl FnOnce(&str) -> Result<T, ValueError>,
+    ) -> Option<T> {
+        value.and_then(|text| self.check(field, parse(text)))
+    }
+
     pub fn check<T>(&mut self, field: &str, result: Result<T, ValueError>) -> Option<T> {
         match result {
             Ok(value) => Some(value),

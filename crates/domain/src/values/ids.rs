@@ -46,13 +46,8 @@ impl MerchantId {
             && text
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if ok {
-            Ok(Self(text.to_string()))
-        } else {
-            Err(ValueError::new(
-                "must be 1 to 64 letters, digits, '-' or '_'",
-            ))
-        }
+        ValueError::unless(ok, "must be 1 to 64 letters, digits, '-' or '_'")
+            .map(|()| Self(text.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -74,13 +69,11 @@ impl MerchantOperationId {
     pub fn parse(text: &str) -> Result<Self, ValueError> {
         let ok =
             (1..=128).contains(&text.len()) && text.bytes().all(|b| (b'!'..=b'~').contains(&b));
-        if ok {
-            Ok(Self(text.to_string()))
-        } else {
-            Err(ValueError::new(
-                "must be 1 to 128 printable ASCII characters without spaces",
-            ))
-        }
+        ValueError::unless(
+            ok,
+            "must be 1 to 128 printable ASCII characters without spaces",
+        )
+        .map(|()| Self(text.to_string()))
     }
 
     pub fn as_str(&self) -> &str {
