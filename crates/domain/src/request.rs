@@ -317,6 +317,9 @@ mod tests {
         serde_json::to_value(object).unwrap()
     }
 
+    /// The fields every creation request must have, in the order they are reported.
+    const REQUIRED: [&str; 4] = ["amount", "currency", "paymentMethod", "userId"];
+
     fn fields(errors: &ValidationErrors) -> Vec<&str> {
         errors.0.iter().map(|e| e.field.as_str()).collect()
     }
@@ -395,23 +398,11 @@ mod tests {
     #[test]
     fn every_missing_required_field_is_reported_together() {
         let errors = NewDeposit::parse(&RawRequest::default()).unwrap_err();
-        assert_eq!(
-            fields(&errors),
-            vec!["amount", "currency", "paymentMethod", "userId"]
-        );
+        assert_eq!(fields(&errors), REQUIRED);
         assert!(errors.0.iter().all(|e| e.message == "is required"));
 
         let errors = NewWithdrawal::parse(&RawRequest::default()).unwrap_err();
-        assert_eq!(
-            fields(&errors),
-            vec![
-                "amount",
-                "currency",
-                "paymentMethod",
-                "userId",
-                "requisites"
-            ]
-        );
+        assert_eq!(fields(&errors), [&REQUIRED[..], &["requisites"]].concat());
     }
 
     #[test]
@@ -436,12 +427,13 @@ mod tests {
         let errors = NewDeposit::parse(&raw).unwrap_err();
 
         assert_eq!(
-            fields(&errors),
+            fields(&errors)[..4],
+            REQUIRED,
+            "the required fields first"
+        );
+        assert_eq!(
+            fields(&errors)[4..],
             vec![
-                "amount",
-                "currency",
-                "paymentMethod",
-                "userId",
                 "merchantOperationId",
                 "callbackUrl",
                 "successUrl",
