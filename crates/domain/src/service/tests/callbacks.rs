@@ -1,8 +1,6 @@
 //! What the callbacks the use cases queue report (the callback rules of docs/api.md); their
 //! wire format is the callback adapter's, tested there.
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::callback::{CallbackData, QueuedCallback};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
@@ -15,7 +13,7 @@ fn queued(op: Operation, outcome: Outcome) -> QueuedCallback {
     let id = op.id();
     mocks.stored(op);
     let finished = mocks.expect_finish(1, || Ok(()));
-    block_on(mocks.gateway().complete(id, outcome)).unwrap();
+    mocks.complete(id, outcome).unwrap();
     finished.one().callback.expect("a callback is queued")
 }
 

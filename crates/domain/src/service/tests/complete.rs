@@ -1,7 +1,5 @@
 //! `complete`: the state machine and its balance moves (the ledger rules of docs/api.md).
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::ledger::EntryKind;
 use crate::operation::{Decline, DeclineCode, Outcome};
@@ -19,7 +17,7 @@ fn an_approved_deposit_credits_available_and_queues_its_callback() {
     mocks.stored(deposit(id(1)));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    let done = mocks.complete(id(1), Outcome::Approve).unwrap();
 
     let completion = finished.one();
     assert_eq!(done, completion.operation);
@@ -43,7 +41,7 @@ fn a_declined_deposit_moves_nothing() {
     mocks.stored(deposit(id(1)));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().complete(id(1), rejected())).unwrap();
+    let done = mocks.complete(id(1), rejected()).unwrap();
 
     assert_eq!(done.status(), Status::Declined);
     assert_eq!(
@@ -61,7 +59,7 @@ fn an_approved_payout_releases_the_held_money_to_the_recipient() {
     mocks.stored(payout(id(2)));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().complete(id(2), Outcome::Approve)).unwrap();
+    let done = mocks.complete(id(2), Outcome::Approve).unwrap();
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(done.due_at(), None, "a final payout is no longer due");
@@ -77,11 +75,12 @@ fn a_declined_payout_returns_the_held_money_to_available() {
     mocks.stored(payout(id(2)));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().complete(
-        id(2),
-        Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
-    ))
-    .unwrap();
+    let done = mocks
+        .complete(
+            id(2),
+            Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
+        )
+        .unwrap();
 
     assert_eq!(done.status(), Status::Declined);
     let moves = finished.one().moves;
@@ -98,7 +97,7 @@ fn a_final_operation_refuses_another_completion() {
             mocks.stored(deposit_builder(id(1)).status(status).build());
             mocks.store.expect_finish().never();
 
-            let result = block_on(mocks.gateway().complete(id(1), outcome.clone()));
+            let result = mocks.complete(id(1), outcome.clone());
 
             assert!(
                 matches!(result, Err(CompleteError::InvalidState)),
@@ -114,7 +113,7 @@ fn losing_the_race_to_another_completion_is_invalid_state() {
     mocks.stored(payout(id(2)));
     mocks.expect_finish(1, || Err(FinishError::NotProcessing));
 
-    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+    let result = mocks.complete(id(2), Outcome::Approve);
 
     assert!(matches!(result, Err(CompleteError::InvalidState)));
 }
@@ -125,7 +124,7 @@ fn an_unknown_operation_is_not_found() {
     mocks.store.expect_get().returning(|_| Ok(None));
     mocks.store.expect_finish().never();
 
-    let result = block_on(mocks.gateway().complete(id(9), Outcome::Approve));
+    let result = mocks.complete(id(9), Outcome::Approve);
 
     assert!(matches!(result, Err(CompleteError::NotFound)));
 }
@@ -136,7 +135,7 @@ fn an_expired_deposit_cannot_be_approved_it_is_declined_as_expired() {
     mocks.stored(deposit_builder(id(1)).expires(now()).build());
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let result = mocks.complete(id(1), Outcome::Approve);
 
     assert!(matches!(result, Err(CompleteError::InvalidState)));
     let completion = finished.one();
@@ -162,7 +161,7 @@ fn a_deposit_one_millisecond_before_expiry_still_approves() {
     mocks.stored(deposit_builder(id(1)).expires(now().plus_millis(1)).build());
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    let done = mocks.complete(id(1), Outcome::Approve).unwrap();
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
@@ -178,7 +177,7 @@ fn no_callback_is_queued_without_callback_url() {
     );
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    mocks.complete(id(1), Outcome::Approve).unwrap();
 
     let completion = finished.one();
     assert_eq!(completion.callback, None);
@@ -189,20 +188,20 @@ fn no_callback_is_queued_without_callback_url() {
 fn storage_failures_map_to_unavailable_or_internal() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| Err(unavailable()));
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let result = mocks.complete(id(1), Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
     let mut mocks = Mocks::new();
     mocks.stored(deposit(id(1)));
     mocks.expect_finish(1, || Err(FinishError::Store(unavailable())));
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let result = mocks.complete(id(1), Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
     // A completion never debits available, so a balance refusal is a bug, not a business answer.
     let mut mocks = Mocks::new();
     mocks.stored(payout(id(2)));
     mocks.expect_finish(1, || Err(FinishError::InsufficientBalance));
-    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+    let result = mocks.complete(id(2), Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::Unknown(_))));
 }
 
@@ -215,14 +214,14 @@ fn the_same_deposit_expires_once_the_clock_reaches_its_lifetime() {
     before.set_clock(deadline.plus_millis(-1));
     before.stored(op.clone());
     let approved = before.expect_finish(1, || Ok(()));
-    block_on(before.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    before.complete(id(1), Outcome::Approve).unwrap();
     assert_eq!(approved.one().operation.status(), Status::Approved);
 
     let mut after = Mocks::new();
     after.set_clock(deadline);
     after.stored(op);
     let declined = after.expect_finish(1, || Ok(()));
-    let result = block_on(after.gateway().complete(id(1), Outcome::Approve));
+    let result = after.complete(id(1), Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::InvalidState)));
     let completion = declined.one();
     assert_eq!(completion.operation.updated_at(), deadline);

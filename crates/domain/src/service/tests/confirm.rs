@@ -38,7 +38,7 @@ fn the_right_code_approves() {
     mocks.store.expect_replace_action().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234")).unwrap();
+    let done = mocks.confirm(&merchant(), "1234").unwrap();
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
@@ -62,7 +62,7 @@ fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
         .returning(|_, _, _, _| Ok(()));
     mocks.store.expect_finish().never();
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+    let result = mocks.confirm(&merchant(), "0000");
 
     assert!(matches!(result, Err(StepError::InvalidCode)));
 }
@@ -75,7 +75,7 @@ fn the_last_wrong_code_declines_with_confirmation_failed() {
     mocks.store.expect_replace_action().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000")).unwrap();
+    let done = mocks.confirm(&merchant(), "0000").unwrap();
 
     assert_eq!(done.status(), Status::Declined);
     assert_eq!(
@@ -143,7 +143,7 @@ fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
         .expect_replace_action()
         .returning(|_, _, _, _| Err(FinishError::NotProcessing));
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+    let result = mocks.confirm(&merchant(), "0000");
 
     assert!(matches!(result, Err(StepError::InvalidState)));
 }
@@ -160,7 +160,7 @@ fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
         mocks.provider.expect_check_code().never();
         mocks.expect_no_store_writes();
 
-        let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+        let result = mocks.confirm(&merchant(), "1234");
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -178,7 +178,7 @@ fn an_expired_deposit_is_declined_before_the_code_is_checked() {
     mocks.provider.expect_check_code().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+    let result = mocks.confirm(&merchant(), "1234");
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
@@ -194,7 +194,7 @@ fn another_merchants_deposit_is_not_found() {
     mocks.provider.expect_check_code().never();
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().confirm(&other_merchant(), id(1), "1234"));
+    let result = mocks.confirm(&other_merchant(), "1234");
 
     assert!(matches!(result, Err(StepError::NotFound)));
 }
@@ -209,7 +209,7 @@ fn a_provider_failure_is_unavailable_and_costs_no_attempt() {
         .returning(|_, _| Err(crate::ports::ProviderError("sms gateway down".into())));
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+    let result = mocks.confirm(&merchant(), "1234");
 
     assert!(matches!(result, Err(StepError::Unavailable(_))));
 }

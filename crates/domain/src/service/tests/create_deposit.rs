@@ -1,8 +1,6 @@
 //! `create_deposit`: access -> idempotency -> route -> provider -> store
 //! (the error, field and idempotency rules of docs/api.md).
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::operation::{Action, Decline, DeclineCode};
 use crate::ports::DepositStart;
@@ -41,12 +39,7 @@ fn a_new_deposit_is_stored_processing_with_the_providers_action() {
     let inserted = mocks.expect_insert(|| Ok(()));
     let request = deposit_request("100.00", "card", false, false);
 
-    let created = block_on(
-        mocks
-            .gateway()
-            .create_deposit(&merchant(), request, CANONICAL),
-    )
-    .unwrap();
+    let created = mocks.create_deposit(request).unwrap();
 
     assert!(!created.replayed);
     let new = inserted.one();
@@ -87,12 +80,9 @@ fn the_routes_lifetime_sets_the_expiry() {
     provider_waits(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("10.00", "sbp_qr", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("10.00", "sbp_qr", false, false))
+        .unwrap();
 
     assert_eq!(created.operation.route_id(), 3);
     assert_eq!(
@@ -121,12 +111,9 @@ fn the_highest_priority_fitting_route_is_used() {
         .returning(|_, _| Ok(DepositStart::Wait(redirect())));
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    mocks
+        .create_deposit(deposit_request("100.00", "card", false, false))
+        .unwrap();
 
     assert_eq!(inserted.one().operation.route_id(), 42);
 }
@@ -137,12 +124,9 @@ fn the_fingerprint_is_a_keyed_hash_under_the_deposit_secret() {
     provider_waits(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    mocks
+        .create_deposit(deposit_request("100.00", "card", true, false))
+        .unwrap();
 
     let new = inserted.one();
     let expected = Fingerprint::of(&merchant().deposit_secret, CANONICAL);
@@ -166,12 +150,7 @@ fn requisites_given_with_the_deposit_are_stored_as_parsed() {
         .with("cvc", "123");
     request.requisites = Some(crate::request::sanitize_requisites(&given));
 
-    block_on(
-        mocks
-            .gateway()
-            .create_deposit(&merchant(), request, CANONICAL),
-    )
-    .unwrap();
+    mocks.create_deposit(request).unwrap();
 
     let stored = inserted.one().operation.requisites().cloned();
     assert_eq!(
@@ -190,12 +169,9 @@ fn a_decline_at_creation_is_an_answer_not_an_error() {
     });
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.05", "card", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.05", "card", true, true))
+        .unwrap();
 
     let new = inserted.one();
     assert_eq!(created.operation, new.operation);
@@ -226,12 +202,9 @@ fn a_decline_at_creation_without_callback_url_queues_nothing() {
     });
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.05", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.05", "card", false, false))
+        .unwrap();
 
     assert_eq!(created.operation.status(), Status::Declined);
     assert_eq!(inserted.one().callback, None);

@@ -43,12 +43,9 @@ fn creation_inserts_exactly_a_hold_first() {
     provider_accepts(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", false, false))
+        .unwrap();
 
     let new = inserted.one();
     assert!(!created.replayed);
@@ -70,12 +67,9 @@ fn an_accepted_payout_is_processing_with_the_providers_plan() {
     provider_accepts(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", false, false))
+        .unwrap();
 
     let op = inserted.one().operation;
     assert_eq!(op.direction(), Direction::Withdrawal);
@@ -119,12 +113,9 @@ fn the_provider_sees_the_full_card_number_but_storage_only_the_masked_one() {
         });
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    mocks
+        .create_withdrawal(withdrawal_request("250.00", "card", false, false))
+        .unwrap();
 
     let stored = format!("{:?}", inserted.one());
     assert!(
@@ -140,12 +131,9 @@ fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
     provider_declines(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("100.05", "card", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_withdrawal(withdrawal_request("100.05", "card", true, true))
+        .unwrap();
 
     let new = inserted.one();
     assert_eq!(created.operation.status(), Status::Declined);
@@ -177,12 +165,9 @@ fn a_decline_at_creation_without_callback_url_queues_nothing() {
     provider_declines(&mut mocks);
     let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("100.05", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    mocks
+        .create_withdrawal(withdrawal_request("100.05", "sbp", false, false))
+        .unwrap();
 
     let new = inserted.one();
     assert_eq!(new.operation.status(), Status::Declined);
@@ -196,11 +181,7 @@ fn a_balance_too_low_is_insufficient_balance() {
     provider_accepts(&mut mocks);
     mocks.expect_insert(|| Err(InsertError::InsufficientBalance));
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", true, true),
-        CANONICAL,
-    ));
+    let result = mocks.create_withdrawal(withdrawal_request("250.00", "sbp", true, true));
 
     assert!(matches!(result, Err(CreateError::InsufficientBalance)));
 }
@@ -233,11 +214,7 @@ fn a_payout_without_route_is_no_route_found() {
     mocks.provider.expect_start_payout().never();
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_withdrawal(withdrawal_request("250.00", "card", false, false));
 
     assert!(matches!(result, Err(CreateError::NoRouteFound)));
 }
@@ -250,12 +227,9 @@ fn a_replayed_payout_is_looked_up_as_a_withdrawal_under_the_withdrawal_secret() 
     let earlier = payout(existing_id());
     mocks.earlier(Direction::Withdrawal, earlier.clone(), CANONICAL);
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_withdrawal(withdrawal_request("250.00", "card", true, false))
+        .unwrap();
 
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);
@@ -276,11 +250,7 @@ fn a_payout_id_reused_with_another_request_is_duplicate_operation() {
         br#"{"amount":"1.00"}"#,
     );
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_withdrawal(withdrawal_request("250.00", "card", true, false));
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use futures::executor::block_on;
 use uuid::Uuid;
 
 use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
-use crate::operation::{Action, Operation};
+use crate::operation::{Action, Operation, Outcome};
 use crate::ports::{
     Completion, CreationOrder, FinishError, InsertError, MockClock, MockIdGenerator,
     MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation,
@@ -15,7 +16,7 @@ use crate::ports::{
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
-use crate::service::{Gateway, Ports};
+use crate::service::{CompleteError, CreateError, Created, Gateway, Ports, StepError};
 pub use crate::testkit::{DebugCallbackFormat, OperationBuilder};
 use crate::{
     Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Timestamp,
@@ -155,6 +156,37 @@ impl Mocks {
         })
     }
 
+    /// `create_deposit` of `request` by [`merchant`], signed over [`CANONICAL`].
+    pub fn create_deposit(self, request: NewDeposit) -> Result<Created, CreateError> {
+        block_on(
+            self.gateway()
+                .create_deposit(&merchant(), request, CANONICAL),
+        )
+    }
+
+    /// `create_withdrawal` of `request` by [`merchant`], signed over [`CANONICAL`].
+    pub fn create_withdrawal(self, request: NewWithdrawal) -> Result<Created, CreateError> {
+        block_on(
+            self.gateway()
+                .create_withdrawal(&merchant(), request, CANONICAL),
+        )
+    }
+
+    /// `complete(id, outcome)`.
+    pub fn complete(self, id: OperationId, outcome: Outcome) -> Result<Operation, CompleteError> {
+        block_on(self.gateway().complete(id, outcome))
+    }
+
+    /// `confirm` of operation `id(1)` with `code` by `who`.
+    pub fn confirm(self, who: &Merchant, code: &str) -> Result<Operation, StepError> {
+        block_on(self.gateway().confirm(who, id(1), code))
+    }
+
+    /// `submit_input` of `values` to operation `id(1)` by [`merchant`].
+    pub fn submit_input(self, values: BTreeMap<String, String>) -> Result<Operation, StepError> {
+        block_on(self.gateway().submit_input(&merchant(), id(1), values))
+    }
+
     /// Expects one insert answering `result`; returns what was inserted.
     pub fn expect_insert(
         &mut self,
@@ -252,9 +284,9 @@ pub fn unavailable() -> StoreError {
     StoreError::Unavailable("connection refused".into())
 }
 
-/// A deposit request; `moid` and `callback` add those optional fields.
-pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewDeposit {
-    NewDeposit::parse(&RawRequest {
+/// The fields both kinds of request share; `moid` and `callback` add those optional fields.
+fn raw_request<'a>(amount: &'a str, method: &'a str, moid: bool, callback: bool) -> RawRequest<'a> {
+    RawRequest {
         amount: Some(amount),
         currency: Some("RUB"),
         payment_method: Some(method),
@@ -262,8 +294,12 @@ pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -
         merchant_operation_id: moid.then_some(MOID),
         callback_url: callback.then_some(CALLBACK_URL),
         ..RawRequest::default()
-    })
-    .unwrap()
+    }
+}
+
+/// A deposit request; `moid` and `callback` add those optional fields.
+pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewDeposit {
+    NewDeposit::parse(&raw_request(amount, method, moid, callback)).unwrap()
 }
 
 /// A withdrawal request with valid requisites for `method` (`card` or `sbp`).
@@ -278,14 +314,8 @@ pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool
             .with("bankName", "Bank A"),
     };
     NewWithdrawal::parse(&RawRequest {
-        amount: Some(amount),
-        currency: Some("RUB"),
-        payment_method: Some(method),
-        user_id: Some("user-7"),
-        merchant_operation_id: moid.then_some(MOID),
-        callback_url: callback.then_some(CALLBACK_URL),
         requisites: Some(&requisites),
-        ..RawRequest::default()
+        ..raw_request(amount, method, moid, callback)
     })
     .unwrap()
 }

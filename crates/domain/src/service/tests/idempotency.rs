@@ -1,8 +1,6 @@
 //! Idempotency of creations (the idempotency rules of docs/api.md): replays, duplicates and the rule that an
 //! earlier operation answers before routing.
 
-use futures::executor::block_on;
-
 use super::create_deposit::provider_waits;
 use super::fixtures::*;
 use crate::ports::InsertError;
@@ -18,12 +16,9 @@ fn an_earlier_identical_request_replays_even_when_no_route_fits_any_more() {
     mocks.provider.expect_start_deposit().never();
     mocks.expect_no_store_writes();
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.00", "card", true, false))
+        .unwrap();
 
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);
@@ -41,11 +36,7 @@ fn an_earlier_different_request_is_a_duplicate_even_when_no_route_fits() {
     mocks.provider.expect_start_deposit().never();
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", true, false));
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }
@@ -62,11 +53,7 @@ fn no_route_and_no_earlier_operation_is_no_route_found() {
         .returning(|_, _, _| Ok(None));
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", true, false));
 
     assert!(matches!(result, Err(CreateError::NoRouteFound)));
 }
@@ -81,12 +68,9 @@ fn a_duplicate_insert_of_the_same_request_answers_the_stored_operation() {
         .build();
     mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.00", "card", true, false))
+        .unwrap();
 
     assert!(created.replayed);
     assert_eq!(
@@ -102,11 +86,7 @@ fn a_duplicate_insert_of_a_different_request_is_duplicate_operation() {
     mocks.expect_insert(|| Err(InsertError::Duplicate));
     mocks.earlier(Direction::Deposit, deposit(existing_id()), b"{}");
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", true, false));
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }
@@ -121,11 +101,7 @@ fn a_duplicate_reported_without_an_operation_behind_it_is_an_internal_error() {
         .expect_find_by_merchant_operation_id()
         .returning(|_, _, _| Ok(None));
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", true, false));
 
     assert!(matches!(result, Err(CreateError::Unknown(_))));
 }

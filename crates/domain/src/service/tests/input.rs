@@ -77,12 +77,7 @@ fn valid_values_go_to_the_provider_whose_approval_finishes_the_deposit() {
         .returning(|_, _| Ok(ProviderVerdict::Approve));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let done = mocks.submit_input(good_values()).unwrap();
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
@@ -98,12 +93,7 @@ fn the_provider_may_decline_or_keep_waiting() {
         )))
     });
     mocks.expect_finish(1, || Ok(()));
-    let done = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let done = mocks.submit_input(good_values()).unwrap();
     assert_eq!(done.status(), Status::Declined);
     assert_eq!(
         done.decline(),
@@ -117,12 +107,7 @@ fn the_provider_may_decline_or_keep_waiting() {
         .expect_submit_input()
         .returning(|_, _| Ok(ProviderVerdict::Pending(now().plus_seconds(5))));
     mocks.store.expect_finish().never();
-    let same = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let same = mocks.submit_input(good_values()).unwrap();
     assert_eq!(same, waiting_for_input());
 }
 
@@ -149,11 +134,7 @@ fn unknown_missing_and_off_list_values_are_invalid_and_never_reach_the_provider(
         mocks.provider.expect_submit_input().never();
         mocks.expect_no_store_writes();
 
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), values(given)),
-        );
+        let result = mocks.submit_input(values(given));
 
         assert_eq!(invalid_fields(result), expected, "{given:?}");
     }
@@ -182,11 +163,7 @@ fn a_deposit_not_waiting_for_input_is_invalid_state() {
         mocks.provider.expect_submit_input().never();
         mocks.expect_no_store_writes();
 
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), good_values()),
-        );
+        let result = mocks.submit_input(good_values());
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -199,11 +176,7 @@ fn an_expired_deposit_is_declined_and_refuses_input() {
     mocks.provider.expect_submit_input().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    );
+    let result = mocks.submit_input(good_values());
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
@@ -224,11 +197,7 @@ fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
         mocks.provider.expect_submit_input().never();
         mocks.expect_no_store_writes();
 
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), good_values()),
-        );
+        let result = mocks.submit_input(good_values());
 
         assert!(matches!(result, Err(StepError::NotFound)));
     }
@@ -238,11 +207,7 @@ fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
 fn storage_unavailable_is_unavailable() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| Err(unavailable()));
-    let result = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    );
+    let result = mocks.submit_input(good_values());
     assert!(matches!(result, Err(StepError::Unavailable(_))));
 }
 

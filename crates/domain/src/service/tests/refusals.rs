@@ -107,11 +107,7 @@ fn a_well_formed_currency_without_routes_is_no_route_found() {
     let mut request = deposit_request("100.00", "card", false, false);
     request.common.currency = crate::Currency::parse("USD").unwrap();
 
-    let result = block_on(
-        mocks
-            .gateway()
-            .create_deposit(&merchant(), request, CANONICAL),
-    );
+    let result = mocks.create_deposit(request);
 
     assert!(matches!(result, Err(CreateError::NoRouteFound)));
 }
@@ -125,11 +121,7 @@ fn a_provider_failure_is_unavailable_and_stores_nothing() {
         .returning(|_, _| Err(ProviderError("timeout".into())));
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", false, false));
 
     assert!(matches!(result, Err(CreateError::Unavailable(_))));
 }
@@ -143,22 +135,14 @@ fn storage_unavailable_anywhere_is_unavailable() {
         .routes
         .expect_routes()
         .returning(|| Err(unavailable()));
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", false, false));
     assert!(matches!(result, Err(CreateError::Unavailable(_))));
 
     // The insert cannot reach the database.
     let mut mocks = Mocks::new();
     provider_waits(&mut mocks);
     mocks.expect_insert(|| Err(InsertError::Store(unavailable())));
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", false, false));
     assert!(matches!(result, Err(CreateError::Unavailable(_))));
 
     // The idempotency lookup cannot reach the database.
@@ -168,11 +152,7 @@ fn storage_unavailable_anywhere_is_unavailable() {
         .store
         .expect_find_by_merchant_operation_id()
         .returning(|_, _, _| Err(unavailable()));
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", true, false));
     assert!(matches!(result, Err(CreateError::Unavailable(_))));
 }
 
@@ -182,11 +162,7 @@ fn other_storage_failures_are_internal() {
     provider_waits(&mut mocks);
     mocks.expect_insert(|| Err(InsertError::Store(anyhow::anyhow!("corrupt row").into())));
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(deposit_request("100.00", "card", false, false));
 
     assert!(matches!(result, Err(CreateError::Unknown(_))));
 }

@@ -5,8 +5,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::ledger::EntryKind;
 use crate::operation::{Action, Decline, DeclineCode};
@@ -62,12 +60,9 @@ fn store_first_payout(answer: Result<PayoutStart, &'static str>) -> (Mocks, Call
 }
 
 fn create_payout(mocks: Mocks) -> crate::service::Created {
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, true),
-        CANONICAL,
-    ))
-    .unwrap()
+    mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", false, true))
+        .unwrap()
 }
 
 #[test]
@@ -187,12 +182,9 @@ fn a_deposit_is_stored_before_the_provider_gives_its_action() {
         Ok(())
     });
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.00", "card", false, false))
+        .unwrap();
 
     assert_eq!(calls.seen(), ["insert", "provider", "advance"]);
     assert_eq!(created.operation.action(), Some(&action));
@@ -211,12 +203,9 @@ fn a_replay_is_answered_without_calling_the_provider() {
     mocks.earlier(crate::Direction::Withdrawal, earlier.clone(), CANONICAL);
     mocks.provider.expect_start_payout().never();
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", true, true))
+        .unwrap();
 
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);
