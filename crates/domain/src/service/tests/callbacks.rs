@@ -9,12 +9,8 @@ use crate::{Amount, Currency, Direction, PaymentMethod, Status, UserId};
 
 /// Completes `op` with `outcome` and returns the callback queued with it.
 fn queued(op: Operation, outcome: Outcome) -> QueuedCallback {
-    let mut mocks = Mocks::new();
-    let id = op.id();
-    mocks.stored(op);
-    let finished = mocks.expect_finish(1, || Ok(()));
-    mocks.complete(id, outcome).unwrap();
-    finished.one().callback.expect("a callback is queued")
+    let (_, completion) = completed(op, outcome);
+    completion.callback.expect("a callback is queued")
 }
 
 #[test]

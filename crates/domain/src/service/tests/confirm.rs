@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 use futures::executor::block_on;
 
 use super::fixtures::*;
+use crate::merchant::Merchant;
 use crate::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
-use crate::ports::FinishError;
+use crate::ports::{Completion, FinishError};
 use crate::service::StepError;
 use crate::Status;
 
@@ -30,25 +31,44 @@ fn code_is(mocks: &mut Mocks, right: &'static str) {
         .returning(move |_, code| Ok(code == right));
 }
 
-#[test]
-fn the_right_code_approves() {
+/// Mocks holding `op`, whose provider takes "1234" as the right code.
+fn holding(op: Operation) -> Mocks {
     let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
+    mocks.stored(op);
     code_is(&mut mocks, "1234");
+    mocks
+}
+
+/// Confirms `code` on an operation with `attempts_left` that it finishes: the answer and the
+/// completion stored, the action never replaced.
+fn finishing(attempts_left: u8, code: &str) -> (Operation, Completion) {
+    let mut mocks = holding(waiting_for_code(attempts_left));
     mocks.store.expect_replace_action().never();
     let finished = mocks.expect_finish(1, || Ok(()));
+    let done = mocks.confirm(&merchant(), code).unwrap();
+    (done, finished.one())
+}
 
-    let done = mocks.confirm(&merchant(), "1234").unwrap();
+/// Confirms "1234" on `op` as `who` where the provider is never asked and nothing is written.
+fn refused(op: Operation, who: &Merchant) -> Result<Operation, StepError> {
+    let mut mocks = Mocks::new();
+    mocks.stored(op);
+    mocks.provider.expect_check_code().never();
+    mocks.expect_no_store_writes();
+    mocks.confirm(who, "1234")
+}
+
+#[test]
+fn the_right_code_approves() {
+    let (done, completion) = finishing(3, "1234");
 
     assert_eq!(done.status(), Status::Approved);
-    assert_eq!(finished.one().moves[0].available, 10_000);
+    assert_eq!(completion.moves[0].available, 10_000);
 }
 
 #[test]
 fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    code_is(&mut mocks, "1234");
+    let mut mocks = holding(waiting_for_code(3));
     mocks
         .store
         .expect_replace_action()
@@ -69,20 +89,13 @@ fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
 
 #[test]
 fn the_last_wrong_code_declines_with_confirmation_failed() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(1));
-    code_is(&mut mocks, "1234");
-    mocks.store.expect_replace_action().never();
-    let finished = mocks.expect_finish(1, || Ok(()));
-
-    let done = mocks.confirm(&merchant(), "0000").unwrap();
+    let (done, completion) = finishing(1, "0000");
 
     assert_eq!(done.status(), Status::Declined);
     assert_eq!(
         done.decline(),
         Some(&Decline::new(DeclineCode::ConfirmationFailed))
     );
-    let completion = finished.one();
     assert!(completion.moves.is_empty());
     assert!(completion.callback.is_some());
 }
@@ -135,9 +148,7 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
 
 #[test]
 fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    code_is(&mut mocks, "1234");
+    let mut mocks = holding(waiting_for_code(3));
     mocks
         .store
         .expect_replace_action()
@@ -155,12 +166,7 @@ fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
         .status(Status::Declined)
         .build();
     for op in [deposit(id(1)), declined] {
-        let mut mocks = Mocks::new();
-        mocks.stored(op);
-        mocks.provider.expect_check_code().never();
-        mocks.expect_no_store_writes();
-
-        let result = mocks.confirm(&merchant(), "1234");
+        let result = refused(op, &merchant());
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -189,12 +195,7 @@ fn an_expired_deposit_is_declined_before_the_code_is_checked() {
 
 #[test]
 fn another_merchants_deposit_is_not_found() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    mocks.provider.expect_check_code().never();
-    mocks.expect_no_store_writes();
-
-    let result = mocks.confirm(&other_merchant(), "1234");
+    let result = refused(waiting_for_code(3), &other_merchant());
 
     assert!(matches!(result, Err(StepError::NotFound)));
 }

@@ -177,6 +177,20 @@ impl Mocks {
         block_on(self.gateway().complete(id, outcome))
     }
 
+    /// Completes the stored `op` with `outcome` on a store that finishes it once: the answer and
+    /// the completion handed to the store.
+    pub fn finishing(
+        mut self,
+        op: Operation,
+        outcome: Outcome,
+    ) -> (Result<Operation, CompleteError>, Completion) {
+        let id = op.id();
+        self.stored(op);
+        let finished = self.expect_finish(1, || Ok(()));
+        let result = self.complete(id, outcome);
+        (result, finished.one())
+    }
+
     /// `confirm` of operation `id(1)` with `code` by `who`.
     pub fn confirm(self, who: &Merchant, code: &str) -> Result<Operation, StepError> {
         block_on(self.gateway().confirm(who, id(1), code))
@@ -251,6 +265,12 @@ impl Mocks {
         self.store.expect_replace_action().never();
         self.store.expect_advance().never();
     }
+}
+
+/// Completes `op` with `outcome`, which must succeed: the final operation and its completion.
+pub fn completed(op: Operation, outcome: Outcome) -> (Operation, Completion) {
+    let (result, completion) = Mocks::new().finishing(op, outcome);
+    (result.unwrap(), completion)
 }
 
 /// Values a mock saw, shared with the test.
