@@ -156,6 +156,28 @@ impl Mocks {
         })
     }
 
+    /// These mocks after `setup`, such as a provider's answer.
+    pub fn with(mut self, setup: impl FnOnce(&mut Mocks)) -> Self {
+        setup(&mut self);
+        self
+    }
+
+    /// Creates the deposit `request` on a store that takes the insert: the answer and what was
+    /// inserted.
+    pub fn stores_deposit(mut self, request: NewDeposit) -> (Created, NewOperation) {
+        let inserted = self.expect_insert(|| Ok(()));
+        let created = self.create_deposit(request).unwrap();
+        (created, inserted.one())
+    }
+
+    /// Creates the withdrawal `request` on a store that takes the insert: the answer and what
+    /// was inserted.
+    pub fn stores_withdrawal(mut self, request: NewWithdrawal) -> (Created, NewOperation) {
+        let inserted = self.expect_insert(|| Ok(()));
+        let created = self.create_withdrawal(request).unwrap();
+        (created, inserted.one())
+    }
+
     /// `create_deposit` of `request` by [`merchant`], signed over [`CANONICAL`].
     pub fn create_deposit(self, request: NewDeposit) -> Result<Created, CreateError> {
         block_on(
