@@ -46,13 +46,7 @@ fn an_approved_deposit_credits_available_and_queues_its_callback() {
 fn a_declined_deposit_moves_nothing() {
     let (done, completion) = completed(deposit(id(1)), rejected());
 
-    assert_eq!(done.status(), Status::Declined);
-    assert_eq!(
-        done.decline(),
-        Some(&Decline::new(DeclineCode::PaymentRejected))
-    );
-    assert!(completion.moves.is_empty());
-    assert!(completion.callback.is_some());
+    assert_declined_without_moves(&done, &completion, DeclineCode::PaymentRejected);
 }
 
 #[test]

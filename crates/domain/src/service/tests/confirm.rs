@@ -6,7 +6,7 @@ use futures::executor::block_on;
 
 use super::fixtures::*;
 use crate::merchant::Merchant;
-use crate::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
+use crate::operation::{Action, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
 use crate::ports::{Completion, FinishError};
 use crate::service::StepError;
 use crate::Status;
@@ -91,13 +91,7 @@ fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
 fn the_last_wrong_code_declines_with_confirmation_failed() {
     let (done, completion) = finishing(1, "0000");
 
-    assert_eq!(done.status(), Status::Declined);
-    assert_eq!(
-        done.decline(),
-        Some(&Decline::new(DeclineCode::ConfirmationFailed))
-    );
-    assert!(completion.moves.is_empty());
-    assert!(completion.callback.is_some());
+    assert_declined_without_moves(&done, &completion, DeclineCode::ConfirmationFailed);
 }
 
 #[test]

@@ -165,11 +165,7 @@ fn a_decline_at_creation_is_an_answer_not_an_error() {
     assert_eq!(callback.operation_id, new_id());
     assert_eq!(callback.url.as_str(), CALLBACK_URL);
     assert_eq!(callback.queued_at, now());
-    assert_eq!(callback.data.status, Status::Declined);
-    assert_eq!(
-        callback.data.decline.map(|d| d.code),
-        Some(DeclineCode::ProviderDeclined)
-    );
+    assert_callback_declined(&callback, DeclineCode::ProviderDeclined);
 }
 
 #[test]

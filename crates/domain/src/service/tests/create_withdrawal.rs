@@ -156,11 +156,7 @@ fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
     let callback = new.callback.expect("callbackUrl given");
     assert_eq!(callback.direction, Direction::Withdrawal);
     assert_eq!(callback.data.direction, Direction::Withdrawal);
-    assert_eq!(callback.data.status, crate::Status::Declined);
-    assert_eq!(
-        callback.data.decline.map(|d| d.code),
-        Some(DeclineCode::ProviderDeclined)
-    );
+    assert_callback_declined(&callback, DeclineCode::ProviderDeclined);
 }
 
 #[test]

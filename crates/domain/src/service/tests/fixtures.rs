@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 use futures::executor::block_on;
 use uuid::Uuid;
 
+use crate::callback::QueuedCallback;
 use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
-use crate::operation::{Action, Operation, Outcome};
+use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
     Completion, CreationOrder, FinishError, InsertError, MockClock, MockIdGenerator,
     MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation,
@@ -19,7 +20,8 @@ use crate::route::{Flow, Route};
 use crate::service::{CompleteError, CreateError, Created, Gateway, Ports, StepError};
 pub use crate::testkit::{DebugCallbackFormat, OperationBuilder};
 use crate::{
-    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Timestamp,
+    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Status,
+    Timestamp,
 };
 
 pub use crate::operation::{OperationUrls, ProviderState};
@@ -180,10 +182,7 @@ impl Mocks {
 
     /// `create_deposit` of `request` by [`merchant`], signed over [`CANONICAL`].
     pub fn create_deposit(self, request: NewDeposit) -> Result<Created, CreateError> {
-        block_on(
-            self.gateway()
-                .create_deposit(&merchant(), request, CANONICAL),
-        )
+        deposit_by(&self.gateway(), &merchant(), request)
     }
 
     /// `create_withdrawal` of `request` by [`merchant`], signed over [`CANONICAL`].
@@ -281,6 +280,12 @@ impl Mocks {
             .return_const(CreationOrder::StoreFirst);
     }
 
+    /// No deposit reaches the provider and nothing is written.
+    pub fn expect_no_deposit_started(&mut self) {
+        self.provider.expect_start_deposit().never();
+        self.expect_no_store_writes();
+    }
+
     pub fn expect_no_store_writes(&mut self) {
         self.store.expect_insert().never();
         self.store.expect_finish().never();
@@ -293,6 +298,29 @@ impl Mocks {
 pub fn completed(op: Operation, outcome: Outcome) -> (Operation, Completion) {
     let (result, completion) = Mocks::new().finishing(op, outcome);
     (result.unwrap(), completion)
+}
+
+/// `done` is declined with `code`, moved no money and queued its callback.
+pub fn assert_declined_without_moves(done: &Operation, completion: &Completion, code: DeclineCode) {
+    assert_eq!(done.status(), Status::Declined);
+    assert_eq!(done.decline(), Some(&Decline::new(code)));
+    assert!(completion.moves.is_empty());
+    assert!(completion.callback.is_some());
+}
+
+/// The callback reports a decline with `code`.
+pub fn assert_callback_declined(callback: &QueuedCallback, code: DeclineCode) {
+    assert_eq!(callback.data.status, Status::Declined);
+    assert_eq!(callback.data.decline.as_ref().map(|d| d.code), Some(code));
+}
+
+/// `create_deposit` of `request` by `who` on `gateway`, signed over [`CANONICAL`].
+pub fn deposit_by(
+    gateway: &Gateway,
+    who: &Merchant,
+    request: NewDeposit,
+) -> Result<Created, CreateError> {
+    block_on(gateway.create_deposit(who, request, CANONICAL))
 }
 
 /// Values a mock saw, shared with the test.
@@ -370,17 +398,11 @@ pub fn deposit(id: OperationId) -> Operation {
 
 /// [`deposit`], to change before building.
 pub fn deposit_builder(id: OperationId) -> OperationBuilder {
-    OperationBuilder::deposit(PaymentMethod::Card)
-        .id(id)
-        .merchant(merchant().id.as_str())
-        .user("user-7")
-        .merchant_operation_id(MOID)
-        .callback(CALLBACK_URL)
+    ours(OperationBuilder::deposit(PaymentMethod::Card), id)
         .action(Action::Redirect {
             url: format!("http://127.0.0.1:8080/pay/{id}"),
         })
         .expires(now().plus_seconds(540))
-        .created(now().plus_seconds(-60))
 }
 
 /// A processing card payout of 250.00 RUB, due now.
@@ -390,16 +412,21 @@ pub fn payout(id: OperationId) -> Operation {
 
 /// [`payout`], to change before building.
 pub fn payout_builder(id: OperationId) -> OperationBuilder {
-    OperationBuilder::payout(PaymentMethod::Card)
-        .id(id)
-        .merchant(merchant().id.as_str())
-        .user("user-7")
-        .merchant_operation_id(MOID)
-        .callback(CALLBACK_URL)
+    ours(OperationBuilder::payout(PaymentMethod::Card), id)
         .amount("250.00")
         .route(11)
         .due(now())
         .provider_state(r#"{"plan":"approve"}"#)
+}
+
+/// `base` under `id`: [`merchant`]'s, for user-7, with [`MOID`] and [`CALLBACK_URL`], created a
+/// minute ago.
+fn ours(base: OperationBuilder, id: OperationId) -> OperationBuilder {
+    base.id(id)
+        .merchant(merchant().id.as_str())
+        .user("user-7")
+        .merchant_operation_id(MOID)
+        .callback(CALLBACK_URL)
         .created(now().plus_seconds(-60))
 }
 
