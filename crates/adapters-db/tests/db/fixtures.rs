@@ -48,6 +48,13 @@ pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
     db.apply_manual_move(&mv).await.expect("credit");
 }
 
+/// A new merchant ([`merchant`]) credited with `minor` units of RUB.
+pub async fn funded_merchant(db: &Database, minor: i64) -> Merchant {
+    let shop = merchant(db).await;
+    credit(db, &shop, minor).await;
+    shop
+}
+
 /// (available, held) in RUB, zeros if there is no balance yet.
 pub async fn balance(db: &Database, merchant: &Merchant) -> (i64, i64) {
     let all = db.balances(&merchant.id).await.expect("balances");

@@ -6,7 +6,9 @@ use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::{ManualMoveError, OperatorStore};
 use domain::{Currency, MerchantId, Status};
 
-use crate::helpers::{credit, deposit, each_backend, gateway, merchant, now, rub, withdrawal};
+use crate::helpers::{
+    credit, deposit, each_backend, funded_merchant, gateway, merchant, now, rub, withdrawal,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
@@ -71,13 +73,12 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_ledger_is_append_only_and_balances_never_go_negative() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 5_00).await;
+        funded_merchant(&t.db, 5_00).await;
         assert!(t.try_exec("UPDATE ledger SET available_delta = 1").is_err());
         assert!(t.try_exec("DELETE FROM ledger").is_err());
         assert!(t.try_exec("UPDATE balances SET available = -1").is_err());
         assert!(t.try_exec("UPDATE balances SET held = -1").is_err());
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), 1);
+        assert_eq!(t.rows("ledger"), 1);
     })
     .await;
 }
