@@ -1,15 +1,14 @@
 //! Concurrent requests through the domain `Gateway` on a real database: money is never lost,
 //! created or moved twice.
 
-use domain::ledger::manual_move;
 use domain::merchant::Merchant;
 use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::OperatorStore;
 use domain::service::{CompleteError, CreateError, Created, Gateway};
-use domain::{Currency, Status};
+use domain::Status;
 
 use crate::helpers::{
-    all_at_once, balance, deposit, each_backend, funded_merchant, gateway, merchant, now, rub,
+    all_at_once, balance, deposit, each_backend, funded_merchant, gateway, merchant, rub_move,
     withdrawal,
 };
 
@@ -184,14 +183,8 @@ async fn concurrent_first_credits_create_one_balance() {
         let results = all_at_once(20, |i| {
             let (db, id) = (t.db.clone(), shop.id.clone());
             async move {
-                db.apply_manual_move(&manual_move(
-                    id,
-                    Currency::RUB,
-                    rub(i as i64 + 1),
-                    true,
-                    now(),
-                ))
-                .await
+                db.apply_manual_move(&rub_move(id, i as i64 + 1, true))
+                    .await
             }
         })
         .await;

@@ -14,8 +14,8 @@ use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};
 use serde_json::json;
 
 use crate::helpers::{
-    balance, credit, each_backend, funded_merchant, merchant, now, operation, operation_builder,
-    rub, secret,
+    assert_nobody_is_refused, balance, credit, each_backend, funded_merchant, merchant, now,
+    operation, operation_builder, rub_move, secret,
 };
 
 /// `op` under its own id with no merchantOperationId.
@@ -196,28 +196,12 @@ async fn an_uncovered_hold_writes_nothing() {
         credit(&t.db, &shop, 1).await;
         t.db.insert(&new).await.expect("now covered");
         assert_eq!(balance(&t.db, &shop).await, (0, 1_00));
-        let debit = domain::ledger::manual_move(
-            shop.id.clone(),
-            domain::Currency::RUB,
-            rub(1),
-            false,
-            now(),
-        );
+        let debit = rub_move(shop.id.clone(), 1, false);
         assert!(matches!(
             t.db.apply_manual_move(&debit).await,
             Err(ManualMoveError::InsufficientBalance)
         ));
-        let nobody = domain::MerchantId::parse("nobody").expect("id");
-        let credit =
-            domain::ledger::manual_move(nobody, domain::Currency::RUB, rub(1), true, now());
-        let refused =
-            t.db.apply_manual_move(&credit)
-                .await
-                .expect_err("unknown merchant");
-        assert!(
-            refused.to_string().contains("unknown merchant nobody"),
-            "{refused}"
-        );
+        assert_nobody_is_refused(&t.db).await;
     })
     .await;
 }
