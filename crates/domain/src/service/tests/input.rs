@@ -8,38 +8,36 @@ use crate::ports::ProviderVerdict;
 use crate::service::{check_input, StepError};
 use crate::Status;
 
+fn field(
+    name: &str,
+    label: &str,
+    kind: &str,
+    required: bool,
+    options: Option<Vec<SelectOption>>,
+) -> InputField {
+    let (name, label, kind) = (name.into(), label.into(), kind.into());
+    InputField {
+        name,
+        label,
+        kind,
+        required,
+        options,
+    }
+}
+
+fn option(value: &str, label: &str) -> SelectOption {
+    SelectOption {
+        value: value.into(),
+        label: label.into(),
+    }
+}
+
 fn fields() -> Vec<InputField> {
+    let banks = vec![option("a", "Bank A"), option("b", "Bank B")];
     vec![
-        InputField {
-            name: "phone".into(),
-            label: "Phone".into(),
-            kind: "string".into(),
-            required: true,
-            options: None,
-        },
-        InputField {
-            name: "bank".into(),
-            label: "Bank".into(),
-            kind: "select".into(),
-            required: true,
-            options: Some(vec![
-                SelectOption {
-                    value: "a".into(),
-                    label: "Bank A".into(),
-                },
-                SelectOption {
-                    value: "b".into(),
-                    label: "Bank B".into(),
-                },
-            ]),
-        },
-        InputField {
-            name: "comment".into(),
-            label: "Comment".into(),
-            kind: "string".into(),
-            required: false,
-            options: None,
-        },
+        field("phone", "Phone", "string", true, None),
+        field("bank", "Bank", "select", true, Some(banks)),
+        field("comment", "Comment", "string", false, None),
     ]
 }
 
@@ -57,6 +55,14 @@ fn good_values() -> std::collections::BTreeMap<String, String> {
 
 /// A field name and its value.
 type Pair = (&'static str, &'static str);
+
+/// Mocks set up by `store`, where the provider never sees input and nothing is written.
+fn untouched(store: impl FnOnce(&mut Mocks)) -> Mocks {
+    let mut mocks = Mocks::new().with(store);
+    mocks.provider.expect_submit_input().never();
+    mocks.expect_no_store_writes();
+    mocks
+}
 
 fn invalid_fields(result: Result<Operation, StepError>) -> Vec<String> {
     match result {
@@ -129,10 +135,7 @@ fn unknown_missing_and_off_list_values_are_invalid_and_never_reach_the_provider(
         ),
     ];
     for (given, expected) in cases {
-        let mut mocks = Mocks::new();
-        mocks.stored(waiting_for_input());
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
+        let mocks = untouched(|mocks| mocks.stored(waiting_for_input()));
 
         let result = mocks.submit_input(values(given));
 
@@ -158,12 +161,7 @@ fn a_deposit_not_waiting_for_input_is_invalid_state() {
         .build();
     let finished = input_builder().status(Status::Approved).build();
     for op in [redirect, finished] {
-        let mut mocks = Mocks::new();
-        mocks.stored(op);
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
-
-        let result = mocks.submit_input(good_values());
+        let result = untouched(|mocks| mocks.stored(op)).submit_input(good_values());
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -192,10 +190,9 @@ fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
         .build();
     let payout_op = payout(id(1));
     for op in [Some(theirs), Some(payout_op), None] {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_get().returning(move |_| Ok(op.clone()));
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
+        let mocks = untouched(|mocks| {
+            mocks.store.expect_get().returning(move |_| Ok(op.clone()));
+        });
 
         let result = mocks.submit_input(good_values());
 
@@ -223,10 +220,7 @@ fn input_values_refuse_control_characters() {
 
 #[test]
 fn a_provider_out_of_service_takes_no_more_steps() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_input());
-    mocks.provider.expect_submit_input().never();
-    mocks.expect_no_store_writes();
+    let mocks = untouched(|mocks| mocks.stored(waiting_for_input()));
 
     let result = block_on(mocks.gateway().routing_only_to(&[]).submit_input(
         &merchant(),
