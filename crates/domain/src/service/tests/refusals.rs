@@ -118,10 +118,13 @@ fn a_provider_failure_is_unavailable_and_stores_nothing() {
     assert!(matches!(result, Err(CreateError::Unavailable(_))));
 }
 
+/// A failure, set up on the mocks.
+type Failure = fn(&mut Mocks);
+
 #[test]
 fn storage_unavailable_anywhere_is_unavailable() {
     // Each failure, and whether the request has a merchantOperationId.
-    let cases: [(fn(&mut Mocks), bool); 3] = [
+    let cases: [(Failure, bool); 3] = [
         // The route table cannot be read.
         (
             |mocks| {
