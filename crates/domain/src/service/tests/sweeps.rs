@@ -5,8 +5,9 @@ use futures::executor::block_on;
 use super::fixtures::*;
 use crate::ledger::EntryKind;
 use crate::operation::{Decline, DeclineCode};
-use crate::ports::{FinishError, ProviderError, ProviderVerdict};
+use crate::ports::{FinishError, ProviderError, ProviderVerdict, StoreError};
 use crate::service::CompleteError;
+use crate::OperationId;
 use crate::Status;
 
 fn expired(n: u128) -> crate::operation::Operation {
@@ -23,6 +24,16 @@ fn expire(mocks: Mocks) -> Result<usize, CompleteError> {
 
 fn settle(mocks: Mocks) -> Result<usize, CompleteError> {
     block_on(mocks.gateway().settle_due_payouts())
+}
+
+/// Mocks whose store answers the sweep for expired deposits with `answer()`.
+fn expiring(answer: fn() -> Result<Vec<OperationId>, StoreError>) -> Mocks {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_expired_deposits()
+        .returning(move |_, _| answer());
+    mocks
 }
 
 /// Mocks with payout `id(1)` due, which the provider answers with `answer()` when polled.
@@ -71,11 +82,7 @@ fn overdue_deposits_are_declined_as_expired() {
 
 #[test]
 fn expiry_skips_deposits_another_process_finished() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Ok(vec![id(1), id(2), id(3), id(4)]));
+    let mut mocks = expiring(|| Ok(vec![id(1), id(2), id(3), id(4)]));
     // 1: finished in storage meanwhile; 2: already final when read; 3: gone; 4: declined here.
     mocks.stored(expired(1));
     mocks.stored(expired_builder(2).status(Status::Approved).build());
@@ -97,22 +104,13 @@ fn expiry_skips_deposits_another_process_finished() {
 
 #[test]
 fn expiry_stops_when_storage_is_unavailable() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Ok(vec![id(1)]));
+    let mut mocks = expiring(|| Ok(vec![id(1)]));
     mocks.stored(expired(1));
     mocks.expect_finish(1, || Err(FinishError::Store(unavailable())));
     let result = expire(mocks);
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Err(unavailable()));
-    let result = expire(mocks);
+    let result = expire(expiring(|| Err(unavailable())));
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 }
 
