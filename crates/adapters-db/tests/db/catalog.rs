@@ -75,26 +75,21 @@ async fn merchants_are_created_found_listed_and_disabled() {
             None
         );
 
-        let same_name = NewMerchant {
-            id: None,
-            name: "demo".into(),
+        let another = |id: Option<MerchantId>, name: &str| NewMerchant {
+            id,
+            name: name.into(),
             access: full_access(),
             deposit_secret: secret('c'),
             withdrawal_secret: secret('d'),
         };
         assert!(matches!(
-            operator(&t.db).create_merchant(same_name).await,
+            operator(&t.db).create_merchant(another(None, "demo")).await,
             Err(CreateMerchantError::NameTaken)
         ));
-        let same_id = NewMerchant {
-            id: Some(id.clone()),
-            name: "other".into(),
-            access: full_access(),
-            deposit_secret: secret('c'),
-            withdrawal_secret: secret('d'),
-        };
         assert!(matches!(
-            operator(&t.db).create_merchant(same_id).await,
+            operator(&t.db)
+                .create_merchant(another(Some(id.clone()), "other"))
+                .await,
             Err(CreateMerchantError::IdTaken)
         ));
 

@@ -1,40 +1,43 @@
 //! Concurrent requests through the domain `Gateway` on a real database: money is never lost,
 //! created or moved twice.
 
-use std::sync::Arc;
-
-use domain::ledger::manual_move;
+use domain::merchant::Merchant;
 use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::OperatorStore;
-use domain::service::{CompleteError, CreateError};
-use domain::{Currency, Status};
-use tokio::sync::Barrier;
+use domain::service::{CompleteError, CreateError, Created, Gateway};
+use domain::Status;
 
 use crate::helpers::{
-    balance, credit, deposit, each_backend, gateway, merchant, now, rub, withdrawal,
+    all_at_once, balance, deposit, each_backend, funded_merchant, gateway, merchant, rub_move,
+    withdrawal,
 };
+
+/// Forty withdrawals of 1.00 by `shop` at once, the i-th through `gateways[i % N]` with the
+/// merchantOperationId `moid(i)` (its bytes standing in for the request).
+async fn forty_payouts<const N: usize>(
+    shop: &Merchant,
+    gateways: [Gateway; N],
+    moid: fn(usize) -> String,
+) -> Vec<Result<Created, CreateError>> {
+    all_at_once(40, |i| {
+        let (gw, shop) = (gateways[i % N].clone(), shop.clone());
+        async move {
+            let moid = moid(i);
+            gw.create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
+                .await
+        }
+    })
+    .await
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn forty_concurrent_withdrawals_against_ten_roubles_hold_exactly_ten() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 10_00).await;
-        let gw = gateway(&t.db);
-        let start = Arc::new(Barrier::new(40));
-        let tasks: Vec<_> = (0..40)
-            .map(|i| {
-                let (gw, shop, start) = (gw.clone(), shop.clone(), start.clone());
-                tokio::spawn(async move {
-                    let moid = format!("payout-{i}");
-                    start.wait().await;
-                    gw.create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
-                        .await
-                })
-            })
-            .collect();
+        let shop = funded_merchant(&t.db, 10_00).await;
+        let results = forty_payouts(&shop, [gateway(&t.db)], |i| format!("payout-{i}")).await;
         let (mut held, mut refused) = (0, 0);
-        for result in futures::future::join_all(tasks).await {
-            match result.expect("task") {
+        for result in results {
+            match result {
                 Ok(created) => {
                     assert_eq!(created.operation.status(), Status::Processing);
                     assert!(!created.replayed);
@@ -46,12 +49,9 @@ async fn forty_concurrent_withdrawals_against_ten_roubles_hold_exactly_ten() {
         }
         assert_eq!((held, refused), (10, 30));
         assert_eq!(balance(&t.db, &shop).await, (0, 10_00));
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 10);
-        assert_eq!(
-            t.count("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'withdrawal_hold'"),
-            10
-        );
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        assert_eq!(t.rows("operations"), 10);
+        assert_eq!(t.rows_where("ledger", "kind = 'withdrawal_hold'"), 10);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -59,44 +59,22 @@ async fn forty_concurrent_withdrawals_against_ten_roubles_hold_exactly_ten() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn two_processes_on_one_database_still_hold_exactly_ten() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 10_00).await;
+        let shop = funded_merchant(&t.db, 10_00).await;
         let other = t.second_process();
         let gateways = [gateway(&t.db), gateway(&other)];
-        let start = Arc::new(Barrier::new(40));
-        let tasks: Vec<_> = (0..40)
-            .map(|i| {
-                let (gw, shop, start) = (gateways[i % 2].clone(), shop.clone(), start.clone());
-                tokio::spawn(async move {
-                    // Every id twice, once per process: one creates, the other replays.
-                    let moid = format!("payout-{}", i / 2);
-                    start.wait().await;
-                    gw.create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
-                        .await
-                })
-            })
-            .collect();
-        let mut outcomes = Vec::new();
-        for result in futures::future::join_all(tasks).await {
-            outcomes.push(result.expect("task"));
-        }
-        let created = outcomes
-            .iter()
-            .filter(|r| matches!(r, Ok(c) if !c.replayed))
-            .count();
-        let replayed = outcomes
-            .iter()
-            .filter(|r| matches!(r, Ok(c) if c.replayed))
-            .count();
-        let refused = outcomes
-            .iter()
-            .filter(|r| matches!(r, Err(CreateError::InsufficientBalance)))
-            .count();
+        // Every id twice, once per process: one creates, the other replays.
+        let outcomes = forty_payouts(&shop, gateways, |i| format!("payout-{}", i / 2)).await;
+        let count = |wanted: fn(&Result<_, CreateError>) -> bool| {
+            outcomes.iter().filter(|r| wanted(r)).count()
+        };
+        let created = count(|r| matches!(r, Ok(c) if !c.replayed));
+        let replayed = count(|r| matches!(r, Ok(c) if c.replayed));
+        let refused = count(|r| matches!(r, Err(CreateError::InsufficientBalance)));
         assert_eq!(created + replayed + refused, 40, "{outcomes:?}");
         assert_eq!((created, replayed), (10, 10));
         assert_eq!(balance(&t.db, &shop).await, (0, 10_00));
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 10);
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        assert_eq!(t.rows("operations"), 10);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -104,29 +82,25 @@ async fn two_processes_on_one_database_still_hold_exactly_ten() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn twenty_identical_requests_create_one_operation() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 10_00).await;
+        let shop = funded_merchant(&t.db, 10_00).await;
         let gw = gateway(&t.db);
-        let start = Arc::new(Barrier::new(40));
-        let tasks: Vec<_> = (0..40)
-            .map(|i| {
-                let (gw, shop, start) = (gw.clone(), shop.clone(), start.clone());
-                tokio::spawn(async move {
-                    start.wait().await;
-                    if i % 2 == 0 {
-                        gw.create_withdrawal(&shop, withdrawal(1_00, Some("same-id")), b"payout")
-                            .await
-                    } else {
-                        gw.create_deposit(&shop, deposit(7_00, Some("same-id")), b"deposit")
-                            .await
-                    }
-                })
-            })
+        let results = all_at_once(40, |i| {
+            let (gw, shop) = (gw.clone(), shop.clone());
+            async move {
+                if i % 2 == 0 {
+                    gw.create_withdrawal(&shop, withdrawal(1_00, Some("same-id")), b"payout")
+                        .await
+                } else {
+                    gw.create_deposit(&shop, deposit(7_00, Some("same-id")), b"deposit")
+                        .await
+                }
+            }
+        })
+        .await;
+        let created: Vec<_> = results
+            .into_iter()
+            .map(|result| result.expect("created or replayed"))
             .collect();
-        let mut created = Vec::new();
-        for result in futures::future::join_all(tasks).await {
-            created.push(result.expect("task").expect("created or replayed"));
-        }
         for direction in domain::Direction::ALL {
             let mine: Vec<_> = created
                 .iter()
@@ -142,7 +116,7 @@ async fn twenty_identical_requests_create_one_operation() {
                 .iter()
                 .all(|c| c.operation.id() == mine[0].operation.id()));
         }
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 2);
+        assert_eq!(t.rows("operations"), 2);
         assert_eq!(balance(&t.db, &shop).await, (9_00, 1_00));
 
         let different = gw
@@ -152,8 +126,8 @@ async fn twenty_identical_requests_create_one_operation() {
             matches!(different, Err(CreateError::DuplicateOperation)),
             "{different:?}"
         );
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 2);
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        assert_eq!(t.rows("operations"), 2);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -161,8 +135,7 @@ async fn twenty_identical_requests_create_one_operation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn racing_approve_and_decline_leave_one_final_status() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 100_00).await;
+        let shop = funded_merchant(&t.db, 100_00).await;
         let gw = gateway(&t.db);
         let mut paid = 0;
         for round in 0..12 {
@@ -171,25 +144,15 @@ async fn racing_approve_and_decline_leave_one_final_status() {
                 .await
                 .expect("payout")
                 .operation;
-            let start = Arc::new(Barrier::new(2));
-            let racers: Vec<_> = [
+            let outcomes = [
                 Outcome::Approve,
                 Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
-            ]
-            .into_iter()
-            .map(|outcome| {
-                let (gw, start, id) = (gw.clone(), start.clone(), payout.id());
-                tokio::spawn(async move {
-                    start.wait().await;
-                    gw.complete(id, outcome).await
-                })
+            ];
+            let results = all_at_once(2, |i| {
+                let (gw, id, outcome) = (gw.clone(), payout.id(), outcomes[i].clone());
+                async move { gw.complete(id, outcome).await }
             })
-            .collect();
-            let results: Vec<_> = futures::future::join_all(racers)
-                .await
-                .into_iter()
-                .map(|r| r.expect("task"))
-                .collect();
+            .await;
             let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
             assert_eq!(winners.len(), 1, "round {round}: {results:?}");
             assert!(results
@@ -201,21 +164,14 @@ async fn racing_approve_and_decline_leave_one_final_status() {
                 paid += 1_00;
             }
             let id = payout.id();
+            assert_eq!(t.rows_where("ledger", &format!("operation_id = '{id}'")), 2);
             assert_eq!(
-                t.count(&format!(
-                    "SELECT COUNT(*) AS n FROM ledger WHERE operation_id = '{id}'"
-                )),
-                2
-            );
-            assert_eq!(
-                t.count(&format!(
-                    "SELECT COUNT(*) AS n FROM callback_outbox WHERE operation_id = '{id}'"
-                )),
+                t.rows_where("callback_outbox", &format!("operation_id = '{id}'")),
                 1
             );
         }
         assert_eq!(balance(&t.db, &shop).await, (100_00 - paid, 0));
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -224,23 +180,19 @@ async fn racing_approve_and_decline_leave_one_final_status() {
 async fn concurrent_first_credits_create_one_balance() {
     each_backend(|t| async move {
         let shop = merchant(&t.db).await;
-        let start = Arc::new(Barrier::new(20));
-        let tasks: Vec<_> = (1..=20)
-            .map(|i| {
-                let (db, id, start) = (t.db.clone(), shop.id.clone(), start.clone());
-                tokio::spawn(async move {
-                    use domain::ports::OperatorStore;
-                    start.wait().await;
-                    db.apply_manual_move(&manual_move(id, Currency::RUB, rub(i), true, now()))
-                        .await
-                })
-            })
-            .collect();
-        for result in futures::future::join_all(tasks).await {
-            result.expect("task").expect("credit");
+        let results = all_at_once(20, |i| {
+            let (db, id) = (t.db.clone(), shop.id.clone());
+            async move {
+                db.apply_manual_move(&rub_move(id, i as i64 + 1, true))
+                    .await
+            }
+        })
+        .await;
+        for result in results {
+            result.expect("credit");
         }
         assert_eq!(balance(&t.db, &shop).await, (210, 0));
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }

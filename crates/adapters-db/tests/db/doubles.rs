@@ -47,6 +47,12 @@ fn declines(op: &Operation) -> bool {
     op.amount().minor() % 100 == 5
 }
 
+/// After a little latency, so concurrent requests overlap in the store: the decline `op` meets.
+async fn decline_of(op: &Operation) -> Option<Decline> {
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    declines(op).then(|| Decline::new(DeclineCode::ProviderDeclined))
+}
+
 #[async_trait]
 impl PaymentProvider for TestProvider {
     fn creation_order(&self) -> CreationOrder {
@@ -58,12 +64,8 @@ impl PaymentProvider for TestProvider {
         deposit: &Operation,
         _: &Route,
     ) -> Result<DepositStart, ProviderError> {
-        // A little latency, so concurrent requests overlap in the store.
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        if declines(deposit) {
-            return Ok(DepositStart::Declined(Decline::new(
-                DeclineCode::ProviderDeclined,
-            )));
+        if let Some(decline) = decline_of(deposit).await {
+            return Ok(DepositStart::Declined(decline));
         }
         Ok(DepositStart::Wait(Action::Redirect {
             url: format!("https://gateway.example/pay/{}", deposit.id()),
@@ -76,11 +78,8 @@ impl PaymentProvider for TestProvider {
         _: &WithdrawalRequisites,
         _: &Route,
     ) -> Result<PayoutStart, ProviderError> {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        if declines(payout) {
-            return Ok(PayoutStart::Declined(Decline::new(
-                DeclineCode::ProviderDeclined,
-            )));
+        if let Some(decline) = decline_of(payout).await {
+            return Ok(PayoutStart::Declined(decline));
         }
         Ok(PayoutStart::Accepted {
             state: Some(ProviderState::new(r#"{"plan":"approve"}"#)),

@@ -1,7 +1,7 @@
 //! Merchants, balances, requests and operations to test with.
 
 use adapters_db::Database;
-use domain::ledger::manual_move;
+use domain::ledger::{manual_move, BalanceMove};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
 use domain::operator::NewMerchant;
@@ -9,8 +9,8 @@ use domain::ports::{Clock, OperationStore, OperatorStore};
 use domain::request::{Common, NewDeposit, NewWithdrawal};
 use domain::testkit::{DebugCallbackFormat, OperationBuilder};
 use domain::{
-    Amount, Currency, MerchantOperationId, OperationId, PaymentMethod, Timestamp, UserData, UserId,
-    WithdrawalRequisites,
+    Amount, Currency, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Timestamp,
+    UserData, UserId, WithdrawalRequisites,
 };
 
 use crate::doubles::{operator, SystemClock};
@@ -42,10 +42,35 @@ pub fn rub(minor: i64) -> Amount {
     Amount::from_minor(minor).expect("positive amount")
 }
 
+/// A move by hand of `minor` units of RUB for `merchant`, now: a credit or a debit.
+pub fn rub_move(merchant: MerchantId, minor: i64, credit: bool) -> BalanceMove {
+    manual_move(merchant, Currency::RUB, rub(minor), credit, now())
+}
+
 /// Credits `minor` units of RUB by hand.
 pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
-    let mv = manual_move(merchant.id.clone(), Currency::RUB, rub(minor), true, now());
+    let mv = rub_move(merchant.id.clone(), minor, true);
     db.apply_manual_move(&mv).await.expect("credit");
+}
+
+/// A credit to the unknown merchant `nobody` is refused, naming it.
+pub async fn assert_nobody_is_refused(db: &Database) {
+    let nobody = MerchantId::parse("nobody").expect("id");
+    let refused = db
+        .apply_manual_move(&rub_move(nobody, 1, true))
+        .await
+        .expect_err("unknown merchant");
+    assert!(
+        refused.to_string().contains("unknown merchant nobody"),
+        "{refused}"
+    );
+}
+
+/// A new merchant ([`merchant`]) credited with `minor` units of RUB.
+pub async fn funded_merchant(db: &Database, minor: i64) -> Merchant {
+    let shop = merchant(db).await;
+    credit(db, &shop, minor).await;
+    shop
 }
 
 /// (available, held) in RUB, zeros if there is no balance yet.

@@ -1,12 +1,14 @@
 //! A fresh database per test on each backend, and raw SQL for what the public API does not show.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use adapters_db::{Backend, Database, DbOptions};
 use domain::operation::Operation;
-use domain::ports::OperationStore;
+use domain::ports::{OperationStore, OperatorStore};
 use domain::OperationId;
 use testkit::FreshDatabase;
+use tokio::sync::Barrier;
 
 pub use crate::doubles::{gateway, operator};
 pub use crate::fixtures::*;
@@ -55,6 +57,18 @@ impl TestDb {
     /// The single BIGINT a query returns as `n`.
     pub fn count(&self, sql: &str) -> i64 {
         self.fresh.count(sql)
+    }
+
+    /// How many rows `table` holds.
+    pub fn rows(&self, table: &str) -> i64 {
+        self.count(&format!("SELECT COUNT(*) AS n FROM {table}"))
+    }
+
+    /// How many rows of `table` meet `condition`.
+    pub fn rows_where(&self, table: &str, condition: &str) -> i64 {
+        self.count(&format!(
+            "SELECT COUNT(*) AS n FROM {table} WHERE {condition}"
+        ))
     }
 }
 
@@ -105,4 +119,36 @@ impl TestDb {
     pub fn second_process(&self) -> Database {
         Database::connect_with(&self.url, options()).expect("a second handle")
     }
+}
+
+impl TestDb {
+    /// Every balance equals the sum of its ledger entries.
+    pub async fn assert_ledger_verifies(&self) {
+        assert_eq!(self.db.verify_ledger().await.expect("verify"), vec![]);
+    }
+}
+
+/// Runs `task(0)` to `task(n - 1)` as `n` tasks released at the same moment; their answers in
+/// order.
+pub async fn all_at_once<F, Fut>(n: usize, task: F) -> Vec<Fut::Output>
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future + Send + 'static,
+    Fut::Output: Send + 'static,
+{
+    let start = Arc::new(Barrier::new(n));
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let (start, work) = (start.clone(), task(i));
+            tokio::spawn(async move {
+                start.wait().await;
+                work.await
+            })
+        })
+        .collect();
+    futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("task"))
+        .collect()
 }

@@ -6,7 +6,10 @@ use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::{ManualMoveError, OperatorStore};
 use domain::{Currency, MerchantId, Status};
 
-use crate::helpers::{credit, deposit, each_backend, gateway, merchant, now, rub, withdrawal};
+use crate::helpers::{
+    assert_nobody_is_refused, credit, deposit, each_backend, funded_merchant, gateway, merchant,
+    now, rub, rub_move, withdrawal,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
@@ -39,7 +42,7 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
         }
         let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
         assert_eq!(at_creation.operation.status(), Status::Declined);
-        let debit = manual_move(shop.id.clone(), Currency::RUB, rub(1_00), false, now());
+        let debit = rub_move(shop.id.clone(), 1_00, false);
         t.db.apply_manual_move(&debit).await.expect("debit");
         assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
 
@@ -71,13 +74,12 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_ledger_is_append_only_and_balances_never_go_negative() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 5_00).await;
+        funded_merchant(&t.db, 5_00).await;
         assert!(t.try_exec("UPDATE ledger SET available_delta = 1").is_err());
         assert!(t.try_exec("DELETE FROM ledger").is_err());
         assert!(t.try_exec("UPDATE balances SET available = -1").is_err());
         assert!(t.try_exec("UPDATE balances SET held = -1").is_err());
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), 1);
+        assert_eq!(t.rows("ledger"), 1);
     })
     .await;
 }
@@ -91,12 +93,12 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
             available,
             held: 0,
         };
-        let credit = manual_move(shop.id.clone(), Currency::RUB, rub(10_00), true, now());
+        let credit = rub_move(shop.id.clone(), 10_00, true);
         assert_eq!(
             t.db.apply_manual_move(&credit).await.expect("credit"),
             rub_balance(10_00)
         );
-        let too_much = manual_move(shop.id.clone(), Currency::RUB, rub(10_01), false, now());
+        let too_much = rub_move(shop.id.clone(), 10_01, false);
         assert!(matches!(
             t.db.apply_manual_move(&too_much).await,
             Err(ManualMoveError::InsufficientBalance)
@@ -107,7 +109,7 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
             t.db.apply_manual_move(&never_held).await,
             Err(ManualMoveError::InsufficientBalance)
         ));
-        let debit = manual_move(shop.id.clone(), Currency::RUB, rub(4_00), false, now());
+        let debit = rub_move(shop.id.clone(), 4_00, false);
         assert_eq!(
             t.db.apply_manual_move(&debit).await.expect("debit"),
             rub_balance(6_00)
@@ -119,15 +121,7 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
             t.db.find_merchant(&shop.id).await.expect("find"),
             Some(shop.clone())
         );
-        let unknown = manual_move(nobody, Currency::RUB, rub(1), true, now());
-        let refused =
-            t.db.apply_manual_move(&unknown)
-                .await
-                .expect_err("unknown merchant");
-        assert!(
-            refused.to_string().contains("unknown merchant nobody"),
-            "{refused}"
-        );
+        assert_nobody_is_refused(&t.db).await;
         // Refused moves left no ledger entry behind.
         assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
     })

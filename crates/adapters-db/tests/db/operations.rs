@@ -14,7 +14,8 @@ use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};
 use serde_json::json;
 
 use crate::helpers::{
-    balance, credit, each_backend, merchant, now, operation, operation_builder, rub, secret,
+    assert_nobody_is_refused, balance, credit, each_backend, funded_merchant, merchant, now,
+    operation, operation_builder, rub_move, secret,
 };
 
 /// `op` under its own id with no merchantOperationId.
@@ -29,6 +30,22 @@ fn first_without_moid(op: &domain::operation::Operation) -> domain::operation::O
         op.updated_at(),
     )
     .expect("the same kind")
+}
+
+/// A required select of one bank.
+fn bank_field() -> InputField {
+    let (name, label, kind) = ("bank".to_string(), "Bank".to_string(), "select".to_string());
+    let bank_a = SelectOption {
+        value: "a".into(),
+        label: "A".into(),
+    };
+    InputField {
+        name,
+        label,
+        kind,
+        required: true,
+        options: Some(vec![bank_a]),
+    }
 }
 
 fn url(text: &str) -> Option<HttpUrl> {
@@ -65,17 +82,8 @@ async fn an_operation_round_trips_with_every_field() {
             .requisites(requisites)
             .user_data(UserData::parse(&entries.into_iter().collect()).expect("user data"))
             .action(Action::InputFields {
-            fields: vec![InputField {
-                name: "bank".into(),
-                label: "Bank".into(),
-                kind: "select".into(),
-                required: true,
-                options: Some(vec![SelectOption {
-                    value: "a".into(),
-                    label: "A".into(),
-                }]),
-            }],
-        })
+                fields: vec![bank_field()],
+            })
             .expires(now().plus_seconds(600))
             .build();
         assert_eq!(op.method(), PaymentMethod::Card);
@@ -127,12 +135,11 @@ fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperatio
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_duplicate_insert_is_refused_and_writes_nothing() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 100_00).await;
+        let shop = funded_merchant(&t.db, 100_00).await;
         let first = declined_payout(&shop, "dup-1");
         t.db.insert(&first).await.expect("first insert");
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
-        let ledger_rows = t.count("SELECT COUNT(*) AS n FROM ledger");
+        let ledger_rows = t.rows("ledger");
         assert_eq!(ledger_rows, 3);
 
         // Same merchantOperationId, another operation id, a hold that would fit.
@@ -149,9 +156,9 @@ async fn a_duplicate_insert_is_refused_and_writes_nothing() {
             Err(InsertError::Duplicate)
         ));
 
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM operations"), 1);
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM ledger"), ledger_rows);
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_outbox"), 1);
+        assert_eq!(t.rows("operations"), 1);
+        assert_eq!(t.rows("ledger"), ledger_rows);
+        assert_eq!(t.rows("callback_outbox"), 1);
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
         assert!(t
             .db
@@ -189,28 +196,12 @@ async fn an_uncovered_hold_writes_nothing() {
         credit(&t.db, &shop, 1).await;
         t.db.insert(&new).await.expect("now covered");
         assert_eq!(balance(&t.db, &shop).await, (0, 1_00));
-        let debit = domain::ledger::manual_move(
-            shop.id.clone(),
-            domain::Currency::RUB,
-            rub(1),
-            false,
-            now(),
-        );
+        let debit = rub_move(shop.id.clone(), 1, false);
         assert!(matches!(
             t.db.apply_manual_move(&debit).await,
             Err(ManualMoveError::InsufficientBalance)
         ));
-        let nobody = domain::MerchantId::parse("nobody").expect("id");
-        let credit =
-            domain::ledger::manual_move(nobody, domain::Currency::RUB, rub(1), true, now());
-        let refused =
-            t.db.apply_manual_move(&credit)
-                .await
-                .expect_err("unknown merchant");
-        assert!(
-            refused.to_string().contains("unknown merchant nobody"),
-            "{refused}"
-        );
+        assert_nobody_is_refused(&t.db).await;
     })
     .await;
 }
@@ -251,11 +242,8 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
             t.db.get(op.id()).await.expect("get").map(|o| o.status()),
             Some(Status::Approved)
         );
-        assert_eq!(
-            t.count("SELECT COUNT(*) AS n FROM ledger WHERE kind = 'deposit_approved'"),
-            1
-        );
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_outbox"), 1);
+        assert_eq!(t.rows_where("ledger", "kind = 'deposit_approved'"), 1);
+        assert_eq!(t.rows("callback_outbox"), 1);
         assert_eq!(balance(&t.db, &shop).await, (50_00, 0));
     })
     .await;
@@ -349,8 +337,7 @@ async fn a_providers_answer_advances_only_a_processing_operation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sweeps_find_expired_deposits_and_due_payouts() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 100_00).await;
+        let shop = funded_merchant(&t.db, 100_00).await;
         let at = now();
         let expired = operation_builder(&shop, Direction::Deposit, 1_00)
             .expires(at.plus_seconds(-1))

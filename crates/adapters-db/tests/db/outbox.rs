@@ -1,15 +1,15 @@
 //! The callback outbox: exclusive leases, expiry, attempts, retries.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
+use adapters_db::Database;
+use domain::merchant::Merchant;
 use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, PendingCallback,
 };
 use domain::{OperationId, Timestamp};
-use tokio::sync::Barrier;
 
-use crate::helpers::{each_backend, merchant, queue_callbacks};
+use crate::helpers::{all_at_once, each_backend, merchant, queue_callbacks};
 
 fn attempt(
     claimed: &PendingCallback,
@@ -27,51 +27,66 @@ fn attempt(
     }
 }
 
+/// A new merchant with `n` callbacks queued at `at_ms`: the merchant, the time and their
+/// operation ids.
+async fn queued(db: &Database, n: usize, at_ms: i64) -> (Merchant, Timestamp, Vec<OperationId>) {
+    let shop = merchant(db).await;
+    let at = Timestamp::from_millis(at_ms);
+    let ids = queue_callbacks(db, &shop, n, at).await;
+    (shop, at, ids)
+}
+
+/// What `owner` claims at `at`, leased until `until`, at most `limit`.
+async fn claim(
+    db: &Database,
+    owner: &str,
+    at: Timestamp,
+    until: Timestamp,
+    limit: u32,
+) -> Vec<PendingCallback> {
+    db.claim_due(owner, at, until, limit).await.expect("claim")
+}
+
+/// Whether `owner`'s record of `attempt` with `result` was taken.
+async fn record(
+    db: &Database,
+    owner: &str,
+    attempt: &CallbackAttempt,
+    result: AttemptResult,
+) -> bool {
+    db.record_attempt(owner, attempt, &result)
+        .await
+        .expect("record")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn concurrent_claimers_never_share_a_callback() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let at = Timestamp::from_millis(1_000_000);
-        let queued: HashSet<OperationId> = queue_callbacks(&t.db, &shop, 30, at)
-            .await
-            .into_iter()
-            .collect();
-        let start = Arc::new(Barrier::new(6));
-        let claimers: Vec<_> = (0..6)
-            .map(|i| {
-                let (db, start) = (t.db.clone(), start.clone());
-                tokio::spawn(async move {
-                    let owner = format!("worker-{i}");
-                    start.wait().await;
-                    let mut mine = Vec::new();
-                    loop {
-                        let batch = db
-                            .claim_due(&owner, at, at.plus_seconds(60), 4)
-                            .await
-                            .expect("claim");
-                        if batch.is_empty() {
-                            return mine;
-                        }
-                        mine.extend(batch.into_iter().map(|c| (c.operation_id, c.attempt)));
+        let (_, at, ids) = queued(&t.db, 30, 1_000_000).await;
+        let queued: HashSet<OperationId> = ids.into_iter().collect();
+        let claimers = all_at_once(6, |i| {
+            let db = t.db.clone();
+            async move {
+                let owner = format!("worker-{i}");
+                let mut mine = Vec::new();
+                loop {
+                    let batch = claim(&db, &owner, at, at.plus_seconds(60), 4).await;
+                    if batch.is_empty() {
+                        return mine;
                     }
-                })
-            })
-            .collect();
-        let mut seen = Vec::new();
-        for claimer in futures::future::join_all(claimers).await {
-            seen.extend(claimer.expect("task"));
-        }
+                    mine.extend(batch.into_iter().map(|c| (c.operation_id, c.attempt)));
+                }
+            }
+        })
+        .await;
+        let seen: Vec<_> = claimers.into_iter().flatten().collect();
         assert_eq!(seen.len(), 30, "every callback claimed exactly once");
         assert!(seen.iter().all(|(_, n)| *n == 1));
         let ids: HashSet<OperationId> = seen.into_iter().map(|(id, _)| id).collect();
         assert_eq!(ids, queued);
-        let not_yet_due = t.db.claim_due(
-            "late",
-            Timestamp::from_millis(999_999),
-            at.plus_seconds(60),
-            10,
-        );
-        assert!(not_yet_due.await.expect("claim").is_empty());
+        let early = Timestamp::from_millis(999_999);
+        let not_yet_due = claim(&t.db, "late", early, at.plus_seconds(60), 10).await;
+        assert!(not_yet_due.is_empty());
     })
     .await;
 }
@@ -79,13 +94,8 @@ async fn concurrent_claimers_never_share_a_callback() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let at = Timestamp::from_millis(5_000_000);
-        let ids = queue_callbacks(&t.db, &shop, 1, at).await;
-        let first =
-            t.db.claim_due("a", at, at.plus_seconds(60), 10)
-                .await
-                .expect("claim");
+        let (shop, at, ids) = queued(&t.db, 1, 5_000_000).await;
+        let first = claim(&t.db, "a", at, at.plus_seconds(60), 10).await;
         assert_eq!(first.len(), 1);
         let claimed = &first[0];
         assert_eq!(
@@ -98,37 +108,19 @@ async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing()
         );
         assert_eq!(claimed.merchant_id, shop.id);
         assert!(claimed.body.contains(&ids[0].to_string()));
-        assert!(t
-            .db
-            .claim_due("b", at.plus_seconds(30), at.plus_seconds(90), 10)
-            .await
-            .expect("claim")
-            .is_empty());
+        let (during, until) = (at.plus_seconds(30), at.plus_seconds(90));
+        assert!(claim(&t.db, "b", during, until, 10).await.is_empty());
 
-        let again =
-            t.db.claim_due("b", at.plus_seconds(61), at.plus_seconds(121), 10)
-                .await
-                .expect("claim");
+        let (expired, until) = (at.plus_seconds(61), at.plus_seconds(121));
+        let again = claim(&t.db, "b", expired, until, 10).await;
         assert_eq!(again.len(), 1);
         assert_eq!(again[0].attempt, 1);
         let stale = attempt(claimed, at.plus_seconds(62), Some(200), None);
-        assert!(!t
-            .db
-            .record_attempt("a", &stale, &AttemptResult::Delivered)
-            .await
-            .expect("record"));
+        assert!(!record(&t.db, "a", &stale, AttemptResult::Delivered).await);
         let done = attempt(&again[0], at.plus_seconds(62), Some(204), None);
-        assert!(t
-            .db
-            .record_attempt("b", &done, &AttemptResult::Delivered)
-            .await
-            .expect("record"));
-        assert!(t
-            .db
-            .claim_due("c", at.plus_seconds(999), at.plus_seconds(1_999), 10)
-            .await
-            .expect("claim")
-            .is_empty());
+        assert!(record(&t.db, "b", &done, AttemptResult::Delivered).await);
+        let (later, until) = (at.plus_seconds(999), at.plus_seconds(1_999));
+        assert!(claim(&t.db, "c", later, until, 10).await.is_empty());
         let listed = t.db.list(false, 10).await.expect("list");
         assert_eq!(listed.len(), 1);
         assert_eq!(
@@ -139,7 +131,7 @@ async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing()
             ),
             (CallbackState::Delivered, 1, None)
         );
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_attempts"), 1);
+        assert_eq!(t.rows("callback_attempts"), 1);
     })
     .await;
 }
@@ -147,39 +139,25 @@ async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing()
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn failures_retries_and_operator_resends_keep_counting_attempts() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let at = Timestamp::from_millis(9_000_000);
-        let id = queue_callbacks(&t.db, &shop, 1, at).await[0];
-        let lease = |s: i64| at.plus_seconds(s + 60);
+        let (_, at, ids) = queued(&t.db, 1, 9_000_000).await;
+        let id = ids[0];
+        // What `owner` claims `s` seconds after the callback was queued, one at most.
+        let claim_at = |owner: &'static str, s: i64| {
+            let db = t.db.clone();
+            async move { claim(&db, owner, at.plus_seconds(s), at.plus_seconds(s + 60), 1).await }
+        };
 
-        let first =
-            t.db.claim_due("w", at, lease(0), 1)
-                .await
-                .expect("claim")
-                .remove(0);
+        let first = claim_at("w", 0).await.remove(0);
         let failed = attempt(&first, at, Some(500), None);
         let retry_at = AttemptResult::RetryAt(at.plus_seconds(10));
-        assert!(t
-            .db
-            .record_attempt("w", &failed, &retry_at)
-            .await
-            .expect("record"));
-        assert!(t
-            .db
-            .claim_due("w", at.plus_seconds(9), lease(9), 1)
-            .await
-            .expect("claim")
-            .is_empty());
+        assert!(record(&t.db, "w", &failed, retry_at).await);
+        assert!(claim_at("w", 9).await.is_empty());
         let pending = t.db.list(false, 10).await.expect("list").remove(0);
         assert_eq!(pending.state, CallbackState::Pending);
         assert_eq!(pending.next_attempt_at, Some(at.plus_seconds(10)));
         assert_eq!(pending.last_error.as_deref(), Some("HTTP 500"));
 
-        let second =
-            t.db.claim_due("w", at.plus_seconds(10), lease(10), 1)
-                .await
-                .expect("claim")
-                .remove(0);
+        let second = claim_at("w", 10).await.remove(0);
         assert_eq!((second.attempt, second.failures_in_run), (2, 1));
         let refused = attempt(
             &second,
@@ -188,11 +166,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
             Some("connection refused"),
         );
         let give_up = AttemptResult::Failed("schedule exhausted".into());
-        assert!(t
-            .db
-            .record_attempt("w", &refused, &give_up)
-            .await
-            .expect("record"));
+        assert!(record(&t.db, "w", &refused, give_up).await);
         let failed_list = t.db.list(true, 10).await.expect("list failed");
         assert_eq!(failed_list.len(), 1);
         assert_eq!(
@@ -203,12 +177,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
             failed_list[0].last_error.as_deref(),
             Some("schedule exhausted")
         );
-        assert!(t
-            .db
-            .claim_due("w", at.plus_seconds(999), lease(999), 1)
-            .await
-            .expect("claim")
-            .is_empty());
+        assert!(claim_at("w", 999).await.is_empty());
 
         assert!(t.db.retry(id, at.plus_seconds(20)).await.expect("retry"));
         assert!(!t
@@ -222,24 +191,17 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
             .await
             .expect("retry unknown"));
         assert!(t.db.list(true, 10).await.expect("list failed").is_empty());
-        let third =
-            t.db.claim_due("w", at.plus_seconds(20), lease(20), 1)
-                .await
-                .expect("claim")
-                .remove(0);
+        let third = claim_at("w", 20).await.remove(0);
         assert_eq!((third.attempt, third.failures_in_run), (3, 0));
 
         // A graceful shutdown hands the lease back at once.
         t.db.release("w").await.expect("release");
-        let fourth =
-            t.db.claim_due("v", at.plus_seconds(21), lease(21), 1)
-                .await
-                .expect("claim");
+        let fourth = claim_at("v", 21).await;
         assert_eq!(
             fourth.iter().map(|c| c.attempt).collect::<Vec<_>>(),
             vec![3]
         );
-        assert_eq!(t.count("SELECT COUNT(*) AS n FROM callback_attempts"), 2);
+        assert_eq!(t.rows("callback_attempts"), 2);
     })
     .await;
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use domain::ports::OperatorStore;
 use tokio::sync::Semaphore;
 
-use crate::helpers::{credit, deposit, each_backend, gateway, merchant, withdrawal};
+use crate::helpers::{deposit, each_backend, funded_merchant, gateway, withdrawal};
 
 const REQUESTS: usize = 2_000;
 const IN_FLIGHT: usize = 32;
@@ -16,8 +16,7 @@ const IN_FLIGHT: usize = 32;
 #[ignore = "a measurement, not a check"]
 async fn throughput_of_creations_through_the_gateway() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        credit(&t.db, &shop, 1_000_000_00).await;
+        let shop = funded_merchant(&t.db, 1_000_000_00).await;
         let gw = gateway(&t.db);
         for kind in ["deposit", "withdrawal"] {
             let gate = Arc::new(Semaphore::new(IN_FLIGHT));

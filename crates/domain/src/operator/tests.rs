@@ -87,25 +87,50 @@ fn new_route() -> NewRoute {
     }
 }
 
+/// `error`, with its causes, says the store was unavailable because the database was locked.
+fn assert_cause_kept(error: &(dyn std::error::Error + 'static)) {
+    assert_eq!(
+        Chain(error).to_string(),
+        "storage unavailable: database is locked"
+    );
+}
+
+/// The store takes one new merchant, which `check` accepts with the time it is stored at.
+fn expect_merchant_stored(
+    mocks: &mut Mocks,
+    check: impl Fn(&Merchant, &Timestamp) -> bool + Send + 'static,
+) {
+    mocks
+        .store
+        .expect_insert_merchant()
+        .withf(check)
+        .times(1)
+        .returning(|_, _| Ok(()));
+}
+
+/// Moves `amount` RUB of [`shop`]'s balance by hand.
+fn adjust(mocks: Mocks, amount_text: &str, how: ManualMove) -> Result<Balance, BalanceError> {
+    block_on(
+        mocks
+            .operator()
+            .adjust_balance(&shop(), Currency::RUB, amount(amount_text), how),
+    )
+}
+
 // --- merchants ---------------------------------------------------------------------------
 
 #[test]
 fn a_new_merchant_gets_a_fresh_id_a_trimmed_name_and_is_stored_enabled() {
     let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_insert_merchant()
-        .withf(|m, at| {
-            m.id == generated_id()
-                && m.name == "Shop X"
-                && m.enabled
-                && m.access == full_access()
-                && m.deposit_secret.expose() == "d".repeat(64)
-                && m.withdrawal_secret.expose() == "w".repeat(64)
-                && *at == now()
-        })
-        .times(1)
-        .returning(|_, _| Ok(()));
+    expect_merchant_stored(&mut mocks, |m, at| {
+        m.id == generated_id()
+            && m.name == "Shop X"
+            && m.enabled
+            && m.access == full_access()
+            && m.deposit_secret.expose() == "d".repeat(64)
+            && m.withdrawal_secret.expose() == "w".repeat(64)
+            && *at == now()
+    });
 
     let created = block_on(
         mocks
@@ -123,12 +148,7 @@ fn a_new_merchant_gets_a_fresh_id_a_trimmed_name_and_is_stored_enabled() {
 fn an_explicit_merchant_id_is_kept_and_no_id_is_generated() {
     let mut mocks = Mocks::new();
     mocks.ids = MockIdGenerator::new();
-    mocks
-        .store
-        .expect_insert_merchant()
-        .withf(|m, _| m.id == shop())
-        .times(1)
-        .returning(|_, _| Ok(()));
+    expect_merchant_stored(&mut mocks, |m, _| m.id == shop());
     let new = NewMerchant {
         id: Some(shop()),
         ..new_merchant("shop")
@@ -192,12 +212,7 @@ fn merchant_access_pairs_must_exist_in_their_direction() {
 #[test]
 fn a_merchant_without_methods_is_allowed() {
     let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_insert_merchant()
-        .withf(|m, _| m.access.is_empty())
-        .times(1)
-        .returning(|_, _| Ok(()));
+    expect_merchant_stored(&mut mocks, |m, _| m.access.is_empty());
     let new = NewMerchant {
         access: BTreeSet::new(),
         ..new_merchant("Shop")
@@ -246,10 +261,7 @@ fn a_storage_failure_keeps_its_cause() {
         error,
         CreateMerchantError::Store(StoreError::Unavailable(_))
     ));
-    assert_eq!(
-        Chain(&error).to_string(),
-        "storage unavailable: database is locked"
-    );
+    assert_cause_kept(&error);
 }
 
 #[test]
@@ -469,13 +481,7 @@ fn a_credit_is_a_manual_ledger_entry_and_answers_the_new_balance() {
         .times(1)
         .returning(move |_| Ok(after));
 
-    let balance = block_on(mocks.operator().adjust_balance(
-        &shop(),
-        Currency::RUB,
-        amount("123.45"),
-        ManualMove::Credit,
-    ))
-    .unwrap();
+    let balance = adjust(mocks, "123.45", ManualMove::Credit).unwrap();
 
     assert_eq!(balance, after);
 }
@@ -491,13 +497,7 @@ fn a_debit_takes_from_available_and_is_refused_when_it_is_not_covered() {
         .times(1)
         .returning(|_| Err(ManualMoveError::InsufficientBalance));
 
-    let error = block_on(mocks.operator().adjust_balance(
-        &shop(),
-        Currency::RUB,
-        amount("123.45"),
-        ManualMove::Debit,
-    ))
-    .unwrap_err();
+    let error = adjust(mocks, "123.45", ManualMove::Debit).unwrap_err();
 
     assert!(matches!(
         error,
@@ -518,13 +518,7 @@ fn an_unknown_merchant_is_refused_before_any_move() {
         .times(1)
         .returning(|_| Ok(None));
 
-    let error = block_on(mocks.operator().adjust_balance(
-        &shop(),
-        Currency::RUB,
-        amount("1.00"),
-        ManualMove::Credit,
-    ))
-    .unwrap_err();
+    let error = adjust(mocks, "1.00", ManualMove::Credit).unwrap_err();
 
     assert!(matches!(&error, BalanceError::UnknownMerchant { merchant } if *merchant == shop()));
     assert_eq!(error.to_string(), "no merchant shop");
@@ -539,22 +533,13 @@ fn a_balance_move_without_database_keeps_its_cause() {
         .expect_apply_manual_move()
         .returning(|_| Err(ManualMoveError::Store(unavailable())));
 
-    let error = block_on(mocks.operator().adjust_balance(
-        &shop(),
-        Currency::RUB,
-        amount("1.00"),
-        ManualMove::Credit,
-    ))
-    .unwrap_err();
+    let error = adjust(mocks, "1.00", ManualMove::Credit).unwrap_err();
 
     assert!(matches!(
         error,
         BalanceError::Store(StoreError::Unavailable(_))
     ));
-    assert_eq!(
-        Chain(&error).to_string(),
-        "storage unavailable: database is locked"
-    );
+    assert_cause_kept(&error);
 }
 
 #[test]

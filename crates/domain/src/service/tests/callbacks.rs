@@ -1,8 +1,6 @@
 //! What the callbacks the use cases queue report (the callback rules of docs/api.md); their
 //! wire format is the callback adapter's, tested there.
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::callback::{CallbackData, QueuedCallback};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
@@ -11,12 +9,8 @@ use crate::{Amount, Currency, Direction, PaymentMethod, Status, UserId};
 
 /// Completes `op` with `outcome` and returns the callback queued with it.
 fn queued(op: Operation, outcome: Outcome) -> QueuedCallback {
-    let mut mocks = Mocks::new();
-    let id = op.id();
-    mocks.stored(op);
-    let finished = mocks.expect_finish(1, || Ok(()));
-    block_on(mocks.gateway().complete(id, outcome)).unwrap();
-    finished.one().callback.expect("a callback is queued")
+    let (_, completion) = completed(op, outcome);
+    completion.callback.expect("a callback is queued")
 }
 
 #[test]

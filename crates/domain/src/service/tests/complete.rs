@@ -1,11 +1,9 @@
 //! `complete`: the state machine and its balance moves (the ledger rules of docs/api.md).
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::ledger::EntryKind;
-use crate::operation::{Decline, DeclineCode, Outcome};
-use crate::ports::FinishError;
+use crate::operation::{Decline, DeclineCode, Operation, Outcome};
+use crate::ports::{Completion, FinishError};
 use crate::service::CompleteError;
 use crate::Status;
 
@@ -13,15 +11,22 @@ fn rejected() -> Outcome {
     Outcome::Decline(Decline::new(DeclineCode::PaymentRejected))
 }
 
+/// Approves the stored `op` on a store whose one finish fails with `error`.
+fn approve_failing(
+    op: Operation,
+    error: impl Fn() -> FinishError + Send + 'static,
+) -> Result<Operation, CompleteError> {
+    let mut mocks = Mocks::new();
+    let id = op.id();
+    mocks.stored(op);
+    mocks.expect_finish(1, move || Err(error()));
+    mocks.complete(id, Outcome::Approve)
+}
+
 #[test]
 fn an_approved_deposit_credits_available_and_queues_its_callback() {
-    let mut mocks = Mocks::new();
-    mocks.stored(deposit(id(1)));
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let (done, completion) = completed(deposit(id(1)), Outcome::Approve);
 
-    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
-
-    let completion = finished.one();
     assert_eq!(done, completion.operation);
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(done.decline(), None);
@@ -39,33 +44,17 @@ fn an_approved_deposit_credits_available_and_queues_its_callback() {
 
 #[test]
 fn a_declined_deposit_moves_nothing() {
-    let mut mocks = Mocks::new();
-    mocks.stored(deposit(id(1)));
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let (done, completion) = completed(deposit(id(1)), rejected());
 
-    let done = block_on(mocks.gateway().complete(id(1), rejected())).unwrap();
-
-    assert_eq!(done.status(), Status::Declined);
-    assert_eq!(
-        done.decline(),
-        Some(&Decline::new(DeclineCode::PaymentRejected))
-    );
-    let completion = finished.one();
-    assert!(completion.moves.is_empty());
-    assert!(completion.callback.is_some());
+    assert_declined_without_moves(&done, &completion, DeclineCode::PaymentRejected);
 }
 
 #[test]
 fn an_approved_payout_releases_the_held_money_to_the_recipient() {
-    let mut mocks = Mocks::new();
-    mocks.stored(payout(id(2)));
-    let finished = mocks.expect_finish(1, || Ok(()));
-
-    let done = block_on(mocks.gateway().complete(id(2), Outcome::Approve)).unwrap();
+    let (done, Completion { moves, .. }) = completed(payout(id(2)), Outcome::Approve);
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(done.due_at(), None, "a final payout is no longer due");
-    let moves = finished.one().moves;
     assert_eq!(moves.len(), 1);
     assert_eq!(moves[0].kind, EntryKind::WithdrawalPaid);
     assert_eq!((moves[0].available, moves[0].held), (0, -25_000));
@@ -73,18 +62,10 @@ fn an_approved_payout_releases_the_held_money_to_the_recipient() {
 
 #[test]
 fn a_declined_payout_returns_the_held_money_to_available() {
-    let mut mocks = Mocks::new();
-    mocks.stored(payout(id(2)));
-    let finished = mocks.expect_finish(1, || Ok(()));
-
-    let done = block_on(mocks.gateway().complete(
-        id(2),
-        Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
-    ))
-    .unwrap();
+    let decline = Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound));
+    let (done, Completion { moves, .. }) = completed(payout(id(2)), decline);
 
     assert_eq!(done.status(), Status::Declined);
-    let moves = finished.one().moves;
     assert_eq!(moves.len(), 1);
     assert_eq!(moves[0].kind, EntryKind::WithdrawalReleased);
     assert_eq!((moves[0].available, moves[0].held), (25_000, -25_000));
@@ -98,7 +79,7 @@ fn a_final_operation_refuses_another_completion() {
             mocks.stored(deposit_builder(id(1)).status(status).build());
             mocks.store.expect_finish().never();
 
-            let result = block_on(mocks.gateway().complete(id(1), outcome.clone()));
+            let result = mocks.complete(id(1), outcome.clone());
 
             assert!(
                 matches!(result, Err(CompleteError::InvalidState)),
@@ -110,11 +91,7 @@ fn a_final_operation_refuses_another_completion() {
 
 #[test]
 fn losing_the_race_to_another_completion_is_invalid_state() {
-    let mut mocks = Mocks::new();
-    mocks.stored(payout(id(2)));
-    mocks.expect_finish(1, || Err(FinishError::NotProcessing));
-
-    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+    let result = approve_failing(payout(id(2)), || FinishError::NotProcessing);
 
     assert!(matches!(result, Err(CompleteError::InvalidState)));
 }
@@ -125,21 +102,18 @@ fn an_unknown_operation_is_not_found() {
     mocks.store.expect_get().returning(|_| Ok(None));
     mocks.store.expect_finish().never();
 
-    let result = block_on(mocks.gateway().complete(id(9), Outcome::Approve));
+    let result = mocks.complete(id(9), Outcome::Approve);
 
     assert!(matches!(result, Err(CompleteError::NotFound)));
 }
 
 #[test]
 fn an_expired_deposit_cannot_be_approved_it_is_declined_as_expired() {
-    let mut mocks = Mocks::new();
-    mocks.stored(deposit_builder(id(1)).expires(now()).build());
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let expired = deposit_builder(id(1)).expires(now()).build();
 
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let (result, completion) = Mocks::new().finishing(expired, Outcome::Approve);
 
     assert!(matches!(result, Err(CompleteError::InvalidState)));
-    let completion = finished.one();
     assert_eq!(completion.operation.status(), Status::Declined);
     assert_eq!(
         completion.operation.decline(),
@@ -158,29 +132,22 @@ fn an_expired_deposit_cannot_be_approved_it_is_declined_as_expired() {
 
 #[test]
 fn a_deposit_one_millisecond_before_expiry_still_approves() {
-    let mut mocks = Mocks::new();
-    mocks.stored(deposit_builder(id(1)).expires(now().plus_millis(1)).build());
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let op = deposit_builder(id(1)).expires(now().plus_millis(1)).build();
 
-    let done = block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    let (done, completion) = completed(op, Outcome::Approve);
 
     assert_eq!(done.status(), Status::Approved);
-    assert_eq!(finished.one().moves[0].available, 10_000);
+    assert_eq!(completion.moves[0].available, 10_000);
 }
 
 #[test]
 fn no_callback_is_queued_without_callback_url() {
-    let mut mocks = Mocks::new();
-    mocks.stored(
-        deposit_builder(id(1))
-            .urls(OperationUrls::default())
-            .build(),
-    );
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let quiet = deposit_builder(id(1))
+        .urls(OperationUrls::default())
+        .build();
 
-    block_on(mocks.gateway().complete(id(1), Outcome::Approve)).unwrap();
+    let (_, completion) = completed(quiet, Outcome::Approve);
 
-    let completion = finished.one();
     assert_eq!(completion.callback, None);
     assert_eq!(completion.moves.len(), 1, "money still moves");
 }
@@ -189,20 +156,14 @@ fn no_callback_is_queued_without_callback_url() {
 fn storage_failures_map_to_unavailable_or_internal() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| Err(unavailable()));
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let result = mocks.complete(id(1), Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
-    let mut mocks = Mocks::new();
-    mocks.stored(deposit(id(1)));
-    mocks.expect_finish(1, || Err(FinishError::Store(unavailable())));
-    let result = block_on(mocks.gateway().complete(id(1), Outcome::Approve));
+    let result = approve_failing(deposit(id(1)), || FinishError::Store(unavailable()));
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
     // A completion never debits available, so a balance refusal is a bug, not a business answer.
-    let mut mocks = Mocks::new();
-    mocks.stored(payout(id(2)));
-    mocks.expect_finish(1, || Err(FinishError::InsufficientBalance));
-    let result = block_on(mocks.gateway().complete(id(2), Outcome::Approve));
+    let result = approve_failing(payout(id(2)), || FinishError::InsufficientBalance);
     assert!(matches!(result, Err(CompleteError::Unknown(_))));
 }
 
@@ -213,18 +174,14 @@ fn the_same_deposit_expires_once_the_clock_reaches_its_lifetime() {
 
     let mut before = Mocks::new();
     before.set_clock(deadline.plus_millis(-1));
-    before.stored(op.clone());
-    let approved = before.expect_finish(1, || Ok(()));
-    block_on(before.gateway().complete(id(1), Outcome::Approve)).unwrap();
-    assert_eq!(approved.one().operation.status(), Status::Approved);
+    let (result, approved) = before.finishing(op.clone(), Outcome::Approve);
+    result.unwrap();
+    assert_eq!(approved.operation.status(), Status::Approved);
 
     let mut after = Mocks::new();
     after.set_clock(deadline);
-    after.stored(op);
-    let declined = after.expect_finish(1, || Ok(()));
-    let result = block_on(after.gateway().complete(id(1), Outcome::Approve));
+    let (result, completion) = after.finishing(op, Outcome::Approve);
     assert!(matches!(result, Err(CompleteError::InvalidState)));
-    let completion = declined.one();
     assert_eq!(completion.operation.updated_at(), deadline);
     assert_eq!(
         completion.operation.decline().map(|d| d.code),

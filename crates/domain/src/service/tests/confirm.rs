@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::operation::{Action, Decline, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
-use crate::ports::FinishError;
+use crate::merchant::Merchant;
+use crate::operation::{Action, DeclineCode, Operation, CONFIRMATION_ATTEMPTS};
+use crate::ports::{Completion, FinishError};
 use crate::service::StepError;
 use crate::Status;
 
@@ -30,25 +31,44 @@ fn code_is(mocks: &mut Mocks, right: &'static str) {
         .returning(move |_, code| Ok(code == right));
 }
 
-#[test]
-fn the_right_code_approves() {
+/// Mocks holding `op`, whose provider takes "1234" as the right code.
+fn holding(op: Operation) -> Mocks {
     let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
+    mocks.stored(op);
     code_is(&mut mocks, "1234");
+    mocks
+}
+
+/// Confirms `code` on an operation with `attempts_left` that it finishes: the answer and the
+/// completion stored, the action never replaced.
+fn finishing(attempts_left: u8, code: &str) -> (Operation, Completion) {
+    let mut mocks = holding(waiting_for_code(attempts_left));
     mocks.store.expect_replace_action().never();
     let finished = mocks.expect_finish(1, || Ok(()));
+    let done = mocks.confirm(&merchant(), code).unwrap();
+    (done, finished.one())
+}
 
-    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234")).unwrap();
+/// Confirms "1234" on `op` as `who` where the provider is never asked and nothing is written.
+fn refused(op: Operation, who: &Merchant) -> Result<Operation, StepError> {
+    let mut mocks = Mocks::new();
+    mocks.stored(op);
+    mocks.provider.expect_check_code().never();
+    mocks.expect_no_store_writes();
+    mocks.confirm(who, "1234")
+}
+
+#[test]
+fn the_right_code_approves() {
+    let (done, completion) = finishing(3, "1234");
 
     assert_eq!(done.status(), Status::Approved);
-    assert_eq!(finished.one().moves[0].available, 10_000);
+    assert_eq!(completion.moves[0].available, 10_000);
 }
 
 #[test]
 fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    code_is(&mut mocks, "1234");
+    let mut mocks = holding(waiting_for_code(3));
     mocks
         .store
         .expect_replace_action()
@@ -62,29 +82,16 @@ fn a_wrong_code_answers_invalid_code_and_uses_up_one_attempt() {
         .returning(|_, _, _, _| Ok(()));
     mocks.store.expect_finish().never();
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+    let result = mocks.confirm(&merchant(), "0000");
 
     assert!(matches!(result, Err(StepError::InvalidCode)));
 }
 
 #[test]
 fn the_last_wrong_code_declines_with_confirmation_failed() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(1));
-    code_is(&mut mocks, "1234");
-    mocks.store.expect_replace_action().never();
-    let finished = mocks.expect_finish(1, || Ok(()));
+    let (done, completion) = finishing(1, "0000");
 
-    let done = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000")).unwrap();
-
-    assert_eq!(done.status(), Status::Declined);
-    assert_eq!(
-        done.decline(),
-        Some(&Decline::new(DeclineCode::ConfirmationFailed))
-    );
-    let completion = finished.one();
-    assert!(completion.moves.is_empty());
-    assert!(completion.callback.is_some());
+    assert_declined_without_moves(&done, &completion, DeclineCode::ConfirmationFailed);
 }
 
 #[test]
@@ -135,15 +142,13 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
 
 #[test]
 fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    code_is(&mut mocks, "1234");
+    let mut mocks = holding(waiting_for_code(3));
     mocks
         .store
         .expect_replace_action()
         .returning(|_, _, _, _| Err(FinishError::NotProcessing));
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "0000"));
+    let result = mocks.confirm(&merchant(), "0000");
 
     assert!(matches!(result, Err(StepError::InvalidState)));
 }
@@ -155,12 +160,7 @@ fn a_deposit_not_waiting_for_a_code_is_invalid_state() {
         .status(Status::Declined)
         .build();
     for op in [deposit(id(1)), declined] {
-        let mut mocks = Mocks::new();
-        mocks.stored(op);
-        mocks.provider.expect_check_code().never();
-        mocks.expect_no_store_writes();
-
-        let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+        let result = refused(op, &merchant());
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -178,7 +178,7 @@ fn an_expired_deposit_is_declined_before_the_code_is_checked() {
     mocks.provider.expect_check_code().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+    let result = mocks.confirm(&merchant(), "1234");
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
@@ -189,12 +189,7 @@ fn an_expired_deposit_is_declined_before_the_code_is_checked() {
 
 #[test]
 fn another_merchants_deposit_is_not_found() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_code(3));
-    mocks.provider.expect_check_code().never();
-    mocks.expect_no_store_writes();
-
-    let result = block_on(mocks.gateway().confirm(&other_merchant(), id(1), "1234"));
+    let result = refused(waiting_for_code(3), &other_merchant());
 
     assert!(matches!(result, Err(StepError::NotFound)));
 }
@@ -209,7 +204,7 @@ fn a_provider_failure_is_unavailable_and_costs_no_attempt() {
         .returning(|_, _| Err(crate::ports::ProviderError("sms gateway down".into())));
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().confirm(&merchant(), id(1), "1234"));
+    let result = mocks.confirm(&merchant(), "1234");
 
     assert!(matches!(result, Err(StepError::Unavailable(_))));
 }

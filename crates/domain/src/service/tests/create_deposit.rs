@@ -1,8 +1,6 @@
 //! `create_deposit`: access -> idempotency -> route -> provider -> store
 //! (the error, field and idempotency rules of docs/api.md).
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::operation::{Action, Decline, DeclineCode};
 use crate::ports::DepositStart;
@@ -24,6 +22,14 @@ pub(super) fn provider_waits(mocks: &mut Mocks) {
         .returning(|_, _| Ok(DepositStart::Wait(redirect())));
 }
 
+fn provider_declines(mocks: &mut Mocks) {
+    mocks.provider.expect_start_deposit().returning(|_, _| {
+        Ok(DepositStart::Declined(Decline::new(
+            DeclineCode::ProviderDeclined,
+        )))
+    });
+}
+
 #[test]
 fn a_new_deposit_is_stored_processing_with_the_providers_action() {
     let mut mocks = Mocks::new();
@@ -38,18 +44,11 @@ fn a_new_deposit_is_stored_processing_with_the_providers_action() {
         })
         .times(1)
         .returning(|_, _| Ok(DepositStart::Wait(redirect())));
-    let inserted = mocks.expect_insert(|| Ok(()));
     let request = deposit_request("100.00", "card", false, false);
 
-    let created = block_on(
-        mocks
-            .gateway()
-            .create_deposit(&merchant(), request, CANONICAL),
-    )
-    .unwrap();
+    let (created, new) = mocks.stores_deposit(request);
 
     assert!(!created.replayed);
-    let new = inserted.one();
     assert_eq!(new.operation, created.operation);
     let op = created.operation;
     assert_eq!(op.id(), new_id());
@@ -85,20 +84,11 @@ fn the_routes_lifetime_sets_the_expiry() {
     assert_eq!(table[2].flow, Flow::Qr);
     mocks.set_routes(table);
     provider_waits(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("10.00", "sbp_qr", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (created, new) = mocks.stores_deposit(deposit_request("10.00", "sbp_qr", false, false));
 
     assert_eq!(created.operation.route_id(), 3);
-    assert_eq!(
-        inserted.one().operation.expires_at(),
-        Some(now().plus_seconds(90))
-    );
+    assert_eq!(new.operation.expires_at(), Some(now().plus_seconds(90)));
     assert_eq!(created.operation.lifetime_left(now()), Some(90));
 }
 
@@ -119,32 +109,18 @@ fn the_highest_priority_fitting_route_is_used() {
         .withf(|_, route| route.id == 42)
         .times(1)
         .returning(|_, _| Ok(DepositStart::Wait(redirect())));
-    let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (_, new) = mocks.stores_deposit(deposit_request("100.00", "card", false, false));
 
-    assert_eq!(inserted.one().operation.route_id(), 42);
+    assert_eq!(new.operation.route_id(), 42);
 }
 
 #[test]
 fn the_fingerprint_is_a_keyed_hash_under_the_deposit_secret() {
-    let mut mocks = Mocks::new();
-    provider_waits(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let mocks = Mocks::new().with(provider_waits);
 
-    block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (_, new) = mocks.stores_deposit(deposit_request("100.00", "card", true, false));
 
-    let new = inserted.one();
     let expected = Fingerprint::of(&merchant().deposit_secret, CANONICAL);
     assert_eq!(new.fingerprint, Some(expected));
     assert_ne!(
@@ -157,23 +133,15 @@ fn the_fingerprint_is_a_keyed_hash_under_the_deposit_secret() {
 
 #[test]
 fn requisites_given_with_the_deposit_are_stored_as_parsed() {
-    let mut mocks = Mocks::new();
-    provider_waits(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
     let mut request = deposit_request("100.00", "card", false, false);
     let given = KeptObject::new()
         .with("pan", "4242424242424242")
         .with("cvc", "123");
     request.requisites = Some(crate::request::sanitize_requisites(&given));
 
-    block_on(
-        mocks
-            .gateway()
-            .create_deposit(&merchant(), request, CANONICAL),
-    )
-    .unwrap();
+    let (_, new) = Mocks::new().with(provider_waits).stores_deposit(request);
 
-    let stored = inserted.one().operation.requisites().cloned();
+    let stored = new.operation.requisites().cloned();
     assert_eq!(
         stored,
         Some(KeptObject::new().with("pan", "424242******4242"))
@@ -182,22 +150,10 @@ fn requisites_given_with_the_deposit_are_stored_as_parsed() {
 
 #[test]
 fn a_decline_at_creation_is_an_answer_not_an_error() {
-    let mut mocks = Mocks::new();
-    mocks.provider.expect_start_deposit().returning(|_, _| {
-        Ok(DepositStart::Declined(Decline::new(
-            DeclineCode::ProviderDeclined,
-        )))
-    });
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let mocks = Mocks::new().with(provider_declines);
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.05", "card", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (created, new) = mocks.stores_deposit(deposit_request("100.05", "card", true, true));
 
-    let new = inserted.one();
     assert_eq!(created.operation, new.operation);
     assert_eq!(new.operation.status(), Status::Declined);
     assert_eq!(
@@ -209,30 +165,15 @@ fn a_decline_at_creation_is_an_answer_not_an_error() {
     assert_eq!(callback.operation_id, new_id());
     assert_eq!(callback.url.as_str(), CALLBACK_URL);
     assert_eq!(callback.queued_at, now());
-    assert_eq!(callback.data.status, Status::Declined);
-    assert_eq!(
-        callback.data.decline.map(|d| d.code),
-        Some(DeclineCode::ProviderDeclined)
-    );
+    assert_callback_declined(&callback, DeclineCode::ProviderDeclined);
 }
 
 #[test]
 fn a_decline_at_creation_without_callback_url_queues_nothing() {
-    let mut mocks = Mocks::new();
-    mocks.provider.expect_start_deposit().returning(|_, _| {
-        Ok(DepositStart::Declined(Decline::new(
-            DeclineCode::ProviderDeclined,
-        )))
-    });
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let request = deposit_request("100.05", "card", false, false);
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.05", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (created, new) = Mocks::new().with(provider_declines).stores_deposit(request);
 
     assert_eq!(created.operation.status(), Status::Declined);
-    assert_eq!(inserted.one().callback, None);
+    assert_eq!(new.callback, None);
 }

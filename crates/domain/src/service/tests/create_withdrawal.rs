@@ -5,52 +5,65 @@ use futures::executor::block_on;
 
 use super::fixtures::*;
 use crate::ledger::EntryKind;
-use crate::merchant::parse_access;
-use crate::operation::{Decline, DeclineCode};
-use crate::ports::{InsertError, PayoutStart};
-use crate::service::CreateError;
+use crate::merchant::{parse_access, Merchant};
+use crate::operation::{Decline, DeclineCode, Operation};
+use crate::ports::{InsertError, NewOperation, PayoutStart};
+use crate::service::{CreateError, Created};
 use crate::signature::Fingerprint;
 use crate::{Direction, Status, WithdrawalRequisites};
 
-fn provider_accepts(mocks: &mut Mocks) {
-    mocks
-        .provider
-        .expect_start_payout()
-        .times(1)
-        .returning(|_, _, _| {
-            Ok(PayoutStart::Accepted {
-                state: Some(ProviderState::new("approve")),
-                due_at: now().plus_seconds(2),
-            })
-        });
+/// The provider answers the one payout it is sent with `start()`.
+fn provider_answers(start: fn() -> PayoutStart) -> impl FnOnce(&mut Mocks) {
+    move |mocks| {
+        mocks
+            .provider
+            .expect_start_payout()
+            .times(1)
+            .returning(move |_, _, _| Ok(start()));
+    }
 }
 
-fn provider_declines(mocks: &mut Mocks) {
-    mocks
-        .provider
-        .expect_start_payout()
-        .times(1)
-        .returning(|_, _, _| {
-            Ok(PayoutStart::Declined(Decline::new(
-                DeclineCode::ProviderDeclined,
-            )))
-        });
+fn accepted() -> PayoutStart {
+    PayoutStart::Accepted {
+        state: Some(ProviderState::new("approve")),
+        due_at: now().plus_seconds(2),
+    }
+}
+
+fn declined() -> PayoutStart {
+    PayoutStart::Declined(Decline::new(DeclineCode::ProviderDeclined))
+}
+
+/// Creates a 250.00 card payout as `who`, refused before the provider or the store is touched.
+fn refused(mut mocks: Mocks, who: &Merchant) -> Result<Created, CreateError> {
+    mocks.provider.expect_start_payout().never();
+    mocks.expect_no_store_writes();
+    block_on(mocks.gateway().create_withdrawal(
+        who,
+        withdrawal_request("250.00", "card", false, false),
+        CANONICAL,
+    ))
+}
+
+/// Creates a 250.00 card payout with [`MOID`] whose insert is a duplicate of `earlier`, first
+/// created by `canonical`: the answer and what the insert tried.
+fn duplicate_of(
+    earlier: Operation,
+    canonical: &'static [u8],
+) -> (Result<Created, CreateError>, NewOperation) {
+    let mut mocks = Mocks::new().with(provider_answers(accepted));
+    let inserted = mocks.expect_insert(|| Err(InsertError::Duplicate));
+    mocks.earlier(Direction::Withdrawal, earlier, canonical);
+    let result = mocks.create_withdrawal(withdrawal_request("250.00", "card", true, false));
+    (result, inserted.one())
 }
 
 #[test]
 fn creation_inserts_exactly_a_hold_first() {
-    let mut mocks = Mocks::new();
-    provider_accepts(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let mocks = Mocks::new().with(provider_answers(accepted));
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (created, new) = mocks.stores_withdrawal(withdrawal_request("250.00", "sbp", false, false));
 
-    let new = inserted.one();
     assert!(!created.replayed);
     assert_eq!(created.operation, new.operation);
     assert_eq!(new.moves.len(), 1);
@@ -66,18 +79,11 @@ fn creation_inserts_exactly_a_hold_first() {
 
 #[test]
 fn an_accepted_payout_is_processing_with_the_providers_plan() {
-    let mut mocks = Mocks::new();
-    provider_accepts(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let mocks = Mocks::new().with(provider_answers(accepted));
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (_, new) = mocks.stores_withdrawal(withdrawal_request("250.00", "sbp", false, false));
 
-    let op = inserted.one().operation;
+    let op = new.operation;
     assert_eq!(op.direction(), Direction::Withdrawal);
     assert_eq!(op.status(), Status::Processing);
     assert_eq!(op.route_id(), 12);
@@ -117,16 +123,10 @@ fn the_provider_sees_the_full_card_number_but_storage_only_the_masked_one() {
                 due_at: now(),
             })
         });
-    let inserted = mocks.expect_insert(|| Ok(()));
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (_, new) = mocks.stores_withdrawal(withdrawal_request("250.00", "card", false, false));
 
-    let stored = format!("{:?}", inserted.one());
+    let stored = format!("{new:?}");
     assert!(
         !stored.contains("4242424242424242"),
         "full PAN reached the store"
@@ -136,18 +136,10 @@ fn the_provider_sees_the_full_card_number_but_storage_only_the_masked_one() {
 
 #[test]
 fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
-    let mut mocks = Mocks::new();
-    provider_declines(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let mocks = Mocks::new().with(provider_answers(declined));
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("100.05", "card", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (created, new) = mocks.stores_withdrawal(withdrawal_request("100.05", "card", true, true));
 
-    let new = inserted.one();
     assert_eq!(created.operation.status(), Status::Declined);
     assert_eq!(
         created.operation.decline(),
@@ -164,27 +156,17 @@ fn a_decline_at_creation_releases_the_hold_and_queues_the_callback() {
     let callback = new.callback.expect("callbackUrl given");
     assert_eq!(callback.direction, Direction::Withdrawal);
     assert_eq!(callback.data.direction, Direction::Withdrawal);
-    assert_eq!(callback.data.status, crate::Status::Declined);
-    assert_eq!(
-        callback.data.decline.map(|d| d.code),
-        Some(DeclineCode::ProviderDeclined)
-    );
+    assert_callback_declined(&callback, DeclineCode::ProviderDeclined);
 }
 
 #[test]
 fn a_decline_at_creation_without_callback_url_queues_nothing() {
-    let mut mocks = Mocks::new();
-    provider_declines(&mut mocks);
-    let inserted = mocks.expect_insert(|| Ok(()));
+    let request = withdrawal_request("100.05", "sbp", false, false);
 
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("100.05", "sbp", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (_, new) = Mocks::new()
+        .with(provider_answers(declined))
+        .stores_withdrawal(request);
 
-    let new = inserted.one();
     assert_eq!(new.operation.status(), Status::Declined);
     assert_eq!(new.moves.len(), 2);
     assert_eq!(new.callback, None);
@@ -192,32 +174,20 @@ fn a_decline_at_creation_without_callback_url_queues_nothing() {
 
 #[test]
 fn a_balance_too_low_is_insufficient_balance() {
-    let mut mocks = Mocks::new();
-    provider_accepts(&mut mocks);
+    let mut mocks = Mocks::new().with(provider_answers(accepted));
     mocks.expect_insert(|| Err(InsertError::InsufficientBalance));
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", true, true),
-        CANONICAL,
-    ));
+    let result = mocks.create_withdrawal(withdrawal_request("250.00", "sbp", true, true));
 
     assert!(matches!(result, Err(CreateError::InsufficientBalance)));
 }
 
 #[test]
 fn a_method_the_merchant_may_not_pay_out_with_is_forbidden() {
-    let mut mocks = Mocks::new();
-    mocks.provider.expect_start_payout().never();
-    mocks.expect_no_store_writes();
     let mut limited = merchant();
     limited.access = parse_access("deposit:card,deposit:sbp,withdrawal:sbp").unwrap();
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &limited,
-        withdrawal_request("250.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = refused(Mocks::new(), &limited);
 
     assert!(matches!(result, Err(CreateError::Forbidden)));
 }
@@ -230,57 +200,30 @@ fn a_payout_without_route_is_no_route_found() {
         .filter(|r| r.direction == Direction::Deposit)
         .collect();
     mocks.set_routes(table);
-    mocks.provider.expect_start_payout().never();
-    mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", false, false),
-        CANONICAL,
-    ));
+    let result = refused(mocks, &merchant());
 
     assert!(matches!(result, Err(CreateError::NoRouteFound)));
 }
 
 #[test]
 fn a_replayed_payout_is_looked_up_as_a_withdrawal_under_the_withdrawal_secret() {
-    let mut mocks = Mocks::new();
-    provider_accepts(&mut mocks);
-    let inserted = mocks.expect_insert(|| Err(InsertError::Duplicate));
     let earlier = payout(existing_id());
-    mocks.earlier(Direction::Withdrawal, earlier.clone(), CANONICAL);
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let (result, new) = duplicate_of(earlier.clone(), CANONICAL);
 
+    let created = result.unwrap();
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);
     assert_eq!(
-        inserted.one().fingerprint,
+        new.fingerprint,
         Some(Fingerprint::of(&merchant().withdrawal_secret, CANONICAL))
     );
 }
 
 #[test]
 fn a_payout_id_reused_with_another_request_is_duplicate_operation() {
-    let mut mocks = Mocks::new();
-    provider_accepts(&mut mocks);
-    mocks.expect_insert(|| Err(InsertError::Duplicate));
-    mocks.earlier(
-        Direction::Withdrawal,
-        payout(existing_id()),
-        br#"{"amount":"1.00"}"#,
-    );
-
-    let result = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "card", true, false),
-        CANONICAL,
-    ));
+    let (result, _) = duplicate_of(payout(existing_id()), br#"{"amount":"1.00"}"#);
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }

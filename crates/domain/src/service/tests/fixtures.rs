@@ -3,11 +3,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use futures::executor::block_on;
 use uuid::Uuid;
 
+use crate::callback::QueuedCallback;
 use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
-use crate::operation::{Action, Operation};
+use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
     Completion, CreationOrder, FinishError, InsertError, MockClock, MockIdGenerator,
     MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation,
@@ -15,10 +17,11 @@ use crate::ports::{
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
-use crate::service::{Gateway, Ports};
+use crate::service::{CompleteError, CreateError, Created, Gateway, Ports, StepError};
 pub use crate::testkit::{DebugCallbackFormat, OperationBuilder};
 use crate::{
-    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Timestamp,
+    Currency, Direction, MerchantId, MerchantOperationId, OperationId, PaymentMethod, Status,
+    Timestamp,
 };
 
 pub use crate::operation::{OperationUrls, ProviderState};
@@ -155,6 +158,70 @@ impl Mocks {
         })
     }
 
+    /// These mocks after `setup`, such as a provider's answer.
+    pub fn with(mut self, setup: impl FnOnce(&mut Mocks)) -> Self {
+        setup(&mut self);
+        self
+    }
+
+    /// Creates the deposit `request` on a store that takes the insert: the answer and what was
+    /// inserted.
+    pub fn stores_deposit(mut self, request: NewDeposit) -> (Created, NewOperation) {
+        let inserted = self.expect_insert(|| Ok(()));
+        let created = self.create_deposit(request).unwrap();
+        (created, inserted.one())
+    }
+
+    /// Creates the withdrawal `request` on a store that takes the insert: the answer and what
+    /// was inserted.
+    pub fn stores_withdrawal(mut self, request: NewWithdrawal) -> (Created, NewOperation) {
+        let inserted = self.expect_insert(|| Ok(()));
+        let created = self.create_withdrawal(request).unwrap();
+        (created, inserted.one())
+    }
+
+    /// `create_deposit` of `request` by [`merchant`], signed over [`CANONICAL`].
+    pub fn create_deposit(self, request: NewDeposit) -> Result<Created, CreateError> {
+        deposit_by(&self.gateway(), &merchant(), request)
+    }
+
+    /// `create_withdrawal` of `request` by [`merchant`], signed over [`CANONICAL`].
+    pub fn create_withdrawal(self, request: NewWithdrawal) -> Result<Created, CreateError> {
+        block_on(
+            self.gateway()
+                .create_withdrawal(&merchant(), request, CANONICAL),
+        )
+    }
+
+    /// `complete(id, outcome)`.
+    pub fn complete(self, id: OperationId, outcome: Outcome) -> Result<Operation, CompleteError> {
+        block_on(self.gateway().complete(id, outcome))
+    }
+
+    /// Completes the stored `op` with `outcome` on a store that finishes it once: the answer and
+    /// the completion handed to the store.
+    pub fn finishing(
+        mut self,
+        op: Operation,
+        outcome: Outcome,
+    ) -> (Result<Operation, CompleteError>, Completion) {
+        let id = op.id();
+        self.stored(op);
+        let finished = self.expect_finish(1, || Ok(()));
+        let result = self.complete(id, outcome);
+        (result, finished.one())
+    }
+
+    /// `confirm` of operation `id(1)` with `code` by `who`.
+    pub fn confirm(self, who: &Merchant, code: &str) -> Result<Operation, StepError> {
+        block_on(self.gateway().confirm(who, id(1), code))
+    }
+
+    /// `submit_input` of `values` to operation `id(1)` by [`merchant`].
+    pub fn submit_input(self, values: BTreeMap<String, String>) -> Result<Operation, StepError> {
+        block_on(self.gateway().submit_input(&merchant(), id(1), values))
+    }
+
     /// Expects one insert answering `result`; returns what was inserted.
     pub fn expect_insert(
         &mut self,
@@ -213,12 +280,47 @@ impl Mocks {
             .return_const(CreationOrder::StoreFirst);
     }
 
+    /// No deposit reaches the provider and nothing is written.
+    pub fn expect_no_deposit_started(&mut self) {
+        self.provider.expect_start_deposit().never();
+        self.expect_no_store_writes();
+    }
+
     pub fn expect_no_store_writes(&mut self) {
         self.store.expect_insert().never();
         self.store.expect_finish().never();
         self.store.expect_replace_action().never();
         self.store.expect_advance().never();
     }
+}
+
+/// Completes `op` with `outcome`, which must succeed: the final operation and its completion.
+pub fn completed(op: Operation, outcome: Outcome) -> (Operation, Completion) {
+    let (result, completion) = Mocks::new().finishing(op, outcome);
+    (result.unwrap(), completion)
+}
+
+/// `done` is declined with `code`, moved no money and queued its callback.
+pub fn assert_declined_without_moves(done: &Operation, completion: &Completion, code: DeclineCode) {
+    assert_eq!(done.status(), Status::Declined);
+    assert_eq!(done.decline(), Some(&Decline::new(code)));
+    assert!(completion.moves.is_empty());
+    assert!(completion.callback.is_some());
+}
+
+/// The callback reports a decline with `code`.
+pub fn assert_callback_declined(callback: &QueuedCallback, code: DeclineCode) {
+    assert_eq!(callback.data.status, Status::Declined);
+    assert_eq!(callback.data.decline.as_ref().map(|d| d.code), Some(code));
+}
+
+/// `create_deposit` of `request` by `who` on `gateway`, signed over [`CANONICAL`].
+pub fn deposit_by(
+    gateway: &Gateway,
+    who: &Merchant,
+    request: NewDeposit,
+) -> Result<Created, CreateError> {
+    block_on(gateway.create_deposit(who, request, CANONICAL))
 }
 
 /// Values a mock saw, shared with the test.
@@ -252,9 +354,9 @@ pub fn unavailable() -> StoreError {
     StoreError::Unavailable("connection refused".into())
 }
 
-/// A deposit request; `moid` and `callback` add those optional fields.
-pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewDeposit {
-    NewDeposit::parse(&RawRequest {
+/// The fields both kinds of request share; `moid` and `callback` add those optional fields.
+fn raw_request<'a>(amount: &'a str, method: &'a str, moid: bool, callback: bool) -> RawRequest<'a> {
+    RawRequest {
         amount: Some(amount),
         currency: Some("RUB"),
         payment_method: Some(method),
@@ -262,8 +364,12 @@ pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -
         merchant_operation_id: moid.then_some(MOID),
         callback_url: callback.then_some(CALLBACK_URL),
         ..RawRequest::default()
-    })
-    .unwrap()
+    }
+}
+
+/// A deposit request; `moid` and `callback` add those optional fields.
+pub fn deposit_request(amount: &str, method: &str, moid: bool, callback: bool) -> NewDeposit {
+    NewDeposit::parse(&raw_request(amount, method, moid, callback)).unwrap()
 }
 
 /// A withdrawal request with valid requisites for `method` (`card` or `sbp`).
@@ -278,14 +384,8 @@ pub fn withdrawal_request(amount: &str, method: &str, moid: bool, callback: bool
             .with("bankName", "Bank A"),
     };
     NewWithdrawal::parse(&RawRequest {
-        amount: Some(amount),
-        currency: Some("RUB"),
-        payment_method: Some(method),
-        user_id: Some("user-7"),
-        merchant_operation_id: moid.then_some(MOID),
-        callback_url: callback.then_some(CALLBACK_URL),
         requisites: Some(&requisites),
-        ..RawRequest::default()
+        ..raw_request(amount, method, moid, callback)
     })
     .unwrap()
 }
@@ -298,17 +398,11 @@ pub fn deposit(id: OperationId) -> Operation {
 
 /// [`deposit`], to change before building.
 pub fn deposit_builder(id: OperationId) -> OperationBuilder {
-    OperationBuilder::deposit(PaymentMethod::Card)
-        .id(id)
-        .merchant(merchant().id.as_str())
-        .user("user-7")
-        .merchant_operation_id(MOID)
-        .callback(CALLBACK_URL)
+    ours(OperationBuilder::deposit(PaymentMethod::Card), id)
         .action(Action::Redirect {
             url: format!("http://127.0.0.1:8080/pay/{id}"),
         })
         .expires(now().plus_seconds(540))
-        .created(now().plus_seconds(-60))
 }
 
 /// A processing card payout of 250.00 RUB, due now.
@@ -318,16 +412,21 @@ pub fn payout(id: OperationId) -> Operation {
 
 /// [`payout`], to change before building.
 pub fn payout_builder(id: OperationId) -> OperationBuilder {
-    OperationBuilder::payout(PaymentMethod::Card)
-        .id(id)
-        .merchant(merchant().id.as_str())
-        .user("user-7")
-        .merchant_operation_id(MOID)
-        .callback(CALLBACK_URL)
+    ours(OperationBuilder::payout(PaymentMethod::Card), id)
         .amount("250.00")
         .route(11)
         .due(now())
         .provider_state(r#"{"plan":"approve"}"#)
+}
+
+/// `base` under `id`: [`merchant`]'s, for user-7, with [`MOID`] and [`CALLBACK_URL`], created a
+/// minute ago.
+fn ours(base: OperationBuilder, id: OperationId) -> OperationBuilder {
+    base.id(id)
+        .merchant(merchant().id.as_str())
+        .user("user-7")
+        .merchant_operation_id(MOID)
+        .callback(CALLBACK_URL)
         .created(now().plus_seconds(-60))
 }
 

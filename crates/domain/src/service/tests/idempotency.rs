@@ -1,29 +1,42 @@
 //! Idempotency of creations (the idempotency rules of docs/api.md): replays, duplicates and the rule that an
 //! earlier operation answers before routing.
 
-use futures::executor::block_on;
-
 use super::create_deposit::provider_waits;
 use super::fixtures::*;
+use crate::operation::Operation;
 use crate::ports::InsertError;
-use crate::service::CreateError;
+use crate::request::NewDeposit;
+use crate::service::{CreateError, Created};
 use crate::{Direction, Status};
+
+/// The request every case here sends: 100.00 by card with [`MOID`].
+fn request() -> NewDeposit {
+    deposit_request("100.00", "card", true, false)
+}
+
+/// Creates [`request`] with no route at all, where the store knows `earlier`, created by
+/// `canonical`: the provider is never called and nothing is written.
+fn without_routes(earlier: Operation, canonical: &'static [u8]) -> Result<Created, CreateError> {
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    mocks.earlier(Direction::Deposit, earlier, canonical);
+    mocks.expect_no_deposit_started();
+    mocks.create_deposit(request())
+}
+
+/// Creates [`request`] whose insert is a duplicate; `lookup` says what the store finds then.
+fn duplicate_insert(lookup: impl FnOnce(&mut Mocks)) -> Result<Created, CreateError> {
+    let mut mocks = Mocks::new().with(provider_waits);
+    mocks.expect_insert(|| Err(InsertError::Duplicate));
+    lookup(&mut mocks);
+    mocks.create_deposit(request())
+}
 
 #[test]
 fn an_earlier_identical_request_replays_even_when_no_route_fits_any_more() {
-    let mut mocks = Mocks::new();
-    mocks.set_routes(Vec::new());
     let earlier = deposit(existing_id());
-    mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
-    mocks.provider.expect_start_deposit().never();
-    mocks.expect_no_store_writes();
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = without_routes(earlier.clone(), CANONICAL).unwrap();
 
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);
@@ -31,21 +44,7 @@ fn an_earlier_identical_request_replays_even_when_no_route_fits_any_more() {
 
 #[test]
 fn an_earlier_different_request_is_a_duplicate_even_when_no_route_fits() {
-    let mut mocks = Mocks::new();
-    mocks.set_routes(Vec::new());
-    mocks.earlier(
-        Direction::Deposit,
-        deposit(existing_id()),
-        br#"{"amount":"5.00"}"#,
-    );
-    mocks.provider.expect_start_deposit().never();
-    mocks.expect_no_store_writes();
-
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = without_routes(deposit(existing_id()), br#"{"amount":"5.00"}"#);
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }
@@ -62,31 +61,20 @@ fn no_route_and_no_earlier_operation_is_no_route_found() {
         .returning(|_, _, _| Ok(None));
     mocks.expect_no_store_writes();
 
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = mocks.create_deposit(request());
 
     assert!(matches!(result, Err(CreateError::NoRouteFound)));
 }
 
 #[test]
 fn a_duplicate_insert_of_the_same_request_answers_the_stored_operation() {
-    let mut mocks = Mocks::new();
-    provider_waits(&mut mocks);
-    mocks.expect_insert(|| Err(InsertError::Duplicate));
     let earlier = deposit_builder(existing_id())
         .status(Status::Approved)
         .build();
-    mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
+    let known = earlier.clone();
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created =
+        duplicate_insert(|mocks| mocks.earlier(Direction::Deposit, known, CANONICAL)).unwrap();
 
     assert!(created.replayed);
     assert_eq!(
@@ -97,35 +85,20 @@ fn a_duplicate_insert_of_the_same_request_answers_the_stored_operation() {
 
 #[test]
 fn a_duplicate_insert_of_a_different_request_is_duplicate_operation() {
-    let mut mocks = Mocks::new();
-    provider_waits(&mut mocks);
-    mocks.expect_insert(|| Err(InsertError::Duplicate));
-    mocks.earlier(Direction::Deposit, deposit(existing_id()), b"{}");
-
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result =
+        duplicate_insert(|mocks| mocks.earlier(Direction::Deposit, deposit(existing_id()), b"{}"));
 
     assert!(matches!(result, Err(CreateError::DuplicateOperation)));
 }
 
 #[test]
 fn a_duplicate_reported_without_an_operation_behind_it_is_an_internal_error() {
-    let mut mocks = Mocks::new();
-    provider_waits(&mut mocks);
-    mocks.expect_insert(|| Err(InsertError::Duplicate));
-    mocks
-        .store
-        .expect_find_by_merchant_operation_id()
-        .returning(|_, _, _| Ok(None));
-
-    let result = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", true, false),
-        CANONICAL,
-    ));
+    let result = duplicate_insert(|mocks| {
+        mocks
+            .store
+            .expect_find_by_merchant_operation_id()
+            .returning(|_, _, _| Ok(None));
+    });
 
     assert!(matches!(result, Err(CreateError::Unknown(_))));
 }

@@ -8,38 +8,36 @@ use crate::ports::ProviderVerdict;
 use crate::service::{check_input, StepError};
 use crate::Status;
 
+fn field(
+    name: &str,
+    label: &str,
+    kind: &str,
+    required: bool,
+    options: Option<Vec<SelectOption>>,
+) -> InputField {
+    let (name, label, kind) = (name.into(), label.into(), kind.into());
+    InputField {
+        name,
+        label,
+        kind,
+        required,
+        options,
+    }
+}
+
+fn option(value: &str, label: &str) -> SelectOption {
+    SelectOption {
+        value: value.into(),
+        label: label.into(),
+    }
+}
+
 fn fields() -> Vec<InputField> {
+    let banks = vec![option("a", "Bank A"), option("b", "Bank B")];
     vec![
-        InputField {
-            name: "phone".into(),
-            label: "Phone".into(),
-            kind: "string".into(),
-            required: true,
-            options: None,
-        },
-        InputField {
-            name: "bank".into(),
-            label: "Bank".into(),
-            kind: "select".into(),
-            required: true,
-            options: Some(vec![
-                SelectOption {
-                    value: "a".into(),
-                    label: "Bank A".into(),
-                },
-                SelectOption {
-                    value: "b".into(),
-                    label: "Bank B".into(),
-                },
-            ]),
-        },
-        InputField {
-            name: "comment".into(),
-            label: "Comment".into(),
-            kind: "string".into(),
-            required: false,
-            options: None,
-        },
+        field("phone", "Phone", "string", true, None),
+        field("bank", "Bank", "select", true, Some(banks)),
+        field("comment", "Comment", "string", false, None),
     ]
 }
 
@@ -57,6 +55,14 @@ fn good_values() -> std::collections::BTreeMap<String, String> {
 
 /// A field name and its value.
 type Pair = (&'static str, &'static str);
+
+/// Mocks set up by `store`, where the provider never sees input and nothing is written.
+fn untouched(store: impl FnOnce(&mut Mocks)) -> Mocks {
+    let mut mocks = Mocks::new().with(store);
+    mocks.provider.expect_submit_input().never();
+    mocks.expect_no_store_writes();
+    mocks
+}
 
 fn invalid_fields(result: Result<Operation, StepError>) -> Vec<String> {
     match result {
@@ -77,12 +83,7 @@ fn valid_values_go_to_the_provider_whose_approval_finishes_the_deposit() {
         .returning(|_, _| Ok(ProviderVerdict::Approve));
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let done = mocks.submit_input(good_values()).unwrap();
 
     assert_eq!(done.status(), Status::Approved);
     assert_eq!(finished.one().moves[0].available, 10_000);
@@ -98,12 +99,7 @@ fn the_provider_may_decline_or_keep_waiting() {
         )))
     });
     mocks.expect_finish(1, || Ok(()));
-    let done = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let done = mocks.submit_input(good_values()).unwrap();
     assert_eq!(done.status(), Status::Declined);
     assert_eq!(
         done.decline(),
@@ -117,12 +113,7 @@ fn the_provider_may_decline_or_keep_waiting() {
         .expect_submit_input()
         .returning(|_, _| Ok(ProviderVerdict::Pending(now().plus_seconds(5))));
     mocks.store.expect_finish().never();
-    let same = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    )
-    .unwrap();
+    let same = mocks.submit_input(good_values()).unwrap();
     assert_eq!(same, waiting_for_input());
 }
 
@@ -144,16 +135,9 @@ fn unknown_missing_and_off_list_values_are_invalid_and_never_reach_the_provider(
         ),
     ];
     for (given, expected) in cases {
-        let mut mocks = Mocks::new();
-        mocks.stored(waiting_for_input());
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
+        let mocks = untouched(|mocks| mocks.stored(waiting_for_input()));
 
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), values(given)),
-        );
+        let result = mocks.submit_input(values(given));
 
         assert_eq!(invalid_fields(result), expected, "{given:?}");
     }
@@ -177,16 +161,7 @@ fn a_deposit_not_waiting_for_input_is_invalid_state() {
         .build();
     let finished = input_builder().status(Status::Approved).build();
     for op in [redirect, finished] {
-        let mut mocks = Mocks::new();
-        mocks.stored(op);
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
-
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), good_values()),
-        );
+        let result = untouched(|mocks| mocks.stored(op)).submit_input(good_values());
 
         assert!(matches!(result, Err(StepError::InvalidState)));
     }
@@ -199,11 +174,7 @@ fn an_expired_deposit_is_declined_and_refuses_input() {
     mocks.provider.expect_submit_input().never();
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    );
+    let result = mocks.submit_input(good_values());
 
     assert!(matches!(result, Err(StepError::InvalidState)));
     assert_eq!(
@@ -219,16 +190,11 @@ fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
         .build();
     let payout_op = payout(id(1));
     for op in [Some(theirs), Some(payout_op), None] {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_get().returning(move |_| Ok(op.clone()));
-        mocks.provider.expect_submit_input().never();
-        mocks.expect_no_store_writes();
+        let mocks = untouched(|mocks| {
+            mocks.store.expect_get().returning(move |_| Ok(op.clone()));
+        });
 
-        let result = block_on(
-            mocks
-                .gateway()
-                .submit_input(&merchant(), id(1), good_values()),
-        );
+        let result = mocks.submit_input(good_values());
 
         assert!(matches!(result, Err(StepError::NotFound)));
     }
@@ -238,11 +204,7 @@ fn another_merchants_deposit_a_payout_or_an_unknown_id_is_not_found() {
 fn storage_unavailable_is_unavailable() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| Err(unavailable()));
-    let result = block_on(
-        mocks
-            .gateway()
-            .submit_input(&merchant(), id(1), good_values()),
-    );
+    let result = mocks.submit_input(good_values());
     assert!(matches!(result, Err(StepError::Unavailable(_))));
 }
 
@@ -258,10 +220,7 @@ fn input_values_refuse_control_characters() {
 
 #[test]
 fn a_provider_out_of_service_takes_no_more_steps() {
-    let mut mocks = Mocks::new();
-    mocks.stored(waiting_for_input());
-    mocks.provider.expect_submit_input().never();
-    mocks.expect_no_store_writes();
+    let mocks = untouched(|mocks| mocks.stored(waiting_for_input()));
 
     let result = block_on(mocks.gateway().routing_only_to(&[]).submit_input(
         &merchant(),

@@ -7,6 +7,11 @@ use crate::ledger::Balance;
 use crate::service::ReadError;
 use crate::{Currency, Direction};
 
+/// [`merchant`] reads deposit `id(1)`.
+fn read_deposit(mocks: Mocks) -> Result<crate::operation::Operation, ReadError> {
+    block_on(mocks.gateway().read(&merchant(), Direction::Deposit, id(1)))
+}
+
 #[test]
 fn a_merchant_reads_its_own_operation() {
     let mut mocks = Mocks::new();
@@ -51,7 +56,7 @@ fn another_merchants_operation_the_other_direction_or_an_unknown_id_is_not_found
 fn read_failures_map_to_unavailable_or_internal() {
     let mut mocks = Mocks::new();
     mocks.store.expect_get().returning(|_| Err(unavailable()));
-    let result = block_on(mocks.gateway().read(&merchant(), Direction::Deposit, id(1)));
+    let result = read_deposit(mocks);
     assert!(matches!(result, Err(ReadError::Unavailable(_))));
 
     let mut mocks = Mocks::new();
@@ -59,7 +64,7 @@ fn read_failures_map_to_unavailable_or_internal() {
         .store
         .expect_get()
         .returning(|_| Err(anyhow::anyhow!("status 7 in row").into()));
-    let result = block_on(mocks.gateway().read(&merchant(), Direction::Deposit, id(1)));
+    let result = read_deposit(mocks);
     assert!(matches!(result, Err(ReadError::Unknown(_))));
 }
 

@@ -5,12 +5,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::executor::block_on;
-
 use super::fixtures::*;
 use crate::ledger::EntryKind;
-use crate::operation::{Action, Decline, DeclineCode};
-use crate::ports::{DepositStart, FinishError, PayoutStart, ProviderError};
+use crate::operation::{Action, Decline, DeclineCode, Operation};
+use crate::ports::{DepositStart, FinishError, NewOperation, PayoutStart, ProviderError};
 use crate::service::UNANSWERED_PAYOUT_GRACE_SECS;
 use crate::Status;
 
@@ -28,13 +26,32 @@ impl Calls {
     }
 }
 
-fn store_first_payout(answer: Result<PayoutStart, &'static str>) -> (Mocks, Calls) {
+/// Store-first mocks whose one insert, which `check` looks at, is counted as "insert".
+fn inserting(check: impl Fn(&NewOperation) + Send + 'static) -> (Mocks, Calls) {
     let mut mocks = Mocks::new();
     mocks.store_first();
     let calls = Calls::default();
     let seen = calls.clone();
     mocks.store.expect_insert().times(1).returning(move |new| {
         seen.push("insert");
+        check(new);
+        Ok(())
+    });
+    (mocks, calls)
+}
+
+/// The store takes one advance, which `check` looks at, counted as "advance".
+fn advancing(mocks: &mut Mocks, calls: &Calls, check: impl Fn(&Operation) + Send + 'static) {
+    let seen = calls.clone();
+    mocks.store.expect_advance().times(1).returning(move |op| {
+        seen.push("advance");
+        check(op);
+        Ok(())
+    });
+}
+
+fn store_first_payout(answer: Result<PayoutStart, &'static str>) -> (Mocks, Calls) {
+    let (mut mocks, calls) = inserting(|new| {
         assert_eq!(new.operation.status(), Status::Processing);
         assert_eq!(new.moves.len(), 1, "the hold is committed first");
         assert_eq!(new.moves[0].kind, EntryKind::WithdrawalHold);
@@ -43,7 +60,6 @@ fn store_first_payout(answer: Result<PayoutStart, &'static str>) -> (Mocks, Call
             Some(now().plus_seconds(UNANSWERED_PAYOUT_GRACE_SECS)),
             "polled later if the answer is never written"
         );
-        Ok(())
     });
     let seen = calls.clone();
     let answer = Mutex::new(Some(answer));
@@ -62,12 +78,9 @@ fn store_first_payout(answer: Result<PayoutStart, &'static str>) -> (Mocks, Call
 }
 
 fn create_payout(mocks: Mocks) -> crate::service::Created {
-    block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", false, true),
-        CANONICAL,
-    ))
-    .unwrap()
+    mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", false, true))
+        .unwrap()
 }
 
 #[test]
@@ -76,12 +89,9 @@ fn an_accepted_payout_is_stored_then_sent_then_advanced() {
         state: Some(ProviderState::new("a-1")),
         due_at: now().plus_seconds(5),
     }));
-    let seen = calls.clone();
-    mocks.store.expect_advance().times(1).returning(move |op| {
-        seen.push("advance");
+    advancing(&mut mocks, &calls, |op| {
         assert_eq!(op.provider_state(), Some(&ProviderState::new("a-1")));
         assert_eq!(op.due_at(), Some(now().plus_seconds(5)));
-        Ok(())
     });
     mocks.store.expect_finish().never();
 
@@ -159,15 +169,7 @@ fn an_answer_that_lost_a_race_answers_the_stored_operation() {
 
 #[test]
 fn a_deposit_is_stored_before_the_provider_gives_its_action() {
-    let mut mocks = Mocks::new();
-    mocks.store_first();
-    let calls = Calls::default();
-    let seen = calls.clone();
-    mocks.store.expect_insert().times(1).returning(move |new| {
-        seen.push("insert");
-        assert_eq!(new.operation.action(), None);
-        Ok(())
-    });
+    let (mut mocks, calls) = inserting(|new| assert_eq!(new.operation.action(), None));
     let seen = calls.clone();
     let action = Action::Redirect {
         url: "https://acquirer.example/pay/1".into(),
@@ -181,18 +183,11 @@ fn a_deposit_is_stored_before_the_provider_gives_its_action() {
             seen.push("provider");
             Ok(DepositStart::Wait(given.clone()))
         });
-    let seen = calls.clone();
-    mocks.store.expect_advance().times(1).returning(move |_| {
-        seen.push("advance");
-        Ok(())
-    });
+    advancing(&mut mocks, &calls, |_| {});
 
-    let created = block_on(mocks.gateway().create_deposit(
-        &merchant(),
-        deposit_request("100.00", "card", false, false),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_deposit(deposit_request("100.00", "card", false, false))
+        .unwrap();
 
     assert_eq!(calls.seen(), ["insert", "provider", "advance"]);
     assert_eq!(created.operation.action(), Some(&action));
@@ -211,12 +206,9 @@ fn a_replay_is_answered_without_calling_the_provider() {
     mocks.earlier(crate::Direction::Withdrawal, earlier.clone(), CANONICAL);
     mocks.provider.expect_start_payout().never();
 
-    let created = block_on(mocks.gateway().create_withdrawal(
-        &merchant(),
-        withdrawal_request("250.00", "sbp", true, true),
-        CANONICAL,
-    ))
-    .unwrap();
+    let created = mocks
+        .create_withdrawal(withdrawal_request("250.00", "sbp", true, true))
+        .unwrap();
 
     assert!(created.replayed);
     assert_eq!(created.operation, earlier);

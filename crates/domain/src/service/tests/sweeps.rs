@@ -5,8 +5,9 @@ use futures::executor::block_on;
 use super::fixtures::*;
 use crate::ledger::EntryKind;
 use crate::operation::{Decline, DeclineCode};
-use crate::ports::{FinishError, ProviderError, ProviderVerdict};
+use crate::ports::{FinishError, ProviderError, ProviderVerdict, StoreError};
 use crate::service::CompleteError;
+use crate::OperationId;
 use crate::Status;
 
 fn expired(n: u128) -> crate::operation::Operation {
@@ -15,6 +16,38 @@ fn expired(n: u128) -> crate::operation::Operation {
 
 fn expired_builder(n: u128) -> OperationBuilder {
     deposit_builder(id(n)).expires(now().plus_seconds(-1))
+}
+
+fn expire(mocks: Mocks) -> Result<usize, CompleteError> {
+    block_on(mocks.gateway().expire_overdue())
+}
+
+fn settle(mocks: Mocks) -> Result<usize, CompleteError> {
+    block_on(mocks.gateway().settle_due_payouts())
+}
+
+/// Mocks whose store answers the sweep for expired deposits with `answer()`.
+fn expiring(answer: fn() -> Result<Vec<OperationId>, StoreError>) -> Mocks {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_expired_deposits()
+        .returning(move |_, _| answer());
+    mocks
+}
+
+/// Mocks with payout `id(1)` due, which the provider answers with `answer()` when polled.
+fn one_due_payout(answer: fn() -> Result<ProviderVerdict, ProviderError>) -> Mocks {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_due_payouts()
+        .returning(|_, _| Ok(vec![payout(id(1))]));
+    mocks
+        .provider
+        .expect_poll_payout()
+        .returning(move |_, _| answer());
+    mocks
 }
 
 #[test]
@@ -30,7 +63,7 @@ fn overdue_deposits_are_declined_as_expired() {
     mocks.stored(expired(2));
     let finished = mocks.expect_finish(2, || Ok(()));
 
-    let count = block_on(mocks.gateway().expire_overdue()).unwrap();
+    let count = expire(mocks).unwrap();
 
     assert_eq!(count, 2);
     let completions = finished.all();
@@ -49,11 +82,7 @@ fn overdue_deposits_are_declined_as_expired() {
 
 #[test]
 fn expiry_skips_deposits_another_process_finished() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Ok(vec![id(1), id(2), id(3), id(4)]));
+    let mut mocks = expiring(|| Ok(vec![id(1), id(2), id(3), id(4)]));
     // 1: finished in storage meanwhile; 2: already final when read; 3: gone; 4: declined here.
     mocks.stored(expired(1));
     mocks.stored(expired_builder(2).status(Status::Approved).build());
@@ -66,7 +95,7 @@ fn expiry_skips_deposits_another_process_finished() {
     let outcomes = std::sync::Mutex::new(vec![Ok(()), Err(FinishError::NotProcessing)]);
     let finished = mocks.expect_finish(2, move || outcomes.lock().unwrap().pop().unwrap());
 
-    let count = block_on(mocks.gateway().expire_overdue()).unwrap();
+    let count = expire(mocks).unwrap();
 
     assert_eq!(count, 1);
     let ids: Vec<_> = finished.all().iter().map(|c| c.operation.id()).collect();
@@ -75,22 +104,13 @@ fn expiry_skips_deposits_another_process_finished() {
 
 #[test]
 fn expiry_stops_when_storage_is_unavailable() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Ok(vec![id(1)]));
+    let mut mocks = expiring(|| Ok(vec![id(1)]));
     mocks.stored(expired(1));
     mocks.expect_finish(1, || Err(FinishError::Store(unavailable())));
-    let result = block_on(mocks.gateway().expire_overdue());
+    let result = expire(mocks);
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_expired_deposits()
-        .returning(|_, _| Err(unavailable()));
-    let result = block_on(mocks.gateway().expire_overdue());
+    let result = expire(expiring(|| Err(unavailable())));
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 }
 
@@ -125,7 +145,7 @@ fn due_payouts_are_approved_declined_or_postponed_as_the_provider_says() {
         .returning(|_, _| Ok(()));
     let finished = mocks.expect_finish(2, || Ok(()));
 
-    let count = block_on(mocks.gateway().settle_due_payouts()).unwrap();
+    let count = settle(mocks).unwrap();
 
     assert_eq!(count, 2);
     let completions = finished.all();
@@ -143,35 +163,19 @@ fn due_payouts_are_approved_declined_or_postponed_as_the_provider_says() {
 
 #[test]
 fn a_payout_settled_elsewhere_is_skipped() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_due_payouts()
-        .returning(|_, _| Ok(vec![payout(id(1))]));
-    mocks
-        .provider
-        .expect_poll_payout()
-        .returning(|_, _| Ok(ProviderVerdict::Approve));
+    let mut mocks = one_due_payout(|| Ok(ProviderVerdict::Approve));
     mocks.expect_finish(1, || Err(FinishError::NotProcessing));
 
-    assert_eq!(block_on(mocks.gateway().settle_due_payouts()).unwrap(), 0);
+    assert_eq!(settle(mocks).unwrap(), 0);
 }
 
 #[test]
 fn a_provider_failure_while_settling_is_unavailable_and_finishes_nothing() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_due_payouts()
-        .returning(|_, _| Ok(vec![payout(id(1))]));
-    mocks
-        .provider
-        .expect_poll_payout()
-        .returning(|_, _| Err(ProviderError("bank down".into())));
+    let mut mocks = one_due_payout(|| Err(ProviderError("bank down".into())));
     mocks.store.expect_finish().never();
     mocks.store.expect_postpone().never();
 
-    let result = block_on(mocks.gateway().settle_due_payouts());
+    let result = settle(mocks);
 
     assert!(matches!(result, Err(CompleteError::Unavailable(_))));
 }
