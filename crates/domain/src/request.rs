@@ -426,11 +426,7 @@ mod tests {
 
         let errors = NewDeposit::parse(&raw).unwrap_err();
 
-        assert_eq!(
-            fields(&errors)[..4],
-            REQUIRED,
-            "the required fields first"
-        );
+        assert_eq!(fields(&errors)[..4], REQUIRED, "the required fields first");
         assert_eq!(
             fields(&errors)[4..],
             vec![
