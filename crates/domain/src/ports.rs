@@ -289,7 +289,10 @@ pub enum CreationOrder {
     /// write its answer with a guarded update ([`OperationStore::advance`] or
     /// [`OperationStore::finish`]). For providers over a network: an answer that never came is
     /// an unknown outcome; the operation stays processing and is resolved by reading
-    /// ([`PaymentProvider::poll_payout`]), never by asking again.
+    /// ([`PaymentProvider::poll_payout`] for payouts, which fall due
+    /// [`crate::service::UNANSWERED_PAYOUT_GRACE_SECS`] after creation; the provider's call
+    /// timeout MUST be shorter), never by asking again. A deposit whose start was never
+    /// answered has no action for its user and ends `Expired` when its lifetime runs out.
     StoreFirst,
 }
 
@@ -320,7 +323,11 @@ pub trait PaymentProvider: Send + Sync {
         route: &Route,
     ) -> Result<PayoutStart, ProviderError>;
 
-    /// Advances a processing payout whose `due_at` has come.
+    /// Advances a processing payout whose `due_at` has come. With
+    /// [`CreationOrder::StoreFirst`] it MUST only read the payout's state at the provider, and
+    /// a payout the provider does not know yet (its start may still be on its way, or was never
+    /// answered) is `Pending`, never `Decline`: declining releases the hold, so it is said only
+    /// once the provider has said it will never pay.
     async fn poll_payout(
         &self,
         payout: &Operation,

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::layout::{page, see_other, shell, summary};
-use super::outcome::{after_step, bad_request, failure, pay_path};
+use super::outcome::{after_step, bad_request, failure, not_found, pay_path};
 use super::stage::{stage, Stage};
 use super::PageDeposit;
 use super::PageId;
@@ -144,13 +144,16 @@ fn chosen(
 }
 
 /// `POST /pay/{id}/decision`: Confirm or Reject on a bank page, then on to the result.
-#[tracing::instrument(name = "pages.decision", skip_all, fields(operation.id = %target.id))]
+#[tracing::instrument(name = "pages.decision", skip_all, fields(operation.id = ?target.id))]
 pub async fn decide(
     decision: web::Form<Decision>,
     target: PageId,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
     let PageId { lang, id } = target;
+    let Some(id) = id else {
+        return not_found(lang);
+    };
     let Some(approve) = decision.approve() else {
         return bad_request(lang);
     };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::layout::{page, shell, summary};
-use super::outcome::{after_step, failure};
+use super::outcome::{after_step, failure, not_found};
 use super::PageId;
 
 /// The card form as posted. No `Debug`: it holds the full card number and the CVC, which
@@ -91,13 +91,16 @@ pub fn form(lang: Lang, op: &Operation, errors: CardErrors, expiry: &str) -> Mar
 }
 
 /// `POST /pay/{id}/card`: pays with the typed card, or shows the form again with its errors.
-#[tracing::instrument(name = "pages.card", skip_all, fields(operation.id = %target.id))]
+#[tracing::instrument(name = "pages.card", skip_all, fields(operation.id = ?target.id))]
 pub async fn submit(
     posted: web::Form<CardForm>,
     target: PageId,
     checkout: web::Data<Checkout>,
 ) -> HttpResponse {
     let PageId { lang, id } = target;
+    let Some(id) = id else {
+        return not_found(lang);
+    };
     let card = posted.into_inner();
     match checkout
         .pay_by_card(id, &card.pan, &card.expiry, &card.cvc)

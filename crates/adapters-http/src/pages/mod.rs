@@ -147,26 +147,23 @@ async fn load_deposit(
 }
 
 /// The opening of a page form's handler, as an extractor: the page's language and the
-/// operation id its `{id}` names. A malformed id is answered with the 404 page instead and
-/// the handler never runs.
+/// operation id its `{id}` names (`None` if malformed). It never fails, so an unreadable form
+/// is refused (400) before a bad id is looked at (404), however the body arrives.
 pub(crate) struct PageId {
     pub lang: Lang,
-    pub id: OperationId,
+    pub id: Option<OperationId>,
 }
 
 impl FromRequest for PageId {
-    type Error = actix_web::Error;
+    type Error = std::convert::Infallible;
     type Future = std::future::Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        let lang = Lang::of(req);
         let path = req.match_info().get("id").unwrap_or_default();
-        std::future::ready(match parse_id(path) {
-            Some(id) => Ok(Self { lang, id }),
-            None => Err(
-                InternalError::from_response("no such payment", outcome::not_found(lang)).into(),
-            ),
-        })
+        std::future::ready(Ok(Self {
+            lang: Lang::of(req),
+            id: parse_id(path),
+        }))
     }
 }
 

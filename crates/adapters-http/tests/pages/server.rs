@@ -77,3 +77,23 @@ async fn pages_keep_their_html_through_the_edge_and_the_sandbox_answers_json() {
     assert_eq!(header(&wrong_method, "allow"), Some("POST"));
     assert_eq!(json(wrong_method).await["errorCode"], "MethodNotAllowed");
 }
+
+#[actix_web::test]
+async fn an_unreadable_form_is_refused_before_its_id_is_looked_at() {
+    let app = TestApp::new().await;
+    let base = serve(&app);
+    let client = client();
+    let form = |path: &str, content_type: &str| {
+        client
+            .post(format!("{base}/pay/{path}"))
+            .header("content-type", content_type)
+            .body("pan=1&expiry=1&cvc=1&approve=true")
+    };
+
+    for path in ["not-an-id/card", "not-an-id/decision"] {
+        let unreadable = send(form(path, "text/plain")).await;
+        assert_eq!(unreadable.status(), 400, "{path}");
+        let readable = send(form(path, "application/x-www-form-urlencoded")).await;
+        assert_eq!(readable.status(), 404, "{path}");
+    }
+}

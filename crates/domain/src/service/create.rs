@@ -171,8 +171,20 @@ impl Gateway {
                 if created.replayed {
                     return Ok(created);
                 }
-                let answer = self.start(&created.operation, &start).await?;
-                let operation = self.write_answer(created.operation, answer).await?;
+                // Committed: from here on the merchant gets the operation (200), whatever
+                // happens to the provider's answer.
+                let answer = match self.start(&created.operation, &start).await {
+                    Ok(answer) => answer,
+                    Err(error) => {
+                        tracing::error!(
+                            operation.id = %created.operation.id(),
+                            error = %crate::ports::Chain(&error),
+                            "provider answer not understood; the operation stays processing"
+                        );
+                        return Ok(created);
+                    }
+                };
+                let operation = self.write_answer(created.operation, answer).await;
                 Ok(Created {
                     operation,
                     replayed: false,
@@ -208,21 +220,17 @@ impl Gateway {
     /// Writes the provider's answer to a committed, processing operation with a guarded
     /// update, and returns the operation as it now stands. The operation is committed: from
     /// here on the merchant gets it (200), whatever happens to the answer.
-    async fn write_answer(
-        &self,
-        stored: Operation,
-        answer: Answer,
-    ) -> Result<Operation, CreateError> {
+    async fn write_answer(&self, stored: Operation, answer: Answer) -> Operation {
         let id = stored.id();
         let written = match answer {
             Answer::Next(next) => match self.ports.store.advance(&next).await {
-                Ok(()) => return Ok(*next),
+                Ok(()) => return *next,
                 Err(FinishError::NotProcessing) => None,
                 Err(error) => Some(CompleteError::from(error)),
             },
             Answer::Declined(decline) => {
                 match self.finish(&stored, Outcome::Decline(decline)).await {
-                    Ok(done) => return Ok(done),
+                    Ok(done) => return done,
                     Err(CompleteError::InvalidState) => None,
                     Err(error) => Some(error),
                 }
@@ -233,7 +241,7 @@ impl Gateway {
                     error = %crate::ports::Chain(&error),
                     "provider outcome unknown at creation; the operation stays processing"
                 );
-                return Ok(stored);
+                return stored;
             }
         };
         if let Some(error) = written {
@@ -242,10 +250,18 @@ impl Gateway {
                 error = %crate::ports::Chain(&error),
                 "provider answer not written; the operation stays processing"
             );
-            return Ok(stored);
+            return stored;
         }
-        // Another writer finished it first: answer with what is stored now.
-        Ok(self.ports.store.get(id).await?.unwrap_or(stored))
+        // Another writer finished it first: answer with what is stored now, or, if it cannot
+        // be read, the operation as committed (still processing).
+        match self.ports.store.get(id).await {
+            Ok(Some(current)) => current,
+            Ok(None) => stored,
+            Err(error) => {
+                tracing::warn!(operation.id = %id, error = %crate::ports::Chain(&error), "operation not re-read");
+                stored
+            }
+        }
     }
 
     /// Access check, then the request's fingerprint if it carries a merchantOperationId.

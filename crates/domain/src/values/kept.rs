@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 pub enum Kept {
     Null,
     Bool(bool),
-    /// A number, as the decimal text it was given in (never rounded through a float).
+    /// A number, as text: an integer's digits, or a fraction's shortest form that reads back
+    /// as the same double (`2.0`, `0.1`, `1e16`), so that it is written out as it came in.
     Number(String),
     Text(String),
     List(Vec<Kept>),
@@ -126,6 +127,10 @@ mod serde_impl {
             match self {
                 Kept::Null => serializer.serialize_unit(),
                 Kept::Bool(value) => serializer.serialize_bool(*value),
+                Kept::Number(text) if text.contains(['.', 'e', 'E']) => {
+                    let value = text.parse::<f64>().map_err(serde::ser::Error::custom)?;
+                    serializer.serialize_f64(value)
+                }
                 Kept::Number(text) => {
                     if let Ok(value) = text.parse::<i64>() {
                         serializer.serialize_i64(value)
@@ -193,7 +198,8 @@ mod serde_impl {
         }
 
         fn visit_f64<E: de::Error>(self, value: f64) -> Result<Kept, E> {
-            Ok(Kept::Number(value.to_string()))
+            // `Debug` keeps the fraction mark (`2.0`, `-0.0`) and the exponent (`1e16`).
+            Ok(Kept::Number(format!("{value:?}")))
         }
 
         fn visit_str<E: de::Error>(self, value: &str) -> Result<Kept, E> {
@@ -233,6 +239,35 @@ mod serde_impl {
                 Kept::Object(object) => Ok(object),
                 _ => Err(de::Error::custom("expected an object")),
             }
+        }
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_values_are_written_out_as_json_values_were() {
+        let given = r#"{"a":2.0,"b":-0.0,"c":1e16,"d":2.5,"e":4242424242424242,"f":-7,"g":18446744073709551615,"h":[1,0.1,null,true,"x"]}"#;
+        let kept: KeptObject = serde_json::from_str(given).expect("JSON");
+        assert_eq!(kept.get("a"), Some(&Kept::Number("2.0".into())));
+        // Exactly what a JSON value read from the same text writes (as stored before kept
+        // values existed).
+        let as_json: serde_json::Value = serde_json::from_str(given).expect("JSON");
+        assert_eq!(
+            serde_json::to_string(&kept).expect("JSON"),
+            serde_json::to_string(&as_json).expect("JSON")
+        );
+    }
+
+    #[test]
+    fn only_objects_are_kept_objects() {
+        for other in ["[]", "1", "\"x\"", "null"] {
+            assert!(
+                serde_json::from_str::<KeptObject>(other).is_err(),
+                "{other}"
+            );
         }
     }
 }
