@@ -1,6 +1,5 @@
 //! A slow merchant does not hold up others: new work is claimed while slow deliveries run.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use domain::ports::CallbackState;
@@ -12,7 +11,7 @@ use crate::helpers::{config, shutdown_signal, wait_for, TestEnv};
 async fn fast_callbacks_are_delivered_while_slow_ones_are_in_flight() {
     let env = TestEnv::with_workers(2).await;
     // Generous: the fast ones need a few milliseconds; the slow ones take this long.
-    env.receiver.set_slow(Duration::from_secs(4));
+    env.receiver.set_delay("/slow", Duration::from_secs(4));
     let earlier = env.now().plus_millis(-1_000);
     let slow: Vec<_> = (0..4)
         .map(|_| {
@@ -36,14 +35,9 @@ async fn fast_callbacks_are_delivered_while_slow_ones_are_in_flight() {
             .all(|id| env.outbox.state(*id) == CallbackState::Delivered)
     })
     .await;
-    let state = &env.receiver.state;
+    assert_eq!(env.receiver.hits("/slow"), 4, "slow ones in flight");
     assert_eq!(
-        state.slow_started.load(Ordering::SeqCst),
-        4,
-        "slow ones in flight"
-    );
-    assert_eq!(
-        state.slow_finished.load(Ordering::SeqCst),
+        env.receiver.finished("/slow"),
         0,
         "fast ones waited for slow ones"
     );

@@ -19,7 +19,7 @@ fn attempt_headers(env: &TestEnv) -> Vec<String> {
 #[tokio::test]
 async fn a_receiver_failing_twice_gets_exactly_three_attempts() {
     let env = TestEnv::new().await;
-    env.receiver.fail_next(2);
+    env.receiver.fail_next("/ok", 2);
     let id = env.enqueue(Direction::Deposit, &env.receiver.url("/ok"));
     let worker = env.worker(config(&[10, 10, 10, 10]));
 
@@ -41,7 +41,7 @@ async fn a_receiver_failing_twice_gets_exactly_three_attempts() {
 #[tokio::test]
 async fn gives_up_after_the_schedule_and_an_operator_retry_continues_counting() {
     let env = TestEnv::new().await;
-    env.receiver.set_status(500);
+    env.receiver.set_status("/ok", 500);
     let id = env.enqueue(Direction::Withdrawal, &env.receiver.url("/ok"));
     let worker = env.worker(config(&[10, 10]));
 
@@ -59,7 +59,7 @@ async fn gives_up_after_the_schedule_and_an_operator_retry_continues_counting() 
     assert_eq!(worker.run_once().await.expect("run_once"), 0);
     assert_eq!(attempt_headers(&env), ["1", "2", "3"]);
 
-    env.receiver.set_status(200);
+    env.receiver.set_status("/ok", 200);
     assert!(env.outbox.retry(id, env.now()).await.expect("retry"));
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
         .await;

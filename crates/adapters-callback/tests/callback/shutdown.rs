@@ -1,6 +1,5 @@
 //! Graceful shutdown: claiming stops, deliveries in flight finish, leases are released.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use domain::ports::{CallbackOutbox, CallbackState};
@@ -11,7 +10,7 @@ use crate::helpers::{config, shutdown_signal, wait_for, TestEnv, OWNER};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_lets_deliveries_finish_and_releases_leases() {
     let env = TestEnv::new().await;
-    env.receiver.set_slow(Duration::from_millis(500));
+    env.receiver.set_delay("/slow", Duration::from_millis(500));
     let slow = env.enqueue(Direction::Deposit, &env.receiver.url("/slow"));
     // A callback whose merchant lookup fails keeps its lease until released.
     let stuck_merchant = env.merchants.add("m-stuck", true);
@@ -27,7 +26,7 @@ async fn shutdown_lets_deliveries_finish_and_releases_leases() {
     let running = tokio::spawn(worker.run(signal));
 
     wait_for(Duration::from_secs(20), "the slow request", || {
-        env.receiver.state.slow_started.load(Ordering::SeqCst) == 1
+        env.receiver.hits("/slow") == 1
     })
     .await;
     assert_eq!(env.outbox.leases_held_by(OWNER), 2);

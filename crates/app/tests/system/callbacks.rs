@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::helpers::{
     assert_signed_callback, card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api,
-    GatewayProcess, Merchant, Receiver, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
 };
 
 /// Generous: a loaded 2-core machine may be slow, never this slow.
@@ -37,7 +37,7 @@ async fn finished_deposit(api: &Api, sandbox: &mut Sandbox, body: Value, status:
 async fn end_to_end(db: TestDb) {
     let shop = Merchant::create(&db, "callback-shop");
     shop.credit(&db, "1000.00");
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     receiver.fail_first_on("/flaky");
     receiver.set_status("/down", 503);
     let mut gw = GatewayProcess::start("a", &db, &Serve::default());
@@ -197,7 +197,7 @@ fn failed_callbacks(db: &TestDb) -> Vec<Value> {
 async fn callbacks_to_private_addresses_are_refused_by_default() {
     let db = TestDb::sqlite();
     let shop = Merchant::create(&db, "ssrf-shop");
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     let serve = Serve::default().with("GATEWAY_CALLBACK_ALLOW_PRIVATE", "false");
     let mut gw = GatewayProcess::start("a", &db, &serve);
     let api = Api::new(&gw, &shop);

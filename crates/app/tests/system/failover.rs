@@ -7,8 +7,8 @@ use futures::StreamExt;
 
 use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::{
-    card_payout, gateway, wait_until, Api, Backend, GatewayProcess, Merchant, Receiver, Serve,
-    TestDb,
+    card_payout, gateway, wait_until, Api, Backend, CallbackReceiver, GatewayProcess, Merchant,
+    Serve, TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(180);
@@ -28,7 +28,7 @@ async fn rolling_restarts_lose_and_repeat_nothing_on_sqlite() {
 
 /// What [`slow_payouts`] started.
 struct SlowPayouts {
-    receiver: Receiver,
+    receiver: CallbackReceiver,
     serve: Serve,
     running: Vec<GatewayProcess>,
     ids: Vec<String>,
@@ -46,7 +46,7 @@ async fn slow_payouts(
 ) -> SlowPayouts {
     let shop = Merchant::create(db, shop);
     shop.credit(db, &format!("{}.00", payouts * 10));
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     receiver.set_delay("/cb", Duration::from_millis(1000));
     let cb = receiver.url("/cb");
     let serve = Serve::default()

@@ -7,7 +7,7 @@ use futures::StreamExt;
 
 use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::{
-    card_payout, gateway, Api, Backend, GatewayProcess, Merchant, Receiver, Serve, TestDb,
+    card_payout, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
 
 /// Every tenth payout goes to the sandbox's declining card.
@@ -34,7 +34,7 @@ async fn two_gateways_on_one_sqlite_file_deliver_each_callback_once() {
 async fn many_gateways(db: TestDb, processes: usize, payouts: usize) {
     let shop = Merchant::create(&db, "busy-shop");
     shop.credit(&db, &format!("{}.00", payouts * 10));
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
     // Per-callback lines stay on so each process's share can be counted.
     let serve = Serve::default()

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{deposit, Api, GatewayProcess, Merchant, Receiver, Serve, TestDb};
+use crate::helpers::{deposit, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb};
 
 /// Opens a deposit's `redirectUrl` and pays with `pan`; returns where the browser is sent.
 async fn pay_by_card(client: &reqwest::Client, redirect_url: &str, pan: &str) -> String {
@@ -36,7 +36,7 @@ async fn pay_by_card(client: &reqwest::Client, redirect_url: &str, pan: &str) ->
 async fn a_deposit_paid_on_the_hosted_card_page_sends_its_callback() {
     let db = TestDb::sqlite();
     let shop = Merchant::create(&db, "page-shop");
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     let mut gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
     let browser = reqwest::Client::builder()

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::{
     card_payout, deposit, gateway, gateway_line, on_sqlite_and_postgres, wait_until, Api,
-    GatewayProcess, Merchant, Receiver, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
 };
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -34,7 +34,7 @@ async fn a_deposit_that_expires_while_no_gateway_runs_is_declined_after_the_star
     let route =
         format!("route add --direction deposit --method sbp --priority 200 --lifetime {lifetime}");
     gateway_line(&db, &route).expect_code(0);
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
     let mut a = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&a, &shop);
@@ -76,9 +76,9 @@ on_sqlite_and_postgres!(
 
 /// A merchant `shop`, a receiver that holds every callback unanswered at the returned URL,
 /// and gateway `a` with that merchant's API.
-fn holding_callbacks(db: &TestDb, shop: &str) -> (Receiver, String, GatewayProcess, Api) {
+fn holding_callbacks(db: &TestDb, shop: &str) -> (CallbackReceiver, String, GatewayProcess, Api) {
     let shop = Merchant::create(db, shop);
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     receiver.hold(true);
     let cb = receiver.url("/cb");
     let a = GatewayProcess::start("a", db, &Serve::default());
@@ -125,7 +125,7 @@ async fn in_flight_at_stop(db: TestDb) {
 async fn graceful_restart(db: TestDb) {
     let shop = Merchant::create(&db, "restart-shop");
     shop.credit(&db, "10000.00");
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     receiver.set_status("/cb", 503);
     let cb = receiver.url("/cb");
     let cb = Some(cb.as_str());

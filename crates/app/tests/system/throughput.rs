@@ -20,7 +20,7 @@ use futures::StreamExt;
 
 use crate::helpers::db::PG_VAR;
 use crate::helpers::{
-    wait_until, Backend, GatewayProcess, Merchant, Receiver, Sandbox, Serve, TestDb,
+    wait_until, Backend, CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,7 +37,7 @@ async fn callback_throughput() {
         _ => TestDb::sqlite(),
     };
     let shop = Merchant::create(&db, "bench-shop");
-    let receiver = Receiver::start();
+    let receiver = CallbackReceiver::start();
     let url = receiver.url("/cb");
 
     // The backlog: n deposits declined at creation (amount ending in 05) while no gateway

@@ -1,7 +1,6 @@
 //! Fakes for the ports, a real local receiver, and a test environment tying them together.
 
 mod outbox;
-mod receiver;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -14,9 +13,9 @@ use domain::callback::RetrySchedule;
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::ports::{Clock, MerchantDirectory, StoreError};
 use domain::{Direction, MerchantId, OperationId, Timestamp};
+use testkit::CallbackReceiver;
 
 pub use outbox::FakeOutbox;
-pub use receiver::TestReceiver;
 
 pub const DEPOSIT_SECRET: &str = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0";
 pub const WITHDRAWAL_SECRET: &str =
@@ -84,7 +83,9 @@ pub struct TestEnv {
     pub outbox: Arc<FakeOutbox>,
     pub merchants: Arc<FakeMerchants>,
     pub clock: Arc<SystemClock>,
-    pub receiver: TestReceiver,
+    /// `/ok` answers 200 (or as told), `/hang` answers only after 30 s, `/redirect` answers
+    /// 302 to `/ok`; tests give `/slow` its delay.
+    pub receiver: CallbackReceiver,
     /// The enabled merchant `m1`.
     pub merchant: MerchantId,
 }
@@ -97,11 +98,14 @@ impl TestEnv {
     pub async fn with_workers(workers: usize) -> Self {
         let merchants = Arc::new(FakeMerchants::default());
         let merchant = merchants.add("m1", true);
+        let receiver = CallbackReceiver::with_workers(workers);
+        receiver.set_delay("/hang", Duration::from_secs(30));
+        receiver.redirect("/redirect", "/ok");
         Self {
             outbox: Arc::new(FakeOutbox::default()),
             merchants,
             clock: Arc::new(SystemClock),
-            receiver: TestReceiver::start(workers).await,
+            receiver,
             merchant,
         }
     }

@@ -2,15 +2,14 @@
 //! receiver on loopback) against the document's `operationFinished` webhook.
 
 use std::collections::BTreeMap;
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use adapters_callback::{CallbackConfig, CallbackWorker};
 use domain::signature::verify;
 use domain::testkit::WallClock;
 use serde_json::{json, Value};
+use testkit::CallbackReceiver;
 
 use super::flows::complete;
 use super::Checked;
@@ -19,49 +18,14 @@ use crate::helpers::{deposit_body, sbp_withdrawal, SETTLE};
 /// One callback as received: lower-case header names and the raw body.
 type Received = (BTreeMap<String, String>, String);
 
-/// A merchant's callback endpoint on loopback that answers 200 and keeps what it got.
-async fn receiver() -> (
-    String,
-    Arc<Mutex<Vec<Received>>>,
-    actix_web::dev::ServerHandle,
-) {
-    let got: Arc<Mutex<Vec<Received>>> = Arc::default();
-    let sink = got.clone();
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let url = format!("http://{}/callbacks", listener.local_addr().expect("bound"));
-    let server = HttpServer::new(move || {
-        let sink = sink.clone();
-        App::new().default_service(web::to(move |req: HttpRequest, body: web::Bytes| {
-            let sink = sink.clone();
-            async move {
-                let headers = req
-                    .headers()
-                    .iter()
-                    .map(|(n, v)| (n.as_str().to_string(), v.to_str().unwrap_or("").into()))
-                    .collect();
-                let body = String::from_utf8_lossy(&body).into_owned();
-                sink.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((headers, body));
-                HttpResponse::Ok().finish()
-            }
-        }))
-    })
-    .workers(1)
-    .listen(listener)
-    .expect("listen")
-    .run();
-    let handle = server.handle();
-    tokio::spawn(server);
-    (url, got, handle)
-}
-
 /// An approved deposit, a deposit declined at creation and a payout declined when it
 /// settles, each with a `callbackUrl`: their callbacks match the webhook, are signed with the
 /// secret of their direction, and are first attempts.
 pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     let app = api.app;
-    let (url, got, handle) = receiver().await;
+    // A merchant's callback endpoint on loopback that answers 200 and keeps what it got.
+    let receiver = CallbackReceiver::start();
+    let url = receiver.url("/callbacks");
     let with_callback = |mut body: Value| {
         body["callbackUrl"] = json!(url);
         body["merchantOperationId"] = json!(uuid::Uuid::new_v4().to_string());
@@ -98,13 +62,19 @@ pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     let mut received = Vec::new();
     for _ in 0..50 {
         worker.run_once().await.expect("delivered");
-        received = got.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        received = receiver
+            .captured()
+            .into_iter()
+            .map(|c| {
+                let body = String::from_utf8_lossy(&c.body).into_owned();
+                (c.headers.into_iter().collect(), body)
+            })
+            .collect::<Vec<Received>>();
         if received.len() >= 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    handle.stop(false).await;
     assert_eq!(received.len(), 3, "{received:?}");
 
     for (headers, body) in &received {

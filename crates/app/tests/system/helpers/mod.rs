@@ -5,7 +5,6 @@ pub mod api;
 pub mod cli;
 pub mod db;
 pub mod process;
-pub mod receiver;
 pub mod sandbox;
 
 use domain::merchant::Secret;
@@ -15,8 +14,8 @@ pub use api::{card_payout, deposit, Api, Merchant};
 pub use cli::{gateway, gateway_line};
 pub use db::{Backend, TestDb};
 pub use process::{GatewayProcess, Serve};
-pub use receiver::{wait_until, Captured, Receiver};
 pub use sandbox::Sandbox;
+pub use testkit::{wait_until, CallbackReceiver, Captured};
 
 /// Two tests of one scenario, `$run(db)`: `$sqlite` on a fresh SQLite file, `$postgres` on a
 /// fresh PostgreSQL database when `GATEWAY_TEST_DATABASE_URL` names a server (see

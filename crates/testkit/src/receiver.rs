@@ -1,10 +1,18 @@
 //! A merchant's callback endpoint: a real HTTP server on 127.0.0.1:0 that records every
-//! request and answers as the test says (per path), optionally holding requests unanswered.
+//! request and answers as the test says, path by path.
+//!
+//! Every path answers 200 unless told otherwise. In the order a request meets them:
+//! [`hold`](CallbackReceiver::hold) keeps it unanswered (up to 90 s),
+//! [`set_delay`](CallbackReceiver::set_delay) makes it wait, then the answer is a 302 for a
+//! [`redirect`](CallbackReceiver::redirect) path, a 500 while
+//! [`fail_next`](CallbackReceiver::fail_next) has some left or for the first callback of an
+//! operation on a [`fail_first_on`](CallbackReceiver::fail_first_on) path, else the status
+//! [`set_status`](CallbackReceiver::set_status) gave the path.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use actix_web::dev::ServerHandle;
@@ -16,11 +24,12 @@ use serde_json::Value;
 /// How long a held request waits at most before it is answered anyway.
 const HOLD_LIMIT: Duration = Duration::from_secs(90);
 
-/// One callback as received, with the status it was answered (`None` while unanswered, or if
+/// One request as received, with the status it was answered (`None` while unanswered, or if
 /// the sender went away first).
 #[derive(Debug, Clone)]
 pub struct Captured {
     pub path: String,
+    /// Lower-case header names.
     pub headers: HashMap<String, String>,
     pub body: Vec<u8>,
     pub answered: Option<u16>,
@@ -30,6 +39,7 @@ pub struct Captured {
 }
 
 impl Captured {
+    /// The header's value (empty if absent).
     pub fn header(&self, name: &str) -> &str {
         self.headers.get(name).map(String::as_str).unwrap_or("")
     }
@@ -50,22 +60,32 @@ struct State {
     captured: Mutex<Vec<Captured>>,
     /// Status answered per path; 200 for a path not listed.
     statuses: Mutex<HashMap<String, u16>>,
+    /// How many more requests each path answers 500.
+    fail_next: Mutex<HashMap<String, u32>>,
     /// Paths that answer 500 to the first callback of each operation.
     fail_first: Mutex<HashSet<String>>,
     /// How long each path waits before it answers.
     delays: Mutex<HashMap<String, Duration>>,
+    /// Paths that answer 302 to the location given.
+    redirects: Mutex<HashMap<String, String>>,
     hold: AtomicBool,
 }
 
-pub struct Receiver {
+/// The receiver; stopped when dropped.
+pub struct CallbackReceiver {
     pub port: u16,
     state: Arc<State>,
     handle: ServerHandle,
 }
 
-impl Receiver {
-    /// Starts a receiver (within a Tokio runtime) on 127.0.0.1:0.
-    pub fn start() -> Receiver {
+impl CallbackReceiver {
+    /// Starts a receiver with two worker threads (within a Tokio runtime) on 127.0.0.1:0.
+    pub fn start() -> CallbackReceiver {
+        CallbackReceiver::with_workers(2)
+    }
+
+    /// Starts a receiver with `workers` threads (within a Tokio runtime) on 127.0.0.1:0.
+    pub fn with_workers(workers: usize) -> CallbackReceiver {
         let state = Arc::new(State::default());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("local address").port();
@@ -75,7 +95,7 @@ impl Receiver {
                 .app_data(web::Data::new(shared.clone()))
                 .default_service(web::to(answer))
         })
-        .workers(2)
+        .workers(workers)
         .max_connections(100_000)
         .backlog(4096)
         .disable_signals()
@@ -85,7 +105,7 @@ impl Receiver {
         .run();
         let handle = server.handle();
         tokio::spawn(server);
-        Receiver {
+        CallbackReceiver {
             port,
             state,
             handle,
@@ -102,14 +122,25 @@ impl Receiver {
         lock(&self.state.statuses).insert(path.to_string(), status);
     }
 
+    /// Answer 500 to the next `n` requests on `path`, then as usual.
+    pub fn fail_next(&self, path: &str, n: u32) {
+        lock(&self.state.fail_next).insert(path.to_string(), n);
+    }
+
     /// Answer 500 to the first callback of each operation on `path`, then as usual.
     pub fn fail_first_on(&self, path: &str) {
         lock(&self.state.fail_first).insert(path.to_string());
     }
 
-    /// Answer requests on `path` only after `delay` (a slow merchant).
+    /// Answer requests on `path` only after `delay` (a slow merchant, or one that never
+    /// answers in time).
     pub fn set_delay(&self, path: &str, delay: Duration) {
         lock(&self.state.delays).insert(path.to_string(), delay);
+    }
+
+    /// Answer requests on `path` with a 302 to `location`.
+    pub fn redirect(&self, path: &str, location: &str) {
+        lock(&self.state.redirects).insert(path.to_string(), location.to_string());
     }
 
     /// While set, requests are recorded but not answered (up to 90 s).
@@ -117,8 +148,25 @@ impl Receiver {
         self.state.hold.store(hold, Ordering::SeqCst);
     }
 
+    /// Every request so far, in arrival order.
     pub fn captured(&self) -> Vec<Captured> {
         lock(&self.state.captured).clone()
+    }
+
+    /// Requests received on `path` (answered or not yet).
+    pub fn hits(&self, path: &str) -> usize {
+        lock(&self.state.captured)
+            .iter()
+            .filter(|c| c.path == path)
+            .count()
+    }
+
+    /// Requests on `path` answered so far.
+    pub fn finished(&self, path: &str) -> usize {
+        lock(&self.state.captured)
+            .iter()
+            .filter(|c| c.path == path && c.answered.is_some())
+            .count()
     }
 
     /// Callbacks received for `operation_id`, in arrival order.
@@ -159,7 +207,7 @@ impl Receiver {
     }
 }
 
-impl Drop for Receiver {
+impl Drop for CallbackReceiver {
     fn drop(&mut self) {
         self.hold(false);
         // The stop command is sent on the call; the future only waits for it.
@@ -167,7 +215,7 @@ impl Drop for Receiver {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -207,18 +255,39 @@ async fn answer(request: HttpRequest, body: Bytes, state: web::Data<Arc<State>>)
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
-    let fail_first = lock(&state.fail_first).contains(&path);
-    let status = if fail_first && {
-        let all = lock(&state.captured);
-        !all[..index].iter().any(|c| c.operation_id == operation)
-    } {
+    let location = lock(&state.redirects).get(&path).cloned();
+    let status = if location.is_some() {
+        302
+    } else if take_failure(&state, &path) || first_failing(&state, &path, &operation, index) {
         500
     } else {
         lock(&state.statuses).get(&path).copied().unwrap_or(200)
     };
     lock(&state.captured)[index].answered = Some(status);
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    HttpResponse::build(status).body("ok")
+    let mut response = HttpResponse::build(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    );
+    if let Some(location) = location {
+        response.insert_header(("location", location));
+    }
+    response.body("ok")
+}
+
+/// Whether `path` still has a 500 to answer from [`CallbackReceiver::fail_next`] (taking it).
+fn take_failure(state: &State, path: &str) -> bool {
+    lock(&state.fail_next)
+        .get_mut(path)
+        .and_then(|left| left.checked_sub(1).map(|rest| *left = rest))
+        .is_some()
+}
+
+/// Whether `path` fails first callbacks and the request at `index` is the first one of
+/// `operation`.
+fn first_failing(state: &State, path: &str, operation: &str, index: usize) -> bool {
+    lock(&state.fail_first).contains(path)
+        && !lock(&state.captured)[..index]
+            .iter()
+            .any(|c| c.operation_id == operation)
 }
 
 /// Polls `check` (every 100 ms) until it says done; fails the test after `deadline`, with the
