@@ -9,12 +9,14 @@ use tokio::sync::oneshot;
 
 use crate::dice::Dice;
 use crate::faults::{BadRate, Faults, FaultsPatch};
-use crate::model::{FailureCode, Kind, Payment, Refund, RefundStatus, Status};
+use crate::model::{FailureCode, Kind, Payment, Status};
 use crate::notify::{Notification, Notifier, Policy};
 use crate::rules::{self, Decision, PayoutPlan};
 use crate::secret::Secret;
 use crate::stats::{self, Stats};
-use crate::store::{Cancel, Created, NewPayment, NewRefund, PaymentRefused, RefundRefused, Store};
+
+mod refunds;
+use crate::store::{Cancel, Created, NewPayment, PaymentRefused, Store};
 
 /// Settings the core needs from the configuration.
 #[derive(Debug, Clone)]
@@ -130,22 +132,6 @@ impl Sim {
         self.notifier.send(notification, self.policy())
     }
 
-    fn notify_refund(&self, store: &Store, refund: &Refund) {
-        let Some(url) = store
-            .payment(&refund.payment_id)
-            .and_then(|p| p.notify_url.clone())
-        else {
-            return;
-        };
-        let notification = Notification {
-            object: refund.id.clone(),
-            url,
-            body: body_bytes(&refund.notification()),
-            is_final: refund.status != RefundStatus::Pending,
-        };
-        drop(self.notifier.send(notification, self.policy()));
-    }
-
     fn after(self: &Arc<Self>, delay: Duration, then: impl FnOnce(&Sim) + Send + 'static) {
         let sim = self.clone();
         self.runtime.spawn(async move {
@@ -213,7 +199,10 @@ impl Sim {
                     self.after(delay, move |sim| sim.expire_payin(&id));
                 }
             }
-            _ => {}
+            // Final at creation, or states a new payment never starts in: nothing to schedule.
+            (Kind::Payout, Status::ActionRequired)
+            | (Kind::Payin, Status::Pending)
+            | (_, Status::Succeeded | Status::Failed | Status::Canceled) => {}
         }
     }
 
@@ -272,43 +261,6 @@ impl Sim {
             }
             Err(payment) => Some((Err(payment), oneshot::channel().1)),
         }
-    }
-
-    /// Creates a refund (or answers the existing one).
-    pub fn create_refund(
-        self: &Arc<Self>,
-        payment_id: &str,
-        new: NewRefund,
-    ) -> Result<Created<Refund>, RefundRefused> {
-        let mut store = lock(&self.store);
-        let created = store.create_refund(payment_id, new, now(), || self.injected_decline())?;
-        if let Created::New(refund) = &created {
-            self.notify_refund(&store, refund);
-            if refund.status == RefundStatus::Pending {
-                let (id, failure) = (refund.id.clone(), rules::refund_outcome(refund.amount));
-                self.after(self.settings.settle, move |sim| {
-                    sim.settle_refund(&id, failure)
-                });
-            }
-        }
-        Ok(created)
-    }
-
-    fn settle_refund(&self, id: &str, failure: Option<FailureCode>) {
-        let mut store = lock(&self.store);
-        if let Some(refund) = store.settle_refund(id, failure, now()) {
-            self.notify_refund(&store, &refund);
-        }
-    }
-
-    /// A refund by id.
-    pub fn refund(&self, id: &str) -> Option<Refund> {
-        lock(&self.store).refund(id).cloned()
-    }
-
-    /// A refund by reference.
-    pub fn refund_by_reference(&self, reference: &str) -> Option<Refund> {
-        lock(&self.store).refund_by_reference(reference).cloned()
     }
 
     /// What has been paid out and refunded.

@@ -88,22 +88,24 @@ async fn timeout_rate_processes_then_holds_the_answer() {
 #[tokio::test]
 async fn down_refuses_connections_and_cuts_open_ones_until_lifted() {
     let sim = TestSim::spawn(&["--hold-ms", "120000"]).await;
+    let receiver = Receiver::start(0).await;
     sim.faults(json!({"timeoutRate": 1})).await;
     let held = {
         let request = sim
             .api_post("/v1/payments")
             .header("idempotency-key", "dn-1")
-            .json_body(&payout("dn-1", 10000, card(), NOWHERE))
+            .json_body(&payout("dn-1", 10000, card(), &receiver.url))
             .timeout(Duration::from_secs(100));
         tokio::spawn(async move { request.send().await })
     };
-    // The held call has been processed once the payment exists.
-    let control_read = || async {
-        let stats = sim.stats().await;
-        stats.is_object().then_some(())
-    };
-    control_read().await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The held call has been processed once its creation is notified.
+    eventually(|| async {
+        receiver
+            .received()
+            .first()
+            .map(|n| n.body["reference"].clone())
+    })
+    .await;
     let all = sim.faults(json!({"down": true})).await;
     assert_eq!(all["down"], true);
 
