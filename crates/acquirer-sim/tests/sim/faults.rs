@@ -144,3 +144,19 @@ async fn starting_down_still_reports_the_port() {
     let (status, _) = sim.get("/v1/payments?reference=x").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn faults_can_start_from_environment_variables() {
+    let env = [
+        ("ACQUIRER_SIM_DECLINE_RATE", "1"),
+        ("ACQUIRER_SIM_DECLINE_CODE", "issuer_unavailable"),
+    ];
+    let sim = TestSim::spawn_with_env(&[], &env).await;
+    let (status, answer) = sim
+        .create("e-1", &payout("e-1", 10000, card(), NOWHERE))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(answer["failureCode"], "issuer_unavailable");
+    let all = sim.faults(json!({})).await;
+    assert_eq!(all["declineRate"], 1.0);
+}

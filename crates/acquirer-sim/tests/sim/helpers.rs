@@ -33,6 +33,11 @@ impl Drop for TestSim {
 impl TestSim {
     /// Starts the binary with short settle and retry times, plus `extra` flags.
     pub async fn spawn(extra: &[&str]) -> TestSim {
+        Self::spawn_with_env(extra, &[]).await
+    }
+
+    /// Like [`TestSim::spawn`], with `ACQUIRER_SIM_*` variables set as well.
+    pub async fn spawn_with_env(extra: &[&str], env: &[(&str, &str)]) -> TestSim {
         let mut command = Command::new(env!("CARGO_BIN_EXE_acquirer-sim"));
         command
             .args(["--bind", "127.0.0.1:0", "--control-bind", "127.0.0.1:0"])
@@ -40,6 +45,7 @@ impl TestSim {
             .args(defaults_unless_given(extra))
             .args(extra)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = command.spawn().expect("the binary starts");
