@@ -25,10 +25,10 @@ pub struct Config {
     )]
     pub control_bind: SocketAddr,
     /// The bearer token the Acquirer API requires.
-    #[arg(long, env = "ACQUIRER_SIM_API_KEY")]
+    #[arg(long, env = "ACQUIRER_SIM_API_KEY", hide_env_values = true)]
     pub api_key: Secret,
     /// The key of the notifications' `x-acquirer-signature`.
-    #[arg(long, env = "ACQUIRER_SIM_WEBHOOK_SECRET")]
+    #[arg(long, env = "ACQUIRER_SIM_WEBHOOK_SECRET", hide_env_values = true)]
     pub webhook_secret: Secret,
     /// How long payouts and refunds stay pending, in milliseconds.
     #[arg(long, env = "ACQUIRER_SIM_SETTLE_MS", default_value_t = 2000)]
