@@ -12,12 +12,11 @@ use crate::sim::Sim;
 
 /// Mounts the control routes.
 pub fn routes(config: &mut web::ServiceConfig) {
+    let fault_set = web::resource("/_sim/faults")
+        .route(web::get().to(faults))
+        .route(web::post().to(update_faults));
     config
-        .service(
-            web::resource("/_sim/faults")
-                .route(web::get().to(faults))
-                .route(web::post().to(update_faults)),
-        )
+        .service(fault_set)
         .route("/_sim/stats", web::get().to(stats))
         .route(
             "/_sim/payins/{reference}/complete",

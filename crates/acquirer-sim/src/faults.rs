@@ -118,10 +118,6 @@ impl Faults {
 mod tests {
     use super::*;
 
-    fn patch(json: &str) -> FaultsPatch {
-        serde_json::from_str(json).expect("valid patch")
-    }
-
     #[test]
     fn a_patch_changes_only_what_it_names() {
         let mut faults = Faults::default();
@@ -159,5 +155,9 @@ mod tests {
         assert_eq!(json["declineCode"], "provider_unavailable");
         assert_eq!(json["reorderNotify"], false);
         assert_eq!(json.as_object().map(|o| o.len()), Some(10));
+    }
+
+    fn patch(json: &str) -> FaultsPatch {
+        serde_json::from_str(json).expect("valid patch")
     }
 }

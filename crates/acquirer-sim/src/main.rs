@@ -39,23 +39,15 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
-        }
-    };
-    match runtime.block_on(run(config)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::from(1)
-        }
+    // A multi-threaded runtime with I/O and time enabled.
+    let result = tokio::runtime::Runtime::new()
+        .context("cannot start the async runtime")
+        .and_then(|runtime| runtime.block_on(run(config)));
+    if let Err(error) = result {
+        eprintln!("error: {error:#}");
+        return ExitCode::from(1);
     }
+    ExitCode::SUCCESS
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {

@@ -96,19 +96,19 @@ impl Recipient {
     }
 }
 
-/// A payment held in memory.
+/// A parsed `POST /v1/payments`: what a payment is asked to be, kept with it.
 #[derive(Debug, Clone)]
-pub struct Payment {
-    /// `acq_...`.
-    pub id: String,
-    /// The caller's reference (its operation id).
-    pub reference: String,
-    /// The `Idempotency-Key` it was created with.
-    pub idempotency_key: String,
+pub struct Order {
+    /// The `Idempotency-Key` header.
+    pub key: String,
     /// The creation body as received, for idempotent repeats.
     pub request: Value,
+    /// The caller's reference (its operation id).
+    pub reference: String,
     /// Payin or payout.
     pub kind: Kind,
+    /// The payout's recipient.
+    pub recipient: Option<Recipient>,
     /// The caller's payment method name, verbatim.
     pub method: String,
     /// Minor units.
@@ -119,16 +119,103 @@ pub struct Payment {
     pub return_url: Option<String>,
     /// Where notifications go.
     pub notify_url: Option<String>,
+    /// Creations received after this are refused.
+    pub not_after: Option<OffsetDateTime>,
     /// When a waiting payin expires.
     pub expires_at: Option<OffsetDateTime>,
-    /// The payout's recipient.
-    pub recipient: Option<Recipient>,
+}
+
+/// A status with a pending start, and a succeeded and a failed end.
+pub trait Ends: Copy + PartialEq + Serialize {
+    /// Being executed.
+    const PENDING: Self;
+    /// Money moved.
+    const SUCCEEDED: Self;
+    /// Nothing moved; the failure code says why.
+    const FAILED: Self;
+}
+
+impl Ends for Status {
+    const PENDING: Self = Status::Pending;
+    const SUCCEEDED: Self = Status::Succeeded;
+    const FAILED: Self = Status::Failed;
+}
+
+impl Ends for RefundStatus {
+    const PENDING: Self = RefundStatus::Pending;
+    const SUCCEEDED: Self = RefundStatus::Succeeded;
+    const FAILED: Self = RefundStatus::Failed;
+}
+
+/// Where a payment or a refund stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress<S> {
     /// Current status.
-    pub status: Status,
+    pub status: S,
     /// Set with `failed`.
     pub failure_code: Option<FailureCode>,
     /// When the status last changed.
     pub updated_at: OffsetDateTime,
+}
+
+impl<S: Ends> Progress<S> {
+    /// Moves to `status` with `failure_code` at `now` if the status is `from`; whether it moved.
+    pub fn advance(
+        &mut self,
+        from: S,
+        status: S,
+        failure_code: Option<FailureCode>,
+        now: OffsetDateTime,
+    ) -> bool {
+        if self.status != from {
+            return false;
+        }
+        *self = Progress {
+            status,
+            failure_code,
+            updated_at: now,
+        };
+        true
+    }
+
+    /// Ends a progress at `from`: failed with `failure`, or succeeded; whether it moved.
+    pub fn settle(&mut self, from: S, failure: Option<FailureCode>, now: OffsetDateTime) -> bool {
+        let status = if failure.is_some() {
+            S::FAILED
+        } else {
+            S::SUCCEEDED
+        };
+        self.advance(from, status, failure, now)
+    }
+
+    /// Adds `status`, `updatedAt` and, when failed, `failureCode` to an answer's `body`.
+    fn show(&self, mut body: Value) -> Value {
+        body["status"] = json!(self.status);
+        body["updatedAt"] = json!(rfc3339(self.updated_at));
+        if let (true, Some(code)) = (self.status == S::FAILED, self.failure_code) {
+            body["failureCode"] = json!(code);
+        }
+        body
+    }
+
+    /// The notification body of `object` (`payment` or `refund`) `id` at this progress.
+    fn notification(&self, object: &str, id: &str, reference: &str) -> Value {
+        json!({
+            "object": object, "id": id, "reference": reference, "status": self.status,
+            "failureCode": self.failure_code, "updatedAt": rfc3339(self.updated_at),
+        })
+    }
+}
+
+/// A payment held in memory.
+#[derive(Debug, Clone)]
+pub struct Payment {
+    /// `acq_...`.
+    pub id: String,
+    /// What it was created with.
+    pub order: Order,
+    /// Where it stands.
+    pub progress: Progress<Status>,
 }
 
 /// A refund held in memory.
@@ -146,12 +233,8 @@ pub struct Refund {
     pub payment_id: String,
     /// Minor units.
     pub amount: i64,
-    /// Current status.
-    pub status: RefundStatus,
-    /// Set with `failed`.
-    pub failure_code: Option<FailureCode>,
-    /// When the status last changed.
-    pub updated_at: OffsetDateTime,
+    /// Where it stands.
+    pub progress: Progress<RefundStatus>,
 }
 
 /// RFC 3339 text of a time (UTC).
@@ -163,64 +246,36 @@ pub fn rfc3339(at: OffsetDateTime) -> String {
 impl Payment {
     /// The payment's JSON answer; `page_base` builds `action.redirectUrl`.
     pub fn view(&self, page_base: &str) -> Value {
-        let mut body = json!({
-            "id": self.id,
-            "reference": self.reference,
-            "kind": self.kind,
-            "method": self.method,
-            "amount": self.amount,
-            "currency": self.currency,
-            "status": self.status,
-            "updatedAt": rfc3339(self.updated_at),
-        });
-        if self.status == Status::ActionRequired {
+        let order = &self.order;
+        let mut body = self.progress.show(json!({
+            "id": self.id, "reference": order.reference, "kind": order.kind,
+            "method": order.method, "amount": order.amount, "currency": order.currency,
+        }));
+        if self.progress.status == Status::ActionRequired {
             body["action"] = json!({ "redirectUrl": format!("{page_base}/pay/{}", self.id) });
-        }
-        if let (Status::Failed, Some(code)) = (self.status, self.failure_code) {
-            body["failureCode"] = json!(code);
         }
         body
     }
 
     /// The notification body for the current status.
     pub fn notification(&self) -> Value {
-        json!({
-            "object": "payment",
-            "id": self.id,
-            "reference": self.reference,
-            "status": self.status,
-            "failureCode": self.failure_code,
-            "updatedAt": rfc3339(self.updated_at),
-        })
+        self.progress
+            .notification("payment", &self.id, &self.order.reference)
     }
 }
 
 impl Refund {
     /// The refund's JSON answer.
     pub fn view(&self) -> Value {
-        let mut body = json!({
-            "id": self.id,
-            "reference": self.reference,
-            "paymentId": self.payment_id,
-            "amount": self.amount,
-            "status": self.status,
-            "updatedAt": rfc3339(self.updated_at),
-        });
-        if let (RefundStatus::Failed, Some(code)) = (self.status, self.failure_code) {
-            body["failureCode"] = json!(code);
-        }
-        body
+        self.progress.show(json!({
+            "id": self.id, "reference": self.reference,
+            "paymentId": self.payment_id, "amount": self.amount,
+        }))
     }
 
     /// The notification body for the current status.
     pub fn notification(&self) -> Value {
-        json!({
-            "object": "refund",
-            "id": self.id,
-            "reference": self.reference,
-            "status": self.status,
-            "failureCode": self.failure_code,
-            "updatedAt": rfc3339(self.updated_at),
-        })
+        self.progress
+            .notification("refund", &self.id, &self.reference)
     }
 }

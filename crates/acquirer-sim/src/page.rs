@@ -49,9 +49,9 @@ fn html(status: actix_web::http::StatusCode, title: &str, body: &str) -> HttpRes
 fn amount_text(payment: &Payment) -> String {
     format!(
         "{}.{:02} {}",
-        payment.amount / 100,
-        payment.amount % 100,
-        payment.currency
+        payment.order.amount / 100,
+        payment.order.amount % 100,
+        payment.order.currency
     )
 }
 
@@ -61,12 +61,12 @@ fn form(payment: &Payment) -> String {
     let summary = format!(
         "<p>Pay <strong>{}</strong> ({})</p>",
         escape(&amount_text(payment)),
-        escape(&payment.method)
+        escape(&payment.order.method)
     );
-    if payment.method == "card" {
+    if payment.order.method == "card" {
         let cards: String = TEST_CARDS
             .iter()
-            .map(|(pan, effect)| format!("<li><code>{pan}</code>: {effect}</li>"))
+            .map(|(pan, effect, _)| format!("<li><code>{pan}</code>: {effect}</li>"))
             .collect();
         format!(
             "{summary}<form method=\"post\" action=\"{action}\">\
@@ -89,7 +89,7 @@ async fn show(sim: web::Data<Sim>, id: web::Path<String>) -> HttpResponse {
     use actix_web::http::StatusCode;
     match sim.payment(&id) {
         None => html(StatusCode::NOT_FOUND, "Payment not found", ""),
-        Some(payment) if payment.status == Status::ActionRequired => {
+        Some(payment) if payment.progress.status == Status::ActionRequired => {
             html(StatusCode::OK, "Acquirer sandbox payment", &form(&payment))
         }
         Some(payment) => html(
@@ -97,7 +97,7 @@ async fn show(sim: web::Data<Sim>, id: web::Path<String>) -> HttpResponse {
             "Payment finished",
             &format!(
                 "<p>Status: {}</p>",
-                escape(&format!("{:?}", payment.status))
+                escape(&format!("{:?}", payment.progress.status))
             ),
         ),
     }
@@ -136,7 +136,7 @@ async fn choose(
     let payment = match result {
         Ok(payment) | Err(payment) => payment,
     };
-    match payment.return_url {
+    match payment.order.return_url {
         Some(url) => HttpResponse::SeeOther()
             .insert_header((header::LOCATION, url))
             .finish(),
@@ -145,7 +145,7 @@ async fn choose(
             "Payment finished",
             &format!(
                 "<p>Status: {}</p>",
-                escape(&format!("{:?}", payment.status))
+                escape(&format!("{:?}", payment.progress.status))
             ),
         ),
     }

@@ -2,29 +2,36 @@
 
 use crate::model::{FailureCode, Recipient};
 
-/// Payout card that fails with `card_declined` when it settles; payin card that is declined.
-pub const CARD_DECLINED: &str = "4000000000000002";
-/// Payout card that fails at once with `provider_unavailable`.
-pub const CARD_PROVIDER_UNAVAILABLE: &str = "4000000000000119";
-/// Payin card that is declined with `insufficient_funds`.
-pub const CARD_INSUFFICIENT_FUNDS: &str = "4000000000009995";
-/// Payin card that approves (as does any other number).
-pub const CARD_APPROVE: &str = "4242424242424242";
-/// Payout phone that fails with `recipient_not_found` when it settles.
-pub const PHONE_RECIPIENT_NOT_FOUND: &str = "+70000000002";
-/// Payout phone that fails at once with `issuer_unavailable`.
-pub const PHONE_ISSUER_UNAVAILABLE: &str = "+70000000003";
-/// Payout phone that fails at once with `provider_unavailable`.
-pub const PHONE_PROVIDER_UNAVAILABLE: &str = "+70000000004";
-/// Payout phone that fails at once with `insufficient_funds`.
-pub const PHONE_INSUFFICIENT_FUNDS: &str = "+70000000005";
-
-/// The test cards offered on the payin page: `(number, what it does)`.
-pub const TEST_CARDS: [(&str, &str); 3] = [
-    (CARD_APPROVE, "approved"),
-    (CARD_DECLINED, "declined: card_declined"),
-    (CARD_INSUFFICIENT_FUNDS, "declined: insufficient_funds"),
+/// The payin cards offered on the payin page: `(number, what it does, the failure it ends
+/// with)`. The first approves, as does any number not listed.
+pub const TEST_CARDS: [(&str, &str, Option<FailureCode>); 3] = [
+    ("4242424242424242", "approved", None),
+    (
+        "4000000000000002",
+        "declined: card_declined",
+        Some(FailureCode::CardDeclined),
+    ),
+    (
+        "4000000000009995",
+        "declined: insufficient_funds",
+        Some(FailureCode::InsufficientFunds),
+    ),
 ];
+
+/// Payout recipients that do not simply succeed: `(card?, number, plan)`; a card's number
+/// only ever matches a card, a phone's only a phone.
+const PAYOUT_RECIPIENTS: [(bool, &str, PayoutPlan); 6] = {
+    use FailureCode::*;
+    use PayoutPlan::*;
+    [
+        (true, "4000000000000002", Settle(Some(CardDeclined))),
+        (true, "4000000000000119", FailNow(ProviderUnavailable)),
+        (false, "+70000000002", Settle(Some(RecipientNotFound))),
+        (false, "+70000000003", FailNow(IssuerUnavailable)),
+        (false, "+70000000004", FailNow(ProviderUnavailable)),
+        (false, "+70000000005", FailNow(InsufficientFunds)),
+    ]
+};
 
 /// Whether an amount is declined at creation: its minor units end in `05`.
 pub fn declined_amount(amount: i64) -> bool {
@@ -45,20 +52,11 @@ pub fn payout_plan(amount: i64, recipient: &Recipient) -> PayoutPlan {
     if declined_amount(amount) {
         return PayoutPlan::FailNow(FailureCode::Declined);
     }
-    match recipient {
-        Recipient::Card(pan) => match pan.as_str() {
-            CARD_DECLINED => PayoutPlan::Settle(Some(FailureCode::CardDeclined)),
-            CARD_PROVIDER_UNAVAILABLE => PayoutPlan::FailNow(FailureCode::ProviderUnavailable),
-            _ => PayoutPlan::Settle(None),
-        },
-        Recipient::Phone(phone) => match phone.as_str() {
-            PHONE_RECIPIENT_NOT_FOUND => PayoutPlan::Settle(Some(FailureCode::RecipientNotFound)),
-            PHONE_ISSUER_UNAVAILABLE => PayoutPlan::FailNow(FailureCode::IssuerUnavailable),
-            PHONE_PROVIDER_UNAVAILABLE => PayoutPlan::FailNow(FailureCode::ProviderUnavailable),
-            PHONE_INSUFFICIENT_FUNDS => PayoutPlan::FailNow(FailureCode::InsufficientFunds),
-            _ => PayoutPlan::Settle(None),
-        },
-    }
+    let card = matches!(recipient, Recipient::Card(_));
+    PAYOUT_RECIPIENTS
+        .iter()
+        .find(|(is_card, number, _)| *is_card == card && *number == recipient.as_str())
+        .map_or(PayoutPlan::Settle(None), |(_, _, plan)| *plan)
 }
 
 /// The payer's choice on a payin page.
@@ -74,12 +72,11 @@ pub enum Decision {
 pub fn payin_outcome(decision: Decision, pan: Option<&str>) -> Option<FailureCode> {
     match decision {
         Decision::Reject => Some(FailureCode::Rejected),
-        Decision::Confirm => match pan.map(str::trim) {
-            Some(CARD_DECLINED) => Some(FailureCode::CardDeclined),
-            Some(CARD_INSUFFICIENT_FUNDS) => Some(FailureCode::InsufficientFunds),
-            // CARD_APPROVE, any other number, and methods without a card approve.
-            _ => None,
-        },
+        // Any number not listed, and methods without a card, approve.
+        Decision::Confirm => TEST_CARDS
+            .iter()
+            .find(|(number, _, _)| Some(*number) == pan.map(str::trim))
+            .and_then(|(_, _, failure)| *failure),
     }
 }
 
@@ -113,59 +110,44 @@ mod tests {
     fn payout_magic_values() {
         use FailureCode::*;
         let ok = "4111111111111111";
-        assert_eq!(payout_plan(10000, &card(ok)), PayoutPlan::Settle(None));
-        assert_eq!(payout_plan(10005, &card(ok)), PayoutPlan::FailNow(Declined));
-        assert_eq!(
-            payout_plan(10000, &card(CARD_DECLINED)),
-            PayoutPlan::Settle(Some(CardDeclined))
-        );
-        assert_eq!(
-            payout_plan(10000, &card(CARD_PROVIDER_UNAVAILABLE)),
-            PayoutPlan::FailNow(ProviderUnavailable)
-        );
-        assert_eq!(
-            payout_plan(10000, &phone(PHONE_RECIPIENT_NOT_FOUND)),
-            PayoutPlan::Settle(Some(RecipientNotFound))
-        );
-        assert_eq!(
-            payout_plan(10000, &phone(PHONE_ISSUER_UNAVAILABLE)),
-            PayoutPlan::FailNow(IssuerUnavailable)
-        );
-        assert_eq!(
-            payout_plan(10000, &phone(PHONE_PROVIDER_UNAVAILABLE)),
-            PayoutPlan::FailNow(ProviderUnavailable)
-        );
-        assert_eq!(
-            payout_plan(10000, &phone(PHONE_INSUFFICIENT_FUNDS)),
-            PayoutPlan::FailNow(InsufficientFunds)
-        );
-        assert_eq!(
-            payout_plan(10000, &phone("+79990000000")),
-            PayoutPlan::Settle(None)
-        );
-        // The amount rule comes first.
-        assert_eq!(
-            payout_plan(10005, &phone(PHONE_RECIPIENT_NOT_FOUND)),
-            PayoutPlan::FailNow(Declined)
-        );
+        let (settle, fail_now) = (PayoutPlan::Settle, PayoutPlan::FailNow);
+        let cases = [
+            (10000, card(ok), settle(None)),
+            (10005, card(ok), fail_now(Declined)),
+            (10000, card("4000000000000002"), settle(Some(CardDeclined))),
+            (
+                10000,
+                card("4000000000000119"),
+                fail_now(ProviderUnavailable),
+            ),
+            (
+                10000,
+                phone("+70000000002"),
+                settle(Some(RecipientNotFound)),
+            ),
+            (10000, phone("+70000000003"), fail_now(IssuerUnavailable)),
+            (10000, phone("+70000000004"), fail_now(ProviderUnavailable)),
+            (10000, phone("+70000000005"), fail_now(InsufficientFunds)),
+            (10000, phone("+79990000000"), settle(None)),
+            // The amount rule comes first.
+            (10005, phone("+70000000002"), fail_now(Declined)),
+        ];
+        for (amount, to, plan) in cases {
+            assert_eq!(payout_plan(amount, &to), plan, "{amount} to {to:?}");
+        }
     }
 
     #[test]
     fn payin_outcomes() {
-        assert_eq!(payin_outcome(Decision::Confirm, Some(CARD_APPROVE)), None);
+        let approve = Some("4242424242424242");
+        assert_eq!(payin_outcome(Decision::Confirm, approve), None);
         assert_eq!(payin_outcome(Decision::Confirm, None), None);
-        assert_eq!(
-            payin_outcome(Decision::Confirm, Some(CARD_DECLINED)),
-            Some(FailureCode::CardDeclined)
-        );
-        assert_eq!(
-            payin_outcome(Decision::Confirm, Some(CARD_INSUFFICIENT_FUNDS)),
-            Some(FailureCode::InsufficientFunds)
-        );
-        assert_eq!(
-            payin_outcome(Decision::Reject, Some(CARD_APPROVE)),
-            Some(FailureCode::Rejected)
-        );
+        let declined = payin_outcome(Decision::Confirm, Some("4000000000000002"));
+        assert_eq!(declined, Some(FailureCode::CardDeclined));
+        let short = payin_outcome(Decision::Confirm, Some("4000000000009995"));
+        assert_eq!(short, Some(FailureCode::InsufficientFunds));
+        let rejected = payin_outcome(Decision::Reject, approve);
+        assert_eq!(rejected, Some(FailureCode::Rejected));
     }
 
     #[test]

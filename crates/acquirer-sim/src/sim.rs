@@ -120,14 +120,14 @@ impl Sim {
 
     /// Queues the payment's notification; the receiver fires after its first attempt.
     fn notify_payment_tracked(&self, payment: &Payment) -> oneshot::Receiver<()> {
-        let Some(url) = payment.notify_url.clone() else {
+        let Some(url) = payment.order.notify_url.clone() else {
             return oneshot::channel().1;
         };
         let notification = Notification {
             object: payment.id.clone(),
             url,
             body: body_bytes(&payment.notification()),
-            is_final: payment.status.is_final(),
+            is_final: payment.progress.status.is_final(),
         };
         self.notifier.send(notification, self.policy())
     }
@@ -177,12 +177,13 @@ impl Sim {
 
     fn schedule(self: &Arc<Self>, payment: &Payment) {
         let id = payment.id.clone();
-        match (payment.kind, payment.status) {
+        match (payment.order.kind, payment.progress.status) {
             (Kind::Payout, Status::Pending) => {
                 let failure = match payment
+                    .order
                     .recipient
                     .as_ref()
-                    .map(|r| rules::payout_plan(payment.amount, r))
+                    .map(|r| rules::payout_plan(payment.order.amount, r))
                 {
                     Some(PayoutPlan::Settle(failure)) => failure,
                     Some(PayoutPlan::FailNow(code)) => Some(code),
@@ -193,7 +194,7 @@ impl Sim {
                 });
             }
             (Kind::Payin, Status::ActionRequired) => {
-                if let Some(expires_at) = payment.expires_at {
+                if let Some(expires_at) = payment.order.expires_at {
                     let delay = (expires_at - now()).max(time::Duration::ZERO);
                     let delay = Duration::try_from(delay).unwrap_or_default();
                     self.after(delay, move |sim| sim.expire_payin(&id));
@@ -208,7 +209,7 @@ impl Sim {
 
     fn settle_payout(&self, id: &str, failure: Option<FailureCode>) {
         let mut store = lock(&self.store);
-        if let Some(payment) = store.settle_payout(id, failure, now()) {
+        if let Some(payment) = store.settle::<Payment>(id, failure, now()) {
             self.notify_payment(&payment);
         }
     }
@@ -222,12 +223,15 @@ impl Sim {
 
     /// A payment by id.
     pub fn payment(&self, id: &str) -> Option<Payment> {
-        lock(&self.store).payment(id).cloned()
+        lock(&self.store).payments().get(id).cloned()
     }
 
     /// A payment by reference.
     pub fn payment_by_reference(&self, reference: &str) -> Option<Payment> {
-        lock(&self.store).payment_by_reference(reference).cloned()
+        lock(&self.store)
+            .payments()
+            .by_reference(reference)
+            .cloned()
     }
 
     /// Cancels a payment that is not final.
@@ -249,8 +253,8 @@ impl Sim {
         pan: Option<&str>,
     ) -> Option<(Result<Payment, Payment>, oneshot::Receiver<()>)> {
         let mut store = lock(&self.store);
-        if store.payment(id)?.kind != Kind::Payin {
-            let payment = store.payment(id)?.clone();
+        if store.payments().get(id)?.order.kind != Kind::Payin {
+            let payment = store.payments().get(id)?.clone();
             return Some((Err(payment), oneshot::channel().1));
         }
         let failure = rules::payin_outcome(decision, pan);

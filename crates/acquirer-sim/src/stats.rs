@@ -49,6 +49,14 @@ pub struct Stats {
     pub by_recipient: BTreeMap<String, ByRecipient>,
 }
 
+impl Total {
+    /// Counts one more of `amount`.
+    fn add(&mut self, amount: i64) {
+        self.count += 1;
+        self.amount += amount;
+    }
+}
+
 /// Lower-case hex SHA-256 of a recipient, so stats never show a card number.
 pub fn recipient_key(recipient: &str) -> String {
     hex::encode(Sha256::digest(recipient.as_bytes()))
@@ -57,39 +65,38 @@ pub fn recipient_key(recipient: &str) -> String {
 /// Counts what has reached `succeeded`.
 pub fn collect(store: &Store) -> Stats {
     let mut stats = Stats::default();
-    for payment in store.payments() {
-        if payment.kind != Kind::Payout || payment.status != Status::Succeeded {
-            continue;
-        }
-        stats.payouts.count += 1;
-        stats.payouts.amount += payment.amount;
-        stats
-            .by_reference
-            .entry(payment.reference.clone())
-            .or_default()
-            .payouts += 1;
-        if let Some(recipient) = &payment.recipient {
+    let payouts = store.payments().iter().filter(|payment| {
+        payment.order.kind == Kind::Payout && payment.progress.status == Status::Succeeded
+    });
+    for payment in payouts {
+        let order = &payment.order;
+        stats.payouts.add(order.amount);
+        stats.by_reference(&order.reference).payouts += 1;
+        if let Some(recipient) = &order.recipient {
             let entry = stats
                 .by_recipient
                 .entry(recipient_key(recipient.as_str()))
                 .or_default();
             entry.payouts += 1;
-            entry.amount += payment.amount;
+            entry.amount += order.amount;
         }
     }
-    for refund in store.refunds() {
-        if refund.status != RefundStatus::Succeeded {
-            continue;
-        }
-        stats.refunds.count += 1;
-        stats.refunds.amount += refund.amount;
-        stats
-            .by_reference
-            .entry(refund.reference.clone())
-            .or_default()
-            .refunds += 1;
+    let refunds = store
+        .refunds()
+        .iter()
+        .filter(|refund| refund.progress.status == RefundStatus::Succeeded);
+    for refund in refunds {
+        stats.refunds.add(refund.amount);
+        stats.by_reference(&refund.reference).refunds += 1;
     }
     stats
+}
+
+impl Stats {
+    /// The counts under `reference`, new if there are none yet.
+    fn by_reference(&mut self, reference: &str) -> &mut ByReference {
+        self.by_reference.entry(reference.to_owned()).or_default()
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod payments;
 mod refunds;
 
 use actix_web::{middleware::from_fn, web};
+use serde::Deserialize;
 
 use crate::error::ApiError;
 
@@ -26,6 +27,23 @@ pub fn configure(config: &mut web::ServiceConfig) {
 pub fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
         .error_handler(|error, _| ApiError::BadRequest(error.to_string()).into())
+}
+
+/// What a handler answers.
+type Answer = Result<actix_web::HttpResponse, ApiError>;
+
+/// The query of the reads by reference.
+#[derive(Debug, Deserialize)]
+struct ReferenceQuery {
+    reference: Option<String>,
+}
+
+/// The `reference` query parameter, required.
+fn reference(query: web::Query<ReferenceQuery>) -> Result<String, ApiError> {
+    query
+        .into_inner()
+        .reference
+        .ok_or_else(|| ApiError::BadRequest("the reference query parameter is required".into()))
 }
 
 /// The `Idempotency-Key` header, required on creations.

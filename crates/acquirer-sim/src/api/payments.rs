@@ -6,7 +6,7 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::idempotency_key;
+use super::{idempotency_key, reference, Answer, ReferenceQuery};
 use crate::error::ApiError;
 use crate::model::{Kind, Payment, Recipient};
 use crate::sim::Sim;
@@ -131,26 +131,14 @@ async fn create(
     })
 }
 
-async fn by_id(sim: web::Data<Sim>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn by_id(sim: web::Data<Sim>, id: web::Path<String>) -> Answer {
     let payment = sim.payment(&id).ok_or(ApiError::NotFound)?;
     Ok(answer(&sim, actix_web::http::StatusCode::OK, &payment))
 }
 
-#[derive(Debug, Deserialize)]
-struct ReferenceQuery {
-    reference: Option<String>,
-}
-
-async fn by_reference(
-    sim: web::Data<Sim>,
-    query: web::Query<ReferenceQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let reference = query
-        .into_inner()
-        .reference
-        .ok_or_else(|| ApiError::BadRequest("the reference query parameter is required".into()))?;
+async fn by_reference(sim: web::Data<Sim>, query: web::Query<ReferenceQuery>) -> Answer {
     let payment = sim
-        .payment_by_reference(&reference)
+        .payment_by_reference(&reference(query)?)
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&sim, actix_web::http::StatusCode::OK, &payment))
 }

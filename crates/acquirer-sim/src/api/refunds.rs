@@ -5,7 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::idempotency_key;
+use super::{idempotency_key, reference, Answer, ReferenceQuery};
 use crate::error::ApiError;
 use crate::sim::Sim;
 use crate::store::{Created, NewRefund, RefundRefused};
@@ -61,26 +61,14 @@ async fn create(
     })
 }
 
-#[derive(Debug, Deserialize)]
-struct ReferenceQuery {
-    reference: Option<String>,
-}
-
-async fn by_reference(
-    sim: web::Data<Sim>,
-    query: web::Query<ReferenceQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let reference = query
-        .into_inner()
-        .reference
-        .ok_or_else(|| ApiError::BadRequest("the reference query parameter is required".into()))?;
+async fn by_reference(sim: web::Data<Sim>, query: web::Query<ReferenceQuery>) -> Answer {
     let refund = sim
-        .refund_by_reference(&reference)
+        .refund_by_reference(&reference(query)?)
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(refund.view()))
 }
 
-async fn by_id(sim: web::Data<Sim>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn by_id(sim: web::Data<Sim>, id: web::Path<String>) -> Answer {
     let refund = sim.refund(&id).ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(refund.view()))
 }

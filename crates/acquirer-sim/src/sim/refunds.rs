@@ -11,8 +11,9 @@ use crate::store::{Created, NewRefund, RefundRefused, Store};
 impl Sim {
     fn notify_refund(&self, store: &Store, refund: &Refund) {
         let Some(url) = store
-            .payment(&refund.payment_id)
-            .and_then(|p| p.notify_url.clone())
+            .payments()
+            .get(&refund.payment_id)
+            .and_then(|p| p.order.notify_url.clone())
         else {
             return;
         };
@@ -20,7 +21,7 @@ impl Sim {
             object: refund.id.clone(),
             url,
             body: body_bytes(&refund.notification()),
-            is_final: refund.status != RefundStatus::Pending,
+            is_final: refund.progress.status != RefundStatus::Pending,
         };
         drop(self.notifier.send(notification, self.policy()));
     }
@@ -35,7 +36,7 @@ impl Sim {
         let created = store.create_refund(payment_id, new, now(), || self.injected_decline())?;
         if let Created::New(refund) = &created {
             self.notify_refund(&store, refund);
-            if refund.status == RefundStatus::Pending {
+            if refund.progress.status == RefundStatus::Pending {
                 let (id, failure) = (refund.id.clone(), rules::refund_outcome(refund.amount));
                 self.after(self.settings.settle, move |sim| {
                     sim.settle_refund(&id, failure)
@@ -47,18 +48,18 @@ impl Sim {
 
     fn settle_refund(&self, id: &str, failure: Option<FailureCode>) {
         let mut store = lock(&self.store);
-        if let Some(refund) = store.settle_refund(id, failure, now()) {
+        if let Some(refund) = store.settle::<Refund>(id, failure, now()) {
             self.notify_refund(&store, &refund);
         }
     }
 
     /// A refund by id.
     pub fn refund(&self, id: &str) -> Option<Refund> {
-        lock(&self.store).refund(id).cloned()
+        lock(&self.store).refunds().get(id).cloned()
     }
 
     /// A refund by reference.
     pub fn refund_by_reference(&self, reference: &str) -> Option<Refund> {
-        lock(&self.store).refund_by_reference(reference).cloned()
+        lock(&self.store).refunds().by_reference(reference).cloned()
     }
 }

@@ -4,7 +4,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::{Created, Store};
-use crate::model::{FailureCode, Kind, Refund, RefundStatus, Status};
+use crate::model::{FailureCode, Kind, Progress, Refund, RefundStatus, Status};
 
 /// A parsed `POST /v1/payments/{id}/refunds`.
 #[derive(Debug, Clone)]
@@ -43,38 +43,27 @@ impl Store {
         now: OffsetDateTime,
         failure: impl FnOnce() -> Option<FailureCode>,
     ) -> Result<Created<Refund>, RefundRefused> {
-        if let Some(existing) = self
-            .refund_by_key
-            .get(&new.key)
-            .and_then(|id| self.refunds.get(id))
-        {
-            return Ok(
-                if existing.request == new.request && existing.payment_id == payment_id {
-                    Created::Repeat(existing.clone())
-                } else {
-                    Created::Conflict(existing.clone())
-                },
-            );
-        }
-        if let Some(existing) = self.refund_by_reference(&new.reference) {
-            return Ok(Created::Conflict(existing.clone()));
+        let same_payment = |known: &Refund| known.payment_id == payment_id;
+        let known = (self.refunds).existing(&new.key, &new.reference, &new.request, same_payment);
+        if let Some(known) = known {
+            return Ok(known);
         }
         let payment = self
             .payments
             .get(payment_id)
             .ok_or(RefundRefused::NoPayment)?;
-        if payment.kind != Kind::Payin || payment.status != Status::Succeeded {
+        if payment.order.kind != Kind::Payin || payment.progress.status != Status::Succeeded {
             return Err(RefundRefused::NotRefundable);
         }
         let refunded: i64 = self
             .refunds
-            .values()
+            .iter()
             .filter(|refund| {
-                refund.payment_id == payment_id && refund.status != RefundStatus::Failed
+                refund.payment_id == payment_id && refund.progress.status != RefundStatus::Failed
             })
             .map(|refund| refund.amount)
             .sum();
-        if new.amount <= 0 || refunded.saturating_add(new.amount) > payment.amount {
+        if new.amount <= 0 || refunded.saturating_add(new.amount) > payment.order.amount {
             return Err(RefundRefused::OverAmount);
         }
         let failure_code = failure();
@@ -85,52 +74,16 @@ impl Store {
             request: new.request,
             payment_id: payment_id.to_owned(),
             amount: new.amount,
-            status: if failure_code.is_some() {
-                RefundStatus::Failed
-            } else {
-                RefundStatus::Pending
+            progress: Progress {
+                status: if failure_code.is_some() {
+                    RefundStatus::Failed
+                } else {
+                    RefundStatus::Pending
+                },
+                failure_code,
+                updated_at: now,
             },
-            failure_code,
-            updated_at: now,
         };
-        self.refund_by_key
-            .insert(refund.idempotency_key.clone(), refund.id.clone());
-        self.refund_by_reference
-            .insert(refund.reference.clone(), refund.id.clone());
-        self.refunds.insert(refund.id.clone(), refund.clone());
-        Ok(Created::New(refund))
-    }
-
-    /// A refund by id.
-    pub fn refund(&self, id: &str) -> Option<&Refund> {
-        self.refunds.get(id)
-    }
-
-    /// A refund by reference.
-    pub fn refund_by_reference(&self, reference: &str) -> Option<&Refund> {
-        self.refund_by_reference
-            .get(reference)
-            .and_then(|id| self.refunds.get(id))
-    }
-
-    /// Settles a pending refund: succeeded, or failed with `failure`.
-    pub fn settle_refund(
-        &mut self,
-        id: &str,
-        failure: Option<FailureCode>,
-        now: OffsetDateTime,
-    ) -> Option<Refund> {
-        let refund = self.refunds.get_mut(id)?;
-        if refund.status != RefundStatus::Pending {
-            return None;
-        }
-        refund.status = if failure.is_some() {
-            RefundStatus::Failed
-        } else {
-            RefundStatus::Succeeded
-        };
-        refund.failure_code = failure;
-        refund.updated_at = now;
-        Some(refund.clone())
+        Ok(self.refunds.insert(refund))
     }
 }

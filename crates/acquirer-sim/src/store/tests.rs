@@ -3,6 +3,7 @@ use time::macros::datetime;
 use time::Duration;
 
 use super::*;
+use crate::model::{Kind, Recipient};
 use crate::stats::{collect, recipient_key};
 
 const NOW: OffsetDateTime = datetime!(2025-01-01 12:00 UTC);
@@ -73,7 +74,7 @@ fn after_not_after_nothing_is_created() {
     let late = NOW + Duration::minutes(2);
     let answer = store.create_payment(payout("k1", "r1", 100), late, pending);
     assert_eq!(answer.err(), Some(PaymentRefused::NotAfterPassed));
-    assert!(store.payment_by_reference("r1").is_none());
+    assert!(store.payments().by_reference("r1").is_none());
 }
 
 #[test]
@@ -81,19 +82,19 @@ fn settling_and_cancel_respect_final_states() {
     let mut store = Store::default();
     let payment = created(&mut store, payout("k1", "r1", 100));
     let settled = store
-        .settle_payout(&payment.id, None, NOW)
+        .settle::<Payment>(&payment.id, None, NOW)
         .expect("pending settles");
-    assert_eq!(settled.status, Status::Succeeded);
-    assert!(store.settle_payout(&payment.id, None, NOW).is_none());
+    assert_eq!(settled.progress.status, Status::Succeeded);
+    assert!(store.settle::<Payment>(&payment.id, None, NOW).is_none());
     assert!(matches!(
         store.cancel(&payment.id, NOW),
         Cancel::AlreadyFinal(_)
     ));
     let other = created(&mut store, payout("k2", "r2", 100));
     assert!(
-        matches!(store.cancel(&other.id, NOW), Cancel::Canceled(p) if p.status == Status::Canceled)
+        matches!(store.cancel(&other.id, NOW), Cancel::Canceled(p) if p.progress.status == Status::Canceled)
     );
-    assert!(store.settle_payout(&other.id, None, NOW).is_none());
+    assert!(store.settle::<Payment>(&other.id, None, NOW).is_none());
     assert!(matches!(store.cancel("nope", NOW), Cancel::NotFound));
 }
 
@@ -107,11 +108,11 @@ fn payins_complete_once_and_expire_only_when_due() {
     };
     assert!(store.expire_payin(&payment.id, NOW).is_none());
     let done = store.complete_payin(&payment.id, None, NOW).expect("known");
-    assert!(matches!(done, Ok(p) if p.status == Status::Succeeded));
+    assert!(matches!(done, Ok(p) if p.progress.status == Status::Succeeded));
     let again = store
         .complete_payin(&payment.id, Some(FailureCode::Rejected), NOW)
         .expect("known");
-    assert!(matches!(again, Err(p) if p.status == Status::Succeeded));
+    assert!(matches!(again, Err(p) if p.progress.status == Status::Succeeded));
     assert!(store
         .expire_payin(&payment.id, NOW + Duration::hours(1))
         .is_none());
@@ -124,7 +125,7 @@ fn payins_complete_once_and_expire_only_when_due() {
     let expired = store
         .expire_payin(&waiting.id, NOW + Duration::hours(1))
         .expect("expires");
-    assert_eq!(expired.failure_code, Some(FailureCode::Expired));
+    assert_eq!(expired.progress.failure_code, Some(FailureCode::Expired));
 }
 
 #[test]
@@ -145,9 +146,9 @@ fn refunds_need_a_succeeded_payin_and_stay_within_its_amount() {
     };
     let too_much = store.create_refund(&payment.id, refund("f2", 500), NOW, || None);
     assert_eq!(too_much.err(), Some(RefundRefused::OverAmount));
-    assert!(store.refund_by_reference("f2").is_none());
+    assert!(store.refunds().by_reference("f2").is_none());
     // A failed refund frees its amount.
-    let _ = store.settle_refund(&first.id, Some(FailureCode::Declined), NOW);
+    let _ = store.settle::<Refund>(&first.id, Some(FailureCode::Declined), NOW);
     assert!(matches!(
         store.create_refund(&payment.id, refund("f2", 1000), NOW, || None),
         Ok(Created::New(_))
@@ -173,7 +174,7 @@ fn stats_count_only_succeeded() {
     let mut store = Store::default();
     let a = created(&mut store, payout("k1", "r1", 100));
     let _pending = created(&mut store, payout("k2", "r2", 300));
-    let _ = store.settle_payout(&a.id, None, NOW);
+    let _ = store.settle::<Payment>(&a.id, None, NOW);
     let stats = collect(&store);
     assert_eq!(stats.payouts.count, 1);
     assert_eq!(stats.payouts.amount, 100);

@@ -102,6 +102,41 @@ impl TestSim {
         .await
     }
 
+    /// `POST /v1/payments` of `body` with its own reference as the key.
+    pub async fn submit(&self, body: &Value) -> (StatusCode, Value) {
+        let key = body["reference"].as_str().expect("a reference");
+        self.create(key, body).await
+    }
+
+    /// `POST /v1/payments/{id}/cancel`.
+    pub async fn cancel(&self, id: &str) -> (StatusCode, Value) {
+        self.post(&format!("/v1/payments/{id}/cancel"), None, &json!({}))
+            .await
+    }
+
+    /// `POST /_sim/payins/{reference}/complete` with `choice`.
+    pub async fn complete(&self, reference: &str, choice: Value) -> (StatusCode, Value) {
+        let path = format!("/_sim/payins/{reference}/complete");
+        self.control_post(&path, &choice).await
+    }
+
+    /// Posts the payin page's form, `form` URL-encoded.
+    pub async fn choose(&self, page: &str, form: &str) -> reqwest::Response {
+        self.client
+            .post(page)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.to_owned())
+            .send()
+            .await
+            .expect("posted")
+    }
+
+    /// The HTML of a payin page.
+    pub async fn page_html(&self, page: &str) -> String {
+        let response = self.client.get(page).send().await.expect("page");
+        response.text().await.expect("html")
+    }
+
     /// An authenticated POST to the API.
     pub fn api_post(&self, path: &str) -> reqwest::RequestBuilder {
         self.client
@@ -220,6 +255,19 @@ pub fn payin(reference: &str, method: &str, amount: i64, notify_url: &str) -> Va
     })
 }
 
+/// The payin page of a created payment.
+pub fn page_of(created: &Value) -> String {
+    let page = created["action"]["redirectUrl"].as_str();
+    page.expect("redirectUrl").to_owned()
+}
+
+/// Asserts that a payment failed with `code`.
+#[track_caller]
+pub fn assert_failed(payment: &Value, code: &str) {
+    assert_eq!(payment["status"], "failed", "{payment}");
+    assert_eq!(payment["failureCode"], code, "{payment}");
+}
+
 /// A notification as received.
 #[derive(Debug, Clone)]
 pub struct Received {
@@ -285,6 +333,13 @@ impl Receiver {
     /// Every notification accepted so far.
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("lock").clone()
+    }
+
+    /// Every notification accepted so far about `id`.
+    pub fn received_for(&self, id: &str) -> Vec<Received> {
+        let mut received = self.received();
+        received.retain(|n| n.body["id"] == id);
+        received
     }
 
     /// Every call, failed ones included.

@@ -5,6 +5,16 @@ use sha2::Sha256;
 
 use crate::helpers::*;
 
+/// A payout to an ordinary card.
+fn card_payout(reference: &str, amount: i64, notify_url: &str) -> serde_json::Value {
+    payout(
+        reference,
+        amount,
+        json!({"pan": "4111111111111111"}),
+        notify_url,
+    )
+}
+
 fn expected_signature(raw: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).expect("key");
     mac.update(raw);
@@ -45,21 +55,14 @@ async fn a_payin_notifies_its_creation_and_its_outcome_before_the_redirect() {
     let sim = TestSim::spawn(&[]).await;
     let receiver = Receiver::start(0).await;
     let (_, created) = sim
-        .create("n-2", &payin("n-2", "card", 10000, &receiver.url))
+        .submit(&payin("n-2", "card", 10000, &receiver.url))
         .await;
     let id = created["id"].as_str().expect("id");
     receiver.wait_for(id, "action_required").await;
-    let page = created["action"]["redirectUrl"]
-        .as_str()
-        .expect("redirectUrl");
+    let page = page_of(&created);
     let answer = sim
-        .client
-        .post(page)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("decision=confirm&pan=4000000000000002")
-        .send()
-        .await
-        .expect("posted");
+        .choose(&page, "decision=confirm&pan=4000000000000002")
+        .await;
     assert_eq!(answer.status(), StatusCode::SEE_OTHER);
     // The page makes the first attempt before redirecting; polling keeps a slow machine
     // (where that attempt may outlast the page's wait) from failing the test.
@@ -72,55 +75,16 @@ async fn duplicate_and_drop_faults_apply_to_notifications() {
     let sim = TestSim::spawn(&[]).await;
     let receiver = Receiver::start(0).await;
     sim.faults(json!({"duplicateNotifyRate": 1})).await;
-    let (_, created) = sim
-        .create(
-            "n-3",
-            &payout(
-                "n-3",
-                10005,
-                json!({"pan": "4111111111111111"}),
-                &receiver.url,
-            ),
-        )
-        .await;
+    let (_, created) = sim.submit(&card_payout("n-3", 10005, &receiver.url)).await;
     let id = created["id"].as_str().expect("id").to_owned();
-    eventually(|| async {
-        (receiver
-            .received()
-            .iter()
-            .filter(|n| n.body["id"] == id.as_str())
-            .count()
-            >= 2)
-            .then_some(())
-    })
-    .await;
+    eventually(|| async { (receiver.received_for(&id).len() >= 2).then_some(()) }).await;
 
     sim.faults(json!({"duplicateNotifyRate": 0, "dropNotifyRate": 1}))
         .await;
-    let (_, dropped) = sim
-        .create(
-            "n-4",
-            &payout(
-                "n-4",
-                10005,
-                json!({"pan": "4111111111111111"}),
-                &receiver.url,
-            ),
-        )
-        .await;
+    let (_, dropped) = sim.submit(&card_payout("n-4", 10005, &receiver.url)).await;
     // A later notification arriving proves the dropped one had its chance.
     sim.faults(json!({"dropNotifyRate": 0})).await;
-    let (_, later) = sim
-        .create(
-            "n-5",
-            &payout(
-                "n-5",
-                10005,
-                json!({"pan": "4111111111111111"}),
-                &receiver.url,
-            ),
-        )
-        .await;
+    let (_, later) = sim.submit(&card_payout("n-5", 10005, &receiver.url)).await;
     receiver
         .wait_for(later["id"].as_str().expect("id"), "failed")
         .await;
@@ -136,23 +100,12 @@ async fn reorder_delivers_a_payment_s_pending_notifications_newest_first() {
     let sim = TestSim::spawn(&[]).await;
     let receiver = Receiver::start(0).await;
     sim.faults(json!({"reorderNotify": true})).await;
-    let (_, created) = sim
-        .create(
-            "n-6",
-            &payout(
-                "n-6",
-                10000,
-                json!({"pan": "4111111111111111"}),
-                &receiver.url,
-            ),
-        )
-        .await;
+    let (_, created) = sim.submit(&card_payout("n-6", 10000, &receiver.url)).await;
     let id = created["id"].as_str().expect("id").to_owned();
     receiver.wait_for(&id, "pending").await;
     let statuses: Vec<String> = receiver
-        .received()
+        .received_for(&id)
         .iter()
-        .filter(|n| n.body["id"] == id.as_str())
         .map(|n| n.body["status"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(statuses, ["succeeded", "pending"]);

@@ -159,14 +159,10 @@ async fn cancel_cancels_what_is_not_final_and_409s_the_rest() {
         )
         .await;
     let id = created["id"].as_str().expect("id").to_owned();
-    let (status, canceled) = sim
-        .post(&format!("/v1/payments/{id}/cancel"), None, &json!({}))
-        .await;
+    let (status, canceled) = sim.cancel(&id).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(canceled["status"], "canceled");
-    let (status, again) = sim
-        .post(&format!("/v1/payments/{id}/cancel"), None, &json!({}))
-        .await;
+    let (status, again) = sim.cancel(&id).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(again["status"], "canceled");
 
@@ -177,18 +173,10 @@ async fn cancel_cancels_what_is_not_final_and_409s_the_rest() {
         )
         .await;
     let failed_id = failed["id"].as_str().expect("id");
-    let (status, as_is) = sim
-        .post(
-            &format!("/v1/payments/{failed_id}/cancel"),
-            None,
-            &json!({}),
-        )
-        .await;
+    let (status, as_is) = sim.cancel(failed_id).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(as_is["status"], "failed");
-    let (status, _) = sim
-        .post("/v1/payments/acq_nope/cancel", None, &json!({}))
-        .await;
+    let (status, _) = sim.cancel("acq_nope").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // A canceled payout never settles.
