@@ -1,0 +1,127 @@
+//! `GET /_sim/stats`: what has been paid out and refunded, so a test can spot money sent twice.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::model::{Kind, RefundStatus, Status};
+use crate::store::Store;
+
+/// A count and a sum of minor units.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Total {
+    /// How many.
+    pub count: u64,
+    /// Their minor units.
+    pub amount: i64,
+}
+
+/// Succeeded payouts and refunds under one reference.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct ByReference {
+    /// Succeeded payouts.
+    pub payouts: u64,
+    /// Succeeded refunds.
+    pub refunds: u64,
+}
+
+/// Succeeded payouts to one recipient.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct ByRecipient {
+    /// How many.
+    pub payouts: u64,
+    /// Their minor units.
+    pub amount: i64,
+}
+
+/// The whole stats answer.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Succeeded payouts.
+    pub payouts: Total,
+    /// Succeeded refunds.
+    pub refunds: Total,
+    /// Keyed by payout or refund reference.
+    pub by_reference: BTreeMap<String, ByReference>,
+    /// Keyed by the lower-case hex SHA-256 of the PAN or phone.
+    pub by_recipient: BTreeMap<String, ByRecipient>,
+}
+
+impl Total {
+    /// Counts one more of `amount`.
+    fn add(&mut self, amount: i64) {
+        self.count += 1;
+        self.amount += amount;
+    }
+}
+
+/// Lower-case hex SHA-256 of a recipient, so stats never show a card number.
+pub fn recipient_key(recipient: &str) -> String {
+    hex::encode(Sha256::digest(recipient.as_bytes()))
+}
+
+/// Counts what has reached `succeeded`.
+pub fn collect(store: &Store) -> Stats {
+    let mut stats = Stats::default();
+    let payouts = store.payments().iter().filter(|payment| {
+        payment.order.kind == Kind::Payout && payment.progress.status == Status::Succeeded
+    });
+    for payment in payouts {
+        let order = &payment.order;
+        stats.payouts.add(order.amount);
+        stats.by_reference(&order.reference).payouts += 1;
+        if let Some(recipient) = &order.recipient {
+            let entry = stats
+                .by_recipient
+                .entry(recipient_key(recipient.as_str()))
+                .or_default();
+            entry.payouts += 1;
+            entry.amount += order.amount;
+        }
+    }
+    let refunds = store
+        .refunds()
+        .iter()
+        .filter(|refund| refund.progress.status == RefundStatus::Succeeded);
+    for refund in refunds {
+        stats.refunds.add(refund.amount);
+        stats.by_reference(&refund.reference).refunds += 1;
+    }
+    stats
+}
+
+impl Stats {
+    /// The counts under `reference`, new if there are none yet.
+    fn by_reference(&mut self, reference: &str) -> &mut ByReference {
+        self.by_reference.entry(reference.to_owned()).or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recipient_key_is_hex_sha256() {
+        assert_eq!(
+            recipient_key("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn empty_store_has_empty_stats() {
+        let json = serde_json::to_value(collect(&Store::default())).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "payouts": {"count": 0, "amount": 0},
+                "refunds": {"count": 0, "amount": 0},
+                "byReference": {},
+                "byRecipient": {}
+            })
+        );
+    }
+}

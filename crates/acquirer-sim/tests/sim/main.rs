@@ -1,0 +1,9 @@
+//! Tests of the real `acquirer-sim` binary over TCP.
+
+mod faults;
+mod helpers;
+mod notifications;
+mod payins;
+mod payments;
+mod refunds;
+mod stats;
