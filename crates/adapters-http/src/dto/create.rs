@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
-use domain::{KeptObject, ValidationErrors};
+use domain::{Kept, KeptObject, ValidationErrors};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// The top-level fields a creation body may have. Withdrawals pass the three page URLs on
@@ -97,8 +98,11 @@ fn object<'a>(
 
 /// A JSON object as the domain keeps free-form data.
 fn kept(map: &Map<String, Value>) -> KeptObject {
-    // Every JSON value is a kept value: this conversion cannot fail.
-    serde_json::from_value(Value::Object(map.clone())).unwrap_or_default()
+    // Read in place, without copying the body. Every JSON value is a kept value, so
+    // `deserialize` cannot fail here.
+    map.iter()
+        .map(|(key, value)| (key.clone(), Kept::deserialize(value).unwrap_or(Kept::Null)))
+        .collect()
 }
 
 /// `userData`: an object of strings; `null` entries are left out, other types reported.
