@@ -4,12 +4,15 @@
 //! Nothing here performs I/O: storage, HTTP, the provider, time and ids all come
 //! in through the traits of [`ports`].
 
+pub mod acquirer;
+pub mod attempt;
 pub mod callback;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;
 pub mod operator;
 pub mod ports;
+pub mod provider;
 pub mod request;
 pub mod route;
 pub mod service;

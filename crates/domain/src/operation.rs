@@ -108,10 +108,11 @@ pub enum DeclineCode {
     Expired,
     ConfirmationFailed,
     RecipientNotFound,
+    ProviderUnavailable,
 }
 
 impl DeclineCode {
-    const ALL: [DeclineCode; 7] = [
+    const ALL: [DeclineCode; 8] = [
         DeclineCode::ProviderDeclined,
         DeclineCode::CardDeclined,
         DeclineCode::InsufficientFunds,
@@ -119,6 +120,7 @@ impl DeclineCode {
         DeclineCode::Expired,
         DeclineCode::ConfirmationFailed,
         DeclineCode::RecipientNotFound,
+        DeclineCode::ProviderUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -130,6 +132,7 @@ impl DeclineCode {
             DeclineCode::Expired => "Expired",
             DeclineCode::ConfirmationFailed => "ConfirmationFailed",
             DeclineCode::RecipientNotFound => "RecipientNotFound",
+            DeclineCode::ProviderUnavailable => "ProviderUnavailable",
         }
     }
 
@@ -143,6 +146,7 @@ impl DeclineCode {
             DeclineCode::Expired => "The operation expired before it was completed",
             DeclineCode::ConfirmationFailed => "Too many wrong confirmation codes",
             DeclineCode::RecipientNotFound => "The recipient was not found",
+            DeclineCode::ProviderUnavailable => "The provider is unavailable",
         }
     }
 
@@ -267,6 +271,8 @@ pub struct Opening {
     pub urls: OperationUrls,
     pub user_data: UserData,
     pub route_id: i64,
+    /// The provider of the operation's current attempt (the route's, until failover).
+    pub provider: String,
     pub created_at: Timestamp,
 }
 
@@ -402,6 +408,16 @@ impl Operation {
 
     pub fn route_id(&self) -> i64 {
         self.opening.route_id
+    }
+
+    /// The provider of the current attempt.
+    pub fn provider(&self) -> &str {
+        &self.opening.provider
+    }
+
+    /// Whether the current attempt is with the built-in sandbox.
+    pub fn is_sandbox(&self) -> bool {
+        self.opening.provider == crate::provider::SANDBOX
     }
 
     pub fn created_at(&self) -> Timestamp {

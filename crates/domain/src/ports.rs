@@ -4,10 +4,13 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
+use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
+use crate::attempt::{Attempt, Discrepancy};
 use crate::callback::{CallbackData, QueuedCallback};
 use crate::ledger::{Balance, BalanceMove};
 use crate::merchant::Merchant;
 use crate::operation::{Action, Decline, Operation, ProviderState};
+use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::signature::Fingerprint;
 use crate::{
@@ -66,6 +69,8 @@ pub struct NewOperation {
     pub moves: Vec<BalanceMove>,
     /// Queued when the operation is final at creation.
     pub callback: Option<QueuedCallback>,
+    /// The operation's first provider attempt, written with it.
+    pub attempt: Option<Attempt>,
 }
 
 /// A final status and everything written with it, in one unit of work.
@@ -134,6 +139,30 @@ pub trait OperationStore: Send + Sync {
 
     /// The merchant's balances, one per currency it has ever held.
     async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError>;
+
+    /// Writes what is known of an existing attempt (every field but its operation, number,
+    /// route, provider and creation time), and ends any reconciler lease on it.
+    async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError>;
+
+    /// The operation's attempts, by number (empty for an operation made before attempts were
+    /// recorded).
+    async fn attempts(&self, id: OperationId) -> Result<Vec<Attempt>, StoreError>;
+
+    /// Leases to `owner` until `lease_until` up to `limit` attempts at `provider` that the
+    /// reconciler must look at: the current (last) attempt of a processing operation whose
+    /// `next_check_at` has come by `now`, not leased or whose lease ended. Each is claimed
+    /// by one caller only, even with several processes on one database.
+    async fn claim_checks(
+        &self,
+        provider: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, StoreError>;
+
+    /// Records a provider's report that contradicts an operation's final status.
+    async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError>;
 }
 
 /// Writes a callback's body: the wire format of callbacks lives in the callback adapter.
@@ -157,6 +186,45 @@ pub trait MerchantDirectory: Send + Sync {
 pub trait RouteTable: Send + Sync {
     /// Every route, enabled or not. Changes MUST be visible within 5 seconds.
     async fn routes(&self) -> Result<Vec<Route>, StoreError>;
+}
+
+/// The acquirers the gateway reaches over the network, as configured.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait ProviderDirectory: Send + Sync {
+    /// Every acquirer provider, enabled or not. Changes MUST be visible within 5 seconds.
+    async fn acquirers(&self) -> Result<Vec<AcquirerProvider>, StoreError>;
+
+    /// The acquirer provider with this name, enabled or not; `Ok(None)` if there is none.
+    /// Changes MUST be visible within 5 seconds.
+    async fn acquirer(&self, name: &str) -> Result<Option<AcquirerProvider>, StoreError>;
+}
+
+/// The Acquirer API, spoken to one acquirer per call. Every answer comes back classified;
+/// nothing here retries a call that may have moved money.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait Acquirer: Send + Sync {
+    /// Creates a payment (once: the caller never sends the same order again). An answer
+    /// whose reference, kind, amount or currency differ from the order is `Unknown`.
+    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult;
+
+    /// The payment with this reference, as the acquirer has it now.
+    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup;
+
+    /// Asks the acquirer to cancel a payment: the payment as it stands afterwards (`canceled`,
+    /// or its final status if it already had one), `NotFound`, or `Failed`.
+    async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup;
+}
+
+/// Why a new provider was not stored. Nothing was written in either case.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderInsertError {
+    /// Provider names are unique.
+    #[error("a provider with this name already exists")]
+    NameTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// Why a new merchant was not stored. Nothing was written in either case.
@@ -218,6 +286,30 @@ pub trait OperatorStore: Send + Sync {
 
     /// Disables a route. `Ok(false)` if there is no route with this id.
     async fn disable_route(&self, id: i64) -> Result<bool, StoreError>;
+
+    /// Enables a route. `Ok(false)` if there is no route with this id.
+    async fn enable_route(&self, id: i64) -> Result<bool, StoreError>;
+
+    /// Sets a route's priority. `Ok(false)` if there is no route with this id.
+    async fn set_route_priority(&self, id: i64, priority: i32) -> Result<bool, StoreError>;
+
+    /// Stores a new acquirer provider, created at `at`. MUST return `NameTaken` on a clash
+    /// (even with a concurrent insert), writing nothing.
+    async fn insert_provider(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<(), ProviderInsertError>;
+
+    /// Replaces a provider's record (found by its name). `Ok(false)` if there is none.
+    async fn update_provider(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<bool, StoreError>;
+
+    /// Every acquirer provider, by name, as stored now (not from a cache).
+    async fn list_providers(&self) -> Result<Vec<AcquirerProvider>, StoreError>;
 
     /// Applies a manual credit or debit with its ledger entry and returns the balance of that
     /// merchant and currency after it. MUST return `InsufficientBalance` for a debit larger than

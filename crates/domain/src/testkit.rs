@@ -141,6 +141,7 @@ impl OperationBuilder {
                 urls: OperationUrls::default(),
                 user_data: UserData::default(),
                 route_id: 1,
+                provider: crate::provider::SANDBOX.to_string(),
                 created_at: T0,
             },
             part,

@@ -139,6 +139,7 @@ impl Gateway {
             fingerprint,
             moves,
             callback: None,
+            attempt: None,
         };
         self.create(merchant, new, start).await
     }
@@ -348,6 +349,7 @@ impl Gateway {
             urls: common.urls,
             user_data: common.user_data,
             route_id: route.id,
+            provider: route.provider.clone(),
             created_at: self.ports.clock.now(),
         }
     }

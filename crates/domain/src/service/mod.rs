@@ -15,8 +15,8 @@ pub use errors::{CompleteError, CreateError, ReadError, StepError};
 pub use steps::check_input;
 
 use crate::ports::{
-    CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore, PaymentProvider,
-    RouteTable,
+    Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
+    PaymentProvider, ProviderDirectory, RouteTable,
 };
 
 /// What a creation answers: the operation, and whether it is a replay of an earlier request.
@@ -35,7 +35,12 @@ pub struct Ports {
     pub store: Arc<dyn OperationStore>,
     pub merchants: Arc<dyn MerchantDirectory>,
     pub routes: Arc<dyn RouteTable>,
+    /// The built-in sandbox provider.
     pub provider: Arc<dyn PaymentProvider>,
+    /// The acquirers' records, for routing and for every call to them.
+    pub providers: Arc<dyn ProviderDirectory>,
+    /// The Acquirer API connector.
+    pub acquirer: Arc<dyn Acquirer>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGenerator>,
     /// The wire format of callback bodies.

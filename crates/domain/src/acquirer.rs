@@ -1,0 +1,293 @@
+//! What the gateway knows of the Acquirer API: payment statuses, failure codes and what
+//! they mean for an operation, and when the reconciler reads an operation again.
+//!
+//! The wire format (JSON, HTTP statuses) lives in the connector adapter; here are only the
+//! meanings the use cases act on.
+
+use std::time::Duration;
+
+use crate::operation::{Decline, DeclineCode, Outcome};
+use crate::{
+    Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp, WithdrawalRequisites,
+};
+
+/// A payment's status at the acquirer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentStatus {
+    Pending,
+    ActionRequired,
+    Succeeded,
+    Failed,
+    Canceled,
+}
+
+impl PaymentStatus {
+    const ALL: [PaymentStatus; 5] = [
+        PaymentStatus::Pending,
+        PaymentStatus::ActionRequired,
+        PaymentStatus::Succeeded,
+        PaymentStatus::Failed,
+        PaymentStatus::Canceled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::Pending => "pending",
+            PaymentStatus::ActionRequired => "action_required",
+            PaymentStatus::Succeeded => "succeeded",
+            PaymentStatus::Failed => "failed",
+            PaymentStatus::Canceled => "canceled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            PaymentStatus::Succeeded | PaymentStatus::Failed | PaymentStatus::Canceled
+        )
+    }
+}
+
+/// A payment as the acquirer reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquirerPayment {
+    /// The acquirer's own id (`acq_...`).
+    pub id: String,
+    pub status: PaymentStatus,
+    /// Where the user pays, with `action_required`.
+    pub redirect_url: Option<String>,
+    /// The raw failure code, with `failed`.
+    pub failure_code: Option<String>,
+}
+
+/// A creation request, built once per attempt; the full card number or phone lives only here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentOrder {
+    /// The operation id: the payment's `reference` and the `Idempotency-Key`.
+    pub reference: OperationId,
+    pub direction: Direction,
+    pub method: PaymentMethod,
+    pub amount: Amount,
+    pub currency: Currency,
+    pub notify_url: String,
+    /// A creation arriving after this is refused by the acquirer and creates nothing.
+    pub not_after: Timestamp,
+    /// Payins only: where the acquirer sends the user back, and when the payin lapses.
+    pub return_url: Option<String>,
+    pub expires_at: Option<Timestamp>,
+    /// Payouts only: the full requisites.
+    pub payout: Option<WithdrawalRequisites>,
+}
+
+/// How long after the request a creation may still be accepted (`notAfter`).
+pub const NOT_AFTER_SECS: i64 = 60;
+
+/// After `notAfter`, how long a payment the acquirer does not know must stay unknown before
+/// it counts as never created.
+pub const NOT_FOUND_GRACE_SECS: i64 = 300;
+
+/// The answer to a creation call, classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateResult {
+    /// The acquirer answered with a payment matching the request.
+    Answered(AcquirerPayment),
+    /// A definite failure: nothing happened at the acquirer (the reason is for logs).
+    Unavailable(String),
+    /// Anything else: the payment may or may not exist; resolved only by reading.
+    Unknown(String),
+}
+
+/// The answer to a read by reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    Found(AcquirerPayment),
+    /// The acquirer knows no payment with this reference.
+    NotFound,
+    /// No usable answer (the reason is for logs).
+    Failed(String),
+}
+
+/// What a failed payment's raw code means for the operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureMeaning {
+    /// Nothing happened at the acquirer: another provider may be tried.
+    Unavailable,
+    /// A decline by the bank or the user.
+    Declined(Decline),
+}
+
+/// The meaning of `failed` with `code` for an operation in `direction` (contract table:
+/// unknown and absent codes are a provider decline; `insufficient_funds` on a payout means
+/// the gateway's own float at the acquirer is empty).
+pub fn failure_meaning(code: Option<&str>, direction: Direction) -> FailureMeaning {
+    let declined = |code| FailureMeaning::Declined(Decline::new(code));
+    match (code.unwrap_or_default(), direction) {
+        ("provider_unavailable" | "issuer_unavailable", _) => FailureMeaning::Unavailable,
+        ("insufficient_funds", Direction::Withdrawal) => FailureMeaning::Unavailable,
+        ("insufficient_funds", Direction::Deposit) => declined(DeclineCode::InsufficientFunds),
+        ("card_declined", _) => declined(DeclineCode::CardDeclined),
+        ("recipient_not_found", _) => declined(DeclineCode::RecipientNotFound),
+        ("rejected", _) => declined(DeclineCode::PaymentRejected),
+        ("expired", _) => declined(DeclineCode::Expired),
+        _ => declined(DeclineCode::ProviderDeclined),
+    }
+}
+
+/// The final outcome a final payment status gives the operation; `None` while not final.
+/// A definite failure reported after creation ends the operation as `ProviderUnavailable`.
+pub fn outcome_of(payment: &AcquirerPayment, direction: Direction) -> Option<Outcome> {
+    match payment.status {
+        PaymentStatus::Pending | PaymentStatus::ActionRequired => None,
+        PaymentStatus::Succeeded => Some(Outcome::Approve),
+        PaymentStatus::Canceled => Some(Outcome::expired()),
+        PaymentStatus::Failed => Some(Outcome::Decline(
+            match failure_meaning(payment.failure_code.as_deref(), direction) {
+                FailureMeaning::Unavailable => Decline::new(DeclineCode::ProviderUnavailable),
+                FailureMeaning::Declined(decline) => decline,
+            },
+        )),
+    }
+}
+
+/// Gaps, from the moment an outcome became unknown, at which the reconciler reads it:
+/// 1, 3, 8, 18, 48 and 108 s after, then every 5 minutes.
+const UNKNOWN_READS_AT_SECS: [i64; 6] = [1, 3, 8, 18, 48, 108];
+
+/// The longest gap between two reads of a processing operation.
+pub const MAX_READ_GAP_SECS: i64 = 300;
+
+/// When to read an unknown outcome next, after `reads` reads since it became unknown at `since`.
+pub fn next_unknown_read(since: Timestamp, reads: u32) -> Timestamp {
+    match UNKNOWN_READS_AT_SECS.get(reads as usize) {
+        Some(at) => since.plus_seconds(*at),
+        None => {
+            let last = UNKNOWN_READS_AT_SECS[UNKNOWN_READS_AT_SECS.len() - 1];
+            let extra = i64::from(reads) - UNKNOWN_READS_AT_SECS.len() as i64 + 1;
+            since.plus_seconds(last + extra * MAX_READ_GAP_SECS)
+        }
+    }
+}
+
+/// When to read a quiet operation next: `after` since its last change or read, doubling with
+/// each read that found nothing new (`quiet_reads`), at most 5 minutes.
+pub fn next_quiet_read(last: Timestamp, after: Duration, quiet_reads: u32) -> Timestamp {
+    let base = i64::try_from(after.as_millis()).unwrap_or(i64::MAX).max(1);
+    let factor = 1_i64 << quiet_reads.min(20);
+    let gap = base.saturating_mul(factor).min(MAX_READ_GAP_SECS * 1000);
+    last.plus_millis(gap)
+}
+
+/// When a payment the acquirer does not know may count as never created: `notAfter` of its
+/// creation request plus the grace.
+pub fn not_found_final_at(requested_at: Timestamp) -> Timestamp {
+    requested_at.plus_seconds(NOT_AFTER_SECS + NOT_FOUND_GRACE_SECS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(code: Option<&str>) -> AcquirerPayment {
+        AcquirerPayment {
+            id: "acq_1".into(),
+            status: PaymentStatus::Failed,
+            redirect_url: None,
+            failure_code: code.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn failure_codes_map_as_the_table_says() {
+        use DeclineCode::*;
+        let cases = [
+            (Some("card_declined"), Direction::Deposit, CardDeclined),
+            (
+                Some("insufficient_funds"),
+                Direction::Deposit,
+                InsufficientFunds,
+            ),
+            (
+                Some("recipient_not_found"),
+                Direction::Withdrawal,
+                RecipientNotFound,
+            ),
+            (Some("rejected"), Direction::Deposit, PaymentRejected),
+            (Some("declined"), Direction::Deposit, ProviderDeclined),
+            (
+                Some("invalid_request"),
+                Direction::Withdrawal,
+                ProviderDeclined,
+            ),
+            (
+                Some("something_new"),
+                Direction::Withdrawal,
+                ProviderDeclined,
+            ),
+            (None, Direction::Deposit, ProviderDeclined),
+            (Some("expired"), Direction::Deposit, Expired),
+            (
+                Some("provider_unavailable"),
+                Direction::Deposit,
+                ProviderUnavailable,
+            ),
+            (
+                Some("issuer_unavailable"),
+                Direction::Withdrawal,
+                ProviderUnavailable,
+            ),
+            (
+                Some("insufficient_funds"),
+                Direction::Withdrawal,
+                ProviderUnavailable,
+            ),
+        ];
+        for (code, direction, expected) in cases {
+            assert_eq!(
+                outcome_of(&failed(code), direction),
+                Some(Outcome::Decline(Decline::new(expected))),
+                "{code:?} {direction:?}"
+            );
+        }
+        assert_eq!(
+            failure_meaning(Some("insufficient_funds"), Direction::Withdrawal),
+            FailureMeaning::Unavailable
+        );
+    }
+
+    #[test]
+    fn only_final_statuses_give_an_outcome() {
+        let mut payment = failed(None);
+        for (status, outcome) in [
+            (PaymentStatus::Pending, None),
+            (PaymentStatus::ActionRequired, None),
+            (PaymentStatus::Succeeded, Some(Outcome::Approve)),
+            (PaymentStatus::Canceled, Some(Outcome::expired())),
+        ] {
+            payment.status = status;
+            assert_eq!(outcome_of(&payment, Direction::Deposit), outcome);
+            assert_eq!(PaymentStatus::parse(status.as_str()), Some(status));
+        }
+    }
+
+    #[test]
+    fn unknown_outcomes_are_read_on_the_schedule() {
+        let since = Timestamp::from_millis(0);
+        let at: Vec<i64> = (0..9)
+            .map(|reads| next_unknown_read(since, reads).millis() / 1000)
+            .collect();
+        assert_eq!(at, [1, 3, 8, 18, 48, 108, 408, 708, 1008]);
+    }
+
+    #[test]
+    fn quiet_reads_double_up_to_five_minutes() {
+        let last = Timestamp::from_millis(0);
+        let gaps: Vec<i64> = (0..5)
+            .map(|n| next_quiet_read(last, Duration::from_secs(60), n).millis() / 1000)
+            .collect();
+        assert_eq!(gaps, [60, 120, 240, 300, 300]);
+    }
+}

@@ -1,0 +1,117 @@
+//! Provider attempts: each call that starts an operation at a provider, recorded before the
+//! call and completed after it, and what the reconciler keeps on it.
+
+use crate::{OperationId, Timestamp};
+
+/// Where an attempt stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptState {
+    /// Committed before the call; its answer is not written yet.
+    Sent,
+    /// The provider took the operation (it may still be processing there).
+    Ok,
+    /// The bank or the user declined it.
+    Declined,
+    /// A definite failure: nothing happened at the provider.
+    Unavailable,
+    /// No usable answer: the payment may or may not exist; resolved by reading.
+    Unknown,
+    /// Not tried (the routing budget or the provider's circuit left it out).
+    Skipped,
+}
+
+impl AttemptState {
+    const ALL: [AttemptState; 6] = [
+        AttemptState::Sent,
+        AttemptState::Ok,
+        AttemptState::Declined,
+        AttemptState::Unavailable,
+        AttemptState::Unknown,
+        AttemptState::Skipped,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptState::Sent => "sent",
+            AttemptState::Ok => "ok",
+            AttemptState::Declined => "declined",
+            AttemptState::Unavailable => "unavailable",
+            AttemptState::Unknown => "unknown",
+            AttemptState::Skipped => "skipped",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// One attempt of an operation at a provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    pub operation_id: OperationId,
+    /// 1, 2, ... in the order tried; the last one tried is the operation's current attempt.
+    pub number: u32,
+    pub route_id: i64,
+    pub provider: String,
+    pub state: AttemptState,
+    /// The acquirer's payment id, once known.
+    pub acquirer_id: Option<String>,
+    /// The provider's raw failure code, as reported.
+    pub failure_code: Option<String>,
+    /// The acquirer's page for the user (deposits), once known.
+    pub redirect_url: Option<String>,
+    /// How long the creation call took, once it ended.
+    pub latency_ms: Option<i64>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// When the reconciler looks at it next; `None`: nothing left to do.
+    pub next_check_at: Option<Timestamp>,
+    /// Since when its outcome is unknown: set while the acquirer has not been found to know
+    /// the payment (an unanswered creation), cleared once a read finds it.
+    pub unknown_since: Option<Timestamp>,
+    /// Reads since the current schedule started (unknown outcome, or quiet operation).
+    pub reads: u32,
+}
+
+impl Attempt {
+    /// The first attempt of a new operation, committed with it before the provider is called.
+    /// The reconciler looks at it at `check_at` (the call's end at the latest) if its answer
+    /// was never written.
+    pub fn sent(
+        operation_id: OperationId,
+        number: u32,
+        route_id: i64,
+        provider: &str,
+        at: Timestamp,
+        check_at: Timestamp,
+    ) -> Self {
+        Self {
+            operation_id,
+            number,
+            route_id,
+            provider: provider.to_string(),
+            state: AttemptState::Sent,
+            acquirer_id: None,
+            failure_code: None,
+            redirect_url: None,
+            latency_ms: None,
+            created_at: at,
+            updated_at: at,
+            next_check_at: Some(check_at),
+            unknown_since: None,
+            reads: 0,
+        }
+    }
+}
+
+/// A final status reported by a provider that contradicts the operation's own: recorded
+/// and counted, never corrected by the gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discrepancy {
+    pub operation_id: OperationId,
+    pub provider: String,
+    /// The status the provider reported (its own word, e.g. `succeeded`).
+    pub reported: String,
+    pub at: Timestamp,
+}
