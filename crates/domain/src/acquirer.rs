@@ -188,6 +188,7 @@ pub fn not_found_final_at(requested_at: Timestamp) -> Timestamp {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

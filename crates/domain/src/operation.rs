@@ -677,7 +677,7 @@ mod tests {
             assert_eq!(Decline::new(code).message, code.message());
             assert!(names.insert(code.as_str()), "{} twice", code.as_str());
         }
-        assert_eq!(names.len(), 7);
+        assert_eq!(names.len(), 8);
         for unknown in ["", "expired", "EXPIRED", "Unknown"] {
             assert_eq!(DeclineCode::parse(unknown), None, "{unknown:?}");
         }

@@ -370,44 +370,23 @@ pub enum ProviderVerdict {
     Pending(Timestamp),
 }
 
-/// When a new operation's provider is called, relative to storing the operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreationOrder {
-    /// Ask the provider, then store the operation with its answer in one unit of work; if the
-    /// provider fails, nothing is stored. Only for providers whose answer is never unknown
-    /// (the in-process sandbox: a failure means nothing started).
-    ProviderFirst,
-    /// Store the processing operation (and a payout's hold) first, then ask the provider, then
-    /// write its answer with a guarded update ([`OperationStore::advance`] or
-    /// [`OperationStore::finish`]). For providers over a network: an answer that never came is
-    /// an unknown outcome; the operation stays processing and is resolved by reading
-    /// ([`PaymentProvider::poll_payout`] for payouts, which fall due
-    /// [`crate::service::UNANSWERED_PAYOUT_GRACE_SECS`] after creation; the provider's call
-    /// timeout MUST be shorter), never by asking again. A deposit whose start was never
-    /// answered has no action for its user and ends `Expired` when its lifetime runs out.
-    StoreFirst,
-}
-
-/// A payment provider (the bank side). Nothing here moves the merchant's balance.
+/// The built-in, in-process sandbox provider. Its answer is never lost, so it is asked
+/// before anything is stored (an acquirer over the network goes through [`Acquirer`], the
+/// other way round). Nothing here moves the merchant's balance.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait PaymentProvider: Send + Sync {
-    /// Where the provider's call stands in creation (see [`CreationOrder`]).
-    fn creation_order(&self) -> CreationOrder;
-
-    /// Starts a deposit on `route` and says what the user must do, or declines it. With
-    /// [`CreationOrder::ProviderFirst`] it is called before the deposit is stored, so it MUST be
-    /// safe to call again for the same operation id; with `StoreFirst`, once it is stored.
+    /// Starts a deposit on `route` and says what the user must do, or declines it. It is
+    /// called before the deposit is stored, so it MUST be safe to call again for the same
+    /// operation id.
     async fn start_deposit(
         &self,
         deposit: &Operation,
         route: &Route,
     ) -> Result<DepositStart, ProviderError>;
 
-    /// Starts a payout with its full requisites, or declines it. With
-    /// [`CreationOrder::ProviderFirst`] it is called before the hold commits, so it MUST NOT
-    /// send money (money leaves only through `poll_payout`); with `StoreFirst` it is called once
-    /// the payout and its hold are committed, and may send the money.
+    /// Starts a payout with its full requisites, or declines it. It is called before the hold
+    /// commits, so it MUST NOT send money (money leaves only through `poll_payout`).
     async fn start_payout(
         &self,
         payout: &Operation,
@@ -415,11 +394,7 @@ pub trait PaymentProvider: Send + Sync {
         route: &Route,
     ) -> Result<PayoutStart, ProviderError>;
 
-    /// Advances a processing payout whose `due_at` has come. With
-    /// [`CreationOrder::StoreFirst`] it MUST only read the payout's state at the provider, and
-    /// a payout the provider does not know yet (its start may still be on its way, or was never
-    /// answered) is `Pending`, never `Decline`: declining releases the hold, so it is said only
-    /// once the provider has said it will never pay.
+    /// Advances a processing payout whose `due_at` has come.
     async fn poll_payout(
         &self,
         payout: &Operation,
@@ -460,6 +435,13 @@ pub trait HostedCheckout: Send + Sync {
 
     /// The banks the SBP page offers, as (id, display name).
     fn sbp_banks(&self) -> Vec<(String, String)>;
+}
+
+/// Draws QR codes.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait QrEncoder: Send + Sync {
+    /// A `data:image/png;base64,...` URI of a QR code of `text`.
+    fn data_uri(&self, text: &str) -> Result<String, BoxError>;
 }
 
 /// The current time.

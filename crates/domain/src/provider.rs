@@ -155,6 +155,7 @@ impl AcquirerProvider {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

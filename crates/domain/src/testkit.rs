@@ -253,6 +253,12 @@ impl OperationBuilder {
         self
     }
 
+    /// With its current attempt at `provider` (default: the sandbox).
+    pub fn provider(mut self, provider: &str) -> Self {
+        self.opening.provider = provider.to_string();
+        self
+    }
+
     /// Created (and last changed) at `at`.
     pub fn created(mut self, at: Timestamp) -> Self {
         self.opening.created_at = at;

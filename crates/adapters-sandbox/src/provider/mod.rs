@@ -6,7 +6,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use domain::ports::{
-    CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
+    DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
 };
 use domain::route::{Flow, Route};
 use domain::{Direction, Timestamp, WithdrawalRequisites};
@@ -90,12 +90,6 @@ fn expect_direction(operation: &Operation, direction: Direction) -> Result<(), P
 
 #[async_trait]
 impl PaymentProvider for SandboxProvider {
-    /// In process: an answer is never lost, so nothing is stored until it comes, and a payout's
-    /// money leaves only when it is polled.
-    fn creation_order(&self) -> CreationOrder {
-        CreationOrder::ProviderFirst
-    }
-
     #[tracing::instrument(
         name = "sandbox.start_deposit",
         skip_all,

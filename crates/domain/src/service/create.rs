@@ -1,33 +1,31 @@
 //! Creating deposits and withdrawals: access -> idempotency -> route -> balance -> provider.
 //!
-//! The provider is called in the order its [`CreationOrder`] asks: the sandbox answers before
-//! anything is stored (and nothing is stored if it fails); a provider over a network is
-//! called only once the processing operation and its hold are committed, and its answer is
-//! written with a guarded update, so that a crash or a lost answer leaves a processing
-//! operation to resolve by reading, never a payment the gateway does not know of.
+//! The built-in sandbox answers before anything is stored (and nothing is stored if it
+//! fails). An acquirer over the network is called only once the processing operation, its
+//! hold and its first attempt are committed, and its answer is written with a guarded update:
+//! a crash or a lost answer leaves a processing operation for the reconciler to resolve by
+//! reading, never a payment the gateway does not know of.
 
-use super::{CompleteError, CreateError, Created, Gateway};
+use super::{CreateError, Created, Gateway};
+use crate::attempt::Attempt;
 use crate::callback::callback_for;
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
-use crate::operation::{Decline, DepositPart, Opening, Operation, Outcome, Part, PayoutPart};
-use crate::ports::{
-    CreationOrder, DepositStart, FinishError, InsertError, NewOperation, PayoutStart, ProviderError,
+use crate::operation::{
+    Action, Decline, DepositPart, Opening, Operation, Outcome, Part, PayoutPart,
 };
+use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart};
+use crate::provider::AcquirerProvider;
 use crate::request::{Common, NewDeposit, NewWithdrawal};
 use crate::route::{select_route, Route};
 use crate::signature::Fingerprint;
-use crate::{Direction, KeptObject, MerchantOperationId, WithdrawalRequisites};
+use crate::{Direction, KeptObject, MerchantOperationId, PaymentMethod, WithdrawalRequisites};
 
-/// With [`CreationOrder::StoreFirst`], a payout is stored due this many seconds after its
-/// creation: if the provider's answer is never written (a crash, a lost answer), the payout
-/// poller reads its outcome from the provider then, once the creation call has surely ended.
-pub const UNANSWERED_PAYOUT_GRACE_SECS: i64 = 60;
-
-/// What admitting a request found: a route to create it on, or an earlier operation that
-/// answers it (the same merchantOperationId with the same request).
+/// What admitting a request found: a route to create it on (with its acquirer, unless it
+/// is the sandbox's), or an earlier operation that answers it (the same merchantOperationId
+/// with the same request).
 enum Admission {
-    Route(Route),
+    Route(Route, Option<AcquirerProvider>),
     Replay(Box<Created>),
 }
 
@@ -48,20 +46,11 @@ impl Request {
     }
 }
 
-/// The provider call that starts a new operation.
-enum Start<'a> {
-    Deposit(&'a Route),
-    Payout(&'a WithdrawalRequisites, &'a Route),
-}
-
-/// What the provider's first answer makes of a new operation.
+/// What the sandbox's first answer makes of a new operation.
 enum Answer {
     /// It goes on processing, at the step the provider gave it.
     Next(Box<Operation>),
     Declined(Decline),
-    /// No answer: the provider failed or could not be reached. Whether it started anything is
-    /// not known.
-    Unknown(ProviderError),
 }
 
 impl Gateway {
@@ -103,31 +92,25 @@ impl Gateway {
     ) -> Result<Created, CreateError> {
         let direction = request.direction();
         let fingerprint = self.admit(merchant, direction, &common, canonical)?;
-        let route = match self
+        let (route, acquirer) = match self
             .admit_route(merchant, direction, &common, fingerprint.as_ref())
             .await?
         {
-            Admission::Route(route) => route,
+            Admission::Route(route, acquirer) => (route, acquirer),
             Admission::Replay(replay) => return Ok(*replay),
         };
         let opening = self.opening(merchant, common, &route);
-        let (part, start) = match &request {
-            Request::Deposit(requisites) => (
-                Part::Deposit(DepositPart {
-                    requisites: requisites.clone(),
-                    action: None,
-                    expires_at: Some(opening.created_at.plus_seconds(route.lifetime())),
-                }),
-                Start::Deposit(&route),
-            ),
-            Request::Payout(requisites) => (
-                Part::Payout(PayoutPart {
-                    requisites: Some(requisites.to_kept()),
-                    provider_state: None,
-                    due_at: None,
-                }),
-                Start::Payout(requisites, &route),
-            ),
+        let part = match &request {
+            Request::Deposit(requisites) => Part::Deposit(DepositPart {
+                requisites: requisites.clone(),
+                action: None,
+                expires_at: Some(opening.created_at.plus_seconds(route.lifetime())),
+            }),
+            Request::Payout(requisites) => Part::Payout(PayoutPart {
+                requisites: Some(requisites.to_kept()),
+                provider_state: None,
+                due_at: None,
+            }),
         };
         let operation = Operation::open(opening, part).map_err(bug)?;
         let moves = match &request {
@@ -141,128 +124,122 @@ impl Gateway {
             callback: None,
             attempt: None,
         };
-        self.create(merchant, new, start).await
+        match acquirer {
+            None => {
+                self.create_at_sandbox(merchant, new, &request, &route)
+                    .await
+            }
+            Some(acquirer) => {
+                let payout = match request {
+                    Request::Payout(requisites) => Some(requisites),
+                    Request::Deposit(_) => None,
+                };
+                self.create_at_acquirer(merchant, new, payout, &route, &acquirer)
+                    .await
+            }
+        }
     }
 
-    /// Stores `new` and asks the provider to start it, in the provider's order.
-    async fn create(
+    /// Asks the sandbox to start `new`, then stores it with the answer in one unit of work; if
+    /// the sandbox fails, nothing is stored.
+    async fn create_at_sandbox(
         &self,
         merchant: &Merchant,
         mut new: NewOperation,
-        start: Start<'_>,
+        request: &Request,
+        route: &Route,
     ) -> Result<Created, CreateError> {
-        match self.ports.provider.creation_order() {
-            CreationOrder::ProviderFirst => {
-                match self.start(&new.operation, &start).await? {
-                    Answer::Next(next) => new.operation = *next,
-                    Answer::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
-                    Answer::Unknown(error) => return Err(error.into()),
-                }
-                self.store_new(merchant, new).await
-            }
-            CreationOrder::StoreFirst => {
-                if let Part::Payout(_) = new.operation.part() {
-                    let due = new
-                        .operation
-                        .created_at()
-                        .plus_seconds(UNANSWERED_PAYOUT_GRACE_SECS);
-                    new.operation = new.operation.accepted(None, due).map_err(bug)?;
-                }
-                let created = self.store_new(merchant, new).await?;
-                if created.replayed {
-                    return Ok(created);
-                }
-                // Committed: from here on the merchant gets the operation (200), whatever
-                // happens to the provider's answer.
-                let answer = match self.start(&created.operation, &start).await {
-                    Ok(answer) => answer,
-                    Err(error) => {
-                        tracing::error!(
-                            operation.id = %created.operation.id(),
-                            error = %crate::ports::Chain(&error),
-                            "provider answer not understood; the operation stays processing"
-                        );
-                        return Ok(created);
-                    }
-                };
-                let operation = self.write_answer(created.operation, answer).await;
-                Ok(Created {
-                    operation,
-                    replayed: false,
-                })
-            }
+        match self.start(&new.operation, request, route).await? {
+            Answer::Next(next) => new.operation = *next,
+            Answer::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
         }
+        self.store_new(merchant, new).await
     }
 
-    /// The provider's answer to starting `operation`.
-    async fn start(&self, operation: &Operation, start: &Start<'_>) -> Result<Answer, CreateError> {
-        let provider = &self.ports.provider;
-        let at = operation.created_at();
-        Ok(match start {
-            Start::Deposit(route) => match provider.start_deposit(operation, route).await {
-                Ok(DepositStart::Wait(action)) => {
-                    Answer::Next(Box::new(operation.wait_for(action, at).map_err(bug)?))
-                }
-                Ok(DepositStart::Declined(decline)) => Answer::Declined(decline),
-                Err(error) => Answer::Unknown(error),
-            },
-            Start::Payout(requisites, route) => {
-                match provider.start_payout(operation, requisites, route).await {
-                    Ok(PayoutStart::Accepted { state, due_at }) => {
-                        Answer::Next(Box::new(operation.accepted(state, due_at).map_err(bug)?))
-                    }
-                    Ok(PayoutStart::Declined(decline)) => Answer::Declined(decline),
-                    Err(error) => Answer::Unknown(error),
-                }
+    /// Stores `new` as processing with its hold and first attempt, then asks the acquirer to
+    /// create the payment and writes its answer with a guarded update. Once stored, the
+    /// merchant gets the operation (200), whatever becomes of the acquirer's answer.
+    async fn create_at_acquirer(
+        &self,
+        merchant: &Merchant,
+        mut new: NewOperation,
+        payout: Option<WithdrawalRequisites>,
+        route: &Route,
+        acquirer: &AcquirerProvider,
+    ) -> Result<Created, CreateError> {
+        let at = new.operation.created_at();
+        let id = new.operation.id();
+        new.operation = match new.operation.direction() {
+            Direction::Deposit => {
+                let action = self.pay_page_action(&new.operation)?;
+                new.operation.wait_for(action, at).map_err(bug)?
             }
+            Direction::Withdrawal => new.operation,
+        };
+        let attempt = Attempt::sent(
+            id,
+            1,
+            route.id,
+            acquirer.name.as_str(),
+            at,
+            at.plus_millis(millis(acquirer.lease())),
+        );
+        new.attempt = Some(attempt.clone());
+        let created = self.store_new(merchant, new).await?;
+        if created.replayed {
+            return Ok(created);
+        }
+        let operation = self
+            .send_creation(created.operation, attempt, payout, acquirer)
+            .await;
+        Ok(Created {
+            operation,
+            replayed: false,
         })
     }
 
-    /// Writes the provider's answer to a committed, processing operation with a guarded
-    /// update, and returns the operation as it now stands. The operation is committed: from
-    /// here on the merchant gets it (200), whatever happens to the answer.
-    async fn write_answer(&self, stored: Operation, answer: Answer) -> Operation {
-        let id = stored.id();
-        let written = match answer {
-            Answer::Next(next) => match self.ports.store.advance(&next).await {
-                Ok(()) => return *next,
-                Err(FinishError::NotProcessing) => None,
-                Err(error) => Some(CompleteError::from(error)),
+    /// What an acquirer deposit shows its user: the gateway's own `/pay/{id}` page, which
+    /// sends them on to the acquirer (for `sbp_qr`, a QR code of it).
+    fn pay_page_action(&self, deposit: &Operation) -> Result<Action, CreateError> {
+        let url = self.pay_url(deposit.id());
+        if deposit.method() != PaymentMethod::SbpQr {
+            return Ok(Action::Redirect { url });
+        }
+        let qr = self
+            .ports
+            .qr
+            .data_uri(&url)
+            .map_err(|error| CreateError::Unknown(anyhow::anyhow!(error)))?;
+        Ok(Action::Requisites {
+            requisites: KeptObject::new().with("qr", qr),
+        })
+    }
+
+    /// The sandbox's answer to starting `operation`. A failure means nothing started.
+    async fn start(
+        &self,
+        operation: &Operation,
+        request: &Request,
+        route: &Route,
+    ) -> Result<Answer, CreateError> {
+        let provider = &self.ports.provider;
+        let at = operation.created_at();
+        Ok(match request {
+            Request::Deposit(_) => match provider.start_deposit(operation, route).await? {
+                DepositStart::Wait(action) => {
+                    Answer::Next(Box::new(operation.wait_for(action, at).map_err(bug)?))
+                }
+                DepositStart::Declined(decline) => Answer::Declined(decline),
             },
-            Answer::Declined(decline) => {
-                match self.finish(&stored, Outcome::Decline(decline)).await {
-                    Ok(done) => return done,
-                    Err(CompleteError::InvalidState) => None,
-                    Err(error) => Some(error),
+            Request::Payout(requisites) => {
+                match provider.start_payout(operation, requisites, route).await? {
+                    PayoutStart::Accepted { state, due_at } => {
+                        Answer::Next(Box::new(operation.accepted(state, due_at).map_err(bug)?))
+                    }
+                    PayoutStart::Declined(decline) => Answer::Declined(decline),
                 }
             }
-            Answer::Unknown(error) => {
-                tracing::warn!(
-                    operation.id = %id,
-                    error = %crate::ports::Chain(&error),
-                    "provider outcome unknown at creation; the operation stays processing"
-                );
-                return stored;
-            }
-        };
-        if let Some(error) = written {
-            tracing::error!(
-                operation.id = %id,
-                error = %crate::ports::Chain(&error),
-                "provider answer not written; the operation stays processing"
-            );
-            return stored;
-        }
-        // Another writer finished it first: answer with what is stored now, or, if it cannot
-        // be read, the operation as committed (still processing).
-        match self.ports.store.get(id).await {
-            Ok(Some(current)) => current,
-            Ok(None) => stored,
-            Err(error) => {
-                tracing::warn!(operation.id = %id, error = %crate::ports::Chain(&error), "operation not re-read");
-                stored
-            }
-        }
+        })
     }
 
     /// Access check, then the request's fingerprint if it carries a merchantOperationId.
@@ -292,7 +269,20 @@ impl Gateway {
         fingerprint: Option<&Fingerprint>,
     ) -> Result<Admission, CreateError> {
         let mut routes = self.ports.routes.routes().await?;
-        routes.retain(|route| self.routable(&route.provider));
+        let acquirers = if routes.iter().any(|route| !is_sandbox(route)) {
+            self.ports.providers.acquirers().await?
+        } else {
+            Vec::new()
+        };
+        routes.retain(|route| {
+            if is_sandbox(route) {
+                self.sandbox
+            } else {
+                acquirers
+                    .iter()
+                    .any(|a| a.enabled && a.name.as_str() == route.provider)
+            }
+        });
         if let Some(route) = select_route(
             &routes,
             direction,
@@ -300,7 +290,10 @@ impl Gateway {
             common.currency,
             common.amount,
         ) {
-            return Ok(Admission::Route(route.clone()));
+            let acquirer = acquirers
+                .into_iter()
+                .find(|a| a.name.as_str() == route.provider);
+            return Ok(Admission::Route(route.clone(), acquirer));
         }
         let moid = common.merchant_operation_id.as_ref();
         match self.earlier(merchant, direction, moid, fingerprint).await? {
@@ -399,6 +392,15 @@ impl Gateway {
             Err(InsertError::Store(e)) => Err(e.into()),
         }
     }
+}
+
+fn is_sandbox(route: &Route) -> bool {
+    route.provider == crate::provider::SANDBOX
+}
+
+/// Whole milliseconds of `duration`, saturating.
+pub(super) fn millis(duration: std::time::Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// A new operation that its own parts cannot make, or a step it refuses, is a bug here.

@@ -76,6 +76,33 @@ pub enum ReadError {
     Unknown(#[from] anyhow::Error),
 }
 
+/// Why an acquirer's notification was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum NotificationError {
+    /// No attempt of this reference at this provider, or another acquirer id: the acquirer
+    /// retries.
+    #[error("no such payment at this provider")]
+    NotFound,
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
+}
+
+impl From<CompleteError> for NotificationError {
+    fn from(error: CompleteError) -> Self {
+        match error {
+            CompleteError::NotFound => NotificationError::NotFound,
+            // A final operation only records what it is told; nothing to refuse.
+            CompleteError::InvalidState => {
+                NotificationError::Unknown(anyhow::anyhow!("a final operation refused a status"))
+            }
+            CompleteError::Unavailable(why) => NotificationError::Unavailable(why),
+            CompleteError::Unknown(e) => NotificationError::Unknown(e),
+        }
+    }
+}
+
 macro_rules! from_store_and_provider {
     ($($error:ident),*) => {$(
         impl From<StoreError> for $error {
@@ -95,7 +122,13 @@ macro_rules! from_store_and_provider {
     )*};
 }
 
-from_store_and_provider!(CreateError, StepError, CompleteError, ReadError);
+from_store_and_provider!(
+    CreateError,
+    StepError,
+    CompleteError,
+    ReadError,
+    NotificationError
+);
 
 impl From<FinishError> for CompleteError {
     fn from(error: FinishError) -> Self {

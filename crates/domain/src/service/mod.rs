@@ -1,22 +1,25 @@
 //! The use cases, as one service over the ports.
 
+mod acquirer;
 mod checkout;
 mod complete;
 mod create;
 mod errors;
 mod read;
+mod reconcile;
 mod steps;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+pub use acquirer::{Notification, NotifiedObject, PayPage};
 pub use checkout::{Checkout, CheckoutError};
-pub use create::UNANSWERED_PAYOUT_GRACE_SECS;
-pub use errors::{CompleteError, CreateError, ReadError, StepError};
+pub use errors::{CompleteError, CreateError, NotificationError, ReadError, StepError};
 pub use steps::check_input;
 
 use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
-    PaymentProvider, ProviderDirectory, RouteTable,
+    PaymentProvider, ProviderDirectory, QrEncoder, RouteTable,
 };
 
 /// What a creation answers: the operation, and whether it is a replay of an earlier request.
@@ -45,61 +48,64 @@ pub struct Ports {
     pub ids: Arc<dyn IdGenerator>,
     /// The wire format of callback bodies.
     pub callback_format: Arc<dyn CallbackFormat>,
+    /// Draws QR codes (an acquirer `sbp_qr` deposit shows one of its payment page).
+    pub qr: Arc<dyn QrEncoder>,
+}
+
+/// How the gateway works with acquirers.
+#[derive(Debug, Clone)]
+pub struct AcquirerSettings {
+    /// The gateway's public base URL, without a trailing slash: acquirers send users back
+    /// and notifications to it, and merchants send users to its `/pay/{id}`.
+    pub public_url: String,
+    /// How long a processing acquirer operation may stay quiet before the reconciler reads
+    /// it (`GATEWAY_RECONCILE_AFTER`).
+    pub reconcile_after: Duration,
+}
+
+impl Default for AcquirerSettings {
+    fn default() -> Self {
+        Self {
+            public_url: "http://127.0.0.1:8080".to_string(),
+            reconcile_after: Duration::from_secs(60),
+        }
+    }
 }
 
 /// The gateway's use cases.
 #[derive(Clone)]
 pub struct Gateway {
     ports: Ports,
-    /// The providers new operations may be routed to; `None`: every route's provider.
-    routable: Option<Arc<[String]>>,
+    acquirers: AcquirerSettings,
+    /// Whether the built-in sandbox is in service (`GATEWAY_SANDBOX`).
+    sandbox: bool,
 }
 
 impl Gateway {
     pub fn new(ports: Ports) -> Self {
         Self {
             ports,
-            routable: None,
+            acquirers: AcquirerSettings::default(),
+            sandbox: true,
         }
     }
 
-    /// Routes new operations only to routes of these providers (an empty list: no new
-    /// operations at all, every creation answers `NoRouteFound`). Operations already made on
-    /// other providers' routes still finish as usual.
-    pub fn routing_only_to(mut self, providers: &[&str]) -> Self {
-        self.routable = Some(providers.iter().map(|p| (*p).to_string()).collect());
+    /// Works with acquirers under these settings.
+    pub fn with_acquirer_settings(mut self, settings: AcquirerSettings) -> Self {
+        self.acquirers = settings;
         self
     }
 
-    /// Whether new operations may be routed to `provider`.
-    fn routable(&self, provider: &str) -> bool {
-        self.routable
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|name| name == provider))
+    /// Takes the built-in sandbox out of service: no new operations are routed to it and its
+    /// deposits take no user steps. Operations it already has (payouts settling) still finish.
+    pub fn without_sandbox(mut self) -> Self {
+        self.sandbox = false;
+        self
     }
 
-    /// The provider named by `operation`'s route (`None` if the route is unknown).
-    async fn provider_of(
-        &self,
-        operation: &crate::operation::Operation,
-    ) -> Result<Option<String>, crate::ports::StoreError> {
-        let routes = self.ports.routes.routes().await?;
-        Ok(routes
-            .into_iter()
-            .find(|route| route.id == operation.route_id())
-            .map(|route| route.provider))
-    }
-
-    /// Whether the provider of `operation`'s route is in service (may take user steps).
-    async fn in_service(
-        &self,
-        operation: &crate::operation::Operation,
-    ) -> Result<bool, crate::ports::StoreError> {
-        if self.routable.is_none() {
-            return Ok(true);
-        }
-        let provider = self.provider_of(operation).await?;
-        Ok(provider.is_some_and(|provider| self.routable(&provider)))
+    /// Whether the sandbox's operations may take user steps (its pages are in service).
+    fn in_service(&self, operation: &crate::operation::Operation) -> bool {
+        !operation.is_sandbox() || self.sandbox
     }
 
     /// The merchant directory, for authentication at the edge.

@@ -40,17 +40,19 @@ impl Gateway {
         self.ports.store.get(id).await?.ok_or(ReadError::NotFound)
     }
 
-    /// An operation by id whose route belongs to `provider`; any other is `NotFound`, as if
-    /// unknown (a provider's own surfaces, such as the sandbox's, act on its operations only).
+    /// An operation by id whose current attempt is with `provider`; any other is `NotFound`,
+    /// as if unknown (a provider's own surfaces, such as the sandbox's, act on its operations
+    /// only).
     pub async fn operation_of_provider(
         &self,
         id: OperationId,
         provider: &str,
     ) -> Result<Operation, ReadError> {
         let operation = self.operation(id).await?;
-        match self.provider_of(&operation).await? {
-            Some(found) if found == provider => Ok(operation),
-            _ => Err(ReadError::NotFound),
+        if operation.provider() == provider {
+            Ok(operation)
+        } else {
+            Err(ReadError::NotFound)
         }
     }
 

@@ -106,7 +106,7 @@ impl Gateway {
         }
         // A provider taken out of service (the sandbox with GATEWAY_SANDBOX=false) takes no
         // more steps: its waiting deposits only expire.
-        if !self.in_service(operation).await? {
+        if !self.in_service(operation) {
             return Err(StepError::InvalidState);
         }
         Ok(())

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod acquirer;
 mod callbacks;
 mod complete;
 mod confirm;
@@ -15,5 +16,4 @@ mod idempotency;
 mod input;
 mod read;
 mod refusals;
-mod store_first;
 mod sweeps;

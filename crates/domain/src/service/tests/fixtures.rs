@@ -11,9 +11,9 @@ use crate::ledger::BalanceMove;
 use crate::merchant::{full_access, Merchant, Secret};
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
-    Completion, CreationOrder, FinishError, InsertError, MockClock, MockIdGenerator,
-    MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockRouteTable, NewOperation,
-    StoreError,
+    Completion, FinishError, InsertError, MockAcquirer, MockClock, MockIdGenerator,
+    MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockProviderDirectory,
+    MockQrEncoder, MockRouteTable, NewOperation, StoreError,
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
@@ -109,6 +109,9 @@ pub struct Mocks {
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
     pub provider: MockPaymentProvider,
+    pub providers: MockProviderDirectory,
+    pub acquirer: MockAcquirer,
+    pub qr: MockQrEncoder,
     pub clock: MockClock,
     pub ids: MockIdGenerator,
 }
@@ -121,13 +124,12 @@ impl Mocks {
             merchants: MockMerchantDirectory::new(),
             routes: MockRouteTable::new(),
             provider: MockPaymentProvider::new(),
+            providers: MockProviderDirectory::new(),
+            acquirer: MockAcquirer::new(),
+            qr: MockQrEncoder::new(),
             clock: MockClock::new(),
             ids: MockIdGenerator::new(),
         };
-        mocks
-            .provider
-            .expect_creation_order()
-            .return_const(CreationOrder::ProviderFirst);
         mocks.clock.expect_now().return_const(now());
         mocks.ids.expect_operation_id().return_const(new_id());
         mocks.set_routes(routes());
@@ -152,9 +154,12 @@ impl Mocks {
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             provider: Arc::new(self.provider),
+            providers: Arc::new(self.providers),
+            acquirer: Arc::new(self.acquirer),
             clock: Arc::new(self.clock),
             ids: Arc::new(self.ids),
             callback_format: Arc::new(DebugCallbackFormat),
+            qr: Arc::new(self.qr),
         })
     }
 
@@ -272,14 +277,6 @@ impl Mocks {
             .returning(move |_, _, _| Ok(Some((op.clone(), Some(fingerprint.clone())))));
     }
 
-    /// The provider asks for [`CreationOrder::StoreFirst`], as a network provider does.
-    pub fn store_first(&mut self) {
-        self.provider.checkpoint();
-        self.provider
-            .expect_creation_order()
-            .return_const(CreationOrder::StoreFirst);
-    }
-
     /// No deposit reaches the provider and nothing is written.
     pub fn expect_no_deposit_started(&mut self) {
         self.provider.expect_start_deposit().never();
@@ -334,7 +331,7 @@ impl<T> Default for Captured<T> {
 }
 
 impl<T: Clone> Captured<T> {
-    fn push(&self, value: T) {
+    pub fn push(&self, value: T) {
         self.0.lock().unwrap().push(value);
     }
 

@@ -56,7 +56,7 @@ fn no_fitting_route_is_no_route_found_and_stores_nothing() {
 }
 
 #[test]
-fn routes_of_providers_outside_routing_are_never_chosen() {
+fn routes_of_providers_without_an_enabled_record_are_never_chosen() {
     let mut mocks = Mocks::new();
     let mut table = routes();
     let mut preferred = table[0].clone(); // card, but to another provider, at a higher priority
@@ -67,7 +67,8 @@ fn routes_of_providers_outside_routing_are_never_chosen() {
     mocks.set_routes(table);
     provider_waits(&mut mocks);
     mocks.expect_insert(|| Ok(()));
-    let gateway = mocks.gateway().routing_only_to(&["sandbox"]);
+    mocks.providers.expect_acquirers().returning(|| Ok(vec![]));
+    let gateway = mocks.gateway();
 
     let created = deposit_by(&gateway, &merchant(), card("100.00")).unwrap();
 
@@ -75,11 +76,11 @@ fn routes_of_providers_outside_routing_are_never_chosen() {
 }
 
 #[test]
-fn with_no_provider_in_routing_every_creation_is_no_route_found() {
+fn without_the_sandbox_its_routes_take_no_new_operations() {
     let mut mocks = Mocks::new();
     mocks.provider.expect_start_payout().never();
     mocks.expect_no_deposit_started();
-    let gateway = mocks.gateway().routing_only_to(&[]);
+    let gateway = mocks.gateway().without_sandbox();
 
     let deposit = deposit_by(&gateway, &merchant(), card("100.00"));
     let payout = block_on(gateway.create_withdrawal(

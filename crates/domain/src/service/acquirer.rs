@@ -1,0 +1,454 @@
+//! Acquirer operations after they are stored: the creation call and its answer, the
+//! acquirer's notifications, and the reads the payment pages make.
+//!
+//! Every status learned from an acquirer goes through [`Gateway::apply_payment`]: it applies
+//! only to a processing operation and only from its current attempt, a final status is
+//! written once (guarded), and a final status that contradicts the operation's own is
+//! recorded as a discrepancy, never applied.
+
+use super::create::millis;
+use super::{CompleteError, Gateway, NotificationError, ReadError};
+use crate::acquirer::{
+    failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
+    FailureMeaning, Lookup, PaymentOrder, PaymentStatus, NOT_AFTER_SECS,
+};
+use crate::attempt::{Attempt, AttemptState, Discrepancy};
+use crate::operation::{Decline, DeclineCode, Operation, Outcome};
+use crate::ports::Chain;
+use crate::provider::AcquirerProvider;
+use crate::{Direction, OperationId, Timestamp, WithdrawalRequisites};
+
+/// What kind of object an acquirer's notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotifiedObject {
+    Payment,
+    Refund,
+}
+
+/// An acquirer's notification, read from its (already authenticated) body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    pub object: NotifiedObject,
+    /// The acquirer's id of the object.
+    pub id: String,
+    /// The gateway's id the object was created with.
+    pub reference: String,
+    pub status: PaymentStatus,
+    pub failure_code: Option<String>,
+}
+
+/// What `/pay/{id}` shows for an acquirer deposit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PayPage {
+    /// The deposit is final: its result.
+    Final(Operation),
+    /// The acquirer's own payment page.
+    Acquirer(String),
+    /// Not known yet: a page that refreshes.
+    Processing(Operation),
+}
+
+/// Where a payment's status was heard from: a read that finds nothing new makes the next
+/// quiet read wait longer; anything else starts the quiet schedule again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Heard {
+    Creation,
+    Notification,
+    Read,
+}
+
+impl Gateway {
+    /// The gateway's payment page for a deposit: `{public_url}/pay/{id}`.
+    pub fn pay_url(&self, id: OperationId) -> String {
+        format!("{}/pay/{id}", self.acquirers.public_url)
+    }
+
+    /// Where an acquirer sends the user back after paying.
+    fn return_url(&self, id: OperationId) -> String {
+        format!("{}/pay/{id}/return", self.acquirers.public_url)
+    }
+
+    /// Where an acquirer posts its notifications.
+    fn notify_url(&self, provider: &str) -> String {
+        format!(
+            "{}/providers/{provider}/notifications",
+            self.acquirers.public_url
+        )
+    }
+
+    /// Sends the creation call of a committed operation's first attempt, once, and writes
+    /// what it answered. Returns the operation as it now stands; any failure after the
+    /// commit leaves it processing for the reconciler.
+    pub(super) async fn send_creation(
+        &self,
+        operation: Operation,
+        mut attempt: Attempt,
+        payout: Option<WithdrawalRequisites>,
+        acquirer: &AcquirerProvider,
+    ) -> Operation {
+        let is_deposit = operation.direction() == Direction::Deposit;
+        let order = PaymentOrder {
+            reference: operation.id(),
+            direction: operation.direction(),
+            method: operation.method(),
+            amount: operation.amount(),
+            currency: operation.currency(),
+            notify_url: self.notify_url(acquirer.name.as_str()),
+            not_after: attempt.created_at.plus_seconds(NOT_AFTER_SECS),
+            return_url: is_deposit.then(|| self.return_url(operation.id())),
+            expires_at: operation.expires_at(),
+            payout,
+        };
+        let sent_at = self.ports.clock.now();
+        let result = self.ports.acquirer.create(acquirer, &order).await;
+        drop(order);
+        let now = self.ports.clock.now();
+        attempt.latency_ms = Some(now.millis() - sent_at.millis());
+        attempt.updated_at = now;
+        let applied = match result {
+            CreateResult::Answered(payment) => {
+                self.apply_payment(&operation, attempt, &payment, Heard::Creation)
+                    .await
+            }
+            CreateResult::Unavailable(reason) => {
+                tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer unavailable at creation");
+                attempt.state = AttemptState::Unavailable;
+                attempt.next_check_at = None;
+                self.save_then_finish(&operation, &attempt, unavailable())
+                    .await
+            }
+            CreateResult::Unknown(reason) => {
+                tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer outcome unknown at creation; the reconciler reads it");
+                attempt.state = AttemptState::Unknown;
+                attempt.unknown_since = Some(now);
+                attempt.reads = 0;
+                attempt.next_check_at = Some(next_unknown_read(now, 0));
+                self.ports
+                    .store
+                    .save_attempt(&attempt)
+                    .await
+                    .map(|()| operation.clone())
+                    .map_err(CompleteError::from)
+            }
+        };
+        match applied {
+            Ok(current) => current,
+            Err(error) => {
+                tracing::error!(operation.id = %operation.id(), error = %Chain(&error), "acquirer answer not written; the reconciler reads it");
+                operation
+            }
+        }
+    }
+
+    /// Applies a payment's status, as its current attempt's acquirer reported it, to the
+    /// operation: the attempt learns the acquirer's id, page and failure code; a final status
+    /// finishes a processing operation once; one that contradicts a final operation is a
+    /// discrepancy. Returns the operation as it now stands.
+    pub(super) async fn apply_payment(
+        &self,
+        operation: &Operation,
+        mut attempt: Attempt,
+        payment: &AcquirerPayment,
+        heard: Heard,
+    ) -> Result<Operation, CompleteError> {
+        let now = self.ports.clock.now();
+        attempt
+            .acquirer_id
+            .get_or_insert_with(|| payment.id.clone());
+        if payment.redirect_url.is_some() {
+            attempt.redirect_url.clone_from(&payment.redirect_url);
+        }
+        if payment.failure_code.is_some() {
+            attempt.failure_code.clone_from(&payment.failure_code);
+        }
+        attempt.unknown_since = None;
+        attempt.updated_at = now;
+        if matches!(attempt.state, AttemptState::Sent | AttemptState::Unknown) {
+            attempt.state = attempt_state_for(payment, operation.direction());
+        }
+        let Some(outcome) = outcome_of(payment, operation.direction()) else {
+            attempt.reads = if heard == Heard::Read {
+                attempt.reads + 1
+            } else {
+                0
+            };
+            attempt.next_check_at = Some(self.quiet_check(operation, now, attempt.reads));
+            self.ports.store.save_attempt(&attempt).await?;
+            return Ok(operation.clone());
+        };
+        attempt.next_check_at = None;
+        if operation.status().is_final() {
+            self.ports.store.save_attempt(&attempt).await?;
+            self.check_agreement(operation, &outcome, payment.status, &attempt.provider)
+                .await?;
+            return Ok(operation.clone());
+        }
+        self.save_then_finish(operation, &attempt, outcome).await
+    }
+
+    /// Writes the attempt, then the operation's final status (guarded: if another writer
+    /// finished it first, its status stands and is checked against `outcome`).
+    async fn save_then_finish(
+        &self,
+        operation: &Operation,
+        attempt: &Attempt,
+        outcome: Outcome,
+    ) -> Result<Operation, CompleteError> {
+        self.ports.store.save_attempt(attempt).await?;
+        match self.finish(operation, outcome.clone()).await {
+            Err(CompleteError::InvalidState) => {
+                let current = self.operation(operation.id()).await?;
+                let reported = match outcome {
+                    Outcome::Approve => PaymentStatus::Succeeded,
+                    Outcome::Decline(_) => PaymentStatus::Failed,
+                };
+                self.check_agreement(&current, &outcome, reported, &attempt.provider)
+                    .await?;
+                Ok(current)
+            }
+            finished => finished,
+        }
+    }
+
+    /// Records a discrepancy when a provider's final status contradicts the operation's.
+    async fn check_agreement(
+        &self,
+        operation: &Operation,
+        outcome: &Outcome,
+        reported: PaymentStatus,
+        provider: &str,
+    ) -> Result<(), CompleteError> {
+        let approved = operation.status() == crate::Status::Approved;
+        let contradicts = match outcome {
+            Outcome::Approve => !approved,
+            Outcome::Decline(_) => approved,
+        };
+        if contradicts && operation.status().is_final() {
+            self.record_discrepancy(operation.id(), provider, reported)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn record_discrepancy(
+        &self,
+        id: OperationId,
+        provider: &str,
+        reported: PaymentStatus,
+    ) -> Result<(), CompleteError> {
+        tracing::error!(operation.id = %id, provider, reported = reported.as_str(), "provider reports a final status that contradicts the operation's; recorded as a discrepancy");
+        let discrepancy = Discrepancy {
+            operation_id: id,
+            provider: provider.to_string(),
+            reported: reported.as_str().to_string(),
+            at: self.ports.clock.now(),
+        };
+        self.ports.store.record_discrepancy(&discrepancy).await?;
+        Ok(())
+    }
+
+    /// When a quiet processing operation is read next: on the quiet schedule, and for a
+    /// deposit no later than its lifetime's end (when the reconciler cancels it).
+    pub(super) fn quiet_check(
+        &self,
+        operation: &Operation,
+        now: Timestamp,
+        reads: u32,
+    ) -> Timestamp {
+        let next = next_quiet_read(now, self.acquirers.reconcile_after, reads);
+        match operation.expires_at() {
+            Some(end) if end > now && operation.direction() == Direction::Deposit => next.min(end),
+            _ => next,
+        }
+    }
+
+    /// The acquirer with this name, enabled or not, for checking its notifications.
+    pub async fn acquirer_named(&self, name: &str) -> Result<Option<AcquirerProvider>, ReadError> {
+        Ok(self.ports.providers.acquirer(name).await?)
+    }
+
+    /// Applies an authenticated notification from `provider`. `NotFound` when its reference
+    /// has no attempt at this provider or its id differs from the attempt's acquirer id (the
+    /// acquirer retries); once this returns `Ok`, the change is committed.
+    #[tracing::instrument(skip_all, fields(provider = %provider.name, operation.id = %notification.reference))]
+    pub async fn apply_notification(
+        &self,
+        provider: &AcquirerProvider,
+        notification: Notification,
+    ) -> Result<(), NotificationError> {
+        if notification.object != NotifiedObject::Payment {
+            return Err(NotificationError::NotFound);
+        }
+        let Ok(id) = OperationId::parse(&notification.reference) else {
+            return Err(NotificationError::NotFound);
+        };
+        let Some(operation) = self.ports.store.get(id).await? else {
+            return Err(NotificationError::NotFound);
+        };
+        let attempts = self.ports.store.attempts(id).await?;
+        let current_number = attempts.iter().map(|a| a.number).max();
+        let Some(attempt) = attempts
+            .into_iter()
+            .rev()
+            .find(|a| a.provider == provider.name.as_str())
+        else {
+            return Err(NotificationError::NotFound);
+        };
+        if attempt
+            .acquirer_id
+            .as_ref()
+            .is_some_and(|known| *known != notification.id)
+        {
+            return Err(NotificationError::NotFound);
+        }
+        let payment = AcquirerPayment {
+            id: notification.id,
+            status: notification.status,
+            redirect_url: None,
+            failure_code: notification.failure_code,
+        };
+        if Some(attempt.number) != current_number {
+            return self.record_on_earlier(attempt, &payment).await;
+        }
+        let definite_failure = payment.status == PaymentStatus::Failed
+            && failure_meaning(payment.failure_code.as_deref(), operation.direction())
+                == FailureMeaning::Unavailable;
+        if attempt.state == AttemptState::Sent && definite_failure {
+            // The creation call is still in flight: it decides what follows a definite failure.
+            let mut attempt = attempt;
+            attempt.acquirer_id = Some(payment.id.clone());
+            attempt.failure_code.clone_from(&payment.failure_code);
+            self.ports.store.save_attempt(&attempt).await?;
+            return Ok(());
+        }
+        self.apply_payment(&operation, attempt, &payment, Heard::Notification)
+            .await?;
+        Ok(())
+    }
+
+    /// A status for an earlier attempt is kept on that attempt only; money it says moved is
+    /// a discrepancy (the operation went on elsewhere).
+    async fn record_on_earlier(
+        &self,
+        mut attempt: Attempt,
+        payment: &AcquirerPayment,
+    ) -> Result<(), NotificationError> {
+        attempt
+            .acquirer_id
+            .get_or_insert_with(|| payment.id.clone());
+        if payment.failure_code.is_some() {
+            attempt.failure_code.clone_from(&payment.failure_code);
+        }
+        attempt.updated_at = self.ports.clock.now();
+        self.ports.store.save_attempt(&attempt).await?;
+        if payment.status == PaymentStatus::Succeeded {
+            self.record_discrepancy(attempt.operation_id, &attempt.provider, payment.status)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// What `/pay/{id}` shows for an acquirer deposit; a sandbox operation or a payout is
+    /// `NotFound` here. Without the acquirer's page yet, it reads the payment once.
+    pub async fn pay_page(&self, id: OperationId) -> Result<PayPage, ReadError> {
+        let operation = self.acquirer_deposit(id).await?;
+        if operation.status().is_final() {
+            return Ok(PayPage::Final(operation));
+        }
+        let Some(attempt) = self.ports.store.attempts(id).await?.pop() else {
+            return Ok(PayPage::Processing(operation));
+        };
+        if let Some(url) = &attempt.redirect_url {
+            return Ok(PayPage::Acquirer(url.clone()));
+        }
+        let operation = self.read_once(operation, attempt).await?;
+        if operation.status().is_final() {
+            return Ok(PayPage::Final(operation));
+        }
+        match self.ports.store.attempts(id).await?.pop() {
+            Some(Attempt {
+                redirect_url: Some(url),
+                ..
+            }) => Ok(PayPage::Acquirer(url)),
+            _ => Ok(PayPage::Processing(operation)),
+        }
+    }
+
+    /// For `/pay/{id}/return`: an acquirer deposit still processing is read once from the
+    /// acquirer. Returns the deposit as it then stands.
+    pub async fn pay_return(&self, id: OperationId) -> Result<Operation, ReadError> {
+        let operation = self.acquirer_deposit(id).await?;
+        if operation.status().is_final() {
+            return Ok(operation);
+        }
+        match self.ports.store.attempts(id).await?.pop() {
+            Some(attempt) => self.read_once(operation, attempt).await,
+            None => Ok(operation),
+        }
+    }
+
+    /// Whether `id` is an acquirer deposit.
+    pub async fn acquirer_deposit(&self, id: OperationId) -> Result<Operation, ReadError> {
+        let operation = self.operation(id).await?;
+        if operation.is_sandbox() || operation.direction() != Direction::Deposit {
+            return Err(ReadError::NotFound);
+        }
+        Ok(operation)
+    }
+
+    /// Reads the payment of `attempt` once and applies what is found; any failure leaves the
+    /// operation as it was (the reconciler reads it later).
+    async fn read_once(
+        &self,
+        operation: Operation,
+        attempt: Attempt,
+    ) -> Result<Operation, ReadError> {
+        let Some(acquirer) = self.ports.providers.acquirer(&attempt.provider).await? else {
+            return Ok(operation);
+        };
+        match self.ports.acquirer.find(&acquirer, operation.id()).await {
+            Lookup::Found(payment) if same_payment(&attempt, &payment) => {
+                match self
+                    .apply_payment(&operation, attempt, &payment, Heard::Notification)
+                    .await
+                {
+                    Ok(current) => Ok(current),
+                    Err(error) => {
+                        tracing::warn!(operation.id = %operation.id(), error = %Chain(&error), "payment read but not applied");
+                        Ok(operation)
+                    }
+                }
+            }
+            _ => Ok(operation),
+        }
+    }
+}
+
+/// Whether `payment` is the attempt's (its acquirer id, once known, names it).
+pub(super) fn same_payment(attempt: &Attempt, payment: &AcquirerPayment) -> bool {
+    attempt
+        .acquirer_id
+        .as_ref()
+        .is_none_or(|known| *known == payment.id)
+}
+
+/// The attempt state a payment's status gives an attempt whose answer was not known.
+fn attempt_state_for(payment: &AcquirerPayment, direction: Direction) -> AttemptState {
+    if payment.status != PaymentStatus::Failed {
+        return AttemptState::Ok;
+    }
+    match failure_meaning(payment.failure_code.as_deref(), direction) {
+        FailureMeaning::Unavailable => AttemptState::Unavailable,
+        FailureMeaning::Declined(_) => AttemptState::Declined,
+    }
+}
+
+/// The outcome of a definite failure.
+pub(super) fn unavailable() -> Outcome {
+    Outcome::Decline(Decline::new(DeclineCode::ProviderUnavailable))
+}
+
+/// Milliseconds of a provider's lease, for the reconciler's claims.
+pub(super) fn lease_millis(acquirer: &AcquirerProvider) -> i64 {
+    millis(acquirer.lease())
+}

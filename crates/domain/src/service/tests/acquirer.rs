@@ -1,0 +1,694 @@
+//! Acquirer operations: creation in the store-first order, the classified answers, the
+//! notifications and the reconciler.
+
+use std::time::Duration;
+
+use futures::executor::block_on;
+
+use super::fixtures::*;
+use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
+use crate::attempt::{Attempt, AttemptState, Discrepancy};
+use crate::merchant::Secret;
+use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
+use crate::ports::{Completion, InsertError};
+use crate::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+use crate::route::Route;
+use crate::service::{Notification, NotificationError, NotifiedObject, PayPage};
+use crate::{Direction, PaymentMethod, Status, Timestamp};
+
+const BANK: &str = "bank";
+
+fn bank() -> AcquirerProvider {
+    AcquirerProvider {
+        name: ProviderName::parse(BANK).unwrap(),
+        url: ProviderUrl::parse("http://127.0.0.1:9100", false).unwrap(),
+        credentials: Credentials {
+            api_key: Secret::new("key"),
+            webhook_secret: Secret::new("whsec"),
+        },
+        timeout: Duration::from_secs(5),
+        allow_insecure: false,
+        enabled: true,
+    }
+}
+
+/// The route table with card deposits (1) and card payouts (11) at [`BANK`].
+fn bank_routes() -> Vec<Route> {
+    routes()
+        .into_iter()
+        .map(|mut route| {
+            if route.method == PaymentMethod::Card {
+                route.provider = BANK.into();
+            }
+            route
+        })
+        .collect()
+}
+
+fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment {
+    AcquirerPayment {
+        id: "acq_1".into(),
+        status,
+        redirect_url: (status == PaymentStatus::ActionRequired)
+            .then(|| "http://127.0.0.1:9100/pay/acq_1".to_string()),
+        failure_code: failure_code.map(str::to_string),
+    }
+}
+
+/// Mocks whose card routes go to [`BANK`], which is enabled.
+fn at_bank() -> Mocks {
+    Mocks::new().with(|m| {
+        m.set_routes(bank_routes());
+        m.providers
+            .expect_acquirers()
+            .returning(|| Ok(vec![bank()]));
+        m.providers
+            .expect_acquirer()
+            .returning(|_| Ok(Some(bank())));
+    })
+}
+
+fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
+    let seen = Captured::default();
+    let sink = seen.clone();
+    mocks.store.expect_save_attempt().returning(move |a| {
+        sink.push(a.clone());
+        Ok(())
+    });
+    seen
+}
+
+/// The creation answers `result`, once; returns the orders sent.
+fn acquirer_answers(
+    mocks: &mut Mocks,
+    result: CreateResult,
+) -> Captured<crate::acquirer::PaymentOrder> {
+    let seen = Captured::default();
+    let sink = seen.clone();
+    mocks
+        .acquirer
+        .expect_create()
+        .times(1)
+        .returning(move |_, order| {
+            sink.push(order.clone());
+            result.clone()
+        });
+    seen
+}
+
+fn card_payout() -> crate::request::NewWithdrawal {
+    withdrawal_request("100.00", "card", false, true)
+}
+
+#[test]
+fn a_payout_is_committed_with_its_hold_and_attempt_before_the_acquirer_is_called() {
+    let mut mocks = at_bank();
+    let inserted = mocks.expect_insert(|| Ok(()));
+    let orders = acquirer_answers(
+        &mut mocks,
+        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+    );
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+
+    let created = mocks.create_withdrawal(card_payout()).unwrap();
+
+    assert_eq!(created.operation.status(), Status::Processing);
+    assert_eq!(created.operation.provider(), BANK);
+    let new = inserted.one();
+    assert_eq!(net(&new.moves), (-10_000, 10_000), "the hold");
+    let attempt = new.attempt.unwrap();
+    assert_eq!((attempt.number, attempt.state), (1, AttemptState::Sent));
+    assert_eq!(
+        attempt.next_check_at,
+        Some(now().plus_seconds(10)),
+        "the call's lease"
+    );
+    let order = orders.one();
+    assert_eq!(order.reference, new_id());
+    assert_eq!(order.not_after, now().plus_seconds(60));
+    assert_eq!(
+        order.notify_url,
+        "http://127.0.0.1:8080/providers/bank/notifications"
+    );
+    assert!(order.payout.is_some() && order.return_url.is_none() && order.expires_at.is_none());
+    let written = saved.one();
+    assert_eq!(written.state, AttemptState::Ok);
+    assert_eq!(written.acquirer_id.as_deref(), Some("acq_1"));
+    assert_eq!(
+        written.next_check_at,
+        Some(now().plus_seconds(60)),
+        "quiet after 60 s"
+    );
+}
+
+#[test]
+fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
+    let mut mocks = at_bank();
+    let inserted = mocks.expect_insert(|| Ok(()));
+    let orders = acquirer_answers(
+        &mut mocks,
+        CreateResult::Answered(payment(PaymentStatus::ActionRequired, None)),
+    );
+    let saved = expect_save_attempt(&mut mocks);
+
+    let created = mocks
+        .create_deposit(deposit_request("100.00", "card", false, false))
+        .unwrap();
+
+    let pay = format!("http://127.0.0.1:8080/pay/{}", new_id());
+    assert_eq!(
+        created.operation.action(),
+        Some(&Action::Redirect { url: pay.clone() })
+    );
+    assert_eq!(
+        inserted.one().operation.action(),
+        Some(&Action::Redirect { url: pay.clone() })
+    );
+    let order = orders.one();
+    assert_eq!(order.return_url, Some(format!("{pay}/return")));
+    assert_eq!(order.expires_at, created.operation.expires_at());
+    assert!(order.payout.is_none());
+    assert_eq!(
+        saved.one().redirect_url.as_deref(),
+        Some("http://127.0.0.1:9100/pay/acq_1")
+    );
+}
+
+#[test]
+fn definite_failures_decline_as_provider_unavailable_and_release_the_hold() {
+    for answer in [
+        CreateResult::Unavailable("connection refused".into()),
+        CreateResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
+        CreateResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
+    ] {
+        let mut mocks = at_bank();
+        mocks.expect_insert(|| Ok(()));
+        acquirer_answers(&mut mocks, answer.clone());
+        let saved = expect_save_attempt(&mut mocks);
+        let finished = mocks.expect_finish(1, || Ok(()));
+
+        let created = mocks.create_withdrawal(card_payout()).unwrap();
+
+        assert_eq!(
+            created.operation.decline(),
+            Some(&Decline::new(DeclineCode::ProviderUnavailable)),
+            "{answer:?}"
+        );
+        assert_eq!(saved.one().state, AttemptState::Unavailable);
+        let completion = finished.one();
+        assert_eq!(
+            net(&completion.moves),
+            (10_000, -10_000),
+            "the hold is released"
+        );
+        assert!(completion.callback.is_some());
+    }
+}
+
+#[test]
+fn a_decline_by_the_bank_keeps_its_own_code() {
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    acquirer_answers(
+        &mut mocks,
+        CreateResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
+    );
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.expect_finish(1, || Ok(()));
+
+    let created = mocks.create_withdrawal(card_payout()).unwrap();
+
+    assert_eq!(
+        created.operation.decline(),
+        Some(&Decline::new(DeclineCode::CardDeclined))
+    );
+    let attempt = saved.one();
+    assert_eq!(attempt.state, AttemptState::Declined);
+    assert_eq!(attempt.failure_code.as_deref(), Some("card_declined"));
+}
+
+#[test]
+fn an_unknown_outcome_stays_processing_with_its_hold_and_is_read_a_second_later() {
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    acquirer_answers(&mut mocks, CreateResult::Unknown("HTTP 502".into()));
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+
+    let created = mocks.create_withdrawal(card_payout()).unwrap();
+
+    assert_eq!(created.operation.status(), Status::Processing);
+    let attempt = saved.one();
+    assert_eq!(attempt.state, AttemptState::Unknown);
+    assert_eq!(attempt.unknown_since, Some(now()));
+    assert_eq!(attempt.next_check_at, Some(now().plus_seconds(1)));
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_still_answers_the_committed_operation() {
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    acquirer_answers(
+        &mut mocks,
+        CreateResult::Answered(payment(PaymentStatus::Succeeded, None)),
+    );
+    mocks
+        .store
+        .expect_save_attempt()
+        .returning(|_| Err(unavailable()));
+    mocks.store.expect_finish().never();
+
+    let created = mocks.create_withdrawal(card_payout()).unwrap();
+
+    assert_eq!(created.operation.status(), Status::Processing);
+}
+
+#[test]
+fn a_request_that_loses_the_race_for_its_merchant_operation_id_never_calls_the_acquirer() {
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Err(InsertError::Duplicate));
+    let winner = payout_builder(existing_id()).provider(BANK).build();
+    mocks.earlier(Direction::Withdrawal, winner.clone(), CANONICAL);
+    mocks.acquirer.expect_create().never();
+
+    let created = mocks
+        .create_withdrawal(withdrawal_request("100.00", "card", true, true))
+        .unwrap();
+
+    assert!(created.replayed);
+    assert_eq!(created.operation, winner);
+}
+
+#[test]
+fn a_disabled_acquirer_takes_no_new_operations() {
+    let mut mocks = Mocks::new();
+    mocks.set_routes(bank_routes());
+    mocks.providers.expect_acquirers().returning(|| {
+        Ok(vec![AcquirerProvider {
+            enabled: false,
+            ..bank()
+        }])
+    });
+    mocks.store.expect_find_by_merchant_operation_id().never();
+    mocks.expect_no_store_writes();
+    mocks.acquirer.expect_create().never();
+
+    let result = mocks.create_withdrawal(card_payout());
+
+    assert!(matches!(
+        result,
+        Err(crate::service::CreateError::NoRouteFound)
+    ));
+}
+
+fn notification(status: PaymentStatus, code: Option<&str>) -> Notification {
+    Notification {
+        object: NotifiedObject::Payment,
+        id: "acq_1".into(),
+        reference: id(1).to_string(),
+        status,
+        failure_code: code.map(str::to_string),
+    }
+}
+
+fn bank_payout() -> Operation {
+    payout_builder(id(1)).provider(BANK).build()
+}
+
+fn ok_attempt(number: u32, provider: &str) -> Attempt {
+    Attempt {
+        state: AttemptState::Ok,
+        acquirer_id: Some("acq_1".into()),
+        ..Attempt::sent(id(1), number, 11, provider, now(), now())
+    }
+}
+
+fn with_attempts(mocks: &mut Mocks, attempts: Vec<Attempt>) {
+    mocks
+        .store
+        .expect_attempts()
+        .returning(move |_| Ok(attempts.clone()));
+}
+
+fn notify(mocks: Mocks, n: Notification) -> Result<(), NotificationError> {
+    block_on(mocks.gateway().apply_notification(&bank(), n))
+}
+
+#[test]
+fn a_final_notification_finishes_the_operation_once() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    let saved = expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+
+    assert_eq!(finished.one().operation.status(), Status::Approved);
+    assert_eq!(saved.one().next_check_at, None);
+}
+
+#[test]
+fn notifications_for_what_this_provider_never_had_are_not_found_and_change_nothing() {
+    let cases: Vec<(Vec<Attempt>, Notification)> = vec![
+        (vec![], notification(PaymentStatus::Succeeded, None)),
+        (
+            vec![ok_attempt(1, "other")],
+            notification(PaymentStatus::Succeeded, None),
+        ),
+        (
+            vec![ok_attempt(1, BANK)],
+            Notification {
+                id: "acq_other".into(),
+                ..notification(PaymentStatus::Succeeded, None)
+            },
+        ),
+    ];
+    for (attempts, n) in cases {
+        let mut mocks = at_bank();
+        mocks.stored(bank_payout());
+        with_attempts(&mut mocks, attempts);
+        mocks.store.expect_save_attempt().never();
+        mocks.expect_no_store_writes();
+
+        assert!(matches!(notify(mocks, n), Err(NotificationError::NotFound)));
+    }
+    let mut mocks = at_bank();
+    mocks.store.expect_get().returning(|_| Ok(None));
+    assert!(matches!(
+        notify(mocks, notification(PaymentStatus::Succeeded, None)),
+        Err(NotificationError::NotFound)
+    ));
+}
+
+#[test]
+fn a_status_that_contradicts_a_final_operation_is_a_discrepancy_and_changes_nothing() {
+    let declined = payout_builder(id(1))
+        .provider(BANK)
+        .declined(Decline::new(DeclineCode::ProviderUnavailable))
+        .build();
+    let mut mocks = at_bank();
+    mocks.stored(declined);
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+    let recorded = Captured::default();
+    let sink = recorded.clone();
+    mocks
+        .store
+        .expect_record_discrepancy()
+        .times(1)
+        .returning(move |d: &Discrepancy| {
+            sink.push(d.clone());
+            Ok(())
+        });
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+
+    let discrepancy = recorded.one();
+    assert_eq!(
+        (discrepancy.provider.as_str(), discrepancy.reported.as_str()),
+        (BANK, "succeeded")
+    );
+}
+
+#[test]
+fn a_final_status_heard_again_changes_nothing() {
+    let approved = payout_builder(id(1))
+        .provider(BANK)
+        .status(Status::Approved)
+        .build();
+    let mut mocks = at_bank();
+    mocks.stored(approved);
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+    mocks.store.expect_record_discrepancy().never();
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+}
+
+#[test]
+fn a_definite_failure_heard_while_the_creation_call_is_in_flight_is_left_to_that_call() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(
+        &mut mocks,
+        vec![Attempt::sent(id(1), 1, 11, BANK, now(), now())],
+    );
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+
+    notify(
+        mocks,
+        notification(PaymentStatus::Failed, Some("provider_unavailable")),
+    )
+    .unwrap();
+
+    let attempt = saved.one();
+    assert_eq!(attempt.state, AttemptState::Sent);
+    assert_eq!(
+        attempt.failure_code.as_deref(),
+        Some("provider_unavailable")
+    );
+}
+
+#[test]
+fn success_reported_for_an_earlier_attempt_is_recorded_there_as_a_discrepancy() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(
+        &mut mocks,
+        vec![
+            Attempt {
+                state: AttemptState::Unknown,
+                acquirer_id: None,
+                ..ok_attempt(1, BANK)
+            },
+            ok_attempt(2, "other"),
+        ],
+    );
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+    mocks
+        .store
+        .expect_record_discrepancy()
+        .times(1)
+        .returning(|_| Ok(()));
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+
+    let attempt = saved.one();
+    assert_eq!(
+        (attempt.number, attempt.acquirer_id.as_deref()),
+        (1, Some("acq_1"))
+    );
+}
+
+/// A reconciler pass over one claimed attempt, at `at`.
+fn reconcile(mut mocks: Mocks, attempt: Attempt, at: Timestamp) -> usize {
+    mocks.set_clock(at);
+    mocks
+        .store
+        .expect_claim_checks()
+        .times(1)
+        .returning(move |provider, _, _, _, _| {
+            assert_eq!(provider, BANK);
+            Ok(vec![attempt.clone()])
+        });
+    block_on(mocks.gateway().reconcile("me")).unwrap()
+}
+
+fn unknown_attempt() -> Attempt {
+    Attempt {
+        state: AttemptState::Unknown,
+        unknown_since: Some(now()),
+        ..Attempt::sent(id(1), 1, 11, BANK, now(), now().plus_seconds(1))
+    }
+}
+
+#[test]
+fn the_reconciler_resolves_an_unknown_outcome_by_reading() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    mocks
+        .acquirer
+        .expect_find()
+        .times(1)
+        .returning(|_, _| Lookup::Found(payment(PaymentStatus::Succeeded, None)));
+    mocks.acquirer.expect_create().never();
+    let saved = expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    assert_eq!(
+        reconcile(mocks, unknown_attempt(), now().plus_seconds(1)),
+        1
+    );
+
+    assert_eq!(finished.one().operation.status(), Status::Approved);
+    let attempt = saved.one();
+    assert_eq!(
+        (attempt.state, attempt.unknown_since),
+        (AttemptState::Ok, None)
+    );
+}
+
+#[test]
+fn a_payment_the_acquirer_does_not_know_waits_until_not_after_has_passed_by_five_minutes() {
+    // Before the threshold: read again on the schedule, at the threshold at the latest.
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    mocks
+        .acquirer
+        .expect_find()
+        .returning(|_, _| Lookup::NotFound);
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+    let mut late = unknown_attempt();
+    late.reads = 5;
+    reconcile(mocks, late, now().plus_seconds(108));
+    assert_eq!(
+        saved.one().next_check_at,
+        Some(now().plus_seconds(360)),
+        "the 404 rule's threshold"
+    );
+
+    // At the threshold: never created, so declined and the hold released.
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    mocks
+        .acquirer
+        .expect_find()
+        .returning(|_, _| Lookup::NotFound);
+    let saved = expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+    reconcile(mocks, unknown_attempt(), now().plus_seconds(360));
+    assert_eq!(saved.one().state, AttemptState::Unavailable);
+    let completion: Completion = finished.one();
+    assert_eq!(
+        completion.operation.decline(),
+        Some(&Decline::new(DeclineCode::ProviderUnavailable))
+    );
+}
+
+#[test]
+fn a_creation_whose_process_died_is_read_from_the_end_of_its_lease() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    mocks
+        .acquirer
+        .expect_find()
+        .returning(|_, _| Lookup::Failed("HTTP 503".into()));
+    let saved = expect_save_attempt(&mut mocks);
+    let lease_end = now().plus_seconds(10);
+
+    reconcile(
+        mocks,
+        Attempt::sent(id(1), 1, 11, BANK, now(), lease_end),
+        lease_end,
+    );
+
+    let attempt = saved.one();
+    assert_eq!(attempt.state, AttemptState::Unknown);
+    assert_eq!(attempt.unknown_since, Some(lease_end));
+    assert_eq!(attempt.next_check_at, Some(lease_end.plus_seconds(3)));
+}
+
+fn expired_bank_deposit() -> Operation {
+    deposit_builder(id(1))
+        .provider(BANK)
+        .route(1)
+        .expires(now().plus_seconds(-1))
+        .build()
+}
+
+#[test]
+fn an_expired_deposit_is_cancelled_at_the_acquirer_and_declined_as_expired() {
+    let mut mocks = at_bank();
+    mocks.stored(expired_bank_deposit());
+    mocks.acquirer.expect_find().never();
+    mocks
+        .acquirer
+        .expect_cancel()
+        .withf(|_, id| id == "acq_1")
+        .times(1)
+        .returning(|_, _| Lookup::Found(payment(PaymentStatus::Canceled, None)));
+    expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    reconcile(mocks, ok_attempt(1, BANK), now());
+
+    assert_eq!(
+        finished.one().operation.decline(),
+        Some(&Decline::new(DeclineCode::Expired))
+    );
+}
+
+#[test]
+fn expiry_that_finds_the_payment_already_succeeded_approves_it() {
+    let mut mocks = at_bank();
+    mocks.stored(expired_bank_deposit());
+    mocks
+        .acquirer
+        .expect_cancel()
+        .returning(|_, _| Lookup::Found(payment(PaymentStatus::Succeeded, None)));
+    expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    reconcile(mocks, ok_attempt(1, BANK), now());
+
+    assert_eq!(finished.one().operation.status(), Status::Approved);
+}
+
+#[test]
+fn an_acquirer_deposit_is_never_expired_on_the_gateways_clock_alone() {
+    // The acquirer reports success after the lifetime: it applies as reported.
+    let mut mocks = at_bank();
+    mocks.stored(expired_bank_deposit());
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+
+    assert_eq!(finished.one().operation.status(), Status::Approved);
+}
+
+#[test]
+fn the_pay_page_sends_the_user_to_the_acquirer_or_reads_once() {
+    let deposit = deposit_builder(id(1)).provider(BANK).route(1).build();
+    let mut known = ok_attempt(1, BANK);
+    known.redirect_url = Some("http://127.0.0.1:9100/pay/acq_1".into());
+    let mut mocks = at_bank();
+    mocks.stored(deposit.clone());
+    with_attempts(&mut mocks, vec![known]);
+    mocks.acquirer.expect_find().never();
+    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
+    assert_eq!(
+        page,
+        PayPage::Acquirer("http://127.0.0.1:9100/pay/acq_1".into())
+    );
+
+    let mut mocks = at_bank();
+    mocks.stored(deposit.clone());
+    with_attempts(
+        &mut mocks,
+        vec![Attempt::sent(id(1), 1, 1, BANK, now(), now())],
+    );
+    mocks
+        .acquirer
+        .expect_find()
+        .times(1)
+        .returning(|_, _| Lookup::Failed("timeout".into()));
+    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
+    assert_eq!(page, PayPage::Processing(deposit));
+}
+
+#[test]
+fn sandbox_operations_have_no_acquirer_pay_page() {
+    let mut mocks = at_bank();
+    mocks.stored(deposit(id(1)));
+    assert!(block_on(mocks.gateway().pay_page(id(1))).is_err());
+    let _ = Outcome::Approve;
+}
