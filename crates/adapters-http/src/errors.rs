@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use domain::service::{CompleteError, CreateError, ReadError, StepError};
+use domain::service::{CompleteError, CreateError, NotificationError, ReadError, StepError};
 use domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 
@@ -227,6 +227,16 @@ impl From<CompleteError> for ApiError {
             CompleteError::InvalidState => ApiError::InvalidState,
             CompleteError::Unavailable(why) => ApiError::Unavailable(why),
             CompleteError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<NotificationError> for ApiError {
+    fn from(error: NotificationError) -> Self {
+        match error {
+            NotificationError::NotFound => ApiError::NotFound,
+            NotificationError::Unavailable(why) => ApiError::Unavailable(why),
+            NotificationError::Unknown(e) => ApiError::Internal(e),
         }
     }
 }

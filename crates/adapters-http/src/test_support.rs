@@ -5,7 +5,7 @@ use std::sync::Arc;
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Action, Operation};
 use domain::ports::{
-    CreationOrder, MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore,
+    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore,
     MockPaymentProvider, MockRouteTable,
 };
 use domain::route::{Flow, Route};
@@ -135,18 +135,17 @@ impl Mocks {
         clock.expect_now().returning(now);
         let mut ids = MockIdGenerator::new();
         ids.expect_operation_id().returning(op_id);
-        let mut provider = self.provider;
-        provider
-            .expect_creation_order()
-            .return_const(CreationOrder::ProviderFirst);
         Gateway::new(Ports {
             store: Arc::new(self.store),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
-            provider: Arc::new(provider),
+            provider: Arc::new(self.provider),
+            providers: Arc::new(domain::testkit::NoAcquirers),
+            acquirer: Arc::new(domain::testkit::NoAcquirers),
             clock: Arc::new(clock),
             ids: Arc::new(ids),
             callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+            qr: Arc::new(domain::testkit::TextQr),
         })
     }
 }

@@ -15,7 +15,7 @@ mod rules;
 pub use actions::{pay_url, qr_target_url};
 pub use error::SandboxError;
 pub use provider::{SandboxConfig, SandboxProvider, DEFAULT_SETTLE_AFTER};
-pub use qr::{qr_png, qr_png_data_uri, QrError};
+pub use qr::{qr_png, qr_png_data_uri, PngQr, QrError};
 pub use rules::{
     card_outcome, declined_at_creation, payout_outcome, sbp_bank_name, sbp_banks, CARD_APPROVE,
     CARD_DECLINED, CARD_INSUFFICIENT_FUNDS, CONFIRMATION_CODE, PHONE_RECIPIENT_NOT_FOUND,

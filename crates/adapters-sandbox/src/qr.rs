@@ -40,6 +40,16 @@ pub fn qr_png_data_uri(text: &str) -> Result<String, QrError> {
     Ok(format!("data:image/png;base64,{encoded}"))
 }
 
+/// The QR codes every page shows (PNG data URIs), for the domain's `QrEncoder` port.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PngQr;
+
+impl domain::ports::QrEncoder for PngQr {
+    fn data_uri(&self, text: &str) -> Result<String, domain::ports::BoxError> {
+        Ok(qr_png_data_uri(text)?)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -9,7 +9,12 @@ use crate::operation::{
     Action, Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
     ProviderState, State,
 };
-use crate::ports::{CallbackFormat, Clock, IdGenerator};
+use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
+use crate::ports::{
+    Acquirer, BoxError, CallbackFormat, Clock, IdGenerator, ProviderDirectory, QrEncoder,
+    StoreError,
+};
+use crate::provider::AcquirerProvider;
 use crate::{
     Amount, Currency, HttpUrl, KeptObject, MerchantId, MerchantOperationId, OperationId,
     PaymentMethod, Status, Timestamp, UserData, UserId,
@@ -114,6 +119,47 @@ pub struct DebugCallbackFormat;
 impl CallbackFormat for DebugCallbackFormat {
     fn body(&self, data: &CallbackData) -> String {
         format!("{data:?}")
+    }
+}
+
+/// No acquirers at all: the directory is empty and every call fails. For tests of gateways
+/// that run on the sandbox only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAcquirers;
+
+#[async_trait::async_trait]
+impl ProviderDirectory for NoAcquirers {
+    async fn acquirers(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    async fn acquirer(&self, _name: &str) -> Result<Option<AcquirerProvider>, StoreError> {
+        Ok(None)
+    }
+}
+
+#[async_trait::async_trait]
+impl Acquirer for NoAcquirers {
+    async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CreateResult {
+        CreateResult::Unavailable("no acquirer in this test".into())
+    }
+
+    async fn find(&self, _: &AcquirerProvider, _: OperationId) -> Lookup {
+        Lookup::Failed("no acquirer in this test".into())
+    }
+
+    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
+        Lookup::Failed("no acquirer in this test".into())
+    }
+}
+
+/// "QR codes" that are the text itself, as a `data:text/plain` URI.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextQr;
+
+impl QrEncoder for TextQr {
+    fn data_uri(&self, text: &str) -> Result<String, BoxError> {
+        Ok(format!("data:text/plain,{text}"))
     }
 }
 

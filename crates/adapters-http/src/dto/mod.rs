@@ -2,5 +2,6 @@
 //! JSON answers.
 
 pub mod create;
+pub mod notification;
 pub mod steps;
 pub mod view;

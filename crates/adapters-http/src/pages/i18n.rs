@@ -133,7 +133,8 @@ pub struct Texts {
     pub unavailable_hint: &'static str,
     pub internal_title: &'static str,
     pub internal_hint: &'static str,
-    declines: [&'static str; 7],
+    pub processing_hint: &'static str,
+    declines: [&'static str; 8],
 }
 
 impl Texts {
@@ -147,6 +148,7 @@ impl Texts {
             DeclineCode::Expired => 4,
             DeclineCode::ConfirmationFailed => 5,
             DeclineCode::RecipientNotFound => 6,
+            DeclineCode::ProviderUnavailable => 7,
         };
         self.declines[index]
     }
@@ -185,6 +187,7 @@ const EN: Texts = Texts {
     already_finished: "This payment is already finished; nothing was changed.",
     processing_title: "Payment in progress",
     elsewhere: "This payment is not made on this page.",
+    processing_hint: "We are waiting for the bank. This page refreshes by itself.",
     back_to_store: "Return to the store",
     back_to_payment: "Back to the payment",
     not_found_title: "Payment not found",
@@ -203,6 +206,7 @@ const EN: Texts = Texts {
         "The time to pay ran out.",
         "Too many wrong confirmation codes.",
         "The recipient was not found.",
+        "The bank is not available right now.",
     ],
 };
 
@@ -239,6 +243,7 @@ const RU: Texts = Texts {
     already_finished: "Этот платёж уже завершён; ничего не изменено.",
     processing_title: "Платёж обрабатывается",
     elsewhere: "Этот платёж выполняется не на этой странице.",
+    processing_hint: "Ждём ответа банка. Страница обновится сама.",
     back_to_store: "Вернуться в магазин",
     back_to_payment: "Вернуться к оплате",
     not_found_title: "Платёж не найден",
@@ -257,6 +262,7 @@ const RU: Texts = Texts {
         "Время на оплату истекло.",
         "Слишком много неверных кодов подтверждения.",
         "Получатель не найден.",
+        "Банк сейчас недоступен.",
     ],
 };
 

@@ -3,11 +3,12 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /pay/{id}` | the page the deposit's method needs: card form, SBP bank list, bank page, QR code; or its final state |
+//! | `GET /pay/{id}` | an acquirer deposit: 303 to the acquirer's page; a sandbox deposit: the page its method needs (card form, SBP bank list, bank page, QR code); or its final state |
 //! | `POST /pay/{id}/card` | the card form (`pan`, `expiry` as MM/YY, `cvc`) |
 //! | `GET`/`POST /pay/{id}/sbp?bank=ID` | the chosen SBP bank's page |
 //! | `POST /pay/{id}/decision` | Confirm (`approve=true`) or Reject (`approve=false`) |
 //! | `GET /pay/{id}/result` | the gateway's own result page |
+//! | `GET /pay/{id}/return` | where an acquirer sends the payer back: on to the merchant's URL for the result |
 //! | `GET /sandbox/qr/{id}` | the sandbox bank app an `sbp_qr` code opens |
 //! | `POST /sandbox/qr/{id}/decision` | its Confirm or Reject |
 //! | `POST /sandbox/operations/{id}/complete` | `{"status": 1 or 2}` finishes a waiting operation |
@@ -16,6 +17,7 @@
 //! Card numbers and CVCs are never logged, stored or written back into a page; handlers
 //! log operation ids only.
 
+mod acquirer;
 mod bank;
 mod card;
 mod i18n;
@@ -45,8 +47,8 @@ const FORM_LIMIT: usize = 4 * 1024;
 /// Registers the pages and the sandbox endpoint. The app must also register
 /// `web::Data<Checkout>` and `web::Data<Gateway>` (or use [`mount`]).
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
-    cfg.service(page_resource("/pay/{id}", "GET").route(web::get().to(pay::show)))
-        .service(
+    configure_acquirer_pages(cfg);
+    cfg.service(
             page_resource("/pay/{id}/card", "POST")
                 .app_data(form_config())
                 .route(web::post().to(card::submit)),
@@ -63,7 +65,6 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
                 .app_data(form_config())
                 .route(web::post().to(bank::decide)),
         )
-        .service(page_resource("/pay/{id}/result", "GET").route(web::get().to(pay::result)))
         .service(page_resource("/sandbox/qr/{id}", "GET").route(web::get().to(qr::bank_app)))
         .service(
             page_resource("/sandbox/qr/{id}/decision", "POST")
@@ -78,16 +79,34 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// Registers `checkout` and `gateway` as app data, then the pages: hand this to
-/// [`crate::server`] as its `extra`.
+/// Registers the pages every deposit has (`/pay/{id}`, its result and the acquirer's way
+/// back); they need only `web::Data<Gateway>`, and serve sandbox deposits only when
+/// `web::Data<Checkout>` is registered too.
+pub fn configure_acquirer_pages(cfg: &mut web::ServiceConfig) {
+    cfg.service(page_resource("/pay/{id}", "GET").route(web::get().to(pay::show)))
+        .service(page_resource("/pay/{id}/result", "GET").route(web::get().to(pay::result)))
+        .service(
+            page_resource("/pay/{id}/return", "GET")
+                .route(web::get().to(acquirer::back_from_acquirer)),
+        );
+}
+
+/// Registers `gateway` and, when the sandbox is in service, its `checkout` as app data, then
+/// the pages: hand this to [`crate::server`] as its `extra`. Without a checkout, every
+/// sandbox surface answers 404 and acquirer deposits keep their pages.
 pub fn mount(
-    checkout: Checkout,
+    checkout: Option<Checkout>,
     gateway: Gateway,
 ) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::new(checkout.clone()))
-            .app_data(web::Data::new(gateway.clone()));
-        configure_pages(cfg);
+        cfg.app_data(web::Data::new(gateway.clone()));
+        match &checkout {
+            Some(checkout) => {
+                cfg.app_data(web::Data::new(checkout.clone()));
+                configure_pages(cfg);
+            }
+            None => configure_acquirer_pages(cfg),
+        }
     }
 }
 

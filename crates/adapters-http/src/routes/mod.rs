@@ -5,6 +5,7 @@
 
 mod balance;
 mod create;
+mod notifications;
 mod ops;
 mod read;
 mod steps;
@@ -57,6 +58,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/api/v1/deposits/{id}/confirm").route(web::post().to(steps::confirm)),
         )
         .service(web::resource("/api/v1/balance").route(web::get().to(balance::balance)))
+        .service(
+            web::resource("/providers/{name}/notifications")
+                .route(web::post().to(notifications::receive)),
+        )
         .service(web::resource("/healthz").route(web::get().to(ops::healthz)))
         .service(web::resource("/readyz").route(web::get().to(ops::readyz)))
         .service(web::resource("/metrics").route(web::get().to(ops::metrics)));

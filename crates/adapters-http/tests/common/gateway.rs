@@ -21,8 +21,11 @@ pub fn gateway_on(
         merchants: store.clone(),
         routes: store,
         provider,
+        providers: Arc::new(domain::testkit::NoAcquirers),
+        acquirer: Arc::new(domain::testkit::NoAcquirers),
         clock,
         ids: Arc::new(RandomIds),
         callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
+        qr: Arc::new(domain::testkit::TextQr),
     })
 }
