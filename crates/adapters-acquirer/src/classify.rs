@@ -1,0 +1,223 @@
+//! How an answer, or its absence, is classified (contract 10.3). Pure: no I/O here.
+
+use std::error::Error as StdError;
+use std::io;
+
+use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
+use domain::OperationId;
+
+use crate::wire::PaymentAnswer;
+
+/// Why a call got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Before any byte of the request left: nothing can have happened at the acquirer.
+    NotSent(String),
+    /// The request may have arrived (a timeout or a cut connection after connecting).
+    MaybeSent(String),
+}
+
+/// Statuses that answer a creation with a definite failure: the acquirer did nothing.
+const NOTHING_CREATED: [u16; 7] = [400, 401, 403, 404, 422, 429, 503];
+
+/// A creation's HTTP answer, its body read only for a 2xx.
+pub(crate) fn create_answer(status: u16, body: &[u8], order: &PaymentOrder) -> CreateResult {
+    if NOTHING_CREATED.contains(&status) {
+        return CreateResult::Unavailable(format!("HTTP {status}"));
+    }
+    if !is_success(status) {
+        return CreateResult::Unknown(format!("HTTP {status}"));
+    }
+    let Some((answer, payment)) = PaymentAnswer::parse(body) else {
+        return CreateResult::Unknown(format!("HTTP {status} answer cannot be parsed"));
+    };
+    match answer.mismatch(order) {
+        Some(field) => CreateResult::Unknown(format!("answer's {field} differs")),
+        None => CreateResult::Answered(payment),
+    }
+}
+
+/// A read by reference: 200 with that payment, 404, or a failure.
+pub(crate) fn find_answer(status: u16, body: &[u8], reference: OperationId) -> Lookup {
+    match status {
+        200 => match PaymentAnswer::parse(body) {
+            None => Lookup::Failed("HTTP 200 answer cannot be parsed".into()),
+            Some((answer, _)) if answer.reference != reference.to_string() => {
+                Lookup::Failed("answer's reference differs".into())
+            }
+            Some((_, payment)) => Lookup::Found(payment),
+        },
+        404 => Lookup::NotFound,
+        _ => Lookup::Failed(format!("HTTP {status}")),
+    }
+}
+
+/// A cancel: 200 (canceled) or 409 (already final) with that payment, 404, or a failure.
+pub(crate) fn cancel_answer(status: u16, body: &[u8], acquirer_id: &str) -> Lookup {
+    match status {
+        200 | 409 => match PaymentAnswer::parse(body) {
+            None => Lookup::Failed(format!("HTTP {status} answer cannot be parsed")),
+            Some((_, payment)) if payment.id != acquirer_id => {
+                Lookup::Failed("answer's id differs".into())
+            }
+            Some((_, payment)) => Lookup::Found(payment),
+        },
+        404 => Lookup::NotFound,
+        _ => Lookup::Failed(format!("HTTP {status}")),
+    }
+}
+
+/// A 2xx status.
+pub(crate) fn is_success(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+/// Classifies a failed exchange. Only a failure to connect (DNS, refusal, TLS, the connect
+/// timeout) or to build the request is `NotSent`; anything later may have reached the acquirer.
+pub(crate) fn transport_failure(error: &reqwest::Error) -> Failure {
+    if error.is_builder() {
+        return Failure::NotSent("cannot build the request".into());
+    }
+    if error.is_connect() {
+        return Failure::NotSent(if error.is_timeout() {
+            "connect timeout".into()
+        } else if has_io_kind(error, io::ErrorKind::ConnectionRefused) {
+            "connection refused".into()
+        } else {
+            format!("cannot connect: {}", innermost(error))
+        });
+    }
+    Failure::MaybeSent(if error.is_timeout() {
+        "timeout after the request was sent".into()
+    } else {
+        format!(
+            "connection failed after the request was sent: {}",
+            innermost(error)
+        )
+    })
+}
+
+/// The deepest cause's text: the specific one (`dns error: ...` sits in the middle of the
+/// chain, the resolver's message at its end); reqwest's own text would name the URL.
+fn innermost(error: &reqwest::Error) -> String {
+    let mut last: &(dyn StdError + 'static) = error;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    last.to_string()
+}
+
+fn has_io_kind(error: &reqwest::Error, kind: io::ErrorKind) -> bool {
+    let mut source: Option<&(dyn StdError + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == kind)
+        {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::acquirer::{AcquirerPayment, PaymentStatus};
+    use domain::{Amount, Currency, Direction, PaymentMethod, Timestamp};
+    use serde_json::json;
+
+    use super::*;
+
+    fn order() -> PaymentOrder {
+        PaymentOrder {
+            reference: OperationId::parse("6f1c2a52-3c7e-4bd0-9a3f-7a1d3c2b9e10").expect("uuid"),
+            direction: Direction::Deposit,
+            method: PaymentMethod::Card,
+            amount: Amount::from_minor(10_000).expect("amount"),
+            currency: Currency::RUB,
+            notify_url: "https://gw/providers/a/notifications".into(),
+            not_after: Timestamp::from_millis(60_000),
+            return_url: None,
+            expires_at: None,
+            payout: None,
+        }
+    }
+
+    fn body(order: &PaymentOrder) -> Vec<u8> {
+        json!({"id": "acq_1", "reference": order.reference.to_string(), "kind": "payin",
+               "method": "card", "amount": 10_000, "currency": "RUB", "status": "pending",
+               "updatedAt": "2026-11-21T10:00:00Z"})
+        .to_string()
+        .into_bytes()
+    }
+
+    fn pending() -> AcquirerPayment {
+        AcquirerPayment {
+            id: "acq_1".into(),
+            status: PaymentStatus::Pending,
+            redirect_url: None,
+            failure_code: None,
+        }
+    }
+
+    #[test]
+    fn creation_statuses_follow_the_contract() {
+        let order = order();
+        let body = body(&order);
+        for status in [200, 201] {
+            assert_eq!(
+                create_answer(status, &body, &order),
+                CreateResult::Answered(pending())
+            );
+        }
+        for status in NOTHING_CREATED {
+            assert_eq!(
+                create_answer(status, &body, &order),
+                CreateResult::Unavailable(format!("HTTP {status}"))
+            );
+        }
+        for status in [
+            100, 301, 302, 303, 307, 308, 402, 405, 408, 409, 410, 500, 502, 504,
+        ] {
+            assert_eq!(
+                create_answer(status, &body, &order),
+                CreateResult::Unknown(format!("HTTP {status}")),
+                "{status}"
+            );
+        }
+        assert!(matches!(
+            create_answer(204, b"", &order),
+            CreateResult::Unknown(_)
+        ));
+    }
+
+    #[test]
+    fn reads_and_cancels_know_their_payment() {
+        let order = order();
+        let body = body(&order);
+        assert_eq!(
+            find_answer(200, &body, order.reference),
+            Lookup::Found(pending())
+        );
+        let other = OperationId::parse("00000000-0000-4000-8000-000000000000").expect("uuid");
+        assert!(matches!(find_answer(200, &body, other), Lookup::Failed(_)));
+        assert_eq!(find_answer(404, b"", other), Lookup::NotFound);
+        assert!(matches!(find_answer(409, &body, other), Lookup::Failed(_)));
+
+        for status in [200, 409] {
+            assert_eq!(
+                cancel_answer(status, &body, "acq_1"),
+                Lookup::Found(pending())
+            );
+        }
+        assert!(matches!(
+            cancel_answer(200, &body, "acq_2"),
+            Lookup::Failed(_)
+        ));
+        assert!(matches!(
+            cancel_answer(409, br#"{"error":{"code":"conflict"}}"#, "acq_1"),
+            Lookup::Failed(_)
+        ));
+        assert_eq!(cancel_answer(404, b"", "acq_1"), Lookup::NotFound);
+    }
+}

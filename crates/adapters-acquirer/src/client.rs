@@ -1,0 +1,302 @@
+//! The HTTP side: one reqwest client per connect timeout, the three calls, and what each
+//! finished call leaves in logs and metrics.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
+use domain::ports::Acquirer;
+use domain::provider::{AcquirerProvider, ProviderUrl};
+use domain::OperationId;
+use prometheus::Registry;
+use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::{redirect, Client, RequestBuilder, Url};
+
+use crate::classify::{
+    cancel_answer, create_answer, find_answer, is_success, transport_failure, Failure,
+};
+use crate::metrics::{Call, CallOutcome, ProviderMetrics};
+use crate::wire::CreateBody;
+
+/// The largest answer body read; a payment is far smaller.
+const MAX_ANSWER_BYTES: usize = 256 * 1024;
+
+/// The longest a connection may take to open, whatever the provider's timeout.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long opening a connection (DNS, TCP and TLS) may take for calls bounded by `call`:
+/// half of it, at most 10 s. Strictly shorter than the call, so a slow
+/// connection always ends as a connect failure (nothing sent) and never as the call's
+/// timeout (outcome unknown).
+pub fn connect_timeout(call: Duration) -> Duration {
+    (call / 2).min(MAX_CONNECT_TIMEOUT)
+}
+
+/// The Acquirer API connector ([`domain::ports::Acquirer`]): never follows redirects, never
+/// retries, and bounds each call by its provider's timeout.
+#[derive(Debug, Default)]
+pub struct AcquirerClient {
+    /// Clients by connect timeout, built on first use (providers' timeouts differ).
+    clients: Mutex<HashMap<Duration, Client>>,
+    metrics: ProviderMetrics,
+}
+
+/// What came back from one exchange: the status, and the body when it was wanted.
+struct Reply {
+    status: u16,
+    body: Vec<u8>,
+}
+
+impl AcquirerClient {
+    /// A connector with fresh, unregistered metrics; HTTP clients are built on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `gateway_provider_calls_total` and `gateway_provider_call_duration_seconds` to
+    /// `registry` (once per registry).
+    pub fn register(&self, registry: &Registry) -> prometheus::Result<()> {
+        self.metrics.register(registry)
+    }
+
+    /// The connector's metrics, registered or not.
+    pub fn metrics(&self) -> &ProviderMetrics {
+        &self.metrics
+    }
+
+    fn client(&self, timeout: Duration) -> Result<Client, Failure> {
+        let connect = connect_timeout(timeout);
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = clients.get(&connect) {
+            return Ok(client.clone());
+        }
+        let client = Client::builder()
+            .redirect(redirect::Policy::none())
+            // A proxy would answer for the acquirer (a refused connection would come back as
+            // a 502), turning definite failures into unknown outcomes.
+            .no_proxy()
+            .connect_timeout(connect)
+            .user_agent(concat!("gateway-acquirer/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|_| Failure::NotSent("cannot build the HTTP client".into()))?;
+        clients.insert(connect, client.clone());
+        Ok(client)
+    }
+
+    /// Sends `request` with the provider's key and timeout; reads the body only when
+    /// `wants_body(status)`, so a definite failure is never lost to a slow error body.
+    async fn exchange(
+        &self,
+        provider: &AcquirerProvider,
+        request: impl FnOnce(&Client) -> RequestBuilder,
+        wants_body: impl Fn(u16) -> bool,
+    ) -> Result<Reply, Failure> {
+        let client = self.client(provider.timeout)?;
+        let mut bearer =
+            HeaderValue::try_from(format!("Bearer {}", provider.credentials.api_key.expose()))
+                .map_err(|_| Failure::NotSent("the API key is not a header value".into()))?;
+        // Kept out of any `Debug` output of the request.
+        bearer.set_sensitive(true);
+        let mut response = request(&client)
+            .header(AUTHORIZATION, bearer)
+            .header(ACCEPT, "application/json")
+            .timeout(provider.timeout)
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e))?;
+        let status = response.status().as_u16();
+        let mut body = Vec::new();
+        if wants_body(status) {
+            while let Some(chunk) = response.chunk().await.map_err(|e| body_failure(&e))? {
+                if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                    return Err(Failure::MaybeSent("answer too large".into()));
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+        Ok(Reply { status, body })
+    }
+
+    async fn send_create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
+        let Ok(body) = CreateBody::new(order) else {
+            return CreateResult::Unavailable("payout without requisites".into());
+        };
+        let url = match endpoint(&provider.url, &["v1", "payments"]) {
+            Ok(url) => url,
+            Err(reason) => return CreateResult::Unavailable(reason.into()),
+        };
+        let request = |client: &Client| {
+            client
+                .post(url)
+                .header("Idempotency-Key", order.reference.to_string())
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_json())
+        };
+        match self.exchange(provider, request, is_success).await {
+            Ok(reply) => create_answer(reply.status, &reply.body, order),
+            Err(Failure::NotSent(reason)) => CreateResult::Unavailable(reason),
+            Err(Failure::MaybeSent(reason)) => CreateResult::Unknown(reason),
+        }
+    }
+
+    async fn send_find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
+        let mut url = match endpoint(&provider.url, &["v1", "payments"]) {
+            Ok(url) => url,
+            Err(reason) => return Lookup::Failed(reason.into()),
+        };
+        url.query_pairs_mut()
+            .append_pair("reference", &reference.to_string());
+        let request = |client: &Client| client.get(url);
+        match self.exchange(provider, request, |s| s == 200).await {
+            Ok(reply) => find_answer(reply.status, &reply.body, reference),
+            Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => Lookup::Failed(reason),
+        }
+    }
+
+    async fn send_cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup {
+        // Such a segment would vanish from the path (and the 404 it earns could pass for "no
+        // such payment"); other characters are percent-encoded.
+        if matches!(acquirer_id, "" | "." | "..") {
+            return Lookup::Failed("invalid acquirer id".into());
+        }
+        let url = match endpoint(&provider.url, &["v1", "payments", acquirer_id, "cancel"]) {
+            Ok(url) => url,
+            Err(reason) => return Lookup::Failed(reason.into()),
+        };
+        let request = |client: &Client| client.post(url);
+        match self
+            .exchange(provider, request, |s| s == 200 || s == 409)
+            .await
+        {
+            Ok(reply) => cancel_answer(reply.status, &reply.body, acquirer_id),
+            Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => Lookup::Failed(reason),
+        }
+    }
+
+    /// Counts and logs a finished read or cancel.
+    fn finish(&self, provider: &AcquirerProvider, call: Call, lookup: &Lookup, took: Duration) {
+        let outcome = CallOutcome::of_lookup(lookup);
+        self.metrics
+            .observe(provider.name.as_str(), call, outcome, took);
+        let duration_ms = took.as_millis();
+        match lookup {
+            Lookup::Found(payment) => tracing::debug!(
+                duration_ms,
+                acquirer.id = %payment.id,
+                status = payment.status.as_str(),
+                "acquirer found the payment"
+            ),
+            Lookup::NotFound => tracing::info!(duration_ms, "acquirer knows no such payment"),
+            Lookup::Failed(reason) => tracing::warn!(
+                duration_ms,
+                reason = %reason,
+                call = call.as_str(),
+                "acquirer call failed"
+            ),
+        }
+    }
+}
+
+#[async_trait]
+impl Acquirer for AcquirerClient {
+    #[tracing::instrument(name = "acquirer.create", skip_all,
+        fields(provider = %provider.name, operation.id = %order.reference))]
+    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
+        let started = Instant::now();
+        let result = self.send_create(provider, order).await;
+        let took = started.elapsed();
+        let outcome = CallOutcome::of_create(&result, order.direction);
+        self.metrics
+            .observe(provider.name.as_str(), Call::Create, outcome, took);
+        let duration_ms = took.as_millis();
+        match &result {
+            CreateResult::Answered(payment) => tracing::info!(
+                duration_ms,
+                acquirer.id = %payment.id,
+                status = payment.status.as_str(),
+                failure_code = payment.failure_code.as_deref(),
+                "acquirer answered the creation"
+            ),
+            CreateResult::Unavailable(reason) => tracing::warn!(
+                duration_ms,
+                reason = %reason,
+                "acquirer unavailable: nothing was created"
+            ),
+            CreateResult::Unknown(reason) => tracing::warn!(
+                duration_ms,
+                reason = %reason,
+                "creation outcome unknown: left to reads"
+            ),
+        }
+        result
+    }
+
+    #[tracing::instrument(name = "acquirer.find", skip_all,
+        fields(provider = %provider.name, operation.id = %reference))]
+    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
+        let started = Instant::now();
+        let lookup = self.send_find(provider, reference).await;
+        self.finish(provider, Call::Read, &lookup, started.elapsed());
+        lookup
+    }
+
+    #[tracing::instrument(name = "acquirer.cancel", skip_all,
+        fields(provider = %provider.name, acquirer.id = %acquirer_id))]
+    async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup {
+        let started = Instant::now();
+        let lookup = self.send_cancel(provider, acquirer_id).await;
+        self.finish(provider, Call::Cancel, &lookup, started.elapsed());
+        lookup
+    }
+}
+
+/// `base` with `segments` appended, each percent-encoded (an acquirer's id cannot change the
+/// path). Credentials in the base are dropped: the API key is the only one sent.
+fn endpoint(base: &ProviderUrl, segments: &[&str]) -> Result<Url, &'static str> {
+    let invalid = "invalid provider URL";
+    let mut url = Url::parse(base.as_str()).map_err(|_| invalid)?;
+    url.path_segments_mut()
+        .map_err(|_| invalid)?
+        .pop_if_empty()
+        .extend(segments);
+    url.set_username("").map_err(|()| invalid)?;
+    url.set_password(None).map_err(|()| invalid)?;
+    Ok(url)
+}
+
+/// A failure while reading the answer: the request had been sent.
+fn body_failure(error: &reqwest::Error) -> Failure {
+    Failure::MaybeSent(if error.is_timeout() {
+        "timeout while reading the answer".into()
+    } else {
+        "answer cut off".into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connecting_takes_half_the_call_at_most_ten_seconds() {
+        let secs = Duration::from_secs;
+        assert_eq!(connect_timeout(secs(1)), Duration::from_millis(500));
+        assert_eq!(connect_timeout(secs(5)), Duration::from_millis(2500));
+        assert_eq!(connect_timeout(secs(55)), secs(10));
+    }
+
+    #[test]
+    fn endpoints_keep_the_base_path_and_encode_segments() {
+        let base = ProviderUrl::parse("https://user:pw@acq.example.com/api", false).expect("url");
+        let url = endpoint(&base, &["v1", "payments", "acq_1/../x?y", "cancel"]).expect("url");
+        assert_eq!(
+            url.as_str(),
+            "https://acq.example.com/api/v1/payments/acq_1%2F..%2Fx%3Fy/cancel"
+        );
+        let base = ProviderUrl::parse("http://127.0.0.1:9100/", false).expect("url");
+        let url = endpoint(&base, &["v1", "payments"]).expect("url");
+        assert_eq!(url.as_str(), "http://127.0.0.1:9100/v1/payments");
+    }
+}

@@ -1,0 +1,190 @@
+//! Creations without an answer: failures to connect are definite, anything after the
+//! request left is unknown.
+
+use std::time::{Duration, Instant};
+
+use adapters_acquirer::AcquirerClient;
+use domain::acquirer::{CreateResult, PaymentOrder};
+use domain::ports::Acquirer;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::helpers::{
+    card_payout, closed_port, payin, provider_at, provider_on, raw_server, read_request, write,
+};
+
+async fn create_on(port: u16, order: &PaymentOrder) -> CreateResult {
+    AcquirerClient::new()
+        .create(&provider_on(port), order)
+        .await
+}
+
+/// A raw server that reads each request whole, tells the test, then does `after` with it.
+async fn reading_server<F, Fut>(after: F) -> (u16, mpsc::UnboundedReceiver<Vec<u8>>)
+where
+    F: Fn(TcpStream) -> Fut + Send + Sync + Copy + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (sent, read) = mpsc::unbounded_channel();
+    let port = raw_server(move |mut stream| {
+        let sent = sent.clone();
+        async move {
+            let request = read_request(&mut stream).await;
+            let _ = sent.send(request);
+            after(stream).await;
+        }
+    })
+    .await;
+    (port, read)
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_definite_failure() {
+    let result = create_on(closed_port(), &payin()).await;
+    assert_eq!(
+        result,
+        CreateResult::Unavailable("connection refused".into())
+    );
+}
+
+#[tokio::test]
+async fn a_dns_failure_is_a_definite_failure() {
+    let provider = provider_at("http://nowhere.invalid", Duration::from_secs(1));
+    let result = AcquirerClient::new().create(&provider, &payin()).await;
+    assert!(
+        matches!(&result, CreateResult::Unavailable(reason) if reason.starts_with("cannot connect") || reason == "connect timeout"),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tls_failure_is_a_definite_failure() {
+    // Speaks plain HTTP where a TLS handshake is expected.
+    let port = raw_server(|mut stream| async move {
+        write(
+            &mut stream,
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n",
+        )
+        .await;
+    })
+    .await;
+    let provider = provider_at(&format!("https://127.0.0.1:{port}"), Duration::from_secs(1));
+    let result = AcquirerClient::new().create(&provider, &payin()).await;
+    assert!(
+        matches!(&result, CreateResult::Unavailable(reason) if reason.starts_with("cannot connect")),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_after_the_request_was_sent_is_unknown() {
+    let (port, mut requests) = reading_server(|stream| async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        drop(stream);
+    })
+    .await;
+    let started = Instant::now();
+
+    let result = create_on(port, &payin()).await;
+
+    assert_eq!(
+        result,
+        CreateResult::Unknown("timeout after the request was sent".into())
+    );
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(requests.try_recv().is_ok(), "the request arrived whole");
+}
+
+#[tokio::test]
+async fn a_reset_after_the_request_was_sent_is_unknown() {
+    let (port, mut requests) = reading_server(|stream| async move {
+        // Linger 0: closing sends RST instead of FIN.
+        let _ = stream.set_zero_linger();
+        drop(stream);
+    })
+    .await;
+
+    let result = create_on(port, &payin()).await;
+
+    assert!(
+        matches!(&result, CreateResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
+        "{result:?}"
+    );
+    assert!(requests.try_recv().is_ok(), "the request arrived whole");
+}
+
+#[tokio::test]
+async fn a_close_without_an_answer_is_unknown() {
+    let (port, _requests) = reading_server(|stream| async move { drop(stream) }).await;
+    let result = create_on(port, &card_payout()).await;
+    assert!(
+        matches!(&result, CreateResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_cut_short_is_unknown() {
+    let (port, _requests) = reading_server(|mut stream| async move {
+        write(
+            &mut stream,
+            b"HTTP/1.1 201 Created\r\ncontent-length: 400\r\n\r\n{\"id\": \"acq_1\"",
+        )
+        .await;
+    })
+    .await;
+    let result = create_on(port, &payin()).await;
+    assert_eq!(result, CreateResult::Unknown("answer cut off".into()));
+}
+
+#[tokio::test]
+async fn a_body_slower_than_the_timeout_is_unknown() {
+    let (port, _requests) = reading_server(|mut stream| async move {
+        write(
+            &mut stream,
+            b"HTTP/1.1 201 Created\r\ncontent-length: 400\r\n\r\n{",
+        )
+        .await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    })
+    .await;
+    let result = create_on(port, &payin()).await;
+    assert_eq!(
+        result,
+        CreateResult::Unknown("timeout while reading the answer".into())
+    );
+}
+
+#[tokio::test]
+async fn a_slow_error_body_does_not_hide_a_definite_failure() {
+    let (port, _requests) = reading_server(|mut stream| async move {
+        write(
+            &mut stream,
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 400\r\n\r\n{",
+        )
+        .await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    })
+    .await;
+    let result = create_on(port, &payin()).await;
+    assert_eq!(result, CreateResult::Unavailable("HTTP 503".into()));
+}
+
+#[tokio::test]
+async fn a_payout_without_requisites_is_refused_without_a_call() {
+    let (port, mut requests) = reading_server(|stream| async move { drop(stream) }).await;
+    let order = PaymentOrder {
+        payout: None,
+        ..card_payout()
+    };
+    let result = create_on(port, &order).await;
+    assert_eq!(
+        result,
+        CreateResult::Unavailable("payout without requisites".into())
+    );
+    assert!(requests.try_recv().is_err(), "nothing was sent");
+}
