@@ -7,11 +7,12 @@ use std::time::Duration;
 use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
 use adapters_db::Database;
 use adapters_http::ReadyFn;
-use adapters_sandbox::{SandboxConfig, SandboxProvider};
+use adapters_acquirer::AcquirerClient;
+use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
 use domain::operator::Operator;
 use domain::ports::Chain;
-use domain::service::{Checkout, Gateway, Ports};
+use domain::service::{AcquirerSettings, Checkout, Gateway, Ports};
 use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -45,24 +46,30 @@ impl Application {
             settle_after: config.sandbox_settle,
         }));
         let store = Arc::new(database.clone());
-        // The sandbox is the only provider; with GATEWAY_SANDBOX=false it takes no new
-        // operations, but the ones it already has (payouts settling) still finish.
-        let routable: &[&str] = if config.sandbox {
-            &[adapters_sandbox::PROVIDER_NAME]
-        } else {
-            &[]
-        };
-        let gateway = Gateway::new(Ports {
+        let acquirer = Arc::new(AcquirerClient::new());
+        let mut gateway = Gateway::new(Ports {
             store: store.clone(),
             merchants: store.clone(),
-            routes: store,
+            routes: store.clone(),
             provider: provider.clone(),
+            providers: store,
+            acquirer: acquirer.clone(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidIds),
             callback_format: Arc::new(JsonCallbackFormat),
+            qr: Arc::new(PngQr),
         })
-        .routing_only_to(routable);
+        .with_acquirer_settings(AcquirerSettings {
+            public_url: config.public_url.clone(),
+            reconcile_after: config.reconcile_after,
+        });
+        // With GATEWAY_SANDBOX=false the sandbox takes no new operations, but the ones it
+        // already has (payouts settling) still finish.
+        if !config.sandbox {
+            gateway = gateway.without_sandbox();
+        }
         let registry = Registry::new();
+        acquirer.register(&registry)?;
         let ready_db = database.clone();
         let readiness = ReadyFn(move || {
             let db = ready_db.clone();
@@ -79,15 +86,13 @@ impl Application {
         )?;
         let callbacks = callback_worker(&database, &config)?;
         callbacks.metrics().register(&registry)?;
-        // The hosted pages and the /sandbox paths are the sandbox's: without it there are none.
-        let pages = config.sandbox.then(|| {
-            adapters_http::pages::mount(Checkout::new(gateway.clone(), provider), gateway.clone())
-        });
-        let server = adapters_http::server(listener, state, move |cfg| {
-            if let Some(pages) = &pages {
-                pages(cfg);
-            }
-        })?;
+        // The sandbox's pages and /sandbox paths exist only while it is in service; acquirer
+        // deposits keep their /pay pages either way.
+        let checkout = config
+            .sandbox
+            .then(|| Checkout::new(gateway.clone(), provider));
+        let pages = adapters_http::pages::mount(checkout, gateway.clone());
+        let server = adapters_http::server(listener, state, pages)?;
         Ok(Self {
             port: address.port(),
             server,
@@ -127,6 +132,7 @@ impl Application {
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (stop, stopped) = watch::channel(false);
         let mut workers = spawn_sweepers(&self.gateway, stopped.clone());
+        workers.push(spawn_reconciler(&self.gateway, stopped.clone()));
         workers.push(tokio::spawn(self.callbacks.run(wait_for_stop(stopped))));
         let result = self.server.await;
         let _ = stop.send(true);
@@ -212,6 +218,26 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
         }
     })));
     handles
+}
+
+/// How often the reconciler looks for acquirer operations to read or cancel.
+const RECONCILE_EVERY: Duration = Duration::from_millis(500);
+
+/// The reconciler; every instance runs it, its work is leased so each item is done once.
+fn spawn_reconciler(gateway: &Gateway, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+    let reconciler = gateway.clone();
+    let owner: Arc<str> = owner_id().into();
+    tokio::spawn(every(RECONCILE_EVERY, stopped, move || {
+        let gateway = reconciler.clone();
+        let owner = owner.clone();
+        async move {
+            match gateway.reconcile(&owner).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(checked = n, "reconciler pass"),
+                Err(error) => tracing::warn!(error = %Chain(&error), "reconciler pass failed"),
+            }
+        }
+    }))
 }
 
 async fn wait_for_stop(mut stopped: watch::Receiver<bool>) {

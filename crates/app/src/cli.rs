@@ -31,9 +31,12 @@ pub enum Command {
     /// Credit or debit a merchant's balance by hand (a ledger entry).
     #[command(subcommand)]
     Balance(BalanceCommand),
-    /// List, add and disable processing routes.
+    /// List, add, enable, disable and reprioritise processing routes.
     #[command(subcommand)]
     Route(RouteCommand),
+    /// Add, list, enable, disable and update payment providers (acquirers).
+    #[command(subcommand)]
+    Provider(ProviderCommand),
     /// Inspect and re-send callbacks.
     #[command(subcommand)]
     Callbacks(CallbacksCommand),
@@ -73,6 +76,10 @@ pub struct ServeArgs {
     /// /sandbox paths; production sets false.
     #[arg(long, env = "GATEWAY_SANDBOX", default_value = "true")]
     pub sandbox: String,
+    /// How long a processing acquirer operation may stay quiet before it is read from the
+    /// acquirer (then at doubling gaps up to 5m).
+    #[arg(long, env = "GATEWAY_RECONCILE_AFTER", default_value = "60s")]
+    pub reconcile_after: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -125,10 +132,94 @@ pub enum RouteCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Add a route.
+    /// Add a route; prints the enabled routes that compete with it.
     Add(RouteAddArgs),
-    /// Disable a route.
+    /// Disable a route: it takes no new operations (its operations still finish).
     Disable { id: i64 },
+    /// Enable a route.
+    Enable { id: i64 },
+    /// Set a route's priority (higher wins).
+    SetPriority {
+        id: i64,
+        #[arg(allow_negative_numbers = true)]
+        priority: i32,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProviderCommand {
+    /// Add an acquirer; its credentials come from environment variables or stdin, never
+    /// from the command line.
+    Add(ProviderAddArgs),
+    /// List providers (never their credentials).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take a provider into routing again.
+    Enable { name: String },
+    /// Take a provider out of routing for new operations; notifications, reads and cancels go on.
+    Disable { name: String },
+    /// Change a provider's URL, timeout or credentials.
+    Update(ProviderUpdateArgs),
+}
+
+/// Where a provider's credentials come from.
+#[derive(Debug, Clone, Args)]
+pub struct CredentialArgs {
+    /// The environment variable holding the API key.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// The environment variable holding the webhook secret.
+    #[arg(long, value_name = "VAR")]
+    pub webhook_secret_env: Option<String>,
+    /// Read {"apiKey": "...", "webhookSecret": "..."} from stdin.
+    #[arg(long)]
+    pub credentials_stdin: bool,
+    /// Refused: credentials on the command line end up in shell history and process lists.
+    #[arg(long, hide = true, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Refused, like --api-key.
+    #[arg(long, hide = true, value_name = "SECRET")]
+    pub webhook_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProviderAddArgs {
+    /// ^[a-z][a-z0-9_-]{0,31}$; `sandbox` is the built-in one's.
+    #[arg(long)]
+    pub name: String,
+    /// The provider kind: acquirer.
+    #[arg(long, default_value = "acquirer")]
+    pub kind: String,
+    /// The Acquirer API's base URL (https; plain http only to loopback unless --allow-insecure).
+    #[arg(long)]
+    pub url: String,
+    #[command(flatten)]
+    pub credentials: CredentialArgs,
+    /// How long one call may take, 1s to 55s.
+    #[arg(long, default_value = "5s")]
+    pub timeout: String,
+    /// Allow plain http to a host that is not loopback.
+    #[arg(long)]
+    pub allow_insecure: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProviderUpdateArgs {
+    pub name: String,
+    #[arg(long)]
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub credentials: CredentialArgs,
+    #[arg(long)]
+    pub timeout: Option<String>,
+    #[arg(long)]
+    pub allow_insecure: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -147,9 +238,10 @@ pub struct RouteAddArgs {
     /// Largest amount, inclusive.
     #[arg(long, default_value = "10000000.00")]
     pub max: String,
-    /// Higher wins.
-    #[arg(long, default_value_t = 100)]
+    /// Higher wins; on a tie the older route wins.
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
     pub priority: i32,
+    /// `sandbox` (built in) or an acquirer added with `provider add`.
     #[arg(long, default_value = "sandbox")]
     pub provider: String,
     /// redirect, qr, requisites, input_fields, instruction, confirmation or payout.

@@ -36,6 +36,9 @@ pub struct ServeConfig {
     /// Whether the built-in sandbox provider takes new operations and serves its pages and
     /// `/sandbox` paths (production sets `GATEWAY_SANDBOX=false`).
     pub sandbox: bool,
+    /// How long a processing acquirer operation may stay quiet before the reconciler reads
+    /// it (`GATEWAY_RECONCILE_AFTER`).
+    pub reconcile_after: Duration,
 }
 
 impl ServeConfig {
@@ -93,6 +96,14 @@ impl ServeConfig {
                     expected: "a whole number of milliseconds, e.g. 2000",
                 })?,
             sandbox: parse_bool(&args.sandbox, true, "GATEWAY_SANDBOX", "sandbox")?,
+            reconcile_after: parse_duration(&args.reconcile_after)
+                .filter(|d| *d >= Duration::from_secs(1) && *d <= Duration::from_secs(300))
+                .ok_or_else(|| ConfigError {
+                    variable: "GATEWAY_RECONCILE_AFTER",
+                    flag: "reconcile-after",
+                    value: args.reconcile_after.clone(),
+                    expected: "a duration from 1s to 5m, such as 60s",
+                })?,
         })
     }
 }
@@ -194,6 +205,7 @@ mod tests {
             rate_limit: "0".into(),
             sandbox_settle_ms: "2000".into(),
             sandbox: "true".into(),
+            reconcile_after: "60s".into(),
         }
     }
 

@@ -30,7 +30,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::from(1)
+            if error.downcast_ref::<app::commands::Usage>().is_some() {
+                ExitCode::from(app::commands::EXIT_USAGE)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

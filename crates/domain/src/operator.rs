@@ -11,10 +11,14 @@ use std::sync::Arc;
 use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
 use crate::merchant::{Merchant, Secret};
 use crate::ports::{
-    Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperatorStore, StoreError,
+    Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError,
+    StoreError,
+};
+use crate::provider::{
+    check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl, SANDBOX,
 };
 use crate::route::Route;
-use crate::{is_refused_control, CONTROL_CHARACTERS};
+use crate::{is_refused_control, ValueError, CONTROL_CHARACTERS};
 use crate::{Amount, Currency, Direction, MerchantId, PaymentMethod};
 
 /// The longest merchant name, in characters (after trimming).
@@ -116,6 +120,15 @@ pub enum RouteRule {
     Lifetime { secs: i64 },
     #[error("the provider must be named")]
     Provider,
+    /// An acquirer route's flow is `redirect` (card, sbp, bank apps), `qr` (sbp_qr) or
+    /// `payout`: the acquirer's page does the rest.
+    #[error("an acquirer route's flow must be {expected}")]
+    AcquirerFlow { expected: &'static str },
+}
+
+/// The only flow an acquirer route of this direction and method may have.
+pub fn acquirer_flow(direction: Direction, method: PaymentMethod) -> crate::route::Flow {
+    crate::route::Flow::default_for(direction, method)
 }
 
 /// A route's amount bounds: the minimum at least one minor unit, the maximum at least the
@@ -212,8 +225,53 @@ impl From<MerchantInsertError> for CreateMerchantError {
 pub enum AddRouteError {
     #[error(transparent)]
     Invalid(#[from] RouteRule),
+    /// No provider has this name.
+    #[error("no provider {0}")]
+    UnknownProvider(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A new acquirer provider as the operator describes it; [`Operator::add_provider`] checks it.
+#[derive(Debug, Clone)]
+pub struct NewProvider {
+    pub name: String,
+    pub url: String,
+    pub allow_insecure: bool,
+    pub timeout: std::time::Duration,
+    pub credentials: Credentials,
+}
+
+/// What `provider update` changes; `None` keeps the stored value.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderChanges {
+    pub url: Option<String>,
+    pub allow_insecure: Option<bool>,
+    pub timeout: Option<std::time::Duration>,
+    pub credentials: Option<Credentials>,
+    pub enabled: Option<bool>,
+}
+
+/// Why a provider was not added or changed. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// A value breaks a rule: the field and the rule.
+    #[error("{field}: {rule}")]
+    Invalid {
+        field: &'static str,
+        rule: ValueError,
+    },
+    /// The name is taken (`sandbox` always is).
+    #[error("a provider named {0} already exists")]
+    NameTaken(String),
+    #[error("no provider {0}")]
+    Unknown(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn invalid(field: &'static str) -> impl FnOnce(ValueError) -> ProviderError {
+    move |rule| ProviderError::Invalid { field, rule }
 }
 
 /// Credit or debit.
@@ -287,11 +345,108 @@ impl Operator {
         self.store.list_routes().await
     }
 
-    /// Adds an enabled route after the rules and returns it with its id.
+    /// Adds an enabled route after the rules and returns it with its id. Its provider must
+    /// exist; an acquirer route's flow must be the one its acquirer's page serves.
     pub async fn add_route(&self, new: NewRoute) -> Result<Route, AddRouteError> {
         let route = new.check()?;
+        let provider = &route.get().provider;
+        if provider != SANDBOX {
+            let providers = self.store.list_providers().await?;
+            if !providers.iter().any(|p| p.name.as_str() == provider) {
+                return Err(AddRouteError::UnknownProvider(provider.clone()));
+            }
+            let expected = acquirer_flow(route.get().direction, route.get().method);
+            if route.get().flow != expected {
+                return Err(RouteRule::AcquirerFlow {
+                    expected: expected.as_str(),
+                }
+                .into());
+            }
+        }
         let id = self.store.insert_route(&route).await?;
         Ok(route.into_route(id))
+    }
+
+    /// Enables a route. `false` if there is no route with this id.
+    pub async fn enable_route(&self, id: i64) -> Result<bool, StoreError> {
+        self.store.enable_route(id).await
+    }
+
+    /// Sets a route's priority (higher wins). `false` if there is no route with this id.
+    pub async fn set_route_priority(&self, id: i64, priority: i32) -> Result<bool, StoreError> {
+        self.store.set_route_priority(id, priority).await
+    }
+
+    /// Adds an enabled acquirer provider after the rules (name, URL, timeout).
+    pub async fn add_provider(&self, new: NewProvider) -> Result<AcquirerProvider, ProviderError> {
+        let name = ProviderName::parse(&new.name).map_err(invalid("--name"))?;
+        if name.is_sandbox() {
+            return Err(ProviderError::NameTaken(new.name));
+        }
+        let provider = AcquirerProvider {
+            name,
+            url: ProviderUrl::parse(&new.url, new.allow_insecure).map_err(invalid("--url"))?,
+            credentials: new.credentials,
+            timeout: check_timeout(new.timeout).map_err(invalid("--timeout"))?,
+            allow_insecure: new.allow_insecure,
+            enabled: true,
+        };
+        match self
+            .store
+            .insert_provider(&provider, self.clock.now())
+            .await
+        {
+            Ok(()) => Ok(provider),
+            Err(ProviderInsertError::NameTaken) => Err(ProviderError::NameTaken(new.name)),
+            Err(ProviderInsertError::Store(e)) => Err(e.into()),
+        }
+    }
+
+    /// Every acquirer provider, by name.
+    pub async fn providers(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
+        self.store.list_providers().await
+    }
+
+    /// Changes a provider's record; the rules apply to the result as to a new one.
+    pub async fn update_provider(
+        &self,
+        name: &str,
+        changes: ProviderChanges,
+    ) -> Result<AcquirerProvider, ProviderError> {
+        let unknown = || ProviderError::Unknown(name.to_string());
+        let mut provider = self
+            .store
+            .list_providers()
+            .await?
+            .into_iter()
+            .find(|p| p.name.as_str() == name)
+            .ok_or_else(unknown)?;
+        if let Some(allow) = changes.allow_insecure {
+            provider.allow_insecure = allow;
+        }
+        let url = changes
+            .url
+            .unwrap_or_else(|| provider.url.as_str().to_string());
+        provider.url =
+            ProviderUrl::parse(&url, provider.allow_insecure).map_err(invalid("--url"))?;
+        if let Some(timeout) = changes.timeout {
+            provider.timeout = check_timeout(timeout).map_err(invalid("--timeout"))?;
+        }
+        if let Some(credentials) = changes.credentials {
+            provider.credentials = credentials;
+        }
+        if let Some(enabled) = changes.enabled {
+            provider.enabled = enabled;
+        }
+        if self
+            .store
+            .update_provider(&provider, self.clock.now())
+            .await?
+        {
+            Ok(provider)
+        } else {
+            Err(unknown())
+        }
     }
 
     /// Disables a route. `false` if there is no route with this id.

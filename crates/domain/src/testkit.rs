@@ -4,12 +4,12 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
 use crate::callback::CallbackData;
 use crate::operation::{
     Action, Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
     ProviderState, State,
 };
-use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
 use crate::ports::{
     Acquirer, BoxError, CallbackFormat, Clock, IdGenerator, ProviderDirectory, QrEncoder,
     StoreError,

@@ -5,14 +5,15 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use domain::merchant::{full_access, parse_access, Secret};
 use domain::operator::{
-    route_amounts, route_lifetime, BalanceError, CreateMerchantError, ManualMove, NewMerchant,
-    NewRoute, Operator,
+    acquirer_flow, route_amounts, route_lifetime, AddRouteError, BalanceError,
+    CreateMerchantError, ManualMove, NewMerchant, NewRoute, Operator,
 };
+use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
 use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod};
 use serde_json::json;
 
-use super::{print_json, EXIT_NOT_FOUND, EXIT_REFUSED};
+use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{BalanceArgs, BalanceCommand, MerchantCommand, RouteAddArgs, RouteCommand};
 use crate::system::new_secret;
 
@@ -171,49 +172,111 @@ pub async fn route(operator: &Operator, command: RouteCommand) -> anyhow::Result
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Add(args) => {
-            let route = operator.add_route(new_route(&args)?).await?;
+            let route = match operator.add_route(new_route(&args)?).await {
+                Ok(route) => route,
+                Err(AddRouteError::Invalid(rule)) => return Err(Usage::new(format!("{rule}"))),
+                Err(unknown @ AddRouteError::UnknownProvider(_)) => {
+                    eprintln!("error: --provider: {unknown}");
+                    return Ok(ExitCode::from(EXIT_NOT_FOUND));
+                }
+                Err(AddRouteError::Store(error)) => return Err(error.into()),
+            };
             if args.json {
                 print_json(&route_json(&route));
             } else {
                 println!("route {} added", route.id);
+                print_competitors(operator, &route).await?;
             }
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Disable { id } => {
-            if operator.disable_route(id).await? {
-                println!("route {id} disabled");
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("error: no route {id}");
-                Ok(ExitCode::from(EXIT_NOT_FOUND))
-            }
+            let done = operator.disable_route(id).await?;
+            route_changed(done, id, "disabled")
+        }
+        RouteCommand::Enable { id } => {
+            let done = operator.enable_route(id).await?;
+            route_changed(done, id, "enabled")
+        }
+        RouteCommand::SetPriority { id, priority } => {
+            let done = operator.set_route_priority(id, priority).await?;
+            route_changed(done, id, &format!("set to priority {priority}"))
         }
     }
 }
 
+/// Exit 0 when the route was changed, 3 when there is no such route.
+fn route_changed(done: bool, id: i64, what: &str) -> anyhow::Result<ExitCode> {
+    if done {
+        println!("route {id} {what}");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("error: no route {id}");
+        Ok(ExitCode::from(EXIT_NOT_FOUND))
+    }
+}
+
+/// The enabled routes a new route competes with (same direction, method and currency),
+/// the one chosen first at the top: a new route with the default priority loses a tie to an
+/// older one.
+async fn print_competitors(operator: &Operator, new: &Route) -> anyhow::Result<()> {
+    let mut competing: Vec<Route> = operator
+        .routes()
+        .await?
+        .into_iter()
+        .filter(|r| {
+            r.enabled
+                && r.direction == new.direction
+                && r.method == new.method
+                && r.currency == new.currency
+        })
+        .collect();
+    competing.sort_by_key(|r| (std::cmp::Reverse(r.priority), r.id));
+    println!("enabled routes for {} {} {}, first chosen first:", new.direction, new.method, new.currency);
+    for r in &competing {
+        println!(
+            "  route {:<5} priority {:<6} provider {:<12} {} to {}",
+            r.id,
+            r.priority,
+            r.provider,
+            format_minor(r.min_amount),
+            format_minor(r.max_amount)
+        );
+    }
+    Ok(())
+}
+
+/// The route the flags describe; a bad value is a usage error (exit 2) naming its flag.
 fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
-    let direction = Direction::parse(&args.direction).map_err(|e| anyhow!("--direction: {e}"))?;
+    let bad = |flag: &str, e: &dyn std::fmt::Display| Usage::new(format!("{flag}: {e}"));
+    let direction = Direction::parse(&args.direction).map_err(|e| bad("--direction", &e))?;
     let method =
-        PaymentMethod::parse_for(direction, &args.method).map_err(|e| anyhow!("--method: {e}"))?;
+        PaymentMethod::parse_for(direction, &args.method).map_err(|e| bad("--method", &e))?;
     let flow = match &args.flow {
-        Some(text) => Flow::parse(text).map_err(|e| anyhow!("--flow: {e}"))?,
+        Some(text) => Flow::parse(text).map_err(|e| bad("--flow", &e))?,
         None => Flow::default_for(direction, method),
     };
-    let min = Amount::parse(&args.min).map_err(|e| anyhow!("--min: {e}"))?;
-    let max = Amount::parse(&args.max).map_err(|e| anyhow!("--max: {e}"))?;
+    let min = Amount::parse(&args.min).map_err(|e| bad("--min", &e))?;
+    let max = Amount::parse(&args.max).map_err(|e| bad("--max", &e))?;
     // The domain's route rules, checked here too so each refusal names its flag (in the order
     // the flags are read); `Operator::add_route` checks them all again.
     route_amounts(min.minor(), max.minor())
-        .map_err(|_| anyhow!("--min must not be greater than --max"))?;
-    if args.provider != "sandbox" {
-        return Err(anyhow!("--provider: this build has one provider, sandbox"));
+        .map_err(|_| Usage::new("--min must not be greater than --max"))?;
+    if args.provider != SANDBOX {
+        ProviderName::parse(&args.provider).map_err(|e| bad("--provider", &e))?;
+        let expected = acquirer_flow(direction, method);
+        if flow != expected {
+            return Err(Usage::new(format!(
+                "--flow: an acquirer route's flow must be {}",
+                expected.as_str()
+            )));
+        }
     }
     route_lifetime(args.lifetime)
-        .map_err(|_| anyhow!("--lifetime: must be a positive number of seconds"))?;
+        .map_err(|_| Usage::new("--lifetime: must be a positive number of seconds"))?;
     Ok(NewRoute {
         direction,
         method,
-        currency: Currency::parse(&args.currency).map_err(|e| anyhow!("--currency: {e}"))?,
+        currency: Currency::parse(&args.currency).map_err(|e| bad("--currency", &e))?,
         min_amount: min.minor(),
         max_amount: max.minor(),
         priority: args.priority,

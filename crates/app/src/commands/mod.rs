@@ -3,6 +3,7 @@
 
 mod admin;
 mod ledger;
+mod providers;
 
 use std::process::ExitCode;
 
@@ -14,6 +15,21 @@ use crate::config::{parse_database_url, ServeConfig};
 pub const EXIT_NOT_FOUND: u8 = 3;
 /// Exit code for a refused change (name taken, balance too low).
 pub const EXIT_REFUSED: u8 = 4;
+/// Exit code for a bad flag or value.
+pub const EXIT_USAGE: u8 = 2;
+
+/// A bad flag or value (exit 2): the message names the flag and what it accepts.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+impl Usage {
+    /// As an `anyhow::Error`, so commands can `?` it; `main` exits 2 for it.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(message: impl Into<String>) -> anyhow::Error {
+        Usage(message.into()).into()
+    }
+}
 
 /// `gateway serve [--demo]`.
 pub async fn serve(database_url: &str, args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -41,6 +57,7 @@ pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCod
         Command::Merchant(cmd) => admin::merchant(&operator(&database), cmd).await,
         Command::Balance(cmd) => admin::balance(&operator(&database), cmd).await,
         Command::Route(cmd) => admin::route(&operator(&database), cmd).await,
+        Command::Provider(cmd) => providers::provider(&operator(&database), cmd).await,
         Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
         Command::Ledger(cmd) => ledger::ledger(&operator(&database), cmd).await,
     }

@@ -5,6 +5,7 @@
 //! server (a database is created per test and dropped afterwards) and fail if it cannot be
 //! reached.
 
+mod acquirer;
 mod callbacks;
 mod cli;
 mod demo;

@@ -81,7 +81,7 @@ fn routes(db: &TestDb) {
         let mut args = vec!["route", "add", "--direction", direction, "--method", method];
         args.extend(extra);
         let bad = gateway(db, &args);
-        bad.expect_code(1);
+        bad.expect_code(2);
         assert!(bad.stderr.contains(named), "{args:?}: {bad}");
     }
     let upside_down = gateway_line(

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod db;
 pub mod process;
 pub mod sandbox;
+pub mod sim;
 
 use domain::merchant::Secret;
 use domain::signature::verify;

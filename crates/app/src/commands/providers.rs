@@ -1,0 +1,187 @@
+//! `gateway provider ...`: acquirer records. Credentials come from the environment
+//! variables named on the command line or from a JSON object on stdin; literal credentials
+//! on the command line are refused, and credentials are never printed or logged.
+
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use domain::operator::{NewProvider, Operator, ProviderChanges, ProviderError};
+use domain::provider::{AcquirerProvider, Credentials, SANDBOX};
+use serde_json::json;
+
+use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
+use crate::cli::{CredentialArgs, ProviderAddArgs, ProviderCommand, ProviderUpdateArgs};
+use crate::config::parse_duration;
+
+pub async fn provider(operator: &Operator, command: ProviderCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ProviderCommand::Add(args) => add(operator, args).await,
+        ProviderCommand::List { json } => list(operator, json).await,
+        ProviderCommand::Enable { name } => set_enabled(operator, &name, true).await,
+        ProviderCommand::Disable { name } => set_enabled(operator, &name, false).await,
+        ProviderCommand::Update(args) => update(operator, args).await,
+    }
+}
+
+async fn add(operator: &Operator, args: ProviderAddArgs) -> anyhow::Result<ExitCode> {
+    if args.kind != "acquirer" {
+        return Err(Usage::new(format!(
+            "--kind: {:?} is not a provider kind one can add (acquirer)",
+            args.kind
+        )));
+    }
+    let timeout = timeout(&args.timeout)?;
+    let Some(credentials) = credentials(&args.credentials)? else {
+        return Err(Usage::new(
+            "credentials are required: --api-key-env VAR and --webhook-secret-env VAR, or --credentials-stdin",
+        ));
+    };
+    let new = NewProvider {
+        name: args.name,
+        url: args.url,
+        allow_insecure: args.allow_insecure,
+        timeout,
+        credentials,
+    };
+    let added = operator.add_provider(new).await;
+    answer(added, args.json, "added")
+}
+
+async fn update(operator: &Operator, args: ProviderUpdateArgs) -> anyhow::Result<ExitCode> {
+    let changes = ProviderChanges {
+        url: args.url,
+        allow_insecure: args.allow_insecure.then_some(true),
+        timeout: args.timeout.as_deref().map(timeout).transpose()?,
+        credentials: credentials(&args.credentials)?,
+        enabled: None,
+    };
+    let updated = operator.update_provider(&args.name, changes).await;
+    answer(updated, args.json, "updated")
+}
+
+async fn set_enabled(operator: &Operator, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
+    let changes = ProviderChanges {
+        enabled: Some(enabled),
+        ..ProviderChanges::default()
+    };
+    let verb = if enabled { "enabled" } else { "disabled" };
+    answer(operator.update_provider(name, changes).await, false, verb)
+}
+
+/// Prints the provider (never its credentials) or the refusal, and the exit code.
+fn answer(
+    result: Result<AcquirerProvider, ProviderError>,
+    json: bool,
+    verb: &str,
+) -> anyhow::Result<ExitCode> {
+    match result {
+        Ok(provider) => {
+            if json {
+                print_json(&provider_json(&provider));
+            } else {
+                println!("provider {} {verb}", provider.name);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ProviderError::Invalid { field, rule }) => Err(Usage::new(format!("{field}: {rule}"))),
+        Err(refused @ ProviderError::NameTaken(_)) => {
+            eprintln!("error: {refused}");
+            Ok(ExitCode::from(EXIT_REFUSED))
+        }
+        Err(unknown @ ProviderError::Unknown(_)) => {
+            eprintln!("error: {unknown}");
+            Ok(ExitCode::from(EXIT_NOT_FOUND))
+        }
+        Err(ProviderError::Store(error)) => Err(error.into()),
+    }
+}
+
+async fn list(operator: &Operator, json: bool) -> anyhow::Result<ExitCode> {
+    let providers = operator.providers().await?;
+    if json {
+        let mut rows = vec![json!({"name": SANDBOX, "kind": "sandbox", "enabled": true})];
+        rows.extend(providers.iter().map(provider_json));
+        print_json(&json!(rows));
+    } else {
+        println!("{:<33} {:<9} {:<8} {:<8} URL", "NAME", "KIND", "TIMEOUT", "ENABLED");
+        println!("{:<33} {:<9} {:<8} {:<8} (built in)", SANDBOX, "sandbox", "-", true);
+        for p in &providers {
+            println!(
+                "{:<33} {:<9} {:<8} {:<8} {}",
+                p.name,
+                "acquirer",
+                format!("{}s", p.timeout.as_secs()),
+                p.enabled,
+                p.url.as_str()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn provider_json(p: &AcquirerProvider) -> serde_json::Value {
+    json!({
+        "name": p.name.as_str(), "kind": "acquirer", "url": p.url.as_str(),
+        "timeoutSeconds": p.timeout.as_secs(), "allowInsecure": p.allow_insecure,
+        "enabled": p.enabled,
+    })
+}
+
+fn timeout(text: &str) -> anyhow::Result<Duration> {
+    parse_duration(text).ok_or_else(|| Usage::new(format!("--timeout: {text:?} is not a duration such as 5s")))
+}
+
+/// The credentials the flags name: both variables, or stdin; `None` when none is given.
+fn credentials(args: &CredentialArgs) -> anyhow::Result<Option<Credentials>> {
+    if args.api_key.is_some() || args.webhook_secret.is_some() {
+        return Err(Usage::new(
+            "literal credentials are refused on the command line; use --api-key-env VAR and --webhook-secret-env VAR, or --credentials-stdin",
+        ));
+    }
+    let (api_key, webhook_secret) = match (&args.api_key_env, &args.webhook_secret_env) {
+        (Some(_), _) | (_, Some(_)) if args.credentials_stdin => {
+            return Err(Usage::new(
+                "use either --credentials-stdin or the --*-env flags, not both",
+            ))
+        }
+        (Some(key_var), Some(secret_var)) => (env_value(key_var)?, env_value(secret_var)?),
+        (None, None) if args.credentials_stdin => from_stdin()?,
+        (None, None) => return Ok(None),
+        _ => {
+            return Err(Usage::new(
+                "give both --api-key-env and --webhook-secret-env",
+            ))
+        }
+    };
+    Credentials::new(&api_key, &webhook_secret)
+        .map(Some)
+        .map_err(|rule| Usage::new(format!("credentials: {rule}")))
+}
+
+fn env_value(variable: &str) -> anyhow::Result<String> {
+    std::env::var(variable).map_err(|_| {
+        Usage::new(format!(
+            "the environment variable {variable} is not set (or not UTF-8)"
+        ))
+    })
+}
+
+/// `{"apiKey": "...", "webhookSecret": "..."}` from stdin.
+fn from_stdin() -> anyhow::Result<(String, String)> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Stdin {
+        api_key: String,
+        webhook_secret: String,
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|_| Usage::new("stdin: cannot be read as UTF-8 text"))?;
+    let read: Stdin = serde_json::from_str(&text).map_err(|_| {
+        Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#)
+    })?;
+    Ok((read.api_key, read.webhook_secret))
+}

@@ -1,0 +1,198 @@
+//! `acquirer-sim` as a child process, killed on drop, and the gateway set up against it.
+//!
+//! The simulator is its own binary, built by `cargo test --workspace` next to `gateway`
+//! (nothing in the workspace depends on it, so the tests find it beside the gateway binary).
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::cli::{command, run, GATEWAY};
+use super::db::TestDb;
+
+pub const SIM_API_KEY: &str = "sim-api-key-0123456789";
+pub const SIM_WEBHOOK_SECRET: &str = "sim-webhook-secret-0123456789";
+
+/// The simulator's binary: beside the gateway's.
+fn binary() -> PathBuf {
+    let path = PathBuf::from(GATEWAY).with_file_name("acquirer-sim");
+    assert!(
+        path.exists(),
+        "{} is missing: build it with `cargo build -p acquirer-sim` (cargo test --workspace does)",
+        path.display()
+    );
+    path
+}
+
+/// A running `acquirer-sim`.
+pub struct Sim {
+    child: Child,
+    /// `http://127.0.0.1:PORT` of the Acquirer API.
+    pub api: String,
+    /// `http://127.0.0.1:PORT` of the control API.
+    pub control: String,
+    log: Arc<Mutex<Vec<String>>>,
+    client: reqwest::Client,
+}
+
+impl Sim {
+    /// Starts the simulator on free ports with `args` (e.g. `--settle-ms 200`).
+    pub fn start(args: &[&str]) -> Sim {
+        let mut child = Command::new(binary())
+            .args([
+                "--bind",
+                "127.0.0.1:0",
+                "--control-bind",
+                "127.0.0.1:0",
+                "--api-key",
+                SIM_API_KEY,
+                "--webhook-secret",
+                SIM_WEBHOOK_SECRET,
+                "--notify-retry-ms",
+                "300",
+            ])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start acquirer-sim");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        collect(stdout, log.clone(), Some(tx));
+        collect(stderr, log.clone(), None);
+        let line: String = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("acquirer-sim did not start: {:?}", log.lock().map(|l| l.join("\n"))));
+        let address = |key: &str| {
+            let at = line.find(key).expect("address in the listening line") + key.len();
+            let text: String = line[at..].chars().take_while(|c| !c.is_whitespace()).collect();
+            format!("http://{text}")
+        };
+        Sim {
+            api: address("api="),
+            control: address("control="),
+            child,
+            log,
+            client: reqwest::Client::builder().no_proxy().build().expect("client"),
+        }
+    }
+
+    /// Applies a partial update of the faults; returns the whole set.
+    pub async fn faults(&self, update: Value) -> Value {
+        let answer = self
+            .client
+            .post(format!("{}/_sim/faults", self.control))
+            .json(&update)
+            .send()
+            .await
+            .expect("the simulator's control answers");
+        assert!(answer.status().is_success(), "faults {update}: {}", answer.status());
+        answer.json().await.expect("JSON faults")
+    }
+
+    /// `GET /_sim/stats`.
+    pub async fn stats(&self) -> Value {
+        self.client
+            .get(format!("{}/_sim/stats", self.control))
+            .send()
+            .await
+            .expect("the simulator's control answers")
+            .json()
+            .await
+            .expect("JSON stats")
+    }
+
+    /// Finishes a payin as its user would on the simulator's page; returns the HTTP status.
+    pub async fn complete_payin(&self, reference: &str, decision: &str) -> u16 {
+        self.client
+            .post(format!("{}/_sim/payins/{reference}/complete", self.control))
+            .json(&json!({"decision": decision, "pan": "4242424242424242"}))
+            .send()
+            .await
+            .expect("the simulator's control answers")
+            .status()
+            .as_u16()
+    }
+
+    /// Reads a payment by reference from the Acquirer API, as the gateway would.
+    pub async fn payment(&self, reference: &str) -> (u16, Value) {
+        let answer = self
+            .client
+            .get(format!("{}/v1/payments?reference={reference}", self.api))
+            .bearer_auth(SIM_API_KEY)
+            .send()
+            .await
+            .expect("the simulator answers");
+        let status = answer.status().as_u16();
+        (status, answer.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Everything the simulator logged so far.
+    pub fn log_text(&self) -> String {
+        self.log.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("--- acquirer-sim log:\n{}\n---", self.log_text());
+        }
+    }
+}
+
+fn collect(
+    pipe: impl std::io::Read + Send + 'static,
+    log: Arc<Mutex<Vec<String>>>,
+    listening: Option<mpsc::Sender<String>>,
+) {
+    std::thread::spawn(move || {
+        let mut listening = listening;
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("acquirer-sim listening") {
+                if let Some(tx) = listening.take() {
+                    let _ = tx.send(line.clone());
+                }
+            }
+            if let Ok(mut log) = log.lock() {
+                log.push(line);
+            }
+        }
+    });
+}
+
+/// `gateway provider add` of the simulator as `name`, credentials from the environment,
+/// with `extra` flags (e.g. `--timeout 1s`).
+#[track_caller]
+pub fn add_provider(db: &TestDb, name: &str, sim: &Sim, extra: &[&str]) {
+    let out = run(command(db)
+        .args(["provider", "add", "--name", name, "--kind", "acquirer", "--url", &sim.api])
+        .args(["--api-key-env", "SIM_KEY", "--webhook-secret-env", "SIM_SECRET"])
+        .args(extra)
+        .env("SIM_KEY", SIM_API_KEY)
+        .env("SIM_SECRET", SIM_WEBHOOK_SECRET));
+    out.expect_code(0);
+}
+
+/// Routes `method` in `direction` to `provider`, ahead of the sandbox; returns the route id.
+#[track_caller]
+pub fn route_to(db: &TestDb, provider: &str, direction: &str, method: &str, extra: &[&str]) -> i64 {
+    let out = run(command(db)
+        .args(["route", "add", "--direction", direction, "--method", method])
+        .args(["--provider", provider, "--priority", "500", "--json"])
+        .args(extra));
+    out.expect_code(0);
+    out.json()["id"].as_i64().expect("a route id")
+}
