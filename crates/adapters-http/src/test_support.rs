@@ -5,8 +5,8 @@ use std::sync::Arc;
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Action, Operation};
 use domain::ports::{
-    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore,
-    MockPaymentProvider, MockRouteTable,
+    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
+    MockRouteTable,
 };
 use domain::route::{Flow, Route};
 use domain::service::{Gateway, Ports};

@@ -4,10 +4,10 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use adapters_acquirer::AcquirerClient;
 use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
 use adapters_db::Database;
 use adapters_http::ReadyFn;
-use adapters_acquirer::AcquirerClient;
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
 use domain::operator::Operator;
@@ -45,24 +45,12 @@ impl Application {
             public_url: config.public_url.clone(),
             settle_after: config.sandbox_settle,
         }));
-        let store = Arc::new(database.clone());
         let acquirer = Arc::new(AcquirerClient::new());
-        let mut gateway = Gateway::new(Ports {
-            store: store.clone(),
-            merchants: store.clone(),
-            routes: store.clone(),
-            provider: provider.clone(),
-            providers: store,
-            acquirer: acquirer.clone(),
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(UuidIds),
-            callback_format: Arc::new(JsonCallbackFormat),
-            qr: Arc::new(PngQr),
-        })
-        .with_acquirer_settings(AcquirerSettings {
+        let settings = AcquirerSettings {
             public_url: config.public_url.clone(),
             reconcile_after: config.reconcile_after,
-        });
+        };
+        let mut gateway = gateway_on(&database, provider.clone(), acquirer.clone(), settings);
         // With GATEWAY_SANDBOX=false the sandbox takes no new operations, but the ones it
         // already has (payouts settling) still finish.
         if !config.sandbox {
@@ -155,6 +143,30 @@ pub fn operator(database: &Database) -> Operator {
         Arc::new(SystemClock),
         Arc::new(UuidIds),
     )
+}
+
+/// The use cases over `database`, with the sandbox and acquirer connector given, on the system
+/// clock and random ids.
+pub fn gateway_on(
+    database: &Database,
+    sandbox: Arc<SandboxProvider>,
+    acquirer: Arc<AcquirerClient>,
+    settings: AcquirerSettings,
+) -> Gateway {
+    let store = Arc::new(database.clone());
+    Gateway::new(Ports {
+        store: store.clone(),
+        merchants: store.clone(),
+        routes: store.clone(),
+        provider: sandbox,
+        providers: store,
+        acquirer,
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(UuidIds),
+        callback_format: Arc::new(JsonCallbackFormat),
+        qr: Arc::new(PngQr),
+    })
+    .with_acquirer_settings(settings)
 }
 
 /// Opens and migrates the database (diesel is synchronous: off the async executor).

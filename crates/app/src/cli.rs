@@ -37,6 +37,9 @@ pub enum Command {
     /// Add, list, enable, disable and update payment providers (acquirers).
     #[command(subcommand)]
     Provider(ProviderCommand),
+    /// Act on one operation.
+    #[command(subcommand)]
+    Operation(OperationCommand),
     /// Inspect and re-send callbacks.
     #[command(subcommand)]
     Callbacks(CallbacksCommand),
@@ -143,6 +146,16 @@ pub enum RouteCommand {
         id: i64,
         #[arg(allow_negative_numbers = true)]
         priority: i32,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OperationCommand {
+    /// Ask the acquirer to cancel a processing operation and apply its answer.
+    Cancel {
+        id: String,
+        #[arg(long)]
+        json: bool,
     },
 }
 

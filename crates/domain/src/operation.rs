@@ -109,10 +109,11 @@ pub enum DeclineCode {
     ConfirmationFailed,
     RecipientNotFound,
     ProviderUnavailable,
+    Canceled,
 }
 
 impl DeclineCode {
-    const ALL: [DeclineCode; 8] = [
+    const ALL: [DeclineCode; 9] = [
         DeclineCode::ProviderDeclined,
         DeclineCode::CardDeclined,
         DeclineCode::InsufficientFunds,
@@ -121,6 +122,7 @@ impl DeclineCode {
         DeclineCode::ConfirmationFailed,
         DeclineCode::RecipientNotFound,
         DeclineCode::ProviderUnavailable,
+        DeclineCode::Canceled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -133,6 +135,7 @@ impl DeclineCode {
             DeclineCode::ConfirmationFailed => "ConfirmationFailed",
             DeclineCode::RecipientNotFound => "RecipientNotFound",
             DeclineCode::ProviderUnavailable => "ProviderUnavailable",
+            DeclineCode::Canceled => "Canceled",
         }
     }
 
@@ -147,6 +150,7 @@ impl DeclineCode {
             DeclineCode::ConfirmationFailed => "Too many wrong confirmation codes",
             DeclineCode::RecipientNotFound => "The recipient was not found",
             DeclineCode::ProviderUnavailable => "The provider is unavailable",
+            DeclineCode::Canceled => "The operation was canceled",
         }
     }
 
@@ -677,7 +681,7 @@ mod tests {
             assert_eq!(Decline::new(code).message, code.message());
             assert!(names.insert(code.as_str()), "{} twice", code.as_str());
         }
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), 9);
         for unknown in ["", "expired", "EXPIRED", "Unknown"] {
             assert_eq!(DeclineCode::parse(unknown), None, "{unknown:?}");
         }

@@ -66,7 +66,11 @@ mod tests {
             br#"{"object":"payment","id":"a","reference":"r","status":"done"}"#,
             br#"{"object":"payment","id":1,"reference":"r","status":"failed"}"#,
         ] {
-            assert!(matches!(parse(body), Err(ApiError::BadBody(_))), "{:?}", String::from_utf8_lossy(body));
+            assert!(
+                matches!(parse(body), Err(ApiError::BadBody(_))),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 }

@@ -101,9 +101,8 @@ fn processing(lang: Lang, op: &Operation, seconds: u32) -> HttpResponse {
         p { (t.processing_hint) }
     };
     let mut answer = page(StatusCode::OK, lang, shell(t, t.processing_title, body));
-    answer.headers_mut().insert(
-        header::REFRESH,
-        header::HeaderValue::from(seconds),
-    );
+    answer
+        .headers_mut()
+        .insert(header::REFRESH, header::HeaderValue::from(seconds));
     answer
 }

@@ -134,7 +134,7 @@ pub struct Texts {
     pub internal_title: &'static str,
     pub internal_hint: &'static str,
     pub processing_hint: &'static str,
-    declines: [&'static str; 8],
+    declines: [&'static str; 9],
 }
 
 impl Texts {
@@ -149,6 +149,7 @@ impl Texts {
             DeclineCode::ConfirmationFailed => 5,
             DeclineCode::RecipientNotFound => 6,
             DeclineCode::ProviderUnavailable => 7,
+            DeclineCode::Canceled => 8,
         };
         self.declines[index]
     }
@@ -207,6 +208,7 @@ const EN: Texts = Texts {
         "Too many wrong confirmation codes.",
         "The recipient was not found.",
         "The bank is not available right now.",
+        "The payment was canceled.",
     ],
 };
 
@@ -263,6 +265,7 @@ const RU: Texts = Texts {
         "Слишком много неверных кодов подтверждения.",
         "Получатель не найден.",
         "Банк сейчас недоступен.",
+        "Платёж отменён.",
     ],
 };
 

@@ -49,34 +49,33 @@ const FORM_LIMIT: usize = 4 * 1024;
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     configure_acquirer_pages(cfg);
     cfg.service(
-            page_resource("/pay/{id}/card", "POST")
-                .app_data(form_config())
-                .route(web::post().to(card::submit)),
-        )
-        .service(
-            page_resource("/pay/{id}/sbp", "GET, POST")
-                .app_data(form_config())
-                .app_data(query_config())
-                .route(web::get().to(bank::choose_by_query))
-                .route(web::post().to(bank::choose_by_form)),
-        )
-        .service(
-            page_resource("/pay/{id}/decision", "POST")
-                .app_data(form_config())
-                .route(web::post().to(bank::decide)),
-        )
-        .service(page_resource("/sandbox/qr/{id}", "GET").route(web::get().to(qr::bank_app)))
-        .service(
-            page_resource("/sandbox/qr/{id}/decision", "POST")
-                .app_data(form_config())
-                .route(web::post().to(qr::decide)),
-        )
-        // No default service: actix's own 405 carries `Allow`, and the edge middleware gives
-        // it the API's JSON error body, as on the API's paths.
-        .service(
-            web::resource("/sandbox/operations/{id}/complete")
-                .route(web::post().to(sandbox::complete)),
-        );
+        page_resource("/pay/{id}/card", "POST")
+            .app_data(form_config())
+            .route(web::post().to(card::submit)),
+    )
+    .service(
+        page_resource("/pay/{id}/sbp", "GET, POST")
+            .app_data(form_config())
+            .app_data(query_config())
+            .route(web::get().to(bank::choose_by_query))
+            .route(web::post().to(bank::choose_by_form)),
+    )
+    .service(
+        page_resource("/pay/{id}/decision", "POST")
+            .app_data(form_config())
+            .route(web::post().to(bank::decide)),
+    )
+    .service(page_resource("/sandbox/qr/{id}", "GET").route(web::get().to(qr::bank_app)))
+    .service(
+        page_resource("/sandbox/qr/{id}/decision", "POST")
+            .app_data(form_config())
+            .route(web::post().to(qr::decide)),
+    )
+    // No default service: actix's own 405 carries `Allow`, and the edge middleware gives
+    // it the API's JSON error body, as on the API's paths.
+    .service(
+        web::resource("/sandbox/operations/{id}/complete").route(web::post().to(sandbox::complete)),
+    );
 }
 
 /// Registers the pages every deposit has (`/pay/{id}`, its result and the acquirer's way

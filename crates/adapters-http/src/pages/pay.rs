@@ -24,8 +24,7 @@ pub async fn show(page_id: PageId, req: HttpRequest, gateway: web::Data<Gateway>
     if let Some(answer) = acquirer::pay(page_id.lang, id, &gateway).await {
         return answer;
     }
-    let deposit = match PageDeposit::from_request(&req, &mut actix_web::dev::Payload::None).await
-    {
+    let deposit = match PageDeposit::from_request(&req, &mut actix_web::dev::Payload::None).await {
         Ok(deposit) => deposit,
         Err(answer) => return answer.error_response(),
     };
@@ -52,15 +51,18 @@ fn sandbox_page(deposit: PageDeposit, checkout: &Checkout, gateway: &Gateway) ->
 /// `GET /pay/{id}/result`: the gateway's own result page; a sandbox payment still waiting
 /// goes back to its payment page, an acquirer one shows a page that refreshes.
 #[tracing::instrument(name = "pages.result", skip_all)]
-pub async fn result(page_id: PageId, req: HttpRequest, gateway: web::Data<Gateway>) -> HttpResponse {
+pub async fn result(
+    page_id: PageId,
+    req: HttpRequest,
+    gateway: web::Data<Gateway>,
+) -> HttpResponse {
     let Some(id) = page_id.id else {
         return super::outcome::not_found(page_id.lang);
     };
     if let Some(answer) = acquirer::result(page_id.lang, id, &gateway).await {
         return answer;
     }
-    let deposit = match PageDeposit::from_request(&req, &mut actix_web::dev::Payload::None).await
-    {
+    let deposit = match PageDeposit::from_request(&req, &mut actix_web::dev::Payload::None).await {
         Ok(deposit) => deposit,
         Err(answer) => return answer.error_response(),
     };

@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, Outcome};
-use domain::ports::{
-    DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
-};
+use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
 use domain::route::{Flow, Route};
 use domain::{Direction, Timestamp, WithdrawalRequisites};
 

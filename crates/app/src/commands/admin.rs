@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use domain::merchant::{full_access, parse_access, Secret};
 use domain::operator::{
-    acquirer_flow, route_amounts, route_lifetime, AddRouteError, BalanceError,
-    CreateMerchantError, ManualMove, NewMerchant, NewRoute, Operator,
+    acquirer_flow, route_amounts, route_lifetime, AddRouteError, BalanceError, CreateMerchantError,
+    ManualMove, NewMerchant, NewRoute, Operator,
 };
 use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
@@ -231,7 +231,10 @@ async fn print_competitors(operator: &Operator, new: &Route) -> anyhow::Result<(
         })
         .collect();
     competing.sort_by_key(|r| (std::cmp::Reverse(r.priority), r.id));
-    println!("enabled routes for {} {} {}, first chosen first:", new.direction, new.method, new.currency);
+    println!(
+        "enabled routes for {} {} {}, first chosen first:",
+        new.direction, new.method, new.currency
+    );
     for r in &competing {
         println!(
             "  route {:<5} priority {:<6} provider {:<12} {} to {}",

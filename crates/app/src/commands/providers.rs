@@ -104,8 +104,14 @@ async fn list(operator: &Operator, json: bool) -> anyhow::Result<ExitCode> {
         rows.extend(providers.iter().map(provider_json));
         print_json(&json!(rows));
     } else {
-        println!("{:<33} {:<9} {:<8} {:<8} URL", "NAME", "KIND", "TIMEOUT", "ENABLED");
-        println!("{:<33} {:<9} {:<8} {:<8} (built in)", SANDBOX, "sandbox", "-", true);
+        println!(
+            "{:<33} {:<9} {:<8} {:<8} URL",
+            "NAME", "KIND", "TIMEOUT", "ENABLED"
+        );
+        println!(
+            "{:<33} {:<9} {:<8} {:<8} (built in)",
+            SANDBOX, "sandbox", "-", true
+        );
         for p in &providers {
             println!(
                 "{:<33} {:<9} {:<8} {:<8} {}",
@@ -129,7 +135,8 @@ fn provider_json(p: &AcquirerProvider) -> serde_json::Value {
 }
 
 fn timeout(text: &str) -> anyhow::Result<Duration> {
-    parse_duration(text).ok_or_else(|| Usage::new(format!("--timeout: {text:?} is not a duration such as 5s")))
+    parse_duration(text)
+        .ok_or_else(|| Usage::new(format!("--timeout: {text:?} is not a duration such as 5s")))
 }
 
 /// The credentials the flags name: both variables, or stdin; `None` when none is given.
@@ -180,8 +187,7 @@ fn from_stdin() -> anyhow::Result<(String, String)> {
         .take(64 * 1024)
         .read_to_string(&mut text)
         .map_err(|_| Usage::new("stdin: cannot be read as UTF-8 text"))?;
-    let read: Stdin = serde_json::from_str(&text).map_err(|_| {
-        Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#)
-    })?;
+    let read: Stdin = serde_json::from_str(&text)
+        .map_err(|_| Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#))?;
     Ok((read.api_key, read.webhook_secret))
 }

@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::sim::{add_provider, route_to, Sim, SIM_WEBHOOK_SECRET};
 use crate::helpers::{
-    card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant,
-    Serve, TestDb,
+    card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
 
 const PROVIDER: &str = "bank";
@@ -59,7 +58,10 @@ impl Bench {
     async fn payout(&self, amount: &str, pan: &str, moid: &str) -> Value {
         let cb = self.receiver.url("/cb");
         let answer = (self.api)
-            .post("/api/v1/withdrawals", &card_payout(amount, pan, moid, Some(&cb)))
+            .post(
+                "/api/v1/withdrawals",
+                &card_payout(amount, pan, moid, Some(&cb)),
+            )
             .await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
@@ -69,7 +71,10 @@ impl Bench {
     async fn deposit(&self, moid: &str) -> Value {
         let cb = self.receiver.url("/cb");
         let answer = (self.api)
-            .post("/api/v1/deposits", &deposit("card", "150.00", moid, Some(&cb)))
+            .post(
+                "/api/v1/deposits",
+                &deposit("card", "150.00", moid, Some(&cb)),
+            )
             .await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
@@ -96,7 +101,10 @@ impl Bench {
     /// Posts a notification body to the gateway with `signature`.
     async fn notify(&self, provider: &str, body: &str, signature: &str) -> u16 {
         self.http
-            .post(self.gateway.url(&format!("/providers/{provider}/notifications")))
+            .post(
+                self.gateway
+                    .url(&format!("/providers/{provider}/notifications")),
+            )
             .header("x-acquirer-signature", signature)
             .header("content-type", "application/json")
             .body(body.to_string())
@@ -128,11 +136,17 @@ fn start_gateway(name: &str, db: &TestDb) -> GatewayProcess {
 }
 
 fn withdrawal_path(data: &Value) -> String {
-    format!("/api/v1/withdrawals/{}", data["operationId"].as_str().unwrap_or_default())
+    format!(
+        "/api/v1/withdrawals/{}",
+        data["operationId"].as_str().unwrap_or_default()
+    )
 }
 
 fn deposit_path(data: &Value) -> String {
-    format!("/api/v1/deposits/{}", data["operationId"].as_str().unwrap_or_default())
+    format!(
+        "/api/v1/deposits/{}",
+        data["operationId"].as_str().unwrap_or_default()
+    )
 }
 
 /// How many payouts the simulator executed to `pan` (counted once `succeeded`).
@@ -159,14 +173,25 @@ async fn a_payout_at_the_acquirer_is_paid_once_with_its_callback_and_ledger() {
     assert_eq!(done["status"], 1, "{done}");
     bench
         .receiver
-        .wait_delivered(&[created["operationId"].as_str().unwrap_or_default().to_string()], DEADLINE)
+        .wait_delivered(
+            &[created["operationId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()],
+            DEADLINE,
+        )
         .await;
     assert_eq!(paid_to(&bench.sim, "4111111111111111").await, 1);
-    assert_eq!(bench.api.balance().await, ("99900.00".into(), "0.00".into()));
+    assert_eq!(
+        bench.api.balance().await,
+        ("99900.00".into(), "0.00".into())
+    );
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
     let metrics = bench.metrics().await;
     assert!(
-        metrics.contains(r#"gateway_provider_calls_total{call="create",outcome="ok",provider="bank"} 1"#),
+        metrics.contains(
+            r#"gateway_provider_calls_total{call="create",outcome="ok",provider="bank"} 1"#
+        ),
         "{metrics}"
     );
     let _ = &bench.shop;
@@ -177,7 +202,10 @@ async fn definite_failures_decline_as_provider_unavailable_and_release_the_hold(
     let bench = Bench::start(TestDb::sqlite(), &["--settle-ms", "300"], &[], &[]);
     bench.sim.faults(json!({"failRate": 1.0})).await;
     let refused = bench.payout("100.00", "4111111111111111", "f-1").await;
-    bench.sim.faults(json!({"failRate": 0.0, "down": true})).await;
+    bench
+        .sim
+        .faults(json!({"failRate": 0.0, "down": true}))
+        .await;
     let unreachable = bench.payout("100.00", "4111111111111111", "f-2").await;
     bench.sim.faults(json!({"down": false})).await;
     let float_empty = bench.payout("100.00", "4000000000000119", "f-3").await;
@@ -186,7 +214,10 @@ async fn definite_failures_decline_as_provider_unavailable_and_release_the_hold(
         assert_eq!(data["status"], 2, "{data}");
         assert_eq!(data["errorCode"], "ProviderUnavailable", "{data}");
     }
-    assert_eq!(bench.api.balance().await, ("100000.00".into(), "0.00".into()));
+    assert_eq!(
+        bench.api.balance().await,
+        ("100000.00".into(), "0.00".into())
+    );
     assert_eq!(bench.sim.stats().await["payouts"]["count"], 0);
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
 }
@@ -195,18 +226,31 @@ async fn definite_failures_decline_as_provider_unavailable_and_release_the_hold(
 async fn unknown_outcomes_stay_processing_and_are_resolved_by_reading_never_by_resending() {
     let bench = Bench::start(
         TestDb::sqlite(),
-        &["--settle-ms", "300", "--hold-ms", "4000", "--drop-notify-rate", "1"],
+        &[
+            "--settle-ms",
+            "300",
+            "--hold-ms",
+            "4000",
+            "--drop-notify-rate",
+            "1",
+        ],
         &["--timeout", "1s"],
         &[],
     );
     // 502 after the payment was created, then an answer held past the gateway's timeout.
     bench.sim.faults(json!({"ambiguousRate": 1.0})).await;
     let bad_gateway = bench.payout("100.00", "4111111111111111", "u-1").await;
-    bench.sim.faults(json!({"ambiguousRate": 0.0, "timeoutRate": 1.0})).await;
+    bench
+        .sim
+        .faults(json!({"ambiguousRate": 0.0, "timeoutRate": 1.0}))
+        .await;
     let timed_out = bench.payout("100.00", "4222222222222220", "u-2").await;
     bench.sim.faults(json!({"timeoutRate": 0.0})).await;
     for data in [&bad_gateway, &timed_out] {
-        assert_eq!(data["status"], 3, "an unknown outcome stays processing: {data}");
+        assert_eq!(
+            data["status"], 3,
+            "an unknown outcome stays processing: {data}"
+        );
     }
     assert_eq!(bench.api.balance().await.1, "200.00", "both holds stay");
 
@@ -217,7 +261,10 @@ async fn unknown_outcomes_stay_processing_and_are_resolved_by_reading_never_by_r
     }
     assert_eq!(paid_to(&bench.sim, "4111111111111111").await, 1);
     assert_eq!(paid_to(&bench.sim, "4222222222222220").await, 1);
-    assert_eq!(bench.api.balance().await, ("99800.00".into(), "0.00".into()));
+    assert_eq!(
+        bench.api.balance().await,
+        ("99800.00".into(), "0.00".into())
+    );
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
 }
 
@@ -225,13 +272,31 @@ async fn unknown_outcomes_stay_processing_and_are_resolved_by_reading_never_by_r
 async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back() {
     let bench = Bench::start(TestDb::sqlite(), &[], &[], &[]);
     let created = bench.deposit("d-1").await;
-    let id = created["operationId"].as_str().unwrap_or_default().to_string();
-    assert_eq!(created["redirectUrl"], bench.gateway.url(&format!("/pay/{id}")), "{created}");
+    let id = created["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        created["redirectUrl"],
+        bench.gateway.url(&format!("/pay/{id}")),
+        "{created}"
+    );
 
-    let to_acquirer = bench.http.get(bench.gateway.url(&format!("/pay/{id}"))).send().await.expect("pay page");
+    let to_acquirer = bench
+        .http
+        .get(bench.gateway.url(&format!("/pay/{id}")))
+        .send()
+        .await
+        .expect("pay page");
     assert_eq!(to_acquirer.status(), 303);
-    let location = to_acquirer.headers()["location"].to_str().unwrap_or_default().to_string();
-    assert!(location.starts_with(&bench.sim.api), "sent on to the acquirer's page: {location}");
+    let location = to_acquirer.headers()["location"]
+        .to_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        location.starts_with(&bench.sim.api),
+        "sent on to the acquirer's page: {location}"
+    );
 
     assert_eq!(bench.sim.complete_payin(&id, "confirm").await, 200);
     let done = bench.final_state(&deposit_path(&created)).await;
@@ -240,16 +305,27 @@ async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back(
 
     let back = bench
         .http
-        .get(bench.gateway.url(&format!("/pay/{id}/return?from=acquirer")))
+        .get(
+            bench
+                .gateway
+                .url(&format!("/pay/{id}/return?from=acquirer")),
+        )
         .send()
         .await
         .expect("return page");
     assert_eq!(back.status(), 303);
-    assert_eq!(back.headers()["location"], format!("/pay/{id}/result").as_str());
+    assert_eq!(
+        back.headers()["location"],
+        format!("/pay/{id}/result").as_str()
+    );
     // The sandbox's own surfaces do not act on an acquirer's operation.
     let sandbox = bench
         .http
-        .post(bench.gateway.url(&format!("/sandbox/operations/{id}/complete")))
+        .post(
+            bench
+                .gateway
+                .url(&format!("/sandbox/operations/{id}/complete")),
+        )
         .json(&json!({"status": 2}))
         .send()
         .await
@@ -262,7 +338,10 @@ async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back(
 async fn notifications_are_checked_in_order_and_applied_once() {
     let bench = Bench::start(TestDb::sqlite(), &["--settle-ms", "300"], &[], &[]);
     let created = bench.payout("100.00", "4111111111111111", "n-1").await;
-    let id = created["operationId"].as_str().unwrap_or_default().to_string();
+    let id = created["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let done = bench.final_state(&withdrawal_path(&created)).await;
     assert_eq!(done["status"], 1);
     let (_, payment) = bench.sim.payment(&id).await;
@@ -276,52 +355,113 @@ async fn notifications_are_checked_in_order_and_applied_once() {
     let good = body(&id, &acquirer_id, "succeeded");
     let signed = sign(&secret, good.as_bytes());
 
-    assert_eq!(bench.notify("nobody", &good, &signed).await, 404, "unknown provider");
+    assert_eq!(
+        bench.notify("nobody", &good, &signed).await,
+        404,
+        "unknown provider"
+    );
     let huge = "x".repeat(65 * 1024);
-    assert_eq!(bench.notify(PROVIDER, &huge, &sign(&secret, huge.as_bytes())).await, 413);
-    assert_eq!(bench.notify(PROVIDER, &good, "00").await, 401, "bad signature");
+    assert_eq!(
+        bench
+            .notify(PROVIDER, &huge, &sign(&secret, huge.as_bytes()))
+            .await,
+        413
+    );
+    assert_eq!(
+        bench.notify(PROVIDER, &good, "00").await,
+        401,
+        "bad signature"
+    );
     assert_eq!(bench.notify(PROVIDER, &good, "").await, 401, "no signature");
-    assert_eq!(bench.notify(PROVIDER, "not json", &sign(&secret, b"not json")).await, 400);
+    assert_eq!(
+        bench
+            .notify(PROVIDER, "not json", &sign(&secret, b"not json"))
+            .await,
+        400
+    );
     let stranger = body(&uuid::Uuid::new_v4().to_string(), &acquirer_id, "succeeded");
-    assert_eq!(bench.notify(PROVIDER, &stranger, &sign(&secret, stranger.as_bytes())).await, 404);
+    assert_eq!(
+        bench
+            .notify(PROVIDER, &stranger, &sign(&secret, stranger.as_bytes()))
+            .await,
+        404
+    );
     let other_id = body(&id, "acq_someone_else", "succeeded");
-    assert_eq!(bench.notify(PROVIDER, &other_id, &sign(&secret, other_id.as_bytes())).await, 404);
+    assert_eq!(
+        bench
+            .notify(PROVIDER, &other_id, &sign(&secret, other_id.as_bytes()))
+            .await,
+        404
+    );
     // The same final status again, in upper-case hex: applied already, nothing changes.
-    assert_eq!(bench.notify(PROVIDER, &good, &signed.to_uppercase()).await, 200);
+    assert_eq!(
+        bench.notify(PROVIDER, &good, &signed.to_uppercase()).await,
+        200
+    );
     let pending = body(&id, &acquirer_id, "pending");
-    assert_eq!(bench.notify(PROVIDER, &pending, &sign(&secret, pending.as_bytes())).await, 200);
+    assert_eq!(
+        bench
+            .notify(PROVIDER, &pending, &sign(&secret, pending.as_bytes()))
+            .await,
+        200
+    );
 
     let after = bench.api.get(&withdrawal_path(&created)).await;
     assert_eq!(after.body["data"]["status"], 1);
     bench.receiver.wait_delivered(&[id.clone()], DEADLINE).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(bench.receiver.for_operation(&id).len(), 1, "one callback");
-    assert_eq!(bench.api.balance().await, ("99900.00".into(), "0.00".into()));
+    assert_eq!(
+        bench.api.balance().await,
+        ("99900.00".into(), "0.00".into())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doubled_and_reordered_notifications_finish_each_payout_once() {
     let bench = Bench::start(
         TestDb::sqlite(),
-        &["--settle-ms", "200", "--duplicate-notify-rate", "1", "--reorder-notify", "true", "--hold-ms", "1500"],
+        &[
+            "--settle-ms",
+            "200",
+            "--duplicate-notify-rate",
+            "1",
+            "--reorder-notify",
+            "true",
+            "--hold-ms",
+            "1500",
+        ],
         &[],
         &[],
     );
     let mut ids = Vec::new();
     for i in 0..5 {
-        let pan = ["4111111111111111", "4222222222222220", "5555555555554444", "4000000000000077", "4012888888881881"][i];
+        let pan = [
+            "4111111111111111",
+            "4222222222222220",
+            "5555555555554444",
+            "4000000000000077",
+            "4012888888881881",
+        ][i];
         let data = bench.payout("10.00", pan, &format!("r-{i}")).await;
         ids.push(data["operationId"].as_str().unwrap_or_default().to_string());
     }
     bench.receiver.wait_delivered(&ids, DEADLINE).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     for id in &ids {
-        assert_eq!(bench.receiver.for_operation(id).len(), 1, "one callback for {id}");
+        assert_eq!(
+            bench.receiver.for_operation(id).len(),
+            1,
+            "one callback for {id}"
+        );
         let done = bench.api.get(&format!("/api/v1/withdrawals/{id}")).await;
         assert_eq!(done.body["data"]["status"], 1, "{}", done.body);
     }
     assert_eq!(bench.sim.stats().await["payouts"]["count"], 5);
-    assert_eq!(bench.api.balance().await, ("99950.00".into(), "0.00".into()));
+    assert_eq!(
+        bench.api.balance().await,
+        ("99950.00".into(), "0.00".into())
+    );
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
 }
 
@@ -354,7 +494,10 @@ async fn a_status_that_contradicts_a_final_operation_is_a_discrepancy_never_appl
     let bench = Bench::start(TestDb::sqlite(), &["--settle-ms", "200"], &[], &[]);
     // The simulator declines this card when it settles.
     let created = bench.payout("100.00", "4000000000000002", "x-1").await;
-    let id = created["operationId"].as_str().unwrap_or_default().to_string();
+    let id = created["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let done = bench.final_state(&withdrawal_path(&created)).await;
     assert_eq!(done["errorCode"], "CardDeclined", "{done}");
     let (_, payment) = bench.sim.payment(&id).await;
@@ -366,8 +509,14 @@ async fn a_status_that_contradicts_a_final_operation_is_a_discrepancy_never_appl
     assert_eq!(bench.notify(PROVIDER, &body, &signature).await, 200);
 
     let after = bench.api.get(&withdrawal_path(&created)).await;
-    assert_eq!(after.body["data"]["status"], 2, "the operation keeps its status");
-    assert_eq!(bench.api.balance().await, ("100000.00".into(), "0.00".into()));
+    assert_eq!(
+        after.body["data"]["status"], 2,
+        "the operation keeps its status"
+    );
+    assert_eq!(
+        bench.api.balance().await,
+        ("100000.00".into(), "0.00".into())
+    );
     let metrics = bench.metrics().await;
     assert!(
         metrics.contains(r#"gateway_provider_discrepancies_total{provider="bank"} 1"#),
@@ -381,7 +530,14 @@ async fn a_gateway_killed_between_the_attempt_row_and_the_answer_is_finished_aft
     let db = TestDb::sqlite();
     let mut bench = Bench::start(
         db,
-        &["--settle-ms", "200", "--hold-ms", "20000", "--timeout-rate", "1"],
+        &[
+            "--settle-ms",
+            "200",
+            "--hold-ms",
+            "20000",
+            "--timeout-rate",
+            "1",
+        ],
         &["--timeout", "2s"],
         &[],
     );
@@ -399,12 +555,28 @@ async fn a_gateway_killed_between_the_attempt_row_and_the_answer_is_finished_aft
 
     let restarted = start_gateway("b", &bench.db);
     bench.api = Api::new(&restarted, &bench.shop);
-    let found = bench.api.get("/api/v1/withdrawals?merchantOperationId=k-1").await;
-    assert_eq!(found.status, 200, "committed before the call: {}", found.body);
-    let done = bench.final_state(&withdrawal_path(&found.body["data"])).await;
+    let found = bench
+        .api
+        .get("/api/v1/withdrawals?merchantOperationId=k-1")
+        .await;
+    assert_eq!(
+        found.status, 200,
+        "committed before the call: {}",
+        found.body
+    );
+    let done = bench
+        .final_state(&withdrawal_path(&found.body["data"]))
+        .await;
 
     assert_eq!(done["status"], 1, "{done}");
-    assert_eq!(paid_to(&bench.sim, "4111111111111111").await, 1, "paid once");
-    assert_eq!(bench.api.balance().await, ("99900.00".into(), "0.00".into()));
+    assert_eq!(
+        paid_to(&bench.sim, "4111111111111111").await,
+        1,
+        "paid once"
+    );
+    assert_eq!(
+        bench.api.balance().await,
+        ("99900.00".into(), "0.00".into())
+    );
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
 }

@@ -565,3 +565,185 @@ fn the_ledger_check_answers_the_stores_mismatches() {
         vec![mismatch]
     );
 }
+
+fn bank_record() -> AcquirerProvider {
+    AcquirerProvider {
+        name: ProviderName::parse("bank").unwrap(),
+        url: ProviderUrl::parse("https://acq.example", false).unwrap(),
+        credentials: Credentials::new("key", "secret").unwrap(),
+        timeout: std::time::Duration::from_secs(5),
+        allow_insecure: false,
+        enabled: true,
+    }
+}
+
+fn new_provider(name: &str, url: &str) -> NewProvider {
+    NewProvider {
+        name: name.into(),
+        url: url.into(),
+        allow_insecure: false,
+        timeout: std::time::Duration::from_secs(5),
+        credentials: Credentials::new("key", "secret").unwrap(),
+    }
+}
+
+#[test]
+fn a_new_provider_is_checked_then_stored_enabled() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_provider()
+        .withf(|p, at| p.name.as_str() == "bank" && p.enabled && *at == now())
+        .times(1)
+        .returning(|_, _| Ok(()));
+
+    let added = block_on(
+        mocks
+            .operator()
+            .add_provider(new_provider("bank", "https://acq.example/")),
+    )
+    .unwrap();
+
+    assert_eq!(added.url.as_str(), "https://acq.example");
+}
+
+#[test]
+fn provider_rules_refuse_before_the_store_and_sandbox_is_taken() {
+    for (name, url, field) in [
+        ("Bank", "https://acq.example", "--name"),
+        ("bank", "http://acq.example", "--url"),
+        ("bank", "not a url", "--url"),
+    ] {
+        let result = block_on(
+            Mocks::new()
+                .operator()
+                .add_provider(new_provider(name, url)),
+        );
+        assert!(
+            matches!(&result, Err(ProviderError::Invalid { field: f, .. }) if *f == field),
+            "{name} {url}: {result:?}"
+        );
+    }
+    let mut slow = new_provider("bank", "https://acq.example");
+    slow.timeout = std::time::Duration::from_secs(56);
+    let result = block_on(Mocks::new().operator().add_provider(slow));
+    assert!(matches!(
+        result,
+        Err(ProviderError::Invalid {
+            field: "--timeout",
+            ..
+        })
+    ));
+    let result = block_on(
+        Mocks::new()
+            .operator()
+            .add_provider(new_provider("sandbox", "https://acq.example")),
+    );
+    assert!(matches!(result, Err(ProviderError::NameTaken(_))));
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_insert_provider()
+        .returning(|_, _| Err(crate::ports::ProviderInsertError::NameTaken));
+    let result = block_on(
+        mocks
+            .operator()
+            .add_provider(new_provider("bank", "https://acq.example")),
+    );
+    assert!(matches!(result, Err(ProviderError::NameTaken(_))));
+}
+
+#[test]
+fn a_provider_update_keeps_what_it_does_not_change() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_list_providers()
+        .returning(|| Ok(vec![bank_record()]));
+    mocks
+        .store
+        .expect_update_provider()
+        .withf(|p, _| {
+            !p.enabled
+                && p.url.as_str() == "https://acq.example"
+                && p.credentials.api_key.expose() == "key"
+        })
+        .times(1)
+        .returning(|_, _| Ok(true));
+    let changes = ProviderChanges {
+        enabled: Some(false),
+        ..ProviderChanges::default()
+    };
+
+    let updated = block_on(mocks.operator().update_provider("bank", changes)).unwrap();
+
+    assert!(!updated.enabled);
+    let mut mocks = Mocks::new();
+    mocks.store.expect_list_providers().returning(|| Ok(vec![]));
+    let unknown = block_on(
+        mocks
+            .operator()
+            .update_provider("nobody", ProviderChanges::default()),
+    );
+    assert!(matches!(unknown, Err(ProviderError::Unknown(_))));
+}
+
+#[test]
+fn an_acquirer_route_needs_a_known_provider_and_the_acquirers_flow() {
+    let to_bank = |flow| NewRoute {
+        provider: "bank".into(),
+        flow,
+        ..new_route()
+    };
+    let mut mocks = Mocks::new();
+    mocks.store.expect_list_providers().returning(|| Ok(vec![]));
+    mocks.store.expect_insert_route().never();
+    let unknown = block_on(mocks.operator().add_route(to_bank(Flow::Redirect)));
+    assert!(matches!(unknown, Err(AddRouteError::UnknownProvider(_))));
+
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_list_providers()
+        .returning(|| Ok(vec![bank_record()]));
+    mocks.store.expect_insert_route().never();
+    let wrong_flow = block_on(mocks.operator().add_route(to_bank(Flow::Confirmation)));
+    assert!(matches!(
+        wrong_flow,
+        Err(AddRouteError::Invalid(RouteRule::AcquirerFlow {
+            expected: "redirect"
+        }))
+    ));
+
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_list_providers()
+        .returning(|| Ok(vec![bank_record()]));
+    mocks
+        .store
+        .expect_insert_route()
+        .times(1)
+        .returning(|_| Ok(7));
+    let route = block_on(mocks.operator().add_route(to_bank(Flow::Redirect))).unwrap();
+    assert_eq!((route.id, route.provider.as_str()), (7, "bank"));
+}
+
+#[test]
+fn routes_are_enabled_and_reprioritised_through_the_store() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_enable_route()
+        .withf(|id| *id == 3)
+        .returning(|_| Ok(true));
+    mocks
+        .store
+        .expect_set_route_priority()
+        .withf(|id, p| (*id, *p) == (3, -5))
+        .returning(|_, _| Ok(false));
+    let operator = mocks.operator();
+
+    assert!(block_on(operator.enable_route(3)).unwrap());
+    assert!(!block_on(operator.set_route_priority(3, -5)).unwrap());
+}

@@ -166,7 +166,7 @@ impl Gateway {
         if matches!(attempt.state, AttemptState::Sent | AttemptState::Unknown) {
             attempt.state = attempt_state_for(payment, operation.direction());
         }
-        let Some(outcome) = outcome_of(payment, operation.direction()) else {
+        let Some(outcome) = self.outcome_for(operation, payment, now) else {
             attempt.reads = if heard == Heard::Read {
                 attempt.reads + 1
             } else {
@@ -184,6 +184,28 @@ impl Gateway {
             return Ok(operation.clone());
         }
         self.save_then_finish(operation, &attempt, outcome).await
+    }
+
+    /// The outcome a payment's status gives `operation` at `now`: as [`outcome_of`] says, except
+    /// that `canceled` is `Expired` only for a deposit whose lifetime has passed, and
+    /// `Canceled` otherwise (an operator's cancel).
+    fn outcome_for(
+        &self,
+        operation: &Operation,
+        payment: &AcquirerPayment,
+        now: Timestamp,
+    ) -> Option<Outcome> {
+        let outcome = outcome_of(payment, operation.direction())?;
+        if payment.status != PaymentStatus::Canceled {
+            return Some(outcome);
+        }
+        let lapsed = operation.direction() == Direction::Deposit
+            && operation.expires_at().is_some_and(|end| end <= now);
+        Some(if lapsed {
+            outcome
+        } else {
+            Outcome::Decline(Decline::new(DeclineCode::Canceled))
+        })
     }
 
     /// Writes the attempt, then the operation's final status (guarded: if another writer
@@ -451,4 +473,117 @@ pub(super) fn unavailable() -> Outcome {
 /// Milliseconds of a provider's lease, for the reconciler's claims.
 pub(super) fn lease_millis(acquirer: &AcquirerProvider) -> i64 {
     millis(acquirer.lease())
+}
+
+/// Why an operator's cancel at the provider did not cancel.
+#[derive(Debug, thiserror::Error)]
+pub enum CancelError {
+    #[error("operation not found")]
+    NotFound,
+    /// Already final (or the provider had already finished it: that status now applies).
+    #[error("the operation is already final")]
+    Final(Box<Operation>),
+    /// The sandbox's operations are not canceled at a provider.
+    #[error("only operations at an acquirer are canceled at their provider")]
+    NotAtAcquirer,
+    /// The acquirer could not be asked, or its answer is not known: nothing changed; retry.
+    #[error("the acquirer's answer is not known; nothing changed")]
+    Unavailable(String),
+    #[error(transparent)]
+    Complete(#[from] CompleteError),
+}
+
+impl From<ReadError> for CancelError {
+    fn from(error: ReadError) -> Self {
+        CancelError::Complete(error.into())
+    }
+}
+
+impl From<crate::ports::StoreError> for CancelError {
+    fn from(error: crate::ports::StoreError) -> Self {
+        CancelError::Complete(error.into())
+    }
+}
+
+impl Gateway {
+    /// Asks the acquirer to cancel a processing operation (after resolving the acquirer's id by
+    /// reference when it is not known) and applies its answer: `canceled` declines it as
+    /// `Canceled`; a final status the payment already had applies as it is (and is `Final`).
+    /// No operator action sets a status directly.
+    #[tracing::instrument(skip(self), fields(operation.id = %id))]
+    pub async fn cancel_at_provider(&self, id: OperationId) -> Result<Operation, CancelError> {
+        let operation = self.operation(id).await.map_err(|error| match error {
+            ReadError::NotFound => CancelError::NotFound,
+            other => other.into(),
+        })?;
+        if operation.status().is_final() {
+            return Err(CancelError::Final(Box::new(operation)));
+        }
+        if operation.is_sandbox() {
+            return Err(CancelError::NotAtAcquirer);
+        }
+        let attempt = self
+            .ports
+            .store
+            .attempts(id)
+            .await?
+            .pop()
+            .ok_or(CancelError::NotAtAcquirer)?;
+        let acquirer = self
+            .ports
+            .providers
+            .acquirer(&attempt.provider)
+            .await?
+            .ok_or(CancelError::NotAtAcquirer)?;
+        let now = self.ports.clock.now();
+        let acquirer_id = match &attempt.acquirer_id {
+            Some(known) => known.clone(),
+            None => match self.ports.acquirer.find(&acquirer, id).await {
+                Lookup::Found(payment) if payment.status.is_final() => {
+                    let current = self
+                        .apply_payment(&operation, attempt, &payment, Heard::Read)
+                        .await?;
+                    return Err(CancelError::Final(Box::new(current)));
+                }
+                Lookup::Found(payment) => payment.id,
+                Lookup::NotFound
+                    if now >= crate::acquirer::not_found_final_at(attempt.created_at) =>
+                {
+                    let done = self
+                        .finish(
+                            &operation,
+                            Outcome::Decline(Decline::new(DeclineCode::Canceled)),
+                        )
+                        .await?;
+                    return Ok(done);
+                }
+                Lookup::NotFound => {
+                    return Err(CancelError::Unavailable(
+                        "the acquirer does not know the payment yet".into(),
+                    ))
+                }
+                Lookup::Failed(reason) => return Err(CancelError::Unavailable(reason)),
+            },
+        };
+        match self.ports.acquirer.cancel(&acquirer, &acquirer_id).await {
+            Lookup::Found(payment) if payment.id == acquirer_id => {
+                let canceled = payment.status == PaymentStatus::Canceled;
+                let current = self
+                    .apply_payment(&operation, attempt, &payment, Heard::Read)
+                    .await?;
+                if canceled && current.status() != crate::Status::Approved {
+                    Ok(current)
+                } else {
+                    Err(CancelError::Final(Box::new(current)))
+                }
+            }
+            Lookup::Found(_) => Err(CancelError::Unavailable(
+                "the acquirer answered for another payment".into(),
+            )),
+            Lookup::NotFound => Err(CancelError::Unavailable(
+                "the acquirer does not know the payment".into(),
+            )),
+            Lookup::Failed(reason) => Err(CancelError::Unavailable(reason)),
+        }
+    }
 }

@@ -12,7 +12,7 @@ mod steps;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use acquirer::{Notification, NotifiedObject, PayPage};
+pub use acquirer::{CancelError, Notification, NotifiedObject, PayPage};
 pub use checkout::{Checkout, CheckoutError};
 pub use errors::{CompleteError, CreateError, NotificationError, ReadError, StepError};
 pub use steps::check_input;

@@ -71,10 +71,18 @@ impl Sim {
         collect(stderr, log.clone(), None);
         let line: String = rx
             .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("acquirer-sim did not start: {:?}", log.lock().map(|l| l.join("\n"))));
+            .unwrap_or_else(|_| {
+                panic!(
+                    "acquirer-sim did not start: {:?}",
+                    log.lock().map(|l| l.join("\n"))
+                )
+            });
         let address = |key: &str| {
             let at = line.find(key).expect("address in the listening line") + key.len();
-            let text: String = line[at..].chars().take_while(|c| !c.is_whitespace()).collect();
+            let text: String = line[at..]
+                .chars()
+                .take_while(|c| !c.is_whitespace())
+                .collect();
             format!("http://{text}")
         };
         Sim {
@@ -82,7 +90,10 @@ impl Sim {
             control: address("control="),
             child,
             log,
-            client: reqwest::Client::builder().no_proxy().build().expect("client"),
+            client: reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("client"),
         }
     }
 
@@ -95,7 +106,11 @@ impl Sim {
             .send()
             .await
             .expect("the simulator's control answers");
-        assert!(answer.status().is_success(), "faults {update}: {}", answer.status());
+        assert!(
+            answer.status().is_success(),
+            "faults {update}: {}",
+            answer.status()
+        );
         answer.json().await.expect("JSON faults")
     }
 
@@ -178,8 +193,15 @@ fn collect(
 #[track_caller]
 pub fn add_provider(db: &TestDb, name: &str, sim: &Sim, extra: &[&str]) {
     let out = run(command(db)
-        .args(["provider", "add", "--name", name, "--kind", "acquirer", "--url", &sim.api])
-        .args(["--api-key-env", "SIM_KEY", "--webhook-secret-env", "SIM_SECRET"])
+        .args([
+            "provider", "add", "--name", name, "--kind", "acquirer", "--url", &sim.api,
+        ])
+        .args([
+            "--api-key-env",
+            "SIM_KEY",
+            "--webhook-secret-env",
+            "SIM_SECRET",
+        ])
         .args(extra)
         .env("SIM_KEY", SIM_API_KEY)
         .env("SIM_SECRET", SIM_WEBHOOK_SECRET));

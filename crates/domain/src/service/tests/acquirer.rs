@@ -692,3 +692,66 @@ fn sandbox_operations_have_no_acquirer_pay_page() {
     assert!(block_on(mocks.gateway().pay_page(id(1))).is_err());
     let _ = Outcome::Approve;
 }
+
+#[test]
+fn an_operators_cancel_declines_as_canceled_once_the_acquirer_canceled() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    mocks
+        .acquirer
+        .expect_cancel()
+        .times(1)
+        .returning(|_, _| Lookup::Found(payment(PaymentStatus::Canceled, None)));
+    expect_save_attempt(&mut mocks);
+    let finished = mocks.expect_finish(1, || Ok(()));
+
+    let done = block_on(mocks.gateway().cancel_at_provider(id(1))).unwrap();
+
+    assert_eq!(done.decline(), Some(&Decline::new(DeclineCode::Canceled)));
+    assert_eq!(
+        net(&finished.one().moves),
+        (25_000, -25_000),
+        "the hold is released"
+    );
+}
+
+#[test]
+fn a_cancel_that_finds_the_payout_executed_applies_that_status_instead() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    mocks
+        .acquirer
+        .expect_cancel()
+        .returning(|_, _| Lookup::Found(payment(PaymentStatus::Succeeded, None)));
+    expect_save_attempt(&mut mocks);
+    mocks.expect_finish(1, || Ok(()));
+
+    let result = block_on(mocks.gateway().cancel_at_provider(id(1)));
+
+    assert!(
+        matches!(&result, Err(crate::service::CancelError::Final(op)) if op.status() == Status::Approved),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn a_cancel_whose_answer_is_unknown_changes_nothing() {
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    mocks
+        .acquirer
+        .expect_cancel()
+        .returning(|_, _| Lookup::Failed("HTTP 502".into()));
+    mocks.store.expect_save_attempt().never();
+    mocks.store.expect_finish().never();
+
+    let result = block_on(mocks.gateway().cancel_at_provider(id(1)));
+
+    assert!(matches!(
+        result,
+        Err(crate::service::CancelError::Unavailable(_))
+    ));
+}
