@@ -6,6 +6,7 @@
 //! reached.
 
 mod acquirer;
+mod acquirer_faults;
 mod callbacks;
 mod cli;
 mod demo;
