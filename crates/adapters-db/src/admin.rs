@@ -1,6 +1,6 @@
-//! The operator's storage: the [`OperatorStore`] port (merchants, routes, manual balance moves
-//! and `ledger verify`). The rules are the domain's (`domain::operator`); what arrives here
-//! already passed them.
+//! The operator's storage: the [`OperatorStore`] port (merchants, routes, providers, manual
+//! balance moves and `ledger verify`; the providers' writes are in `crate::providers`). The
+//! rules are the domain's (`domain::operator`); what arrives here already passed them.
 //!
 //! Every method is one unit of work on a blocking thread; changes take effect in this process
 //! at once; other processes see them within their cache TTL (2 s by default).
@@ -13,7 +13,10 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ledger::{Balance, BalanceMove, LedgerMismatch};
 use domain::merchant::Merchant;
 use domain::operator::CheckedRoute;
-use domain::ports::{ManualMoveError, MerchantInsertError, OperatorStore, StoreError};
+use domain::ports::{
+    ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError, StoreError,
+};
+use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::{MerchantId, Timestamp};
 
@@ -76,6 +79,36 @@ fn read_balance<E: From<StoreError>>(
         available,
         held,
     })
+}
+
+/// What an operator changes on a route.
+#[derive(Debug, Clone, Copy)]
+enum RouteChange {
+    Enabled(bool),
+    Priority(i32),
+}
+
+impl Database {
+    /// Applies `change` to route `id`; `Ok(false)` if there is none. This process's routing
+    /// sees it at once.
+    async fn change_route(&self, id: i64, change: RouteChange) -> Result<bool, StoreError> {
+        let found = self
+            .write_one(move |conn| {
+                let route = routes::table.find(id);
+                let changed = match change {
+                    RouteChange::Enabled(on) => diesel::update(route)
+                        .set(routes::enabled.eq(i16::from(on)))
+                        .execute(conn)?,
+                    RouteChange::Priority(priority) => diesel::update(route)
+                        .set(routes::priority.eq(priority))
+                        .execute(conn)?,
+                };
+                Ok::<_, TxError<StoreError>>(changed == 1)
+            })
+            .await?;
+        self.inner.routes.clear();
+        Ok(found)
+    }
 }
 
 #[async_trait]
@@ -202,16 +235,39 @@ impl OperatorStore for Database {
 
     #[tracing::instrument(skip(self))]
     async fn disable_route(&self, id: i64) -> Result<bool, StoreError> {
-        let found = self
-            .write(move |conn| {
-                let changed = diesel::update(routes::table.find(id))
-                    .set(routes::enabled.eq(0_i16))
-                    .execute(conn)?;
-                Ok::<_, TxError<StoreError>>(changed == 1)
-            })
-            .await?;
-        self.inner.routes.clear();
-        Ok(found)
+        self.change_route(id, RouteChange::Enabled(false)).await
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn enable_route(&self, id: i64) -> Result<bool, StoreError> {
+        self.change_route(id, RouteChange::Enabled(true)).await
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn set_route_priority(&self, id: i64, priority: i32) -> Result<bool, StoreError> {
+        self.change_route(id, RouteChange::Priority(priority)).await
+    }
+
+    #[tracing::instrument(skip_all, fields(provider = %provider.name))]
+    async fn insert_provider(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<(), ProviderInsertError> {
+        self.insert_provider_row(provider, at).await
+    }
+
+    #[tracing::instrument(skip_all, fields(provider = %provider.name))]
+    async fn update_provider(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        self.update_provider_row(provider, at).await
+    }
+
+    async fn list_providers(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
+        self.read_provider_rows().await
     }
 
     #[tracing::instrument(skip_all, fields(merchant.id = %adjustment.merchant_id))]

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
 use domain::merchant::Merchant;
+use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::MerchantId;
 
@@ -43,8 +44,8 @@ pub struct DbOptions {
     /// How long a unit of work waits for a pooled connection before failing as unavailable;
     /// also how long `connect` waits for the first connection.
     pub connection_timeout: Duration,
-    /// How long routes and merchants are served from memory. At most 2 s by default, so a
-    /// running gateway sees route changes and merchant disables well within 5 s.
+    /// How long routes, merchants and providers are served from memory. At most 2 s by
+    /// default, so a running gateway sees route, merchant and provider changes well within 5 s.
     pub cache_ttl: Duration,
 }
 
@@ -76,6 +77,7 @@ pub(crate) struct Inner {
     writer: Option<Mutex<()>>,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
     pub(crate) merchants: TtlMap<MerchantId, Option<Merchant>>,
+    pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
 }
@@ -124,6 +126,7 @@ impl Database {
                 writer: (backend == Backend::Sqlite).then(|| Mutex::new(())),
                 routes: TtlMap::new(options.cache_ttl, 1),
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
+                providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
             }),
         })
@@ -156,10 +159,11 @@ impl Database {
             .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Forgets cached routes and merchants (after an admin change or a migration).
+    /// Forgets cached routes, merchants and providers (after an admin change or a migration).
     pub(crate) fn forget_cached(&self) {
         self.inner.routes.clear();
         self.inner.merchants.clear();
+        self.inner.providers.clear();
     }
 }
 

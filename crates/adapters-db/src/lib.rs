@@ -5,9 +5,10 @@
 //! [`OperationStore`](domain::ports::OperationStore),
 //! [`MerchantDirectory`](domain::ports::MerchantDirectory),
 //! [`RouteTable`](domain::ports::RouteTable),
+//! [`ProviderDirectory`](domain::ports::ProviderDirectory),
 //! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
 //! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
-//! `domain::operator`: merchants, routes, manual balance moves, `ledger verify`).
+//! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`).
 //!
 //! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
 //!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
@@ -22,8 +23,13 @@
 //!   (merchant, direction, merchantOperationId); the violation becomes `Duplicate`.
 //! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
 //!   per process; PostgreSQL runs read committed.
-//! * Routes and merchants are served from memory for up to 2 s (changes made through this
-//!   handle show at once).
+//! * Routes, merchants and providers are served from memory for up to 2 s (changes made
+//!   through this handle show at once).
+//! * Provider attempts are written with their operation and leased to the reconciler like
+//!   callbacks (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the one writer on SQLite).
+//! * Migrations are linear: a database holds every embedded migration up to the newest it
+//!   lists, and one that lists a migration this binary does not embed is refused (see
+//!   [`Database::migrate`]).
 //!
 //! Both backends share one query code path through diesel's `MultiConnection`; the few
 //! statements that differ (`BEGIN IMMEDIATE`, `FOR UPDATE SKIP LOCKED`, reading a new row's
@@ -36,6 +42,7 @@ mod database;
 mod directory;
 mod migrate;
 mod outbox;
+mod providers;
 mod queue;
 mod rows;
 mod schema;

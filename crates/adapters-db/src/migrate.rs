@@ -1,7 +1,19 @@
 //! Migrations, embedded in the binary from `migrations/sqlite` and `migrations/postgres`.
+//!
+//! They are applied in order, and a database is taken to hold every embedded migration up to
+//! the newest one recorded in diesel's `__diesel_schema_migrations`. The migration that adds
+//! providers removes the first version's record from that table: a first-version process
+//! (which applies every embedded migration not recorded there) then tries to create the
+//! initial tables again and stops at start, as the upgrade rule of contract section 10.3
+//! wants. A database that records a migration this binary does not embed was upgraded by a
+//! newer version, and [`Database::migrate`] refuses it the same way.
 
-use anyhow::{anyhow, Context};
+use std::collections::BTreeSet;
+
+use anyhow::{anyhow, bail, Context};
+use diesel::backend::Backend as DieselBackend;
 use diesel::connection::SimpleConnection;
+use diesel::migration::{Migration, MigrationSource};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 use crate::conn::DbConn;
@@ -17,10 +29,14 @@ const PG_MIGRATION_UNLOCK: &str = "SELECT pg_advisory_unlock(7335091416)";
 impl Database {
     /// Applies the pending migrations of this backend; running it again does nothing.
     ///
+    /// Fails, changing nothing, if the database records a migration this binary does not
+    /// embed: a newer gateway upgraded it, and this one would misread it.
+    ///
     /// Blocking (it runs before serving): from async code call it in `spawn_blocking`, or
     /// before the server starts.
     #[tracing::instrument(skip(self), fields(db.backend = %self.inner.backend))]
     pub fn migrate(&self) -> anyhow::Result<()> {
+        let backend = self.inner.backend;
         let mut conn = self
             .inner
             .pool
@@ -29,26 +45,70 @@ impl Database {
         let applied = match &mut *conn {
             DbConn::Sqlite(c) => {
                 let _writer = self.sqlite_writer();
-                c.run_pending_migrations(SQLITE)
-                    .map(|done| done.iter().map(ToString::to_string).collect::<Vec<_>>())
-                    .map_err(|e| anyhow!("SQLite migration failed: {e}"))?
+                apply_pending(c, SQLITE)
             }
             DbConn::Pg(c) => {
                 c.batch_execute(PG_MIGRATION_LOCK)
                     .context("cannot take the migration lock")?;
-                let result = c
-                    .run_pending_migrations(POSTGRES)
-                    .map(|done| done.iter().map(ToString::to_string).collect::<Vec<_>>())
-                    .map_err(|e| anyhow!("PostgreSQL migration failed: {e}"));
+                let result = apply_pending(c, POSTGRES);
                 c.batch_execute(PG_MIGRATION_UNLOCK)
                     .context("cannot release the migration lock")?;
-                result?
+                result
             }
-        };
+        }
+        .with_context(|| format!("{backend} migration failed"))?;
         for version in &applied {
             tracing::info!(migration = %version, "migration applied");
         }
         self.forget_cached();
         Ok(())
     }
+}
+
+/// Applies, in order, the migrations of `source` newer than the newest one `conn` records,
+/// after checking that it records none that `source` lacks. Returns the versions applied.
+fn apply_pending<DB, C>(conn: &mut C, source: EmbeddedMigrations) -> anyhow::Result<Vec<String>>
+where
+    DB: DieselBackend,
+    C: MigrationHarness<DB>,
+    EmbeddedMigrations: MigrationSource<DB>,
+{
+    let recorded: Vec<String> = conn
+        .applied_migrations()
+        .map_err(|e| anyhow!("cannot read the applied migrations: {e}"))?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let mut embedded = source
+        .migrations()
+        .map_err(|e| anyhow!("cannot read the embedded migrations: {e}"))?;
+    embedded.sort_by_key(|m| m.name().version().to_string());
+    let known: BTreeSet<String> = embedded
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .collect();
+    let unknown: Vec<&str> = recorded
+        .iter()
+        .filter(|v| !known.contains(*v))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        bail!(
+            "the database has migrations this gateway does not know ({}): a newer gateway \
+             has upgraded it; run that version (or a later one) in every process",
+            unknown.join(", ")
+        );
+    }
+    let newest = recorded.iter().max();
+    let mut applied = Vec::new();
+    for migration in embedded
+        .iter()
+        .filter(|m| newest.is_none_or(|n| m.name().version().to_string() > *n))
+    {
+        let version = conn
+            .run_migration(migration as &dyn Migration<DB>)
+            .map_err(|e| anyhow!("migration {} failed: {e}", migration.name()))?;
+        applied.push(version.to_string());
+    }
+    Ok(applied)
 }

@@ -9,6 +9,10 @@
 //!   had the money; the other rows are then written one by one, each as its own statement,
 //!   which tells a short balance from a taken merchantOperationId exactly as the general path.
 //!
+//! An operation written with its first provider attempt (an acquirer's: the rare creation
+//! whose time is spent on the network anyway) takes neither lane but the general path, which
+//! writes the attempt in the operation's transaction.
+//!
 //! A request queues its row and waits for the answer; up to the lane's writer count of
 //! blocking tasks take everything queued (up to [`MAX_BATCH`] rows) and write it with one
 //! statement, one round trip and one commit for the lot, then answer each request. No
@@ -100,7 +104,8 @@ pub(crate) fn shard_of(lane: Lane, new: &NewOperation) -> usize {
 
 /// The lane that writes `new`, if one can: see the module docs.
 pub(crate) fn lane_of(new: &NewOperation) -> Option<Lane> {
-    if new.callback.is_some() {
+    // An operation with its first attempt (an acquirer's) takes the general path.
+    if new.callback.is_some() || new.attempt.is_some() {
         return None;
     }
     let op = &new.operation;

@@ -62,6 +62,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         fingerprint -> Nullable<Text>,
+        provider -> Text,
     }
 }
 
@@ -117,6 +118,52 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    providers (name) {
+        name -> Text,
+        kind -> Text,
+        url -> Text,
+        api_key -> Text,
+        webhook_secret -> Text,
+        timeout_ms -> BigInt,
+        allow_insecure -> SmallInt,
+        enabled -> SmallInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    provider_attempts (operation_id, number) {
+        operation_id -> Text,
+        number -> Integer,
+        route_id -> BigInt,
+        provider -> Text,
+        state -> Text,
+        acquirer_id -> Nullable<Text>,
+        failure_code -> Nullable<Text>,
+        redirect_url -> Nullable<Text>,
+        latency_ms -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        next_check_at -> Nullable<BigInt>,
+        unknown_since -> Nullable<BigInt>,
+        reads -> Integer,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    provider_discrepancies (id) {
+        id -> BigInt,
+        operation_id -> Text,
+        provider -> Text,
+        reported -> Text,
+        at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     merchant_methods,
@@ -126,4 +173,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     ledger,
     callback_outbox,
     callback_attempts,
+    providers,
+    provider_attempts,
+    provider_discrepancies,
 );

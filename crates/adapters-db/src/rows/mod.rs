@@ -1,15 +1,19 @@
 //! Rows <-> domain values. Unknown or invalid stored values are an error, never a default.
 
 mod action;
+mod attempt;
 mod catalog;
 mod operation;
+mod provider;
 
+pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
 pub(crate) use catalog::{
     merchant_from_rows, route_from_row, MerchantRow, NewMerchantRow, NewRouteRow, RouteRow,
 };
 pub(crate) use operation::{
     action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,
 };
+pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow};
 
 use anyhow::anyhow;
 use domain::{Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, ValueError};

@@ -51,6 +51,7 @@ macro_rules! operation_columns {
             created_at: BigInt = i64, i64;
             updated_at: BigInt = i64, i64;
             fingerprint: Nullable<Text> = Option<&'a str>, Option<String>;
+            provider: Text = &'a str, String;
         }
     };
 }
@@ -172,6 +173,7 @@ impl<'a> NewOperationRow<'a> {
             created_at: op.created_at().millis(),
             updated_at: op.updated_at().millis(),
             fingerprint: fingerprint.map(Fingerprint::as_str),
+            provider: op.provider(),
         })
     }
 }
@@ -368,6 +370,7 @@ pub(crate) fn operation_from_row(
         },
         user_data,
         route_id: row.route_id,
+        provider: row.provider,
         created_at: Timestamp::from_millis(row.created_at),
     };
     let requisites: Option<KeptObject> = from_json("operations.requisites", row.requisites)?;

@@ -1,5 +1,6 @@
 //! The `OperationStore` port and the writes it is made of.
 
+mod attempts;
 mod batched;
 mod money;
 mod operations;

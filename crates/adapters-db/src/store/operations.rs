@@ -5,6 +5,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::Bool;
+use domain::attempt::{Attempt, Discrepancy};
 use domain::ledger::Balance;
 use domain::operation::{Action, Operation};
 use domain::ports::{
@@ -13,6 +14,7 @@ use domain::ports::{
 use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantOperationId, OperationId, Status, Timestamp};
 
+use super::attempts::{insert_attempt, Claim};
 use super::{apply_move, queue_callback, single};
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
@@ -23,10 +25,12 @@ use crate::work::{corrupt, TxError};
 /// The status code a final write is guarded by: only a processing operation changes.
 const PROCESSING: i16 = 3;
 
-/// Written as a literal (not a bound parameter) so the planner can use the partial indexes
-/// `... WHERE status = 3` of the expiry sweep and the payout poller.
-fn is_processing() -> diesel::expression::SqlLiteral<Bool> {
-    sql::<Bool>("status = 3")
+/// A processing operation of the built-in sandbox: what the expiry sweep and the payout
+/// poller act on (an acquirer's operations are never expired on the gateway's clock nor polled
+/// through the sandbox). Written as a literal (not bound parameters) so the planner can use
+/// their partial indexes `... WHERE status = 3 AND provider = 'sandbox'`.
+fn is_sandbox_processing() -> diesel::expression::SqlLiteral<Bool> {
+    sql::<Bool>("status = 3 AND provider = 'sandbox'")
 }
 
 fn load_operation<E: From<StoreError>>(
@@ -82,6 +86,9 @@ impl OperationStore for Database {
                     return Err(TxError::Fail(InsertError::Duplicate));
                 }
                 Err(e) => return Err(e.into()),
+            }
+            if let Some(attempt) = &new.attempt {
+                insert_attempt(conn, attempt)?;
             }
             if let Some(callback) = &new.callback {
                 queue_callback(conn, callback)?;
@@ -229,6 +236,7 @@ impl OperationStore for Database {
         .await
     }
 
+    /// The sandbox's deposits only: an acquirer's are never expired on the gateway's clock.
     #[tracing::instrument(level = "debug", skip(self))]
     async fn expired_deposits(
         &self,
@@ -238,7 +246,7 @@ impl OperationStore for Database {
         self.read(move |conn| {
             use crate::schema::operations::dsl::*;
             let ids: Vec<String> = operations
-                .filter(is_processing())
+                .filter(is_sandbox_processing())
                 .filter(expires_at.le(now.millis()))
                 .filter(direction.eq(Direction::Deposit.as_str()))
                 .order(expires_at.asc())
@@ -253,12 +261,13 @@ impl OperationStore for Database {
         .await
     }
 
+    /// The sandbox's payouts only: an acquirer's are never polled through the sandbox.
     #[tracing::instrument(level = "debug", skip(self))]
     async fn due_payouts(&self, now: Timestamp, limit: u32) -> Result<Vec<Operation>, StoreError> {
         self.read(move |conn| {
             use crate::schema::operations::dsl::*;
             let found: Vec<OperationRow> = operations
-                .filter(is_processing())
+                .filter(is_sandbox_processing())
                 .filter(due_at.le(now.millis()))
                 .order(due_at.asc())
                 .limit(i64::from(limit))
@@ -311,5 +320,39 @@ impl OperationStore for Database {
                 .map_err(corrupt)
         })
         .await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %attempt.operation_id))]
+    async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
+        self.update_attempt(attempt).await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %id))]
+    async fn attempts(&self, id: OperationId) -> Result<Vec<Attempt>, StoreError> {
+        self.read_attempts(id).await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn claim_checks(
+        &self,
+        provider: &str,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<Attempt>, StoreError> {
+        let claim = Claim {
+            provider: provider.to_string(),
+            owner: owner.to_string(),
+            now,
+            lease_until,
+            limit,
+        };
+        self.lease_checks(claim).await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %discrepancy.operation_id))]
+    async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError> {
+        self.insert_discrepancy(discrepancy).await
     }
 }

@@ -8,7 +8,8 @@
 //!   inserted only if the update found the money. It is atomic like any single statement, and
 //!   the balance row is locked only from that statement to its commit.
 //!
-//! Everything else (declines at creation, SQLite) keeps the general unit of work in
+//! Everything else (declines at creation, operations written with their first provider
+//! attempt, SQLite) keeps the general unit of work in
 //! [`super::operations`].
 
 use diesel::pg::{Pg, PgConnection};
@@ -33,7 +34,8 @@ pub(crate) enum Shape {
 
 impl Shape {
     pub(crate) fn of(new: &NewOperation) -> Option<Shape> {
-        if new.callback.is_some() {
+        // An operation with its first attempt (an acquirer's) takes the general path.
+        if new.callback.is_some() || new.attempt.is_some() {
             return None;
         }
         match new.moves.as_slice() {

@@ -169,3 +169,28 @@ async fn routes_are_added_and_disabled_and_seen_at_once() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn routes_are_enabled_and_reprioritised_and_seen_at_once() {
+    each_backend(|t| async move {
+        let route = |routes: Vec<domain::route::Route>| {
+            routes.into_iter().find(|r| r.id == 3).expect("route 3")
+        };
+        // Cached before each change: the change must still show at once.
+        assert!(route(t.db.routes().await.expect("routes")).enabled);
+        assert!(t.db.disable_route(3).await.expect("disable"));
+        assert!(!route(t.db.routes().await.expect("routes")).enabled);
+        assert!(t.db.enable_route(3).await.expect("enable"));
+        assert!(route(t.db.routes().await.expect("routes")).enabled);
+
+        assert!(t.db.set_route_priority(3, -5).await.expect("priority"));
+        let changed = route(t.db.routes().await.expect("routes"));
+        assert_eq!((changed.priority, changed.enabled), (-5, true));
+        assert_eq!(route(t.db.list_routes().await.expect("list")), changed);
+        assert_eq!(t.rows_where("routes", "priority = 100"), 7);
+
+        assert!(!t.db.enable_route(9_999).await.expect("enable unknown"));
+        assert!(!t.db.set_route_priority(9_999, 1).await.expect("unknown"));
+    })
+    .await;
+}

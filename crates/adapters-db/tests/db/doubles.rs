@@ -1,15 +1,18 @@
-//! Test doubles for the gateway's other ports: provider, clock, ids.
+//! Test doubles for the gateway's other ports: provider, acquirer, clock, ids.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use adapters_db::Database;
 use async_trait::async_trait;
+use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
 use domain::operation::{Action, Decline, DeclineCode, Operation, ProviderState};
 use domain::operator::Operator;
 use domain::ports::{
-    CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict,
+    Acquirer, CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError,
+    ProviderVerdict,
 };
+use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::service::{Gateway, Ports};
 use domain::{Timestamp, WithdrawalRequisites};
@@ -20,8 +23,10 @@ pub fn gateway(db: &Database) -> Gateway {
     Gateway::new(Ports {
         store: db.clone(),
         merchants: db.clone(),
-        routes: db,
+        routes: db.clone(),
         provider: Arc::new(TestProvider),
+        providers: db,
+        acquirer: Arc::new(NoAcquirer),
         clock: Arc::new(SystemClock),
         ids: Arc::new(UuidIds),
         callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
@@ -38,6 +43,24 @@ pub fn operator(db: &Database) -> Operator {
 }
 
 pub use domain::testkit::{RandomIds as UuidIds, WallClock as SystemClock};
+
+/// No acquirer answers: these tests route to the sandbox only.
+pub struct NoAcquirer;
+
+#[async_trait]
+impl Acquirer for NoAcquirer {
+    async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CreateResult {
+        CreateResult::Unavailable("no acquirer in these tests".into())
+    }
+
+    async fn find(&self, _: &AcquirerProvider, _: domain::OperationId) -> Lookup {
+        Lookup::Failed("no acquirer in these tests".into())
+    }
+
+    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
+        Lookup::Failed("no acquirer in these tests".into())
+    }
+}
 
 /// Accepts everything (waiting deposits, payouts due in an hour), except amounts ending in 05,
 /// which it declines, like the sandbox.

@@ -1,11 +1,15 @@
 //! Merchants, balances, requests and operations to test with.
 
+use std::time::Duration;
+
 use adapters_db::Database;
+use domain::attempt::Attempt;
 use domain::ledger::{manual_move, BalanceMove};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
 use domain::operator::NewMerchant;
 use domain::ports::{Clock, OperationStore, OperatorStore};
+use domain::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
 use domain::request::{Common, NewDeposit, NewWithdrawal};
 use domain::testkit::{DebugCallbackFormat, OperationBuilder};
 use domain::{
@@ -142,6 +146,7 @@ pub async fn insert_plain(db: &Database, op: &Operation) {
         fingerprint: None,
         moves: Vec::new(),
         callback: None,
+        attempt: None,
     };
     db.insert(&new).await.expect("insert");
 }
@@ -164,9 +169,54 @@ pub async fn queue_callbacks(
             operation: done,
             fingerprint: None,
             moves: Vec::new(),
+            attempt: None,
         };
         db.insert(&new).await.expect("insert");
         ids.push(op.id());
     }
     ids
+}
+
+/// `op` as an operation whose current attempt is with `provider`.
+pub fn at_provider(op: Operation, provider: &str) -> Operation {
+    Operation::restore(
+        domain::operation::Opening {
+            provider: provider.to_string(),
+            ..op.opening().clone()
+        },
+        op.part().clone(),
+        op.state().clone(),
+        op.updated_at(),
+    )
+    .expect("the same kind")
+}
+
+/// The first attempt of `op` at its provider, sent at `at` and checked at `check_at`.
+pub fn first_attempt(op: &Operation, at: Timestamp, check_at: Timestamp) -> Attempt {
+    Attempt::sent(op.id(), 1, op.route_id(), op.provider(), at, check_at)
+}
+
+/// Stores `op` with its first attempt `attempt`, no moves and no callback.
+pub async fn insert_with_attempt(db: &Database, op: &Operation, attempt: &Attempt) {
+    let new = domain::ports::NewOperation {
+        operation: op.clone(),
+        fingerprint: None,
+        moves: Vec::new(),
+        callback: None,
+        attempt: Some(attempt.clone()),
+    };
+    db.insert(&new).await.expect("insert with its attempt");
+}
+
+/// An enabled acquirer named `name`, reached over https in 5 s, with credentials from `seed`.
+pub fn acquirer(name: &str, seed: &str) -> AcquirerProvider {
+    AcquirerProvider {
+        name: ProviderName::parse(name).expect("provider name"),
+        url: ProviderUrl::parse(&format!("https://{name}.example/api/"), false).expect("url"),
+        credentials: Credentials::new(&format!("key-{seed}"), &format!("whsec-{seed}"))
+            .expect("credentials"),
+        timeout: Duration::from_secs(5),
+        allow_insecure: false,
+        enabled: true,
+    }
 }

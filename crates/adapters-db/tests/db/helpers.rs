@@ -99,6 +99,25 @@ where
     }
 }
 
+/// Runs `test` on an empty, unmigrated database on each backend, as [`each_backend`] does.
+pub async fn each_empty_backend<F, Fut>(test: F)
+where
+    F: Fn(FreshDatabase) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    eprintln!("-- on SQLite");
+    test(FreshDatabase::sqlite()).await;
+    if testkit::postgres_admin_url().is_some() {
+        eprintln!("-- on PostgreSQL");
+        let pg = tokio::task::spawn_blocking(|| {
+            FreshDatabase::postgres().expect("PostgreSQL is configured")
+        })
+        .await
+        .expect("PostgreSQL setup");
+        test(pg).await;
+    }
+}
+
 impl TestDb {
     /// The stored operation, which must exist.
     pub async fn db_get(&self, id: OperationId) -> Operation {

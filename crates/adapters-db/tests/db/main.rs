@@ -4,12 +4,15 @@
 // Amounts are minor units written as roubles_kopecks: 100_00 is 100.00 RUB.
 #![allow(clippy::inconsistent_digit_grouping)]
 
+mod attempts;
 mod catalog;
 mod concurrency;
 mod doubles;
 mod fixtures;
 mod helpers;
 mod ledger;
+mod migrations;
 mod operations;
 mod outbox;
+mod providers;
 mod throughput;

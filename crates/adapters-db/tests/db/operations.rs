@@ -93,6 +93,7 @@ async fn an_operation_round_trips_with_every_field() {
             fingerprint: Some(fingerprint.clone()),
             moves: Vec::new(),
             callback: None,
+            attempt: None,
         };
         t.db.insert(&new).await.expect("insert");
         assert_eq!(t.db.get(op.id()).await.expect("get"), Some(op.clone()));
@@ -129,6 +130,7 @@ fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperatio
         operation: done,
         fingerprint: Some(Fingerprint::of(&secret('w'), moid.as_bytes())),
         moves,
+        attempt: None,
     }
 }
 
@@ -180,6 +182,7 @@ async fn an_uncovered_hold_writes_nothing() {
             operation: op.clone(),
             fingerprint: None,
             callback: None,
+            attempt: None,
         };
         // No balance row at all, then one that is too small.
         assert!(matches!(

@@ -1,0 +1,119 @@
+//! Acquirer providers: the [`ProviderDirectory`] port, served from a short-lived in-memory
+//! copy, and the operator's writes (in [`OperatorStore`](domain::ports::OperatorStore)).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use domain::ports::{ProviderDirectory, ProviderInsertError, StoreError};
+use domain::provider::AcquirerProvider;
+use domain::Timestamp;
+
+use crate::conn::DbConn;
+use crate::database::Database;
+use crate::rows::{NewProviderRow, ProviderChanges, ProviderRow};
+use crate::schema::providers;
+use crate::work::{corrupt, TxError};
+
+/// Every acquirer provider, enabled or not, by name.
+fn read_providers<E: From<StoreError>>(
+    conn: &mut DbConn,
+) -> Result<Vec<AcquirerProvider>, TxError<E>> {
+    let rows: Vec<ProviderRow> = providers::table
+        .order(providers::name.asc())
+        .select(ProviderRow::as_select())
+        .load(conn)?;
+    rows.into_iter()
+        .map(ProviderRow::into_provider)
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(corrupt)
+}
+
+fn name_taken(error: DieselError) -> TxError<ProviderInsertError> {
+    match error {
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
+            TxError::Fail(ProviderInsertError::NameTaken)
+        }
+        other => TxError::Db(other),
+    }
+}
+
+impl Database {
+    /// See [`OperatorStore::insert_provider`](domain::ports::OperatorStore::insert_provider).
+    pub(crate) async fn insert_provider_row(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<(), ProviderInsertError> {
+        // The built-in sandbox holds its name (the table's CHECK says the same).
+        if provider.name.is_sandbox() {
+            return Err(ProviderInsertError::NameTaken);
+        }
+        let provider = provider.clone();
+        // Two inserts of one name: the primary key makes the second wait for the first and
+        // fail once it commits (PostgreSQL), or run after it (SQLite's one writer).
+        self.write_one(move |conn| {
+            let row = NewProviderRow::new(&provider, at).map_err(corrupt)?;
+            diesel::insert_into(providers::table)
+                .values(&row)
+                .execute(conn)
+                .map_err(name_taken)?;
+            Ok(())
+        })
+        .await?;
+        self.inner.providers.clear();
+        Ok(())
+    }
+
+    /// See [`OperatorStore::update_provider`](domain::ports::OperatorStore::update_provider).
+    pub(crate) async fn update_provider_row(
+        &self,
+        provider: &AcquirerProvider,
+        at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let provider = provider.clone();
+        let found = self
+            .write_one(move |conn| {
+                let changes = ProviderChanges::new(&provider, at).map_err(corrupt)?;
+                let changed = diesel::update(providers::table.find(provider.name.as_str()))
+                    .set(&changes)
+                    .execute(conn)?;
+                Ok::<_, TxError<StoreError>>(changed == 1)
+            })
+            .await?;
+        self.inner.providers.clear();
+        Ok(found)
+    }
+
+    /// See [`OperatorStore::list_providers`](domain::ports::OperatorStore::list_providers).
+    pub(crate) async fn read_provider_rows(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
+        self.read(read_providers).await
+    }
+
+    /// Every provider, from memory for up to the cache TTL (2 s by default).
+    async fn cached_providers(&self) -> Result<Arc<Vec<AcquirerProvider>>, StoreError> {
+        let cache = &self.inner.providers;
+        if let Some(found) = cache.get(&()) {
+            return Ok(found);
+        }
+        let ticket = cache.ticket();
+        let found = Arc::new(self.read(read_providers::<StoreError>).await?);
+        cache.put((), ticket, Arc::clone(&found));
+        Ok(found)
+    }
+}
+
+#[async_trait]
+impl ProviderDirectory for Database {
+    /// Served from memory for up to the cache TTL (2 s by default).
+    async fn acquirers(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
+        Ok(self.cached_providers().await?.as_ref().clone())
+    }
+
+    /// Served from memory for up to the cache TTL (2 s by default).
+    async fn acquirer(&self, name: &str) -> Result<Option<AcquirerProvider>, StoreError> {
+        let all = self.cached_providers().await?;
+        Ok(all.iter().find(|p| p.name.as_str() == name).cloned())
+    }
+}

@@ -1,0 +1,109 @@
+//! The `providers` row: an acquirer and its credentials (stored as given for now).
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+use domain::merchant::Secret;
+use domain::provider::{check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+
+use super::{bad, flag};
+use crate::schema::providers;
+
+/// The only provider kind stored: the sandbox is built in.
+const ACQUIRER: &str = "acquirer";
+
+/// A provider's record as written by an insert or an update (all but its key and creation).
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = providers)]
+pub(crate) struct ProviderChanges<'a> {
+    url: &'a str,
+    api_key: &'a str,
+    webhook_secret: &'a str,
+    timeout_ms: i64,
+    allow_insecure: i16,
+    enabled: i16,
+    updated_at: i64,
+}
+
+impl<'a> ProviderChanges<'a> {
+    pub(crate) fn new(
+        provider: &'a AcquirerProvider,
+        at: domain::Timestamp,
+    ) -> anyhow::Result<Self> {
+        let timeout_ms = i64::try_from(provider.timeout.as_millis())
+            .map_err(|_| anyhow::anyhow!("timeout out of range"))?;
+        Ok(Self {
+            url: provider.url.as_str(),
+            api_key: provider.credentials.api_key.expose(),
+            webhook_secret: provider.credentials.webhook_secret.expose(),
+            timeout_ms,
+            allow_insecure: i16::from(provider.allow_insecure),
+            enabled: i16::from(provider.enabled),
+            updated_at: at.millis(),
+        })
+    }
+}
+
+/// A new provider's row: its record, name, kind and creation time.
+#[derive(Insertable)]
+#[diesel(table_name = providers)]
+pub(crate) struct NewProviderRow<'a> {
+    name: &'a str,
+    kind: &'static str,
+    #[diesel(embed)]
+    record: ProviderChanges<'a>,
+    created_at: i64,
+}
+
+impl<'a> NewProviderRow<'a> {
+    pub(crate) fn new(
+        provider: &'a AcquirerProvider,
+        at: domain::Timestamp,
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
+            name: provider.name.as_str(),
+            kind: ACQUIRER,
+            record: ProviderChanges::new(provider, at)?,
+            created_at: at.millis(),
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = providers)]
+pub(crate) struct ProviderRow {
+    name: String,
+    kind: String,
+    url: String,
+    api_key: String,
+    webhook_secret: String,
+    timeout_ms: i64,
+    allow_insecure: i16,
+    enabled: i16,
+}
+
+impl ProviderRow {
+    pub(crate) fn into_provider(self) -> anyhow::Result<AcquirerProvider> {
+        if self.kind != ACQUIRER {
+            return Err(bad(
+                "providers.kind",
+                format!("{:?}: unknown kind", self.kind),
+            ));
+        }
+        let timeout = u64::try_from(self.timeout_ms)
+            .map(Duration::from_millis)
+            .map_err(|_| bad("providers.timeout_ms", self.timeout_ms))
+            .and_then(|t| check_timeout(t).map_err(|e| bad("providers.timeout_ms", e)))?;
+        Ok(AcquirerProvider {
+            name: ProviderName::from_stored(self.name),
+            url: ProviderUrl::from_stored(self.url),
+            credentials: Credentials {
+                api_key: Secret::new(self.api_key),
+                webhook_secret: Secret::new(self.webhook_secret),
+            },
+            timeout,
+            allow_insecure: flag("providers.allow_insecure", self.allow_insecure)?,
+            enabled: flag("providers.enabled", self.enabled)?,
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! Provider attempts: written with their operation, completed after each call, leased to the
+//! reconciler; and the discrepancies providers report.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use domain::attempt::{Attempt, Discrepancy};
+use domain::ports::StoreError;
+use domain::{OperationId, Timestamp};
+
+use crate::conn::DbConn;
+use crate::database::Database;
+use crate::rows::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
+use crate::schema::{provider_attempts, provider_discrepancies};
+use crate::work::{corrupt, TxError};
+
+/// Writes a new attempt inside the caller's transaction (after its operation).
+pub(crate) fn insert_attempt<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<(), TxError<E>> {
+    let row = NewAttemptRow::new(attempt).map_err(corrupt)?;
+    diesel::insert_into(provider_attempts::table)
+        .values(&row)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The due current attempts of one provider's processing operations, leased in the same
+/// statement. "Current" is the last attempt tried: a later `skipped` one does not count.
+/// `{lock}` is PostgreSQL's row lock (rows another claimer holds are skipped, and the lease
+/// condition is checked again on the locked row); SQLite's `BEGIN IMMEDIATE` makes the
+/// statement the only writer, so it needs none.
+///
+/// Binds: 1 owner, 2 lease until, 3 provider, 4 now, 5 limit.
+const CLAIM: &str = "\
+UPDATE provider_attempts SET lease_owner = {p}1, lease_until = {p}2
+WHERE (operation_id, number) IN (
+    SELECT a.operation_id, a.number
+    FROM provider_attempts a JOIN operations o ON o.id = a.operation_id
+    WHERE a.provider = {p}3 AND a.next_check_at <= {p}4
+      AND (a.lease_until IS NULL OR a.lease_until < {p}4)
+      AND o.status = 3 AND a.state <> 'skipped'
+      AND NOT EXISTS (SELECT 1 FROM provider_attempts later
+          WHERE later.operation_id = a.operation_id AND later.number > a.number
+            AND later.state <> 'skipped')
+    ORDER BY a.next_check_at, a.operation_id, a.number
+    LIMIT {p}5{lock})
+RETURNING operation_id, number, route_id, provider, state, acquirer_id, failure_code,
+    redirect_url, latency_ms, created_at, updated_at, next_check_at, unknown_since, reads";
+
+/// [`CLAIM`] in the dialect of `conn`'s backend.
+fn claim_sql(conn: &DbConn) -> String {
+    let (placeholder, lock) = match conn {
+        DbConn::Pg(_) => ("$", "\n    FOR UPDATE OF a SKIP LOCKED"),
+        DbConn::Sqlite(_) => ("?", ""),
+    };
+    CLAIM.replace("{p}", placeholder).replace("{lock}", lock)
+}
+
+/// What one claim asks for.
+#[derive(Clone)]
+pub(crate) struct Claim {
+    pub(crate) provider: String,
+    pub(crate) owner: String,
+    pub(crate) now: Timestamp,
+    pub(crate) lease_until: Timestamp,
+    pub(crate) limit: u32,
+}
+
+fn attempts_from(rows: Vec<AttemptRow>) -> anyhow::Result<Vec<Attempt>> {
+    rows.into_iter().map(AttemptRow::into_attempt).collect()
+}
+
+impl Database {
+    /// See [`OperationStore::save_attempt`](domain::ports::OperationStore::save_attempt).
+    pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
+        let attempt = attempt.clone();
+        self.write_one(move |conn| {
+            let changes = AttemptChanges::new(&attempt).map_err(corrupt)?;
+            let key = (attempt.operation_id.to_string(), changes.number);
+            let changed = diesel::update(provider_attempts::table.find(key))
+                .set(&changes)
+                .execute(conn)?;
+            if changed == 0 {
+                return Err(corrupt(anyhow::anyhow!(
+                    "attempt {} of operation {} does not exist",
+                    attempt.number,
+                    attempt.operation_id
+                )));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// See [`OperationStore::attempts`](domain::ports::OperationStore::attempts).
+    pub(crate) async fn read_attempts(&self, id: OperationId) -> Result<Vec<Attempt>, StoreError> {
+        self.read(move |conn| {
+            let rows: Vec<AttemptRow> = provider_attempts::table
+                .filter(provider_attempts::operation_id.eq(id.to_string()))
+                .order(provider_attempts::number.asc())
+                .select(AttemptRow::as_select())
+                .load(conn)?;
+            attempts_from(rows).map_err(corrupt)
+        })
+        .await
+    }
+
+    /// See [`OperationStore::claim_checks`](domain::ports::OperationStore::claim_checks).
+    pub(crate) async fn lease_checks(&self, claim: Claim) -> Result<Vec<Attempt>, StoreError> {
+        // One statement: on PostgreSQL without BEGIN/COMMIT, on SQLite in a write transaction.
+        let mut claimed = self
+            .write_one(move |conn| {
+                let c = &claim;
+                let rows: Vec<AttemptRow> = diesel::sql_query(claim_sql(conn))
+                    .bind::<Text, _>(&c.owner)
+                    .bind::<BigInt, _>(c.lease_until.millis())
+                    .bind::<Text, _>(&c.provider)
+                    .bind::<BigInt, _>(c.now.millis())
+                    .bind::<BigInt, _>(i64::from(c.limit))
+                    .load(conn)?;
+                attempts_from(rows).map_err(corrupt::<StoreError>)
+            })
+            .await?;
+        // RETURNING keeps no order: oldest check first, as selected.
+        claimed.sort_by_key(|a| (a.next_check_at, a.operation_id, a.number));
+        Ok(claimed)
+    }
+
+    /// See [`OperationStore::record_discrepancy`](domain::ports::OperationStore::record_discrepancy).
+    pub(crate) async fn insert_discrepancy(
+        &self,
+        discrepancy: &Discrepancy,
+    ) -> Result<(), StoreError> {
+        let discrepancy = discrepancy.clone();
+        self.write_one(move |conn| {
+            diesel::insert_into(provider_discrepancies::table)
+                .values(NewDiscrepancyRow::new(&discrepancy))
+                .execute(conn)?;
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,356 @@
+//! Provider attempts: written with their operation, saved, claimed by the reconciler; the
+//! sandbox sweeps; discrepancies.
+
+use std::collections::BTreeSet;
+
+use adapters_db::Database;
+use domain::attempt::{Attempt, AttemptState, Discrepancy};
+use domain::ledger::hold_for;
+use domain::operation::{Decline, DeclineCode, Operation, Outcome};
+use domain::ports::{Completion, InsertError, NewOperation, OperationStore};
+use domain::{Direction, OperationId, Timestamp};
+
+use crate::helpers::{
+    all_at_once, at_provider, balance, each_backend, first_attempt, funded_merchant, insert_plain,
+    insert_with_attempt, merchant, now, operation_builder, TestDb,
+};
+
+/// A processing deposit of a new merchant at `provider`, stored with its first attempt due
+/// at `check_at`.
+async fn stored(t: &TestDb, provider: &str, check_at: Timestamp) -> (Operation, Attempt) {
+    let shop = merchant(&t.db).await;
+    let op = at_provider(
+        operation_builder(&shop, Direction::Deposit, 1_00).build(),
+        provider,
+    );
+    let attempt = first_attempt(&op, now(), check_at);
+    insert_with_attempt(&t.db, &op, &attempt).await;
+    (op, attempt)
+}
+
+/// Writes attempt `number` of `op` behind the store's back (no port adds a later attempt yet).
+fn later_attempt(t: &TestDb, op: &Operation, number: u32, provider: &str, state: &str) {
+    t.exec(&format!(
+        "INSERT INTO provider_attempts (operation_id, number, route_id, provider, state, \
+         created_at, updated_at, reads) VALUES ('{}', {number}, 1, '{provider}', '{state}', 0, 0, 0)",
+        op.id()
+    ));
+}
+
+async fn claim(
+    db: &Database,
+    provider: &str,
+    owner: &str,
+    at: Timestamp,
+    limit: u32,
+) -> Vec<OperationId> {
+    db.claim_checks(provider, owner, at, at.plus_seconds(30), limit)
+        .await
+        .expect("claim")
+        .into_iter()
+        .map(|a| a.operation_id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider() {
+    each_backend(|t| async move {
+        let at = now();
+        let (deposit, attempt) = stored(&t, "bank-a", at.plus_seconds(5)).await;
+        let read = t.db_get(deposit.id()).await;
+        assert_eq!(read, deposit);
+        assert_eq!(read.provider(), "bank-a");
+        assert!(!read.is_sandbox());
+        assert_eq!(
+            t.db.attempts(deposit.id()).await.expect("attempts"),
+            vec![attempt]
+        );
+
+        // A payout's hold and its attempt in one unit of work.
+        let shop = funded_merchant(&t.db, 10_00).await;
+        let payout = at_provider(
+            operation_builder(&shop, Direction::Withdrawal, 4_00)
+                .merchant_operation_id("payout-1")
+                .build(),
+            "bank-a",
+        );
+        let new = NewOperation {
+            operation: payout.clone(),
+            fingerprint: Some(domain::signature::Fingerprint::from_stored("f".into())),
+            moves: vec![hold_for(&payout)],
+            callback: None,
+            attempt: Some(first_attempt(&payout, at, at.plus_seconds(5))),
+        };
+        t.db.insert(&new).await.expect("payout");
+        assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
+        assert_eq!(t.db.attempts(payout.id()).await.expect("attempts").len(), 1);
+
+        // The loser of a merchantOperationId race writes no attempt.
+        let rival = at_provider(
+            operation_builder(&shop, Direction::Withdrawal, 1_00)
+                .merchant_operation_id("payout-1")
+                .build(),
+            "bank-a",
+        );
+        let lost = NewOperation {
+            operation: rival.clone(),
+            moves: vec![hold_for(&rival)],
+            attempt: Some(first_attempt(&rival, at, at.plus_seconds(5))),
+            ..new
+        };
+        assert!(matches!(
+            t.db.insert(&lost).await,
+            Err(InsertError::Duplicate)
+        ));
+        assert_eq!(t.rows("provider_attempts"), 2);
+        assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
+
+        // A sandbox operation has none, and keeps its provider.
+        let sandbox = operation_builder(&shop, Direction::Deposit, 1_00).build();
+        insert_plain(&t.db, &sandbox).await;
+        assert_eq!(t.db_get(sandbox.id()).await.provider(), "sandbox");
+        assert!(t.db.attempts(sandbox.id()).await.expect("none").is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_saved_attempt_keeps_its_key_and_creation_and_ends_its_lease() {
+    each_backend(|t| async move {
+        let at = now();
+        let (op, sent) = stored(&t, "bank-a", at.plus_seconds(-1)).await;
+        assert_eq!(claim(&t.db, "bank-a", "p1", at, 10).await, vec![op.id()]);
+        assert_eq!(t.rows_where("provider_attempts", "lease_owner = 'p1'"), 1);
+
+        let answered = Attempt {
+            state: AttemptState::Unknown,
+            acquirer_id: Some("acq_1".into()),
+            failure_code: Some("timeout".into()),
+            redirect_url: Some("https://bank-a.example/pay/acq_1".into()),
+            latency_ms: Some(5_012),
+            updated_at: at.plus_seconds(6),
+            next_check_at: Some(at.plus_seconds(7)),
+            unknown_since: Some(at.plus_seconds(6)),
+            reads: 2,
+            ..sent.clone()
+        };
+        // What identifies the attempt or records its creation is never rewritten.
+        let tampered = Attempt {
+            route_id: 2,
+            provider: "bank-z".into(),
+            created_at: at.plus_seconds(100),
+            ..answered.clone()
+        };
+        t.db.save_attempt(&tampered).await.expect("save");
+        assert_eq!(
+            t.db.attempts(op.id()).await.expect("read"),
+            vec![answered.clone()]
+        );
+        assert_eq!(
+            t.rows_where(
+                "provider_attempts",
+                "lease_owner IS NULL AND lease_until IS NULL"
+            ),
+            1
+        );
+
+        let cleared = Attempt {
+            state: AttemptState::Ok,
+            failure_code: None,
+            next_check_at: None,
+            unknown_since: None,
+            reads: 0,
+            ..answered
+        };
+        t.db.save_attempt(&cleared).await.expect("save");
+        assert_eq!(
+            t.db.attempts(op.id()).await.expect("read"),
+            vec![cleared.clone()]
+        );
+
+        let missing = Attempt {
+            number: 2,
+            ..cleared
+        };
+        assert!(t.db.save_attempt(&missing).await.is_err());
+        assert_eq!(t.rows("provider_attempts"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_take_due_current_attempts_of_processing_operations_at_one_provider() {
+    each_backend(|t| async move {
+        let at = now();
+        let (due, _) = stored(&t, "bank-a", at.plus_seconds(-10)).await;
+        let (older, _) = stored(&t, "bank-a", at.plus_seconds(-20)).await;
+        let (_not_yet, _) = stored(&t, "bank-a", at.plus_seconds(60)).await;
+        let (_elsewhere, _) = stored(&t, "bank-b", at.plus_seconds(-10)).await;
+        let (done, attempt) = stored(&t, "bank-a", at.plus_seconds(-10)).await;
+        let declined = done
+            .finish(
+                &Outcome::Decline(Decline::new(DeclineCode::ProviderUnavailable)),
+                at,
+            )
+            .expect("processing");
+        let completion = Completion {
+            operation: declined,
+            moves: vec![],
+            callback: None,
+        };
+        t.db.finish(&completion).await.expect("finish");
+        assert_eq!(attempt.next_check_at, Some(at.plus_seconds(-10)));
+        // Failed over to bank-b: its first attempt at bank-a is no longer current.
+        let (moved, _) = stored(&t, "bank-a", at.plus_seconds(-30)).await;
+        later_attempt(&t, &moved, 2, "bank-b", "sent");
+        // A later attempt that was skipped was never tried: the first one is still current.
+        let (skipped_after, _) = stored(&t, "bank-a", at.plus_seconds(-5)).await;
+        later_attempt(&t, &skipped_after, 2, "bank-c", "skipped");
+        // Nothing left to do.
+        let (idle, idle_attempt) = stored(&t, "bank-a", at).await;
+        let finished_attempt = Attempt {
+            state: AttemptState::Ok,
+            next_check_at: None,
+            ..idle_attempt
+        };
+        t.db.save_attempt(&finished_attempt).await.expect("save");
+
+        assert_eq!(
+            claim(&t.db, "bank-a", "p1", at, 1).await,
+            vec![older.id()],
+            "the oldest check first, at most the limit"
+        );
+        assert_eq!(
+            claim(&t.db, "bank-a", "p1", at, 10).await,
+            vec![due.id(), skipped_after.id()]
+        );
+        assert!(claim(&t.db, "bank-a", "p2", at, 10).await.is_empty());
+        assert_eq!(
+            t.rows_where("provider_attempts", "lease_owner IS NOT NULL"),
+            3
+        );
+        assert!(t.db.attempts(idle.id()).await.expect("read")[0]
+            .next_check_at
+            .is_none());
+        // bank-b's own attempts: the one stored there, and the current one of `moved`
+        // (it has no check time, so it is not due).
+        assert_eq!(claim(&t.db, "bank-b", "p1", at, 10).await.len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leased_check_goes_to_one_claimer_until_its_lease_ends() {
+    each_backend(|t| async move {
+        let at = now();
+        let (op, _) = stored(&t, "bank-a", at.plus_seconds(-1)).await;
+        let other = t.second_process();
+        let leased =
+            t.db.claim_checks("bank-a", "p1", at, at.plus_seconds(15), 10)
+                .await
+                .expect("claim");
+        assert_eq!(leased.len(), 1);
+        assert!(claim(&other, "bank-a", "p2", at.plus_seconds(14), 10)
+            .await
+            .is_empty());
+        // The lease ran out (its holder died): another process takes the work.
+        assert_eq!(
+            claim(&other, "bank-a", "p2", at.plus_seconds(16), 10).await,
+            vec![op.id()]
+        );
+        assert_eq!(t.rows_where("provider_attempts", "lease_owner = 'p2'"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claimers_never_share_a_check() {
+    each_backend(|t| async move {
+        let at = now();
+        let mut all = BTreeSet::new();
+        for i in 0..24 {
+            let (op, _) = stored(&t, "bank-a", at.plus_seconds(-i)).await;
+            all.insert(op.id());
+        }
+        let processes = [t.db.clone(), t.second_process()];
+        let claims = all_at_once(8, |i| {
+            let db = processes[i % 2].clone();
+            async move { claim(&db, "bank-a", &format!("p{i}"), at, 4).await }
+        })
+        .await;
+        let mut seen = BTreeSet::new();
+        for id in claims.into_iter().flatten() {
+            assert!(seen.insert(id), "{id} claimed twice");
+        }
+        assert!(seen.len() >= 4, "only {} claimed", seen.len());
+        let rest = claim(&t.db, "bank-a", "last", at, 100).await;
+        seen.extend(rest);
+        assert_eq!(seen, all);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_sandbox_sweeps_ignore_acquirer_operations() {
+    each_backend(|t| async move {
+        let shop = funded_merchant(&t.db, 10_00).await;
+        let at = now();
+        let sandbox_deposit = operation_builder(&shop, Direction::Deposit, 1_00)
+            .expires(at.plus_seconds(-1))
+            .build();
+        let sandbox_payout = operation_builder(&shop, Direction::Withdrawal, 1_00)
+            .due(at.plus_seconds(-1))
+            .build();
+        let acquirer_deposit = at_provider(
+            operation_builder(&shop, Direction::Deposit, 1_00)
+                .expires(at.plus_seconds(-2))
+                .build(),
+            "bank-a",
+        );
+        let acquirer_payout = at_provider(
+            operation_builder(&shop, Direction::Withdrawal, 1_00)
+                .due(at.plus_seconds(-2))
+                .build(),
+            "bank-a",
+        );
+        for op in [&sandbox_deposit, &sandbox_payout] {
+            insert_plain(&t.db, op).await;
+        }
+        for op in [&acquirer_deposit, &acquirer_payout] {
+            insert_with_attempt(&t.db, op, &first_attempt(op, at, at)).await;
+        }
+        assert_eq!(
+            t.db.expired_deposits(at, 10).await.expect("sweep"),
+            vec![sandbox_deposit.id()]
+        );
+        let due = t.db.due_payouts(at, 10).await.expect("due");
+        assert_eq!(
+            due.iter().map(Operation::id).collect::<Vec<_>>(),
+            vec![sandbox_payout.id()]
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_discrepancy_is_recorded() {
+    each_backend(|t| async move {
+        let at = now();
+        let (op, _) = stored(&t, "bank-a", at).await;
+        let discrepancy = Discrepancy {
+            operation_id: op.id(),
+            provider: "bank-a".into(),
+            reported: "succeeded".into(),
+            at,
+        };
+        t.db.record_discrepancy(&discrepancy).await.expect("record");
+        t.db.record_discrepancy(&discrepancy).await.expect("again");
+        let condition = format!(
+            "operation_id = '{}' AND provider = 'bank-a' AND reported = 'succeeded' AND at = {}",
+            op.id(),
+            at.millis()
+        );
+        assert_eq!(t.rows_where("provider_discrepancies", &condition), 2);
+    })
+    .await;
+}

@@ -1,0 +1,198 @@
+//! Upgrades: a first-version database is upgraded in place; a first-version process stops at
+//! start against the upgraded schema; a database upgraded by a newer gateway is refused.
+
+use adapters_db::Database;
+use diesel::backend::Backend;
+use diesel::migration::{Migration, MigrationSource};
+use diesel::prelude::*;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use domain::ports::OperationStore;
+use domain::OperationId;
+
+use crate::helpers::{each_backend, each_empty_backend, now, TestDb};
+
+const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// The newest migration the first version of the gateway embeds.
+const FIRST_VERSION_NEWEST: &str = "20260101000000";
+
+/// The migration that adds providers.
+const PROVIDERS: &str = "20261123000000";
+
+/// The migrations a first-version gateway embeds.
+struct FirstVersion(EmbeddedMigrations);
+
+impl<DB: Backend> MigrationSource<DB> for FirstVersion
+where
+    EmbeddedMigrations: MigrationSource<DB>,
+{
+    fn migrations(&self) -> diesel::migration::Result<Vec<Box<dyn Migration<DB>>>> {
+        let all = MigrationSource::<DB>::migrations(&self.0)?;
+        Ok(all
+            .into_iter()
+            .filter(|m| m.name().version().to_string().as_str() <= FIRST_VERSION_NEWEST)
+            .collect())
+    }
+}
+
+/// What a first-version gateway does with the database at start (`Database::migrate` of
+/// that version): diesel's `run_pending_migrations` with the migrations it embeds. The
+/// versions applied, or diesel's error.
+fn first_version_start(url: &str) -> Result<Vec<String>, String> {
+    let versions = |done: Vec<diesel::migration::MigrationVersion<'_>>| {
+        done.iter().map(ToString::to_string).collect::<Vec<_>>()
+    };
+    match url.strip_prefix("sqlite://") {
+        Some(path) => {
+            let mut conn = SqliteConnection::establish(path).map_err(|e| e.to_string())?;
+            conn.run_pending_migrations(FirstVersion(SQLITE))
+                .map(versions)
+                .map_err(|e| e.to_string())
+        }
+        None => {
+            let mut conn = PgConnection::establish(url).map_err(|e| e.to_string())?;
+            conn.run_pending_migrations(FirstVersion(POSTGRES))
+                .map(versions)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// Reverts the newest migration the database records, as `diesel migration revert` would.
+fn revert_newest(url: &str) -> Result<String, String> {
+    match url.strip_prefix("sqlite://") {
+        Some(path) => {
+            let mut conn = SqliteConnection::establish(path).map_err(|e| e.to_string())?;
+            conn.revert_last_migration(SQLITE)
+                .map(|v| v.to_string())
+                .map_err(|e| e.to_string())
+        }
+        None => {
+            let mut conn = PgConnection::establish(url).map_err(|e| e.to_string())?;
+            conn.revert_last_migration(POSTGRES)
+                .map(|v| v.to_string())
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// How many versions diesel's table records: all, the first version's, the providers'.
+fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64) {
+    let count = |condition: &str| {
+        t(&format!(
+            "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
+        ))
+    };
+    (
+        count("1 = 1"),
+        count(&format!("version = '{FIRST_VERSION_NEWEST}'")),
+        count(&format!("version = '{PROVIDERS}'")),
+    )
+}
+
+fn recorded_in(t: &TestDb) -> (i64, i64, i64) {
+    recorded(&|sql: &str| t.count(sql))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_first_version_process_stops_at_start_against_the_new_schema() {
+    each_backend(|t| async move {
+        // The database records the providers migration only.
+        assert_eq!(recorded_in(&t), (1, 0, 1));
+        let url = t.url.clone();
+        let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
+            .await
+            .expect("first-version start")
+            .expect_err("a first-version process must not start");
+        assert!(refused.contains("already exists"), "{refused}");
+        // Its failed attempt changed nothing.
+        assert_eq!(recorded_in(&t), (1, 0, 1));
+        assert_eq!(t.rows("routes"), 8);
+        t.db.migrate().expect("this version still starts");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_first_version_database_is_upgraded_in_place() {
+    each_empty_backend(|fresh| async move {
+        let url = fresh.url.clone();
+        let applied = tokio::task::spawn_blocking(move || first_version_start(&url))
+            .await
+            .expect("first-version start")
+            .expect("a first-version process migrates an empty database");
+        assert_eq!(applied, vec![FIRST_VERSION_NEWEST.to_string()]);
+        // A waiting deposit the first version stored, with no provider of its own.
+        let id = OperationId::from_uuid(uuid::Uuid::new_v4());
+        fresh.exec(&format!(
+            "INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, \
+             created_at) VALUES ('shop', 'shop', 'd', 'w', 1, 0); \
+             INSERT INTO operations (id, merchant_id, direction, method, status, amount, \
+             currency, user_id, route_id, expires_at, created_at, updated_at) VALUES \
+             ('{id}', 'shop', 'deposit', 'card', 3, 100, 'RUB', 'user-1', 1, 1000, 0, 0)"
+        ));
+
+        let url = fresh.url.clone();
+        let db = tokio::task::spawn_blocking(move || {
+            let db = Database::connect(&url).expect("connect");
+            db.migrate().expect("upgrade");
+            db
+        })
+        .await
+        .expect("upgrade");
+        let kept = db.get(id).await.expect("read").expect("kept");
+        assert_eq!(kept.provider(), "sandbox");
+        assert_eq!(
+            db.expired_deposits(now(), 10).await.expect("sweep"),
+            vec![id]
+        );
+        assert_eq!(recorded(&|sql: &str| fresh.count(sql)), (1, 0, 1));
+
+        let url = fresh.url.clone();
+        let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
+            .await
+            .expect("first-version start");
+        assert!(refused.is_err(), "{refused:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
+    each_backend(|t| async move {
+        t.exec("INSERT INTO __diesel_schema_migrations (version) VALUES ('20991231000000')");
+        for _ in 0..2 {
+            let refused = t.db.migrate().expect_err("an unknown migration is refused");
+            let message = format!("{refused:#}");
+            assert!(
+                message.contains("20991231000000") && message.contains("newer gateway"),
+                "{message}"
+            );
+        }
+        assert_eq!(recorded_in(&t), (2, 0, 1));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_providers_migration_reverts_to_the_first_version() {
+    each_backend(|t| async move {
+        let url = t.url.clone();
+        let (reverted, first) =
+            tokio::task::spawn_blocking(move || (revert_newest(&url), first_version_start(&url)))
+                .await
+                .expect("revert");
+        assert_eq!(reverted, Ok(PROVIDERS.to_string()));
+        // A first-version process starts again: nothing is pending for it.
+        assert_eq!(first, Ok(vec![]));
+        assert_eq!(recorded_in(&t), (1, 1, 0));
+        assert!(t.try_exec("SELECT provider FROM operations").is_err());
+        assert!(t.try_exec("SELECT name FROM providers").is_err());
+
+        t.db.migrate().expect("upgrade again");
+        assert_eq!(recorded_in(&t), (1, 0, 1));
+        assert_eq!(t.rows("providers"), 0);
+    })
+    .await;
+}

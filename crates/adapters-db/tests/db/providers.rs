@@ -1,0 +1,126 @@
+//! Acquirer providers: the operator's writes, the directory the gateway routes with.
+
+use std::time::Duration;
+
+use adapters_db::{Database, DbOptions};
+use domain::ports::{OperatorStore, ProviderDirectory, ProviderInsertError};
+use domain::provider::{AcquirerProvider, Credentials, ProviderUrl};
+
+use crate::helpers::{acquirer, all_at_once, each_backend, now};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn providers_are_inserted_updated_and_listed_by_name() {
+    each_backend(|t| async move {
+        let at = now();
+        let (bank_b, bank_a) = (acquirer("bank-b", "b"), acquirer("bank-a", "a"));
+        t.db.insert_provider(&bank_b, at).await.expect("insert b");
+        t.db.insert_provider(&bank_a, at).await.expect("insert a");
+        assert_eq!(
+            t.db.list_providers().await.expect("list"),
+            vec![bank_a.clone(), bank_b.clone()]
+        );
+
+        // A taken name, the sandbox's included, writes nothing.
+        let again = acquirer("bank-a", "other");
+        assert!(matches!(
+            t.db.insert_provider(&again, at).await,
+            Err(ProviderInsertError::NameTaken)
+        ));
+        assert!(matches!(
+            t.db.insert_provider(&acquirer("sandbox", "s"), at).await,
+            Err(ProviderInsertError::NameTaken)
+        ));
+        assert_eq!(t.rows("providers"), 2);
+        assert_eq!(
+            t.db.list_providers().await.expect("list")[0],
+            bank_a.clone()
+        );
+
+        let changed = AcquirerProvider {
+            url: ProviderUrl::parse("http://10.0.0.7:9100", true).expect("url"),
+            credentials: Credentials::new("key-new", "whsec-new").expect("credentials"),
+            timeout: Duration::from_secs(55),
+            allow_insecure: true,
+            enabled: false,
+            ..bank_a.clone()
+        };
+        let later = at.plus_seconds(60);
+        assert!(t.db.update_provider(&changed, later).await.expect("update"));
+        assert_eq!(
+            t.db.list_providers().await.expect("list"),
+            vec![changed, bank_b]
+        );
+        let times = format!(
+            "name = 'bank-a' AND created_at = {} AND updated_at = {}",
+            at.millis(),
+            later.millis()
+        );
+        assert_eq!(t.rows_where("providers", &times), 1);
+        let unknown = acquirer("bank-z", "z");
+        assert!(!t.db.update_provider(&unknown, later).await.expect("update"));
+        assert_eq!(t.rows("providers"), 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_inserts_of_one_name_store_one_provider() {
+    each_backend(|t| async move {
+        let processes = [t.db.clone(), t.second_process()];
+        let answers = all_at_once(8, |i| {
+            let db = processes[i % 2].clone();
+            async move {
+                db.insert_provider(&acquirer("bank-a", &i.to_string()), now())
+                    .await
+            }
+        })
+        .await;
+        let stored = answers.iter().filter(|a| a.is_ok()).count();
+        let taken = answers
+            .iter()
+            .filter(|a| matches!(a, Err(ProviderInsertError::NameTaken)))
+            .count();
+        assert_eq!((stored, taken), (1, 7), "{answers:?}");
+        assert_eq!(t.rows("providers"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_directory_sees_changes_here_at_once_and_elsewhere_within_its_ttl() {
+    each_backend(|t| async move {
+        let short = DbOptions {
+            cache_ttl: Duration::from_millis(300),
+            ..DbOptions::default()
+        };
+        let elsewhere = Database::connect_with(&t.url, short).expect("a second process");
+        // Both cache "no providers" first.
+        assert_eq!(t.db.acquirer("bank-a").await.expect("lookup"), None);
+        assert!(elsewhere.acquirers().await.expect("list").is_empty());
+
+        let bank_a = acquirer("bank-a", "a");
+        t.db.insert_provider(&bank_a, now()).await.expect("insert");
+        assert_eq!(
+            t.db.acquirer("bank-a").await.expect("lookup"),
+            Some(bank_a.clone())
+        );
+        assert_eq!(t.db.acquirers().await.expect("list"), vec![bank_a.clone()]);
+
+        let disabled = AcquirerProvider {
+            enabled: false,
+            ..bank_a.clone()
+        };
+        t.db.update_provider(&disabled, now())
+            .await
+            .expect("update");
+        assert_eq!(
+            t.db.acquirer("bank-a").await.expect("lookup"),
+            Some(disabled.clone())
+        );
+
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        assert_eq!(elsewhere.acquirers().await.expect("list"), vec![disabled]);
+        assert_eq!(elsewhere.acquirer("bank-b").await.expect("lookup"), None);
+    })
+    .await;
+}
