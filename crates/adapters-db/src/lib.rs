@@ -51,3 +51,4 @@ mod target;
 mod work;
 
 pub use database::{Backend, Database, DbOptions};
+pub use providers::ProviderSignals;

@@ -117,3 +117,45 @@ impl ProviderDirectory for Database {
         Ok(all.iter().find(|p| p.name.as_str() == name).cloned())
     }
 }
+
+/// What the provider metrics show, as storage has it now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderSignals {
+    /// Discrepancies ever recorded, per provider.
+    pub discrepancies: Vec<(String, i64)>,
+    /// Per provider and direction with a processing operation, the oldest one's creation time.
+    pub oldest_processing: Vec<(String, String, Timestamp)>,
+}
+
+impl Database {
+    /// Reads [`ProviderSignals`]: two small grouped reads (the oldest processing operation
+    /// comes from a partial index of processing operations).
+    pub async fn provider_signals(&self) -> Result<ProviderSignals, StoreError> {
+        use crate::schema::{operations, provider_discrepancies};
+        use diesel::dsl::{count_star, min};
+        self.read(|conn| {
+            let discrepancies = provider_discrepancies::table
+                .group_by(provider_discrepancies::provider)
+                .select((provider_discrepancies::provider, count_star()))
+                .order(provider_discrepancies::provider.asc())
+                .load::<(String, i64)>(conn)?;
+            let oldest = operations::table
+                .filter(operations::status.eq(3_i16))
+                .group_by((operations::provider, operations::direction))
+                .select((
+                    operations::provider,
+                    operations::direction,
+                    min(operations::created_at),
+                ))
+                .load::<(String, String, Option<i64>)>(conn)?;
+            Ok(ProviderSignals {
+                discrepancies,
+                oldest_processing: oldest
+                    .into_iter()
+                    .filter_map(|(p, d, at)| Some((p, d, Timestamp::from_millis(at?))))
+                    .collect(),
+            })
+        })
+        .await
+    }
+}

@@ -11,13 +11,14 @@ use adapters_http::ReadyFn;
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
 use domain::operator::Operator;
-use domain::ports::Chain;
+use domain::ports::{Chain, Clock};
 use domain::service::{AcquirerSettings, Checkout, Gateway, Ports};
 use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::ServeConfig;
+use crate::signals::ProviderSignals;
 use crate::system::{SystemClock, UuidIds};
 
 /// A gateway bound to its port, not yet running.
@@ -28,6 +29,7 @@ pub struct Application {
     gateway: Gateway,
     config: ServeConfig,
     callbacks: CallbackWorker,
+    signals: ProviderSignals,
 }
 
 impl Application {
@@ -58,6 +60,8 @@ impl Application {
         }
         let registry = Registry::new();
         acquirer.register(&registry)?;
+        let signals = ProviderSignals::register(&registry)?;
+        signals.refresh(&database, SystemClock.now()).await;
         let ready_db = database.clone();
         let readiness = ReadyFn(move || {
             let db = ready_db.clone();
@@ -88,6 +92,7 @@ impl Application {
             gateway,
             config,
             callbacks,
+            signals,
         })
     }
 
@@ -121,6 +126,11 @@ impl Application {
         let (stop, stopped) = watch::channel(false);
         let mut workers = spawn_sweepers(&self.gateway, stopped.clone());
         workers.push(spawn_reconciler(&self.gateway, stopped.clone()));
+        workers.push(spawn_signals(
+            self.signals.clone(),
+            self.database.clone(),
+            stopped.clone(),
+        ));
         workers.push(tokio::spawn(self.callbacks.run(wait_for_stop(stopped))));
         let result = self.server.await;
         let _ = stop.send(true);
@@ -249,6 +259,21 @@ fn spawn_reconciler(gateway: &Gateway, stopped: watch::Receiver<bool>) -> JoinHa
                 Err(error) => tracing::warn!(error = %Chain(&error), "reconciler pass failed"),
             }
         }
+    }))
+}
+
+/// How often the provider metrics are read from storage.
+const SIGNALS_EVERY: Duration = Duration::from_secs(5);
+
+fn spawn_signals(
+    signals: ProviderSignals,
+    database: Database,
+    stopped: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(every(SIGNALS_EVERY, stopped, move || {
+        let signals = signals.clone();
+        let database = database.clone();
+        async move { signals.refresh(&database, SystemClock.now()).await }
     }))
 }
 

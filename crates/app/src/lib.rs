@@ -5,5 +5,6 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod demo;
+mod signals;
 pub mod system;
 pub mod telemetry;

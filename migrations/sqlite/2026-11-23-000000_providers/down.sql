@@ -4,6 +4,7 @@ INSERT INTO __diesel_schema_migrations (version) VALUES ('20260101000000')
 DROP TABLE provider_discrepancies;
 DROP TABLE provider_attempts;
 DROP TABLE providers;
+DROP INDEX operations_processing;
 DROP INDEX operations_expiry;
 DROP INDEX operations_due;
 CREATE INDEX operations_expiry ON operations (expires_at) WHERE status = 3;

@@ -15,6 +15,9 @@ CREATE INDEX operations_expiry ON operations (expires_at)
     WHERE status = 3 AND provider = 'sandbox';
 CREATE INDEX operations_due ON operations (due_at)
     WHERE status = 3 AND provider = 'sandbox';
+-- The metric of the oldest processing operation per provider and direction.
+CREATE INDEX operations_processing ON operations (provider, direction, created_at)
+    WHERE status = 3;
 
 -- Acquirers reached over the network. The built-in sandbox is never stored here. The
 -- credentials are stored as given (their encryption comes with secret rotation).

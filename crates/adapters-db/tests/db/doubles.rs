@@ -1,18 +1,13 @@
-//! Test doubles for the gateway's other ports: provider, acquirer, clock, ids.
+//! Test doubles for the gateway's other ports: provider, clock, ids.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use adapters_db::Database;
 use async_trait::async_trait;
-use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
 use domain::operation::{Action, Decline, DeclineCode, Operation, ProviderState};
 use domain::operator::Operator;
-use domain::ports::{
-    Acquirer, CreationOrder, DepositStart, PaymentProvider, PayoutStart, ProviderError,
-    ProviderVerdict,
-};
-use domain::provider::AcquirerProvider;
+use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
 use domain::route::Route;
 use domain::service::{Gateway, Ports};
 use domain::{Timestamp, WithdrawalRequisites};
@@ -26,10 +21,12 @@ pub fn gateway(db: &Database) -> Gateway {
         routes: db.clone(),
         provider: Arc::new(TestProvider),
         providers: db,
-        acquirer: Arc::new(NoAcquirer),
+        // No acquirer answers: these tests route to the sandbox only.
+        acquirer: Arc::new(domain::testkit::NoAcquirers),
         clock: Arc::new(SystemClock),
         ids: Arc::new(UuidIds),
         callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+        qr: Arc::new(domain::testkit::TextQr),
     })
 }
 
@@ -43,24 +40,6 @@ pub fn operator(db: &Database) -> Operator {
 }
 
 pub use domain::testkit::{RandomIds as UuidIds, WallClock as SystemClock};
-
-/// No acquirer answers: these tests route to the sandbox only.
-pub struct NoAcquirer;
-
-#[async_trait]
-impl Acquirer for NoAcquirer {
-    async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CreateResult {
-        CreateResult::Unavailable("no acquirer in these tests".into())
-    }
-
-    async fn find(&self, _: &AcquirerProvider, _: domain::OperationId) -> Lookup {
-        Lookup::Failed("no acquirer in these tests".into())
-    }
-
-    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
-        Lookup::Failed("no acquirer in these tests".into())
-    }
-}
 
 /// Accepts everything (waiting deposits, payouts due in an hour), except amounts ending in 05,
 /// which it declines, like the sandbox.
@@ -78,10 +57,6 @@ async fn decline_of(op: &Operation) -> Option<Decline> {
 
 #[async_trait]
 impl PaymentProvider for TestProvider {
-    fn creation_order(&self) -> CreationOrder {
-        CreationOrder::ProviderFirst
-    }
-
     async fn start_deposit(
         &self,
         deposit: &Operation,

@@ -264,11 +264,13 @@ fn the_document_knows_every_decline_code() {
         Expired,
         ConfirmationFailed,
         RecipientNotFound,
+        ProviderUnavailable,
+        Canceled,
     ];
     for code in all {
         match code {
             ProviderDeclined | CardDeclined | InsufficientFunds | PaymentRejected | Expired
-            | ConfirmationFailed | RecipientNotFound => {}
+            | ConfirmationFailed | RecipientNotFound | ProviderUnavailable | Canceled => {}
         }
     }
     let spec = Spec::load();

@@ -226,7 +226,7 @@ impl TestApp {
 
     async fn call(&self, request: test::TestRequest) -> Answer {
         let app = test::init_service(App::new().configure(adapters_http::pages::mount(
-            self.checkout.clone(),
+            Some(self.checkout.clone()),
             self.gateway.clone(),
         )))
         .await;
@@ -327,7 +327,7 @@ pub fn serve(app: &TestApp) -> String {
         Arc::new(AlwaysReady),
         HttpSettings::default(),
     );
-    let pages = adapters_http::pages::mount(app.checkout.clone(), app.gateway.clone());
+    let pages = adapters_http::pages::mount(Some(app.checkout.clone()), app.gateway.clone());
     let server = adapters_http::server(listener, state, pages).expect("server");
     actix_web::rt::spawn(server);
     format!("http://127.0.0.1:{port}")

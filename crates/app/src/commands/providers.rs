@@ -174,20 +174,19 @@ fn env_value(variable: &str) -> anyhow::Result<String> {
     })
 }
 
-/// `{"apiKey": "...", "webhookSecret": "..."}` from stdin.
+/// `{"apiKey": "...", "webhookSecret": "..."}` from stdin (no other key).
 fn from_stdin() -> anyhow::Result<(String, String)> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct Stdin {
-        api_key: String,
-        webhook_secret: String,
-    }
     let mut text = String::new();
     std::io::stdin()
         .take(64 * 1024)
         .read_to_string(&mut text)
         .map_err(|_| Usage::new("stdin: cannot be read as UTF-8 text"))?;
-    let read: Stdin = serde_json::from_str(&text)
-        .map_err(|_| Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#))?;
-    Ok((read.api_key, read.webhook_secret))
+    let shape = || Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#);
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|_| shape())?;
+    let object = value.as_object().filter(|o| o.len() == 2).ok_or_else(shape)?;
+    let field = |key: &str| object.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    match (field("apiKey"), field("webhookSecret")) {
+        (Some(key), Some(secret)) => Ok((key, secret)),
+        _ => Err(shape()),
+    }
 }

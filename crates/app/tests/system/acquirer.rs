@@ -326,7 +326,8 @@ async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back(
                 .gateway
                 .url(&format!("/sandbox/operations/{id}/complete")),
         )
-        .json(&json!({"status": 2}))
+        .header("content-type", "application/json")
+        .body(json!({"status": 2}).to_string())
         .send()
         .await
         .expect("sandbox endpoint");

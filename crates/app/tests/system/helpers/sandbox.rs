@@ -129,6 +129,7 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
         rate_limit: "0".into(),
         sandbox_settle_ms: "200".into(),
         sandbox: "true".into(),
+        reconcile_after: "60s".into(),
     };
     ServeConfig::from_args(database_url, &args).expect("a valid test configuration")
 }

@@ -102,7 +102,8 @@ impl Sim {
         let answer = self
             .client
             .post(format!("{}/_sim/faults", self.control))
-            .json(&update)
+            .header("content-type", "application/json")
+            .body(update.to_string())
             .send()
             .await
             .expect("the simulator's control answers");
@@ -111,26 +112,26 @@ impl Sim {
             "faults {update}: {}",
             answer.status()
         );
-        answer.json().await.expect("JSON faults")
+        json_of(answer).await
     }
 
     /// `GET /_sim/stats`.
     pub async fn stats(&self) -> Value {
-        self.client
+        let answer = self
+            .client
             .get(format!("{}/_sim/stats", self.control))
             .send()
             .await
-            .expect("the simulator's control answers")
-            .json()
-            .await
-            .expect("JSON stats")
+            .expect("the simulator's control answers");
+        json_of(answer).await
     }
 
     /// Finishes a payin as its user would on the simulator's page; returns the HTTP status.
     pub async fn complete_payin(&self, reference: &str, decision: &str) -> u16 {
         self.client
             .post(format!("{}/_sim/payins/{reference}/complete", self.control))
-            .json(&json!({"decision": decision, "pan": "4242424242424242"}))
+            .header("content-type", "application/json")
+            .body(json!({"decision": decision, "pan": "4242424242424242"}).to_string())
             .send()
             .await
             .expect("the simulator's control answers")
@@ -148,7 +149,7 @@ impl Sim {
             .await
             .expect("the simulator answers");
         let status = answer.status().as_u16();
-        (status, answer.json().await.unwrap_or(Value::Null))
+        (status, json_of(answer).await)
     }
 
     /// Everything the simulator logged so far.
@@ -165,6 +166,12 @@ impl Drop for Sim {
             eprintln!("--- acquirer-sim log:\n{}\n---", self.log_text());
         }
     }
+}
+
+/// An answer's body as JSON (`null` if it is not).
+async fn json_of(answer: reqwest::Response) -> Value {
+    let text = answer.text().await.unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
 fn collect(
