@@ -183,7 +183,10 @@ fn from_stdin() -> anyhow::Result<(String, String)> {
         .map_err(|_| Usage::new("stdin: cannot be read as UTF-8 text"))?;
     let shape = || Usage::new(r#"stdin: must be {"apiKey": "...", "webhookSecret": "..."}"#);
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|_| shape())?;
-    let object = value.as_object().filter(|o| o.len() == 2).ok_or_else(shape)?;
+    let object = value
+        .as_object()
+        .filter(|o| o.len() == 2)
+        .ok_or_else(shape)?;
     let field = |key: &str| object.get(key).and_then(|v| v.as_str()).map(str::to_string);
     match (field("apiKey"), field("webhookSecret")) {
         (Some(key), Some(secret)) => Ok((key, secret)),

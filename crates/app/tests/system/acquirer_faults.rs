@@ -13,13 +13,15 @@ use serde_json::Value;
 use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::sim::{add_provider, route_to, Sim};
 use crate::helpers::{
-    card_payout, deposit, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant,
-    Serve, TestDb,
+    card_payout, deposit, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant, Serve,
+    TestDb,
 };
 
 const PROVIDER: &str = "bank";
-/// How long every operation may take to become final once all were sent.
-const SETTLE_DEADLINE: Duration = Duration::from_secs(240);
+/// How long every operation may take to become final once all were sent: a creation
+/// committed just before the crash that never reached the bank can only be declined once its
+/// `notAfter` (60 s) has passed by 5 minutes.
+const SETTLE_DEADLINE: Duration = Duration::from_secs(480);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_gateways_on_postgres_never_pay_twice_under_faults_and_a_crash() {
@@ -38,7 +40,7 @@ fn serve() -> Serve {
     Serve::default()
         .with("GATEWAY_RECONCILE_AFTER", "1s")
         .with("GATEWAY_CALLBACK_SCHEDULE", "200ms,500ms,1s,2s,5s")
-        .log("warn,app=info")
+        .log("warn,app=info,domain=info")
 }
 
 /// `processes` gateways on `db`; `count` payouts to distinct cards and `count` card payins
@@ -76,9 +78,16 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
         .collect();
     let apis: Vec<Api> = gateways.iter().map(|g| Api::new(g, &shop)).collect();
 
-    // Half of the requests, then a crash of the first gateway, then the rest.
-    let half = count / 2;
-    let mut created = send(&apis, 0..half, &cb).await;
+    // Every request is sent while the first gateway is killed half way through them.
+    let sender = tokio::spawn(send(apis.clone(), 0..count, cb.clone()));
+    let until = Instant::now() + Duration::from_secs(120);
+    while gateways[0].log_lines("operation created") < count / 2 {
+        assert!(
+            Instant::now() < until,
+            "the first gateway created too little"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     gateways[0].crash();
     let survivors: Vec<Api> = if processes > 1 {
         apis[1..].to_vec()
@@ -88,9 +97,9 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
         gateways.push(restarted);
         vec![api]
     };
-    created.extend(send(&survivors, half..count, &cb).await);
+    let mut created = sender.await.expect("the sender");
     // Requests that hit the crashed gateway are retried with the same merchantOperationId.
-    let retried = retry_lost(&survivors, &mut created, &cb).await;
+    let retried = retry_lost(&survivors, &mut created, count, &cb).await;
     let api = &survivors[0];
 
     // Pay every payin the bank knows, as its user would on the bank's page.
@@ -105,8 +114,15 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
     let stats = sim.stats().await;
 
     // Nothing paid twice: per reference and per recipient.
-    for (reference, counts) in stats["byReference"].as_object().cloned().unwrap_or_default() {
-        assert!(counts["payouts"].as_u64().unwrap_or(0) <= 1, "{reference} paid twice: {counts}");
+    for (reference, counts) in stats["byReference"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+    {
+        assert!(
+            counts["payouts"].as_u64().unwrap_or(0) <= 1,
+            "{reference} paid twice: {counts}"
+        );
     }
     let paid_recipients: HashMap<String, u64> = stats["byRecipient"]
         .as_object()
@@ -115,7 +131,10 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
         .into_iter()
         .map(|(k, v)| (k, v["payouts"].as_u64().unwrap_or(0)))
         .collect();
-    assert!(paid_recipients.values().all(|n| *n <= 1), "a recipient paid twice: {paid_recipients:?}");
+    assert!(
+        paid_recipients.values().all(|n| *n <= 1),
+        "a recipient paid twice: {paid_recipients:?}"
+    );
 
     // The gateway's approved payouts are exactly the bank's executed ones.
     let approved_payouts: HashSet<String> = finals
@@ -128,8 +147,14 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
         .filter(|(_, n)| **n == 1)
         .map(|(k, _)| k.clone())
         .collect();
-    assert_eq!(approved_payouts, executed, "approved payouts differ from the bank's executed ones");
-    assert_eq!(stats["payouts"]["count"].as_u64(), Some(executed.len() as u64));
+    assert_eq!(
+        approved_payouts, executed,
+        "approved payouts differ from the bank's executed ones"
+    );
+    assert_eq!(
+        stats["payouts"]["count"].as_u64(),
+        Some(executed.len() as u64)
+    );
 
     // Every final operation's callback is delivered.
     let ids: Vec<String> = created.values().cloned().collect();
@@ -147,7 +172,10 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
     let expected = 100_000_000 + approved_minor("in-") - approved_minor("out-");
     let (available, held) = api.balance().await;
     assert_eq!(held, "0.00");
-    assert_eq!(available, format!("{}.{:02}", expected / 100, expected % 100));
+    assert_eq!(
+        available,
+        format!("{}.{:02}", expected / 100, expected % 100)
+    );
     let declined: usize = finals.values().filter(|d| d["status"] == 2).count();
     eprintln!(
         "faulty bank: {} operations ({} declined), {} retried after the crash, {} payouts executed",
@@ -189,7 +217,10 @@ fn luhn_digit(body: &str) -> u32 {
 /// The simulator's `byRecipient` key of payout `out-{i}`.
 fn recipient_key(moid: &str) -> String {
     use sha2::Digest;
-    let i: usize = moid.trim_start_matches("out-").parse().unwrap_or(usize::MAX);
+    let i: usize = moid
+        .trim_start_matches("out-")
+        .parse()
+        .unwrap_or(usize::MAX);
     hex::encode(sha2::Sha256::digest(pan(i).as_bytes()))
 }
 
@@ -206,19 +237,30 @@ fn request(moid: &str, cb: &str) -> (&'static str, Value) {
 
 /// Sends payout and payin `i` for every `i` in `range`, spread over `apis`, 16 at a time.
 /// Returns merchantOperationId -> operationId for each that was answered 200.
-async fn send(apis: &[Api], range: std::ops::Range<usize>, cb: &str) -> HashMap<String, String> {
+async fn send(
+    apis: Vec<Api>,
+    range: std::ops::Range<usize>,
+    cb: String,
+) -> HashMap<String, String> {
     let moids: Vec<String> = range
         .flat_map(|i| [format!("out-{i}"), format!("in-{i}")])
         .collect();
     futures::stream::iter(moids.into_iter().enumerate())
         .map(|(n, moid)| {
             let api = apis[n % apis.len()].clone();
-            let cb = cb.to_string();
+            let cb = cb.clone();
             async move {
                 let (path, body) = request(&moid, &cb);
-                let answer = tokio::time::timeout(Duration::from_secs(30), api.try_post(path, &body)).await;
+                let answer =
+                    tokio::time::timeout(Duration::from_secs(30), api.try_post(path, &body)).await;
                 match answer {
-                    Ok(Some((200, data))) => Some((moid, data["data"]["operationId"].as_str().unwrap_or_default().to_string())),
+                    Ok(Some((200, data))) => Some((
+                        moid,
+                        data["data"]["operationId"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    )),
                     Ok(Some((status, data))) => {
                         assert!(status >= 500, "{moid}: {status} {data}");
                         None
@@ -235,14 +277,13 @@ async fn send(apis: &[Api], range: std::ops::Range<usize>, cb: &str) -> HashMap<
 
 /// Sends again, with the same merchantOperationId, every request that got no 200 answer (a
 /// merchant's retry after a crash or a 503); returns how many were retried.
-async fn retry_lost(apis: &[Api], created: &mut HashMap<String, String>, cb: &str) -> usize {
+async fn retry_lost(
+    apis: &[Api],
+    created: &mut HashMap<String, String>,
+    count: usize,
+    cb: &str,
+) -> usize {
     let mut retried = 0;
-    let count = created
-        .keys()
-        .filter_map(|m| m.split('-').nth(1)?.parse::<usize>().ok())
-        .max()
-        .unwrap_or(0)
-        + 1;
     for i in 0..count {
         for moid in [format!("out-{i}"), format!("in-{i}")] {
             if created.contains_key(&moid) {
@@ -253,7 +294,13 @@ async fn retry_lost(apis: &[Api], created: &mut HashMap<String, String>, cb: &st
             let until = Instant::now() + Duration::from_secs(60);
             loop {
                 if let Some((200, data)) = apis[0].try_post(path, &body).await {
-                    created.insert(moid.clone(), data["data"]["operationId"].as_str().unwrap_or_default().to_string());
+                    created.insert(
+                        moid.clone(),
+                        data["data"]["operationId"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    );
                     break;
                 }
                 assert!(Instant::now() < until, "{moid} never answered 200");
@@ -273,7 +320,11 @@ async fn wait_all_final(api: &Api, created: &HashMap<String, String>) -> HashMap
             if finals.contains_key(moid) {
                 continue;
             }
-            let kind = if moid.starts_with("out-") { "withdrawals" } else { "deposits" };
+            let kind = if moid.starts_with("out-") {
+                "withdrawals"
+            } else {
+                "deposits"
+            };
             let answer = api.get(&format!("/api/v1/{kind}/{id}")).await;
             if answer.status == 200 && answer.body["data"]["status"] != 3 {
                 finals.insert(moid.clone(), answer.body["data"].clone());
@@ -282,7 +333,11 @@ async fn wait_all_final(api: &Api, created: &HashMap<String, String>) -> HashMap
         if finals.len() == created.len() {
             return finals;
         }
-        let waiting: Vec<&String> = created.keys().filter(|m| !finals.contains_key(*m)).take(5).collect();
+        let waiting: Vec<&String> = created
+            .keys()
+            .filter(|m| !finals.contains_key(*m))
+            .take(5)
+            .collect();
         assert!(
             Instant::now() < until,
             "{} of {} operations not final within {SETTLE_DEADLINE:?}, e.g. {waiting:?}",

@@ -131,7 +131,10 @@ impl TestApp {
         };
         let state = HttpState::new(gateway.clone(), Arc::new(readiness), settings);
         let pages = setup.pages.then(|| {
-            adapters_http::pages::mount(Some(Checkout::new(gateway.clone(), provider)), gateway.clone())
+            adapters_http::pages::mount(
+                Some(Checkout::new(gateway.clone(), provider)),
+                gateway.clone(),
+            )
         });
         let extra = move |cfg: &mut actix_web::web::ServiceConfig| {
             if let Some(mount) = &pages {

@@ -127,7 +127,10 @@ impl Api {
             .ok()?;
         let status = response.status().as_u16();
         let text = response.text().await.ok()?;
-        Some((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+        Some((
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        ))
     }
 
     /// GETs `path`, signed over the path and query.
