@@ -33,3 +33,7 @@ bench:
 # Schemathesis on docs/openapi.yaml, signed, on SQLite and PostgreSQL (or: just fuzz-api sqlite|postgres).
 fuzz-api backend="all":
     bash scripts/fuzz-api.sh {{backend}}
+
+# The demo against acquirer-sim, a simulated bank: card deposits and payouts go to it (README.md).
+demo-acquirer:
+    bash scripts/demo-acquirer.sh
