@@ -301,7 +301,10 @@ async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back(
     assert_eq!(bench.sim.complete_payin(&id, "confirm").await, 200);
     let done = bench.final_state(&deposit_path(&created)).await;
     assert_eq!(done["status"], 1, "{done}");
-    bench.receiver.wait_delivered(&[id.clone()], DEADLINE).await;
+    bench
+        .receiver
+        .wait_delivered(std::slice::from_ref(&id), DEADLINE)
+        .await;
 
     let back = bench
         .http
@@ -409,7 +412,10 @@ async fn notifications_are_checked_in_order_and_applied_once() {
 
     let after = bench.api.get(&withdrawal_path(&created)).await;
     assert_eq!(after.body["data"]["status"], 1);
-    bench.receiver.wait_delivered(&[id.clone()], DEADLINE).await;
+    bench
+        .receiver
+        .wait_delivered(std::slice::from_ref(&id), DEADLINE)
+        .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(bench.receiver.for_operation(&id).len(), 1, "one callback");
     assert_eq!(

@@ -571,7 +571,12 @@ impl Gateway {
                 let current = self
                     .apply_payment(&operation, attempt, &payment, Heard::Read)
                     .await?;
-                if canceled && current.status() != crate::Status::Approved {
+                if !current.status().is_final() {
+                    Err(CancelError::Unavailable(format!(
+                        "the acquirer answered {} and did not cancel",
+                        payment.status.as_str()
+                    )))
+                } else if canceled && current.status() != crate::Status::Approved {
                     Ok(current)
                 } else {
                     Err(CancelError::Final(Box::new(current)))

@@ -62,10 +62,15 @@ impl Gateway {
         };
         if attempt.state == AttemptState::Sent {
             // The creating process never wrote the answer (it died or lost it): from the end
-            // of its lease the outcome is unknown.
+            // of its lease the outcome is unknown, and it is read on that schedule.
+            let since = attempt.next_check_at.unwrap_or(now);
             attempt.state = AttemptState::Unknown;
-            attempt.unknown_since = Some(attempt.next_check_at.unwrap_or(now));
+            attempt.unknown_since = Some(since);
             attempt.reads = 0;
+            attempt.next_check_at = Some(next_unknown_read(since, 0));
+            attempt.updated_at = now;
+            self.ports.store.save_attempt(&attempt).await?;
+            return Ok(());
         }
         let expired = operation.direction() == Direction::Deposit
             && operation.expires_at().is_some_and(|end| end <= now);

@@ -574,14 +574,11 @@ fn a_payment_the_acquirer_does_not_know_waits_until_not_after_has_passed_by_five
 
 #[test]
 fn a_creation_whose_process_died_is_read_from_the_end_of_its_lease() {
+    let lease_end = now().plus_seconds(10);
     let mut mocks = at_bank();
     mocks.stored(bank_payout());
-    mocks
-        .acquirer
-        .expect_find()
-        .returning(|_, _| Lookup::Failed("HTTP 503".into()));
+    mocks.acquirer.expect_find().never();
     let saved = expect_save_attempt(&mut mocks);
-    let lease_end = now().plus_seconds(10);
 
     reconcile(
         mocks,
@@ -592,7 +589,26 @@ fn a_creation_whose_process_died_is_read_from_the_end_of_its_lease() {
     let attempt = saved.one();
     assert_eq!(attempt.state, AttemptState::Unknown);
     assert_eq!(attempt.unknown_since, Some(lease_end));
-    assert_eq!(attempt.next_check_at, Some(lease_end.plus_seconds(3)));
+    assert_eq!(
+        attempt.next_check_at,
+        Some(lease_end.plus_seconds(1)),
+        "read 1 s after"
+    );
+
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    mocks
+        .acquirer
+        .expect_find()
+        .times(1)
+        .returning(|_, _| Lookup::Failed("HTTP 503".into()));
+    let saved = expect_save_attempt(&mut mocks);
+    reconcile(mocks, attempt, lease_end.plus_seconds(1));
+    assert_eq!(
+        saved.one().next_check_at,
+        Some(lease_end.plus_seconds(3)),
+        "then 3 s after"
+    );
 }
 
 fn expired_bank_deposit() -> Operation {
