@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
+use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentOrder, PaymentStatus};
 use crate::callback::CallbackData;
 use crate::operation::{
     Action, Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
@@ -150,6 +150,48 @@ impl Acquirer for NoAcquirers {
 
     async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
         Lookup::Failed("no acquirer in this test".into())
+    }
+}
+
+/// An acquirer that takes every payment and never finishes one: creations answer
+/// `action_required` (payins, with a page at `{provider url}/pay/{reference}`) or `pending`,
+/// reads find the payment in that state, cancels fail. For tests that need operations at an
+/// acquirer without a network.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PendingAcquirer;
+
+impl PendingAcquirer {
+    fn payment(
+        provider: &AcquirerProvider,
+        reference: OperationId,
+        payin: bool,
+    ) -> AcquirerPayment {
+        AcquirerPayment {
+            id: format!("acq_{}", reference.as_uuid().simple()),
+            status: if payin {
+                PaymentStatus::ActionRequired
+            } else {
+                PaymentStatus::Pending
+            },
+            redirect_url: payin.then(|| format!("{}/pay/{reference}", provider.url.as_str())),
+            failure_code: None,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Acquirer for PendingAcquirer {
+    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
+        let payin = order.direction == crate::Direction::Deposit;
+        CreateResult::Answered(Self::payment(provider, order.reference, payin))
+    }
+
+    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
+        Lookup::Found(Self::payment(provider, reference, false))
+    }
+
+    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
+        Lookup::Failed("this test acquirer cancels nothing".into())
     }
 }
 

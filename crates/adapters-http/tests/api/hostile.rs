@@ -310,8 +310,22 @@ async fn the_sandbox_endpoint_and_pages_act_only_on_sandbox_operations() {
             assert_eq!(now.data()["status"], 3, "unchanged: {}", now.text);
         }
         let id = foreign_deposit.operation_id();
+        // Its payment page is the acquirer's: /pay/{id} sends the payer there.
+        let no_redirects = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let page = no_redirects
+            .get(format!("{}/pay/{id}", app.address))
+            .send()
+            .await
+            .expect("the pay page answers");
+        assert_eq!(page.status(), 303);
+        assert_eq!(
+            page.headers()["location"],
+            format!("http://127.0.0.1:9/pay/{id}").as_str()
+        );
         for (method, path) in [
-            (reqwest::Method::GET, format!("/pay/{id}")),
             (reqwest::Method::GET, format!("/pay/{id}/sbp?bank=bank_a")),
             (reqwest::Method::POST, format!("/pay/{id}/decision")),
         ] {

@@ -8,8 +8,9 @@ use domain::ports::{Clock, PaymentProvider};
 use domain::service::{Gateway, Ports};
 use domain::testkit::RandomIds;
 
-/// The gateway on `db` (its operations, merchants and routes) with this provider and clock,
-/// and random ids.
+/// The gateway on `db` (its operations, merchants, routes and acquirer records) with this
+/// sandbox provider and clock, random ids, and an acquirer that takes every payment and
+/// finishes none ([`domain::testkit::PendingAcquirer`]).
 pub fn gateway_on(
     db: &Database,
     provider: Arc<dyn PaymentProvider>,
@@ -19,10 +20,10 @@ pub fn gateway_on(
     Gateway::new(Ports {
         store: store.clone(),
         merchants: store.clone(),
-        routes: store,
+        routes: store.clone(),
         provider,
-        providers: Arc::new(domain::testkit::NoAcquirers),
-        acquirer: Arc::new(domain::testkit::NoAcquirers),
+        providers: store,
+        acquirer: Arc::new(domain::testkit::PendingAcquirer),
         clock,
         ids: Arc::new(RandomIds),
         callback_format: Arc::new(adapters_callback::JsonCallbackFormat),

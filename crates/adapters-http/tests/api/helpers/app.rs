@@ -9,7 +9,8 @@ use adapters_db::Database;
 use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operator::{ManualMove, NewMerchant, NewRoute, Operator};
+use domain::operator::{ManualMove, NewMerchant, NewProvider, NewRoute, Operator};
+use domain::provider::Credentials;
 use domain::route::Flow;
 use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
@@ -94,6 +95,15 @@ impl TestApp {
             .expect("add a route");
         }
         if setup.other_provider {
+            ops.add_provider(NewProvider {
+                name: OTHER_PROVIDER.into(),
+                url: "http://127.0.0.1:9".into(),
+                allow_insecure: false,
+                timeout: std::time::Duration::from_secs(5),
+                credentials: Credentials::new("key", "secret").expect("credentials"),
+            })
+            .await
+            .expect("add another provider");
             for (direction, flow) in [
                 (Direction::Deposit, Flow::Redirect),
                 (Direction::Withdrawal, Flow::Payout),

@@ -27,8 +27,8 @@ pub struct Setup {
     pub routes: Vec<(Flow, i32)>,
     /// Also serve the hosted pages and the sandbox endpoint (`POST /sandbox/operations/{id}/complete`).
     pub pages: bool,
-    /// SBP deposits and payouts go to routes of another provider, [`OTHER_PROVIDER`] (the test
-    /// gateway routes to every provider; the sandbox still runs them, as a stand-in).
+    /// SBP deposits and payouts go to routes of an acquirer, [`OTHER_PROVIDER`], which takes
+    /// every payment and finishes none (`domain::testkit::PendingAcquirer`).
     pub other_provider: bool,
 }
 
