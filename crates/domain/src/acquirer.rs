@@ -160,16 +160,22 @@ const UNKNOWN_READS_AT_SECS: [i64; 6] = [1, 3, 8, 18, 48, 108];
 /// The longest gap between two reads of a processing operation.
 pub const MAX_READ_GAP_SECS: i64 = 300;
 
-/// When to read an unknown outcome next, after `reads` reads since it became unknown at `since`.
-pub fn next_unknown_read(since: Timestamp, reads: u32) -> Timestamp {
-    match UNKNOWN_READS_AT_SECS.get(reads as usize) {
-        Some(at) => since.plus_seconds(*at),
-        None => {
-            let last = UNKNOWN_READS_AT_SECS[UNKNOWN_READS_AT_SECS.len() - 1];
-            let extra = i64::from(reads) - UNKNOWN_READS_AT_SECS.len() as i64 + 1;
-            since.plus_seconds(last + extra * MAX_READ_GAP_SECS)
-        }
+/// When to read an unknown outcome next: the first moment of its schedule (1, 3, 8, 18, 48
+/// and 108 s after it became unknown at `since`, then every 5 minutes) after `now`. Counted
+/// from `since`, not from the reads made, so a read that failed or one made off the schedule
+/// (at the 404 rule's threshold) shifts nothing.
+pub fn next_unknown_read(since: Timestamp, now: Timestamp) -> Timestamp {
+    let elapsed_ms = now.millis() - since.millis();
+    if let Some(at) = UNKNOWN_READS_AT_SECS
+        .iter()
+        .find(|at| **at * 1000 > elapsed_ms)
+    {
+        return since.plus_seconds(*at);
     }
+    let last = UNKNOWN_READS_AT_SECS[UNKNOWN_READS_AT_SECS.len() - 1] * 1000;
+    let gap = MAX_READ_GAP_SECS * 1000;
+    let periods = (elapsed_ms - last) / gap + 1;
+    since.plus_millis(last + periods * gap)
 }
 
 /// When to read a quiet operation next: `after` since its last change or read, doubling with
@@ -277,10 +283,31 @@ mod tests {
     #[test]
     fn unknown_outcomes_are_read_on_the_schedule() {
         let since = Timestamp::from_millis(0);
-        let at: Vec<i64> = (0..9)
-            .map(|reads| next_unknown_read(since, reads).millis() / 1000)
-            .collect();
+        let mut now = since;
+        let mut at = Vec::new();
+        for _ in 0..9 {
+            now = next_unknown_read(since, now);
+            at.push(now.millis() / 1000);
+        }
         assert_eq!(at, [1, 3, 8, 18, 48, 108, 408, 708, 1008]);
+    }
+
+    #[test]
+    fn a_read_off_the_schedule_does_not_shift_it() {
+        let since = Timestamp::from_millis(0);
+        // A read at the 404 rule's threshold (360 s): the next one is still at 408 s.
+        assert_eq!(
+            next_unknown_read(since, since.plus_seconds(360)).millis(),
+            408_000
+        );
+        assert_eq!(
+            next_unknown_read(since, since.plus_millis(408_000)).millis(),
+            708_000
+        );
+        assert_eq!(
+            next_unknown_read(since, since.plus_millis(2_500)).millis(),
+            3_000
+        );
     }
 
     #[test]

@@ -122,7 +122,7 @@ impl Gateway {
                 attempt.state = AttemptState::Unknown;
                 attempt.unknown_since = Some(now);
                 attempt.reads = 0;
-                attempt.next_check_at = Some(next_unknown_read(now, 0));
+                attempt.next_check_at = Some(next_unknown_read(now, now));
                 self.ports
                     .store
                     .save_attempt(&attempt)

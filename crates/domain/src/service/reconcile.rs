@@ -67,7 +67,7 @@ impl Gateway {
             attempt.state = AttemptState::Unknown;
             attempt.unknown_since = Some(since);
             attempt.reads = 0;
-            attempt.next_check_at = Some(next_unknown_read(since, 0));
+            attempt.next_check_at = Some(next_unknown_read(since, since));
             attempt.updated_at = now;
             self.ports.store.save_attempt(&attempt).await?;
             return Ok(());
@@ -195,7 +195,7 @@ impl Gateway {
         let next = match attempt.unknown_since {
             Some(since) => {
                 let threshold = not_found_final_at(attempt.created_at);
-                let next = next_unknown_read(since, attempt.reads);
+                let next = next_unknown_read(since, now);
                 if threshold > now {
                     next.min(threshold)
                 } else {
