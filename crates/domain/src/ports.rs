@@ -141,7 +141,11 @@ pub trait OperationStore: Send + Sync {
     async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, StoreError>;
 
     /// Writes what is known of an existing attempt (every field but its operation, number,
-    /// route, provider and creation time), and ends any reconciler lease on it.
+    /// route, provider and creation time), and ends any reconciler lease on it. Writers hold
+    /// copies that may be older than what is stored, so it MUST merge, never lose what the
+    /// provider said: a stored acquirer id is kept, a stored failure code, page or latency is
+    /// kept unless a new one is given, and an answered state (`ok`, `declined`,
+    /// `unavailable`) is never taken back to `sent` or `unknown`.
     async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError>;
 
     /// The operation's attempts, by number (empty for an operation made before attempts were
@@ -161,7 +165,8 @@ pub trait OperationStore: Send + Sync {
         limit: u32,
     ) -> Result<Vec<Attempt>, StoreError>;
 
-    /// Records a provider's report that contradicts an operation's final status.
+    /// Records a provider's report that contradicts an operation's final status, once per
+    /// operation, provider and reported status (a repeated report is the same discrepancy).
     async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError>;
 }
 

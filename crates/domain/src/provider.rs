@@ -100,6 +100,11 @@ impl ProviderUrl {
             url.query().is_none() && url.fragment().is_none(),
             "must have no query string or fragment",
         )?;
+        // Credentials come from their own flags only, never inside a URL that is printed.
+        ValueError::unless(
+            url.username().is_empty() && url.password().is_none(),
+            "must not contain a user name or password",
+        )?;
         let loopback = match url.host() {
             Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
             Some(url::Host::Ipv6(ip)) => ip.is_loopback(),

@@ -79,7 +79,10 @@ CREATE TABLE provider_discrepancies (
     reported     TEXT NOT NULL,
     at           BIGINT NOT NULL
 );
-CREATE INDEX provider_discrepancies_operation ON provider_discrepancies (operation_id);
+-- One row per operation, provider and reported status: a notification the acquirer sends
+-- again is the same discrepancy.
+CREATE UNIQUE INDEX provider_discrepancies_once
+    ON provider_discrepancies (operation_id, provider, reported);
 
 -- Upgrade rule (contract 10.3): first-version processes must fail at start against this
 -- schema, since they would ignore `provider`. At start every gateway applies the embedded

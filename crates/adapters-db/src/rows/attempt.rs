@@ -30,25 +30,20 @@ pub(crate) struct NewAttemptRow<'a> {
 }
 
 /// What [`OperationStore::save_attempt`](domain::ports::OperationStore::save_attempt)
-/// writes: every field but the attempt's key, route, provider and creation time, and a lease
-/// ended.
-#[derive(AsChangeset)]
-#[diesel(table_name = provider_attempts, treat_none_as_null = true)]
+/// writes: every field but the attempt's key, route, provider and creation time (the
+/// statement in `store/attempts.rs` merges it with what is stored).
 pub(crate) struct AttemptChanges<'a> {
     /// The attempt's number, to find its row (not written).
-    #[diesel(skip_update)]
     pub(crate) number: i32,
-    state: &'static str,
-    acquirer_id: Option<&'a str>,
-    failure_code: Option<&'a str>,
-    redirect_url: Option<&'a str>,
-    latency_ms: Option<i64>,
-    updated_at: i64,
-    next_check_at: Option<i64>,
-    unknown_since: Option<i64>,
-    reads: i32,
-    lease_owner: Option<&'a str>,
-    lease_until: Option<i64>,
+    pub(crate) state: &'static str,
+    pub(crate) acquirer_id: Option<&'a str>,
+    pub(crate) failure_code: Option<&'a str>,
+    pub(crate) redirect_url: Option<&'a str>,
+    pub(crate) latency_ms: Option<i64>,
+    pub(crate) updated_at: i64,
+    pub(crate) next_check_at: Option<i64>,
+    pub(crate) unknown_since: Option<i64>,
+    pub(crate) reads: i32,
 }
 
 /// An attempt as read (its lease is the store's business, not the domain's).
@@ -116,8 +111,6 @@ impl<'a> AttemptChanges<'a> {
             next_check_at: attempt.next_check_at.map(Timestamp::millis),
             unknown_since: attempt.unknown_since.map(Timestamp::millis),
             reads: integer("attempt reads", attempt.reads)?,
-            lease_owner: None,
-            lease_until: None,
         })
     }
 }

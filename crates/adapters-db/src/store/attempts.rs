@@ -2,7 +2,7 @@
 //! reconciler; and the discrepancies providers report.
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use domain::attempt::{Attempt, Discrepancy};
 use domain::ports::StoreError;
 use domain::{OperationId, Timestamp};
@@ -48,6 +48,39 @@ WHERE (operation_id, number) IN (
 RETURNING operation_id, number, route_id, provider, state, acquirer_id, failure_code,
     redirect_url, latency_ms, created_at, updated_at, next_check_at, unknown_since, reads";
 
+/// Writes an attempt over its row, merged with what the row already knows: the acquirer's
+/// id is kept once known, a failure code, page or latency is kept unless a new one comes, and
+/// a state the acquirer has answered (`ok`, `declined`, `unavailable`) is never taken back
+/// to `sent` or `unknown` (nor its `unknown_since` set). The lease ends.
+///
+/// Binds: 1 state, 2 acquirer id, 3 failure code, 4 redirect URL, 5 latency, 6 updated at,
+/// 7 next check, 8 unknown since, 9 reads, 10 operation id, 11 number.
+const SAVE: &str = "\
+UPDATE provider_attempts SET
+    state = CASE WHEN state IN ('ok', 'declined', 'unavailable') AND {p}1 IN ('sent', 'unknown')
+        THEN state ELSE {p}1 END,
+    unknown_since = CASE WHEN state IN ('ok', 'declined', 'unavailable')
+        AND {p}1 IN ('sent', 'unknown') THEN NULL ELSE {p}8 END,
+    acquirer_id = COALESCE(acquirer_id, {p}2),
+    failure_code = COALESCE({p}3, failure_code),
+    redirect_url = COALESCE({p}4, redirect_url),
+    latency_ms = COALESCE({p}5, latency_ms),
+    updated_at = {p}6,
+    next_check_at = {p}7,
+    reads = {p}9,
+    lease_owner = NULL,
+    lease_until = NULL
+WHERE operation_id = {p}10 AND number = {p}11";
+
+/// [`SAVE`] in the dialect of `conn`'s backend.
+fn save_sql(conn: &DbConn) -> String {
+    let placeholder = match conn {
+        DbConn::Pg(_) => "$",
+        DbConn::Sqlite(_) => "?",
+    };
+    SAVE.replace("{p}", placeholder)
+}
+
 /// [`CLAIM`] in the dialect of `conn`'s backend.
 fn claim_sql(conn: &DbConn) -> String {
     let (placeholder, lock) = match conn {
@@ -73,13 +106,25 @@ fn attempts_from(rows: Vec<AttemptRow>) -> anyhow::Result<Vec<Attempt>> {
 
 impl Database {
     /// See [`OperationStore::save_attempt`](domain::ports::OperationStore::save_attempt).
+    /// The writers of an attempt (the creation call, notifications, the reconciler) each
+    /// hold a copy that may be older than the row, so [`SAVE`] merges rather than replaces:
+    /// what the acquirer said (its id, failure code, page, a known state) is never lost.
     pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         let attempt = attempt.clone();
         self.write_one(move |conn| {
-            let changes = AttemptChanges::new(&attempt).map_err(corrupt)?;
-            let key = (attempt.operation_id.to_string(), changes.number);
-            let changed = diesel::update(provider_attempts::table.find(key))
-                .set(&changes)
+            let c = AttemptChanges::new(&attempt).map_err(corrupt)?;
+            let changed = diesel::sql_query(save_sql(conn))
+                .bind::<Text, _>(c.state)
+                .bind::<Nullable<Text>, _>(c.acquirer_id)
+                .bind::<Nullable<Text>, _>(c.failure_code)
+                .bind::<Nullable<Text>, _>(c.redirect_url)
+                .bind::<Nullable<BigInt>, _>(c.latency_ms)
+                .bind::<BigInt, _>(c.updated_at)
+                .bind::<Nullable<BigInt>, _>(c.next_check_at)
+                .bind::<Nullable<BigInt>, _>(c.unknown_since)
+                .bind::<Integer, _>(c.reads)
+                .bind::<Text, _>(attempt.operation_id.to_string())
+                .bind::<Integer, _>(c.number)
                 .execute(conn)?;
             if changed == 0 {
                 return Err(corrupt(anyhow::anyhow!(
@@ -134,10 +179,19 @@ impl Database {
     ) -> Result<(), StoreError> {
         let discrepancy = discrepancy.clone();
         self.write_one(move |conn| {
-            diesel::insert_into(provider_discrepancies::table)
+            // The same report again (an acquirer retries its notifications) is the same
+            // discrepancy: it is recorded and counted once.
+            let inserted = diesel::insert_into(provider_discrepancies::table)
                 .values(NewDiscrepancyRow::new(&discrepancy))
-                .execute(conn)?;
-            Ok(())
+                .execute(conn);
+            match inserted {
+                Ok(_)
+                | Err(diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::UniqueViolation,
+                    _,
+                )) => Ok(()),
+                Err(error) => Err(error.into()),
+            }
         })
         .await
     }

@@ -163,10 +163,12 @@ async fn a_saved_attempt_keeps_its_key_and_creation_and_ends_its_lease() {
             ..answered
         };
         t.db.save_attempt(&cleared).await.expect("save");
-        assert_eq!(
-            t.db.attempts(op.id()).await.expect("read"),
-            vec![cleared.clone()]
-        );
+        // A failure code once reported is kept (a copy without one does not erase it).
+        let kept = Attempt {
+            failure_code: Some("timeout".into()),
+            ..cleared.clone()
+        };
+        assert_eq!(t.db.attempts(op.id()).await.expect("read"), vec![kept]);
 
         let missing = Attempt {
             number: 2,
@@ -174,6 +176,45 @@ async fn a_saved_attempt_keeps_its_key_and_creation_and_ends_its_lease() {
         };
         assert!(t.db.save_attempt(&missing).await.is_err());
         assert_eq!(t.rows("provider_attempts"), 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stale_copy_never_takes_back_what_the_acquirer_said() {
+    each_backend(|t| async move {
+        let at = now();
+        let (op, sent) = stored(&t, "bank-a", at.plus_seconds(-1)).await;
+        // A notification told the acquirer's id, page and an answered state.
+        let known = Attempt {
+            state: AttemptState::Ok,
+            acquirer_id: Some("acq_1".into()),
+            redirect_url: Some("https://bank-a.example/pay/acq_1".into()),
+            updated_at: at.plus_seconds(1),
+            next_check_at: Some(at.plus_seconds(61)),
+            ..sent.clone()
+        };
+        t.db.save_attempt(&known).await.expect("save");
+        // The creation call, which timed out, then saves its older copy as unknown.
+        let stale = Attempt {
+            state: AttemptState::Unknown,
+            latency_ms: Some(5_000),
+            updated_at: at.plus_seconds(5),
+            next_check_at: Some(at.plus_seconds(6)),
+            unknown_since: Some(at.plus_seconds(5)),
+            ..sent
+        };
+        t.db.save_attempt(&stale).await.expect("save");
+
+        let read = t.db.attempts(op.id()).await.expect("read");
+        let expected = Attempt {
+            state: AttemptState::Ok,
+            acquirer_id: Some("acq_1".into()),
+            redirect_url: Some("https://bank-a.example/pay/acq_1".into()),
+            unknown_since: None,
+            ..stale
+        };
+        assert_eq!(read, vec![expected]);
     })
     .await;
 }
@@ -344,13 +385,27 @@ async fn a_discrepancy_is_recorded() {
             at,
         };
         t.db.record_discrepancy(&discrepancy).await.expect("record");
-        t.db.record_discrepancy(&discrepancy).await.expect("again");
+        // The acquirer's retry of the same report is the same discrepancy.
+        let again = Discrepancy {
+            at: at.plus_seconds(30),
+            ..discrepancy.clone()
+        };
+        t.db.record_discrepancy(&again).await.expect("again");
         let condition = format!(
             "operation_id = '{}' AND provider = 'bank-a' AND reported = 'succeeded' AND at = {}",
             op.id(),
             at.millis()
         );
-        assert_eq!(t.rows_where("provider_discrepancies", &condition), 2);
+        assert_eq!(t.rows_where("provider_discrepancies", &condition), 1);
+        assert_eq!(t.rows("provider_discrepancies"), 1);
+        let other = Discrepancy {
+            reported: "failed".into(),
+            ..discrepancy
+        };
+        t.db.record_discrepancy(&other)
+            .await
+            .expect("another status");
+        assert_eq!(t.rows("provider_discrepancies"), 2);
     })
     .await;
 }

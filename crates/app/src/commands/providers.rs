@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use domain::operator::{NewProvider, Operator, ProviderChanges, ProviderError};
-use domain::provider::{AcquirerProvider, Credentials, SANDBOX};
+use domain::provider::{AcquirerProvider, Credentials, ProviderName, SANDBOX};
 use serde_json::json;
 
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
@@ -49,6 +49,7 @@ async fn add(operator: &Operator, args: ProviderAddArgs) -> anyhow::Result<ExitC
 }
 
 async fn update(operator: &Operator, args: ProviderUpdateArgs) -> anyhow::Result<ExitCode> {
+    checked_name(&args.name)?;
     let changes = ProviderChanges {
         url: args.url,
         allow_insecure: args.allow_insecure.then_some(true),
@@ -61,6 +62,7 @@ async fn update(operator: &Operator, args: ProviderUpdateArgs) -> anyhow::Result
 }
 
 async fn set_enabled(operator: &Operator, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
+    checked_name(name)?;
     let changes = ProviderChanges {
         enabled: Some(enabled),
         ..ProviderChanges::default()
@@ -132,6 +134,13 @@ fn provider_json(p: &AcquirerProvider) -> serde_json::Value {
         "timeoutSeconds": p.timeout.as_secs(), "allowInsecure": p.allow_insecure,
         "enabled": p.enabled,
     })
+}
+
+/// A malformed provider name is a bad value (exit 2), not an unknown provider (exit 3).
+fn checked_name(name: &str) -> anyhow::Result<()> {
+    ProviderName::parse(name)
+        .map(|_| ())
+        .map_err(|rule| Usage::new(format!("NAME: {rule}")))
 }
 
 fn timeout(text: &str) -> anyhow::Result<Duration> {

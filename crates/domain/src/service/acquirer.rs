@@ -103,7 +103,7 @@ impl Gateway {
         let result = self.ports.acquirer.create(acquirer, &order).await;
         drop(order);
         let now = self.ports.clock.now();
-        attempt.latency_ms = Some(now.millis() - sent_at.millis());
+        attempt.latency_ms = Some((now.millis() - sent_at.millis()).max(0));
         attempt.updated_at = now;
         let applied = match result {
             CreateResult::Answered(payment) => {
@@ -114,7 +114,7 @@ impl Gateway {
                 tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer unavailable at creation");
                 attempt.state = AttemptState::Unavailable;
                 attempt.next_check_at = None;
-                self.save_then_finish(&operation, &attempt, unavailable())
+                self.finish_then_save(&operation, &attempt, unavailable(), PaymentStatus::Failed)
                     .await
             }
             CreateResult::Unknown(reason) => {
@@ -161,13 +161,15 @@ impl Gateway {
         if payment.failure_code.is_some() {
             attempt.failure_code.clone_from(&payment.failure_code);
         }
-        attempt.unknown_since = None;
+        // Found at last: from here on the quiet schedule applies, starting afresh.
+        let was_unknown = attempt.unknown_since.take().is_some()
+            || matches!(attempt.state, AttemptState::Sent | AttemptState::Unknown);
         attempt.updated_at = now;
         if matches!(attempt.state, AttemptState::Sent | AttemptState::Unknown) {
             attempt.state = attempt_state_for(payment, operation.direction());
         }
         let Some(outcome) = self.outcome_for(operation, payment, now) else {
-            attempt.reads = if heard == Heard::Read {
+            attempt.reads = if heard == Heard::Read && !was_unknown {
                 attempt.reads + 1
             } else {
                 0
@@ -183,7 +185,8 @@ impl Gateway {
                 .await?;
             return Ok(operation.clone());
         }
-        self.save_then_finish(operation, &attempt, outcome).await
+        self.finish_then_save(operation, &attempt, outcome, payment.status)
+            .await
     }
 
     /// The outcome a payment's status gives `operation` at `now`: as [`outcome_of`] says, except
@@ -208,28 +211,29 @@ impl Gateway {
         })
     }
 
-    /// Writes the attempt, then the operation's final status (guarded: if another writer
-    /// finished it first, its status stands and is checked against `outcome`).
-    async fn save_then_finish(
+    /// Writes the operation's final status (guarded: if another writer finished it first, its
+    /// status stands and is checked against `outcome`, as `reported` by the acquirer), then
+    /// the attempt. In that order: if the final status cannot be written, the attempt keeps
+    /// its due check and the reconciler comes back to it; once it is written, a stale
+    /// attempt is cleared by the reconciler's first look.
+    async fn finish_then_save(
         &self,
         operation: &Operation,
         attempt: &Attempt,
         outcome: Outcome,
+        reported: PaymentStatus,
     ) -> Result<Operation, CompleteError> {
-        self.ports.store.save_attempt(attempt).await?;
-        match self.finish(operation, outcome.clone()).await {
+        let current = match self.finish(operation, outcome.clone()).await {
             Err(CompleteError::InvalidState) => {
                 let current = self.operation(operation.id()).await?;
-                let reported = match outcome {
-                    Outcome::Approve => PaymentStatus::Succeeded,
-                    Outcome::Decline(_) => PaymentStatus::Failed,
-                };
                 self.check_agreement(&current, &outcome, reported, &attempt.provider)
                     .await?;
-                Ok(current)
+                current
             }
-            finished => finished,
-        }
+            finished => finished?,
+        };
+        self.ports.store.save_attempt(attempt).await?;
+        Ok(current)
     }
 
     /// Records a discrepancy when a provider's final status contradicts the operation's.

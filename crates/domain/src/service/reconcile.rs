@@ -11,33 +11,44 @@ use crate::ports::Chain;
 use crate::provider::AcquirerProvider;
 use crate::{Direction, Timestamp};
 
-/// Most attempts one pass claims per provider.
-const RECONCILE_BATCH: u32 = 100;
+/// Most attempts one claim takes: few, so each is worked on well inside its lease.
+const CLAIM_BATCH: u32 = 4;
+
+/// How long one pass keeps claiming at one provider before it moves on to the next.
+const PASS_BUDGET_MS: i64 = 2_000;
 
 impl Gateway {
-    /// One pass of the reconciler as `owner` (this process's id): claims the attempts due
-    /// at each acquirer and reads, or cancels, each once. Returns how many it looked at.
+    /// One pass of the reconciler as `owner` (this process's id): at each acquirer, claims the
+    /// attempts that are due, a few at a time, and reads, or cancels, each once; a claimed
+    /// attempt whose lease no longer covers a whole call is left for the next claim. Returns
+    /// how many it looked at.
     pub async fn reconcile(&self, owner: &str) -> Result<usize, CompleteError> {
         let mut looked_at = 0;
         for acquirer in self.ports.providers.acquirers().await? {
-            let now = self.ports.clock.now();
-            let lease_until = now.plus_millis(lease_millis(&acquirer));
-            let due = self
-                .ports
-                .store
-                .claim_checks(
-                    acquirer.name.as_str(),
-                    owner,
-                    now,
-                    lease_until,
-                    RECONCILE_BATCH,
-                )
-                .await?;
-            for attempt in due {
-                looked_at += 1;
-                let id = attempt.operation_id;
-                if let Err(error) = self.check(&acquirer, attempt).await {
-                    tracing::warn!(operation.id = %id, provider = %acquirer.name, error = %Chain(&error), "reconciler check failed; it is retried when the lease ends");
+            let started = self.ports.clock.now();
+            let call = super::create::millis(acquirer.timeout);
+            loop {
+                let now = self.ports.clock.now();
+                let lease_until = now.plus_millis(lease_millis(&acquirer));
+                let due = self
+                    .ports
+                    .store
+                    .claim_checks(acquirer.name.as_str(), owner, now, lease_until, CLAIM_BATCH)
+                    .await?;
+                let claimed = due.len();
+                for attempt in due {
+                    if self.ports.clock.now().plus_millis(call) > lease_until {
+                        break;
+                    }
+                    looked_at += 1;
+                    let id = attempt.operation_id;
+                    if let Err(error) = self.check(&acquirer, attempt).await {
+                        tracing::warn!(operation.id = %id, provider = %acquirer.name, error = %Chain(&error), "reconciler check failed; it is retried when the lease ends");
+                    }
+                }
+                let spent = self.ports.clock.now().millis() - started.millis();
+                if claimed < CLAIM_BATCH as usize || spent > PASS_BUDGET_MS {
+                    break;
                 }
             }
         }
@@ -175,11 +186,13 @@ impl Gateway {
         attempt.unknown_since = None;
         attempt.next_check_at = None;
         attempt.updated_at = now;
-        self.ports.store.save_attempt(&attempt).await?;
+        // The final status first: if it cannot be written, the attempt keeps its due check.
         match self.finish(operation, never_created).await {
-            Ok(_) | Err(CompleteError::InvalidState) => Ok(()),
-            Err(error) => Err(error),
+            Ok(_) | Err(CompleteError::InvalidState) => {}
+            Err(error) => return Err(error),
         }
+        self.ports.store.save_attempt(&attempt).await?;
+        Ok(())
     }
 
     /// Nothing learned: the attempt is looked at again on its schedule (the unknown-outcome

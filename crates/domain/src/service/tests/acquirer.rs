@@ -255,9 +255,11 @@ fn an_answer_that_cannot_be_written_still_answers_the_committed_operation() {
     );
     mocks
         .store
-        .expect_save_attempt()
-        .returning(|_| Err(unavailable()));
-    mocks.store.expect_finish().never();
+        .expect_finish()
+        .times(1)
+        .returning(|_| Err(crate::ports::FinishError::Store(unavailable())));
+    // The attempt keeps its due check (the end of the call's lease): the reconciler reads it.
+    mocks.store.expect_save_attempt().never();
 
     let created = mocks.create_withdrawal(card_payout()).unwrap();
 
