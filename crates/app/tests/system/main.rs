@@ -15,6 +15,7 @@ mod helpers;
 mod live;
 mod multiprocess;
 mod pages;
+mod providers;
 mod restart;
 mod routes;
 mod sandbox_off;
