@@ -7,6 +7,7 @@
 pub mod acquirer;
 pub mod attempt;
 pub mod callback;
+pub mod circuit;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;

@@ -17,6 +17,7 @@ pub use checkout::{Checkout, CheckoutError};
 pub use errors::{CompleteError, CreateError, NotificationError, ReadError, StepError};
 pub use steps::check_input;
 
+use crate::circuit::{Circuit, Circuits};
 use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
     PaymentProvider, ProviderDirectory, QrEncoder, RouteTable,
@@ -79,6 +80,8 @@ pub struct Gateway {
     acquirers: AcquirerSettings,
     /// Whether the built-in sandbox is in service (`GATEWAY_SANDBOX`).
     sandbox: bool,
+    /// This process's circuit breakers, one per acquirer.
+    circuits: Circuits,
 }
 
 impl Gateway {
@@ -87,6 +90,7 @@ impl Gateway {
             ports,
             acquirers: AcquirerSettings::default(),
             sandbox: true,
+            circuits: Circuits::new(),
         }
     }
 
@@ -111,6 +115,11 @@ impl Gateway {
     /// The merchant directory, for authentication at the edge.
     pub fn merchants(&self) -> &dyn MerchantDirectory {
         self.ports.merchants.as_ref()
+    }
+
+    /// This process's circuits, one per acquirer it has called, as they stand now.
+    pub fn circuits(&self) -> Vec<Circuit> {
+        self.circuits.snapshot(self.ports.clock.now())
     }
 
     /// The clock the service runs on.
