@@ -104,8 +104,8 @@ pub(crate) fn shard_of(lane: Lane, new: &NewOperation) -> usize {
 
 /// The lane that writes `new`, if one can: see the module docs.
 pub(crate) fn lane_of(new: &NewOperation) -> Option<Lane> {
-    // An operation with its first attempt (an acquirer's) takes the general path.
-    if new.callback.is_some() || new.attempt.is_some() {
+    // An operation with its first attempts (an acquirer's) takes the general path.
+    if new.callback.is_some() || !new.attempts.is_empty() {
         return None;
     }
     let op = &new.operation;

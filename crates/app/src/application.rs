@@ -51,6 +51,7 @@ impl Application {
         let settings = AcquirerSettings {
             public_url: config.public_url.clone(),
             reconcile_after: config.reconcile_after,
+            routing_budget: config.routing_budget,
         };
         let mut gateway = gateway_on(&database, provider.clone(), acquirer.clone(), settings);
         // With GATEWAY_SANDBOX=false the sandbox takes no new operations, but the ones it

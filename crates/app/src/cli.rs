@@ -83,6 +83,10 @@ pub struct ServeArgs {
     /// acquirer (then at doubling gaps up to 5m).
     #[arg(long, env = "GATEWAY_RECONCILE_AFTER", default_value = "60s")]
     pub reconcile_after: String,
+    /// How long, from a creation request's arrival, the gateway may go on to further
+    /// providers after definite failures; a provider is tried only if its timeout still fits.
+    #[arg(long, env = "GATEWAY_ROUTING_BUDGET", default_value = "15s")]
+    pub routing_budget: String,
 }
 
 #[derive(Debug, Subcommand)]

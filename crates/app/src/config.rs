@@ -39,6 +39,8 @@ pub struct ServeConfig {
     /// How long a processing acquirer operation may stay quiet before the reconciler reads
     /// it (`GATEWAY_RECONCILE_AFTER`).
     pub reconcile_after: Duration,
+    /// How long a creation may go on to further providers (`GATEWAY_ROUTING_BUDGET`).
+    pub routing_budget: Duration,
 }
 
 impl ServeConfig {
@@ -103,6 +105,14 @@ impl ServeConfig {
                     flag: "reconcile-after",
                     value: args.reconcile_after.clone(),
                     expected: "a duration from 1s to 5m, such as 60s",
+                })?,
+            routing_budget: parse_duration(&args.routing_budget)
+                .filter(|d| *d >= Duration::from_secs(1) && *d <= Duration::from_secs(300))
+                .ok_or_else(|| ConfigError {
+                    variable: "GATEWAY_ROUTING_BUDGET",
+                    flag: "routing-budget",
+                    value: args.routing_budget.clone(),
+                    expected: "a duration from 1s to 5m, such as 15s",
                 })?,
         })
     }
@@ -206,6 +216,7 @@ mod tests {
             sandbox_settle_ms: "2000".into(),
             sandbox: "true".into(),
             reconcile_after: "60s".into(),
+            routing_budget: "15s".into(),
         }
     }
 

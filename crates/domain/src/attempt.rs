@@ -105,6 +105,35 @@ impl Attempt {
     }
 }
 
+impl Attempt {
+    /// A route passed over (its provider already tried, its circuit open, or no time left in
+    /// the routing budget): recorded, never called.
+    pub fn skipped(
+        operation_id: OperationId,
+        number: u32,
+        route_id: i64,
+        provider: &str,
+        at: Timestamp,
+    ) -> Self {
+        Self {
+            state: AttemptState::Skipped,
+            next_check_at: None,
+            ..Self::sent(operation_id, number, route_id, provider, at, at)
+        }
+    }
+
+    /// Whether the provider was called for it.
+    pub fn was_tried(&self) -> bool {
+        self.state != AttemptState::Skipped
+    }
+}
+
+/// The operation's current attempt among its `attempts` (by number): the last one tried.
+/// Statuses a provider reports apply to the operation only from this attempt.
+pub fn current(attempts: &[Attempt]) -> Option<&Attempt> {
+    attempts.iter().rev().find(|a| a.was_tried())
+}
+
 /// A final status reported by a provider that contradicts the operation's own: recorded
 /// and counted, never corrected by the gateway.
 #[derive(Debug, Clone, PartialEq, Eq)]

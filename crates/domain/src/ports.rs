@@ -69,8 +69,9 @@ pub struct NewOperation {
     pub moves: Vec<BalanceMove>,
     /// Queued when the operation is final at creation.
     pub callback: Option<QueuedCallback>,
-    /// The operation's first provider attempt, written with it.
-    pub attempt: Option<Attempt>,
+    /// The operation's first provider attempts, written with it: routes passed over
+    /// (`skipped`), then the one about to be called (`sent`), if any.
+    pub attempts: Vec<Attempt>,
 }
 
 /// A final status and everything written with it, in one unit of work.
@@ -147,6 +148,13 @@ pub trait OperationStore: Send + Sync {
     /// kept unless a new one is given, and an answered state (`ok`, `declined`,
     /// `unavailable`) is never taken back to `sent` or `unknown`.
     async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError>;
+
+    /// Moves an operation on from its current attempt, in one transaction: writes `finished`
+    /// (merged, as [`OperationStore::save_attempt`] does) and inserts `next`, the routes
+    /// passed over (`skipped`) and, if the operation goes on, the attempt about to be called
+    /// (`sent`). When `next` holds an attempt to be called, the operation MUST still be
+    /// processing: if it is not, nothing is written and the answer is `Ok(false)`.
+    async fn add_attempts(&self, finished: &Attempt, next: &[Attempt]) -> Result<bool, StoreError>;
 
     /// The operation's attempts, by number (empty for an operation made before attempts were
     /// recorded).

@@ -88,10 +88,38 @@ impl Route {
             && (self.min_amount..=self.max_amount).contains(&amount.minor())
     }
 
+    /// Whether the route is the built-in sandbox's.
+    pub fn is_sandbox(&self) -> bool {
+        self.provider == crate::provider::SANDBOX
+    }
+
     /// Seconds a waiting deposit on this route lives.
     pub fn lifetime(&self) -> i64 {
         self.lifetime_secs.unwrap_or(DEFAULT_LIFETIME_SECS)
     }
+}
+
+/// The routes an operation may be tried on, first tried first: every enabled route that fits,
+/// of the same provider kind (the sandbox or an acquirer) and flow as the best one (highest
+/// priority, lowest id on a tie), in that order. Empty when none fits. A provider may appear
+/// more than once here; it is tried at most once per operation.
+pub fn candidates(
+    routes: &[Route],
+    direction: Direction,
+    method: PaymentMethod,
+    currency: Currency,
+    amount: Amount,
+) -> Vec<&Route> {
+    let mut fitting: Vec<&Route> = routes
+        .iter()
+        .filter(|r| r.fits(direction, method, currency, amount))
+        .collect();
+    fitting.sort_by_key(|r| (std::cmp::Reverse(r.priority), r.id));
+    let Some(best) = fitting.first().copied() else {
+        return fitting;
+    };
+    fitting.retain(|r| r.is_sandbox() == best.is_sandbox() && r.flow == best.flow);
+    fitting
 }
 
 /// The enabled route with the highest priority that fits (lowest id on a tie).
@@ -205,6 +233,49 @@ mod tests {
             .map(|r| r.id),
             Some(2)
         );
+    }
+
+    #[test]
+    fn candidates_keep_the_best_routes_kind_and_flow_in_priority_order() {
+        let at = |id, priority, provider: &str, flow| Route {
+            provider: provider.into(),
+            flow,
+            ..route(id, priority, 1, 1_000)
+        };
+        let routes = vec![
+            at(1, 100, "sandbox", Flow::Redirect),
+            at(2, 300, "bank", Flow::Redirect),
+            at(3, 200, "other", Flow::Redirect),
+            at(4, 300, "other", Flow::Redirect),
+            at(5, 250, "third", Flow::Qr),
+            at(6, 200, "bank", Flow::Redirect),
+        ];
+        let chosen: Vec<i64> = candidates(
+            &routes,
+            Direction::Deposit,
+            PaymentMethod::Card,
+            Currency::RUB,
+            amount(500),
+        )
+        .iter()
+        .map(|r| r.id)
+        .collect();
+        assert_eq!(chosen, vec![2, 4, 3, 6]);
+        let sandbox_first = vec![
+            at(1, 900, "sandbox", Flow::Redirect),
+            at(2, 300, "bank", Flow::Redirect),
+        ];
+        let chosen: Vec<i64> = candidates(
+            &sandbox_first,
+            Direction::Deposit,
+            PaymentMethod::Card,
+            Currency::RUB,
+            amount(500),
+        )
+        .iter()
+        .map(|r| r.id)
+        .collect();
+        assert_eq!(chosen, vec![1]);
     }
 
     #[test]

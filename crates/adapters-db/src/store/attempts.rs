@@ -10,8 +10,10 @@ use domain::{OperationId, Timestamp};
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::rows::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
-use crate::schema::{provider_attempts, provider_discrepancies};
+use crate::schema::{operations, provider_attempts, provider_discrepancies};
 use crate::work::{corrupt, TxError};
+
+use super::operations::PROCESSING;
 
 /// Writes a new attempt inside the caller's transaction (after its operation).
 pub(crate) fn insert_attempt<E: From<StoreError>>(
@@ -72,6 +74,35 @@ UPDATE provider_attempts SET
     lease_until = NULL
 WHERE operation_id = {p}10 AND number = {p}11";
 
+/// Merges `attempt` into its row ([`SAVE`]) inside the caller's transaction.
+fn save_attempt<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<(), TxError<E>> {
+    let c = AttemptChanges::new(attempt).map_err(corrupt)?;
+    let changed = diesel::sql_query(save_sql(conn))
+        .bind::<Text, _>(c.state)
+        .bind::<Nullable<Text>, _>(c.acquirer_id)
+        .bind::<Nullable<Text>, _>(c.failure_code)
+        .bind::<Nullable<Text>, _>(c.redirect_url)
+        .bind::<Nullable<BigInt>, _>(c.latency_ms)
+        .bind::<BigInt, _>(c.updated_at)
+        .bind::<Nullable<BigInt>, _>(c.next_check_at)
+        .bind::<Nullable<BigInt>, _>(c.unknown_since)
+        .bind::<Integer, _>(c.reads)
+        .bind::<Text, _>(attempt.operation_id.to_string())
+        .bind::<Integer, _>(c.number)
+        .execute(conn)?;
+    if changed == 0 {
+        return Err(corrupt(anyhow::anyhow!(
+            "attempt {} of operation {} does not exist",
+            attempt.number,
+            attempt.operation_id
+        )));
+    }
+    Ok(())
+}
+
 /// [`SAVE`] in the dialect of `conn`'s backend.
 fn save_sql(conn: &DbConn) -> String {
     let placeholder = match conn {
@@ -111,29 +142,46 @@ impl Database {
     /// what the acquirer said (its id, failure code, page, a known state) is never lost.
     pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         let attempt = attempt.clone();
-        self.write_one(move |conn| {
-            let c = AttemptChanges::new(&attempt).map_err(corrupt)?;
-            let changed = diesel::sql_query(save_sql(conn))
-                .bind::<Text, _>(c.state)
-                .bind::<Nullable<Text>, _>(c.acquirer_id)
-                .bind::<Nullable<Text>, _>(c.failure_code)
-                .bind::<Nullable<Text>, _>(c.redirect_url)
-                .bind::<Nullable<BigInt>, _>(c.latency_ms)
-                .bind::<BigInt, _>(c.updated_at)
-                .bind::<Nullable<BigInt>, _>(c.next_check_at)
-                .bind::<Nullable<BigInt>, _>(c.unknown_since)
-                .bind::<Integer, _>(c.reads)
-                .bind::<Text, _>(attempt.operation_id.to_string())
-                .bind::<Integer, _>(c.number)
-                .execute(conn)?;
-            if changed == 0 {
-                return Err(corrupt(anyhow::anyhow!(
-                    "attempt {} of operation {} does not exist",
-                    attempt.number,
-                    attempt.operation_id
-                )));
+        self.write_one(move |conn| save_attempt(conn, &attempt))
+            .await
+    }
+
+    /// See [`OperationStore::add_attempts`](domain::ports::OperationStore::add_attempts).
+    pub(crate) async fn append_attempts(
+        &self,
+        finished: &Attempt,
+        next: &[Attempt],
+    ) -> Result<bool, StoreError> {
+        let finished = finished.clone();
+        let next = next.to_vec();
+        let goes_on = next.iter().any(Attempt::was_tried);
+        self.write(move |conn| {
+            if goes_on {
+                // The row lock (PostgreSQL) holds the status until the commit: nothing
+                // finishes the operation between this check and the new attempt.
+                let id = finished.operation_id.to_string();
+                let status: Option<i16> = match conn {
+                    DbConn::Pg(pg) => operations::table
+                        .filter(operations::id.eq(&id))
+                        .select(operations::status)
+                        .for_update()
+                        .first(pg)
+                        .optional()?,
+                    DbConn::Sqlite(_) => operations::table
+                        .filter(operations::id.eq(&id))
+                        .select(operations::status)
+                        .first(conn)
+                        .optional()?,
+                };
+                if status != Some(PROCESSING) {
+                    return Ok(false);
+                }
             }
-            Ok(())
+            save_attempt(conn, &finished)?;
+            for attempt in &next {
+                insert_attempt(conn, attempt)?;
+            }
+            Ok(true)
         })
         .await
     }

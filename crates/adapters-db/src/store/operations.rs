@@ -23,7 +23,7 @@ use crate::schema::{balances, operations};
 use crate::work::{corrupt, TxError};
 
 /// The status code a final write is guarded by: only a processing operation changes.
-const PROCESSING: i16 = 3;
+pub(super) const PROCESSING: i16 = 3;
 
 /// A processing operation of the built-in sandbox: what the expiry sweep and the payout
 /// poller act on (an acquirer's operations are never expired on the gateway's clock nor polled
@@ -87,7 +87,7 @@ impl OperationStore for Database {
                 }
                 Err(e) => return Err(e.into()),
             }
-            if let Some(attempt) = &new.attempt {
+            for attempt in &new.attempts {
                 insert_attempt(conn, attempt)?;
             }
             if let Some(callback) = &new.callback {
@@ -325,6 +325,11 @@ impl OperationStore for Database {
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %attempt.operation_id))]
     async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         self.update_attempt(attempt).await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %finished.operation_id))]
+    async fn add_attempts(&self, finished: &Attempt, next: &[Attempt]) -> Result<bool, StoreError> {
+        self.append_attempts(finished, next).await
     }
 
     #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %id))]

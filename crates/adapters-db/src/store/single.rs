@@ -34,8 +34,8 @@ pub(crate) enum Shape {
 
 impl Shape {
     pub(crate) fn of(new: &NewOperation) -> Option<Shape> {
-        // An operation with its first attempt (an acquirer's) takes the general path.
-        if new.callback.is_some() || new.attempt.is_some() {
+        // An operation with its first attempts (an acquirer's) takes the general path.
+        if new.callback.is_some() || !new.attempts.is_empty() {
             return None;
         }
         match new.moves.as_slice() {

@@ -28,13 +28,30 @@ async fn stored(t: &TestDb, provider: &str, check_at: Timestamp) -> (Operation, 
     (op, attempt)
 }
 
-/// Writes attempt `number` of `op` behind the store's back (no port adds a later attempt yet).
-fn later_attempt(t: &TestDb, op: &Operation, number: u32, provider: &str, state: &str) {
-    t.exec(&format!(
-        "INSERT INTO provider_attempts (operation_id, number, route_id, provider, state, \
-         created_at, updated_at, reads) VALUES ('{}', {number}, 1, '{provider}', '{state}', 0, 0, 0)",
-        op.id()
-    ));
+/// Moves `op` on from its first attempt `first` to attempt 2 at `provider`, in `state`.
+async fn later_attempt(t: &TestDb, first: &Attempt, provider: &str, state: AttemptState) {
+    let failed = Attempt {
+        state: AttemptState::Unavailable,
+        next_check_at: None,
+        ..first.clone()
+    };
+    let next = Attempt {
+        state,
+        ..first_attempt_at(first, 2, provider)
+    };
+    assert!(t.db.add_attempts(&failed, &[next]).await.expect("added"));
+}
+
+/// Attempt `number` of `first`'s operation at `provider`, sent when `first` was.
+fn first_attempt_at(first: &Attempt, number: u32, provider: &str) -> Attempt {
+    Attempt::sent(
+        first.operation_id,
+        number,
+        first.route_id,
+        provider,
+        first.created_at,
+        first.created_at.plus_seconds(5),
+    )
 }
 
 async fn claim(
@@ -79,7 +96,7 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
             fingerprint: Some(domain::signature::Fingerprint::from_stored("f".into())),
             moves: vec![hold_for(&payout)],
             callback: None,
-            attempt: Some(first_attempt(&payout, at, at.plus_seconds(5))),
+            attempts: vec![first_attempt(&payout, at, at.plus_seconds(5))],
         };
         t.db.insert(&new).await.expect("payout");
         assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
@@ -95,7 +112,7 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
         let lost = NewOperation {
             operation: rival.clone(),
             moves: vec![hold_for(&rival)],
-            attempt: Some(first_attempt(&rival, at, at.plus_seconds(5))),
+            attempts: vec![first_attempt(&rival, at, at.plus_seconds(5))],
             ..new
         };
         assert!(matches!(
@@ -242,11 +259,16 @@ async fn claims_take_due_current_attempts_of_processing_operations_at_one_provid
         t.db.finish(&completion).await.expect("finish");
         assert_eq!(attempt.next_check_at, Some(at.plus_seconds(-10)));
         // Failed over to bank-b: its first attempt at bank-a is no longer current.
-        let (moved, _) = stored(&t, "bank-a", at.plus_seconds(-30)).await;
-        later_attempt(&t, &moved, 2, "bank-b", "sent");
+        let (_moved, moved_first) = stored(&t, "bank-a", at.plus_seconds(-30)).await;
+        later_attempt(&t, &moved_first, "bank-b", AttemptState::Sent).await;
         // A later attempt that was skipped was never tried: the first one is still current.
-        let (skipped_after, _) = stored(&t, "bank-a", at.plus_seconds(-5)).await;
-        later_attempt(&t, &skipped_after, 2, "bank-c", "skipped");
+        let (skipped_after, skipped_first) = stored(&t, "bank-a", at.plus_seconds(-5)).await;
+        let skipped = Attempt::skipped(skipped_after.id(), 2, 1, "bank-c", at);
+        assert!(t
+            .db
+            .add_attempts(&skipped_first, &[skipped])
+            .await
+            .expect("added"));
         // Nothing left to do.
         let (idle, idle_attempt) = stored(&t, "bank-a", at).await;
         let finished_attempt = Attempt {
@@ -406,6 +428,70 @@ async fn a_discrepancy_is_recorded() {
             .await
             .expect("another status");
         assert_eq!(t.rows("provider_discrepancies"), 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn moving_on_to_the_next_provider_is_one_write_and_only_while_processing() {
+    each_backend(|t| async move {
+        let at = now();
+        let (op, first) = stored(&t, "bank-a", at.plus_seconds(5)).await;
+        let failed = Attempt {
+            state: AttemptState::Unavailable,
+            acquirer_id: Some("acq_a".into()),
+            failure_code: Some("provider_unavailable".into()),
+            next_check_at: None,
+            ..first.clone()
+        };
+        let passed_over = Attempt::skipped(op.id(), 2, 7, "bank-a", at);
+        let next = first_attempt_at(&first, 3, "bank-b");
+        assert!(t
+            .db
+            .add_attempts(&failed, &[passed_over.clone(), next.clone()])
+            .await
+            .expect("added"));
+        assert_eq!(
+            t.db.attempts(op.id()).await.expect("attempts"),
+            vec![failed.clone(), passed_over, next.clone()]
+        );
+
+        // Once the operation is final, no attempt to be called is added, and nothing changes.
+        let (done, done_first) = stored(&t, "bank-a", at.plus_seconds(5)).await;
+        let declined = done
+            .finish(
+                &Outcome::Decline(Decline::new(DeclineCode::ProviderUnavailable)),
+                at,
+            )
+            .expect("processing");
+        t.db.finish(&Completion {
+            operation: declined,
+            moves: vec![],
+            callback: None,
+        })
+        .await
+        .expect("finish");
+        let refused = Attempt {
+            state: AttemptState::Unavailable,
+            ..done_first.clone()
+        };
+        assert!(!t
+            .db
+            .add_attempts(&refused, &[first_attempt_at(&done_first, 2, "bank-b")])
+            .await
+            .expect("answered"));
+        assert_eq!(
+            t.db.attempts(done.id()).await.expect("attempts"),
+            vec![done_first.clone()]
+        );
+        // Routes passed over may still be recorded after it finished.
+        let skipped = Attempt::skipped(done.id(), 2, 7, "bank-b", at);
+        assert!(t
+            .db
+            .add_attempts(&refused, &[skipped])
+            .await
+            .expect("added"));
+        assert_eq!(t.db.attempts(done.id()).await.expect("attempts").len(), 2);
     })
     .await;
 }

@@ -146,7 +146,7 @@ pub async fn insert_plain(db: &Database, op: &Operation) {
         fingerprint: None,
         moves: Vec::new(),
         callback: None,
-        attempt: None,
+        attempts: Vec::new(),
     };
     db.insert(&new).await.expect("insert");
 }
@@ -169,7 +169,7 @@ pub async fn queue_callbacks(
             operation: done,
             fingerprint: None,
             moves: Vec::new(),
-            attempt: None,
+            attempts: Vec::new(),
         };
         db.insert(&new).await.expect("insert");
         ids.push(op.id());
@@ -203,7 +203,7 @@ pub async fn insert_with_attempt(db: &Database, op: &Operation, attempt: &Attemp
         fingerprint: None,
         moves: Vec::new(),
         callback: None,
-        attempt: Some(attempt.clone()),
+        attempts: vec![attempt.clone()],
     };
     db.insert(&new).await.expect("insert with its attempt");
 }

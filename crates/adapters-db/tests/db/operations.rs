@@ -93,7 +93,7 @@ async fn an_operation_round_trips_with_every_field() {
             fingerprint: Some(fingerprint.clone()),
             moves: Vec::new(),
             callback: None,
-            attempt: None,
+            attempts: Vec::new(),
         };
         t.db.insert(&new).await.expect("insert");
         assert_eq!(t.db.get(op.id()).await.expect("get"), Some(op.clone()));
@@ -130,7 +130,7 @@ fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperatio
         operation: done,
         fingerprint: Some(Fingerprint::of(&secret('w'), moid.as_bytes())),
         moves,
-        attempt: None,
+        attempts: Vec::new(),
     }
 }
 
@@ -182,7 +182,7 @@ async fn an_uncovered_hold_writes_nothing() {
             operation: op.clone(),
             fingerprint: None,
             callback: None,
-            attempt: None,
+            attempts: Vec::new(),
         };
         // No balance row at all, then one that is too small.
         assert!(matches!(

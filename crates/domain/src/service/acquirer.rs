@@ -12,7 +12,7 @@ use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
     FailureMeaning, Lookup, PaymentOrder, PaymentStatus, NOT_AFTER_SECS,
 };
-use crate::attempt::{Attempt, AttemptState, Discrepancy};
+use crate::attempt::{self, Attempt, AttemptState, Discrepancy};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
 use crate::ports::Chain;
 use crate::provider::AcquirerProvider;
@@ -76,16 +76,15 @@ impl Gateway {
         )
     }
 
-    /// Sends the creation call of a committed operation's first attempt, once, and writes
-    /// what it answered. Returns the operation as it now stands; any failure after the
-    /// commit leaves it processing for the reconciler.
-    pub(super) async fn send_creation(
+    /// Sends the creation call of a committed attempt, once. Returns what it answered and the
+    /// attempt with the call's latency.
+    pub(super) async fn call_creation(
         &self,
-        operation: Operation,
+        operation: &Operation,
         mut attempt: Attempt,
-        payout: Option<WithdrawalRequisites>,
+        payout: Option<&WithdrawalRequisites>,
         acquirer: &AcquirerProvider,
-    ) -> Operation {
+    ) -> (CreateResult, Attempt) {
         let is_deposit = operation.direction() == Direction::Deposit;
         let order = PaymentOrder {
             reference: operation.id(),
@@ -97,7 +96,7 @@ impl Gateway {
             not_after: attempt.created_at.plus_seconds(NOT_AFTER_SECS),
             return_url: is_deposit.then(|| self.return_url(operation.id())),
             expires_at: operation.expires_at(),
-            payout,
+            payout: payout.cloned(),
         };
         let sent_at = self.ports.clock.now();
         let result = self.ports.acquirer.create(acquirer, &order).await;
@@ -105,6 +104,21 @@ impl Gateway {
         let now = self.ports.clock.now();
         attempt.latency_ms = Some((now.millis() - sent_at.millis()).max(0));
         attempt.updated_at = now;
+        (result, attempt)
+    }
+
+    /// Writes what a creation call answered for `attempt`: the payment's status as the
+    /// acquirer gave it, a decline with `ProviderUnavailable` after a definite failure, or an
+    /// unknown outcome for the reconciler to read. Returns the operation as it now stands;
+    /// any failure to write leaves it processing for the reconciler.
+    pub(super) async fn apply_creation(
+        &self,
+        operation: Operation,
+        mut attempt: Attempt,
+        result: CreateResult,
+        acquirer: &AcquirerProvider,
+    ) -> Operation {
+        let now = attempt.updated_at;
         let applied = match result {
             CreateResult::Answered(payment) => {
                 self.apply_payment(&operation, attempt, &payment, Heard::Creation)
@@ -312,11 +326,11 @@ impl Gateway {
             return Err(NotificationError::NotFound);
         };
         let attempts = self.ports.store.attempts(id).await?;
-        let current_number = attempts.iter().map(|a| a.number).max();
+        let current_number = attempt::current(&attempts).map(|a| a.number);
         let Some(attempt) = attempts
             .into_iter()
             .rev()
-            .find(|a| a.provider == provider.name.as_str())
+            .find(|a| a.was_tried() && a.provider == provider.name.as_str())
         else {
             return Err(NotificationError::NotFound);
         };
@@ -381,7 +395,7 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(PayPage::Final(operation));
         }
-        let Some(attempt) = self.ports.store.attempts(id).await?.pop() else {
+        let Some(attempt) = self.current_attempt(id).await? else {
             return Ok(PayPage::Processing(operation));
         };
         if let Some(url) = &attempt.redirect_url {
@@ -391,7 +405,7 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(PayPage::Final(operation));
         }
-        match self.ports.store.attempts(id).await?.pop() {
+        match self.current_attempt(id).await? {
             Some(Attempt {
                 redirect_url: Some(url),
                 ..
@@ -407,10 +421,18 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(operation);
         }
-        match self.ports.store.attempts(id).await?.pop() {
+        match self.current_attempt(id).await? {
             Some(attempt) => self.read_once(operation, attempt).await,
             None => Ok(operation),
         }
+    }
+
+    /// The operation's current attempt: the last one tried.
+    async fn current_attempt(
+        &self,
+        id: OperationId,
+    ) -> Result<Option<Attempt>, crate::ports::StoreError> {
+        Ok(attempt::current(&self.ports.store.attempts(id).await?).cloned())
     }
 
     /// Whether `id` is an acquirer deposit.
@@ -527,11 +549,8 @@ impl Gateway {
             return Err(CancelError::NotAtAcquirer);
         }
         let attempt = self
-            .ports
-            .store
-            .attempts(id)
+            .current_attempt(id)
             .await?
-            .pop()
             .ok_or(CancelError::NotAtAcquirer)?;
         let acquirer = self
             .ports

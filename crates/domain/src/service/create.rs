@@ -6,8 +6,8 @@
 //! a crash or a lost answer leaves a processing operation for the reconciler to resolve by
 //! reading, never a payment the gateway does not know of.
 
+use super::routing::Candidate;
 use super::{CreateError, Created, Gateway};
-use crate::attempt::Attempt;
 use crate::callback::callback_for;
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
@@ -15,17 +15,17 @@ use crate::operation::{
     Action, Decline, DepositPart, Opening, Operation, Outcome, Part, PayoutPart,
 };
 use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart};
-use crate::provider::AcquirerProvider;
 use crate::request::{Common, NewDeposit, NewWithdrawal};
-use crate::route::{select_route, Route};
+use crate::route::{candidates, Route};
 use crate::signature::Fingerprint;
 use crate::{Direction, KeptObject, MerchantOperationId, PaymentMethod, WithdrawalRequisites};
 
-/// What admitting a request found: a route to create it on (with its acquirer, unless it
-/// is the sandbox's), or an earlier operation that answers it (the same merchantOperationId
-/// with the same request).
+/// What admitting a request found: the sandbox's route to create it on, the acquirer routes
+/// to try it on in order, or an earlier operation that answers it (the same
+/// merchantOperationId with the same request).
 enum Admission {
-    Route(Route, Option<AcquirerProvider>),
+    Sandbox(Route),
+    Acquirers(Vec<Candidate>),
     Replay(Box<Created>),
 }
 
@@ -92,11 +92,12 @@ impl Gateway {
     ) -> Result<Created, CreateError> {
         let direction = request.direction();
         let fingerprint = self.admit(merchant, direction, &common, canonical)?;
-        let (route, acquirer) = match self
+        let (route, candidates) = match self
             .admit_route(merchant, direction, &common, fingerprint.as_ref())
             .await?
         {
-            Admission::Route(route, acquirer) => (route, acquirer),
+            Admission::Sandbox(route) => (route, Vec::new()),
+            Admission::Acquirers(candidates) => (candidates[0].route.clone(), candidates),
             Admission::Replay(replay) => return Ok(*replay),
         };
         let opening = self.opening(merchant, common, &route);
@@ -117,27 +118,29 @@ impl Gateway {
             Request::Deposit(_) => Vec::new(),
             Request::Payout(_) => vec![hold_for(&operation)],
         };
-        let new = NewOperation {
+        let mut new = NewOperation {
             operation,
             fingerprint,
             moves,
             callback: None,
-            attempt: None,
+            attempts: Vec::new(),
         };
-        match acquirer {
-            None => {
-                self.create_at_sandbox(merchant, new, &request, &route)
-                    .await
-            }
-            Some(acquirer) => {
-                let payout = match request {
-                    Request::Payout(requisites) => Some(requisites),
-                    Request::Deposit(_) => None,
-                };
-                self.create_at_acquirer(merchant, new, payout, &route, &acquirer)
-                    .await
-            }
+        if candidates.is_empty() {
+            return self
+                .create_at_sandbox(merchant, new, &request, &route)
+                .await;
         }
+        if let Part::Deposit(_) = new.operation.part() {
+            let action = self.pay_page_action(&new.operation)?;
+            let at = new.operation.created_at();
+            new.operation = new.operation.wait_for(action, at).map_err(bug)?;
+        }
+        let payout = match request {
+            Request::Payout(requisites) => Some(requisites),
+            Request::Deposit(_) => None,
+        };
+        self.create_at_acquirers(merchant, new, payout, candidates)
+            .await
     }
 
     /// Asks the sandbox to start `new`, then stores it with the answer in one unit of work; if
@@ -154,48 +157,6 @@ impl Gateway {
             Answer::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
         }
         self.store_new(merchant, new).await
-    }
-
-    /// Stores `new` as processing with its hold and first attempt, then asks the acquirer to
-    /// create the payment and writes its answer with a guarded update. Once stored, the
-    /// merchant gets the operation (200), whatever becomes of the acquirer's answer.
-    async fn create_at_acquirer(
-        &self,
-        merchant: &Merchant,
-        mut new: NewOperation,
-        payout: Option<WithdrawalRequisites>,
-        route: &Route,
-        acquirer: &AcquirerProvider,
-    ) -> Result<Created, CreateError> {
-        let at = new.operation.created_at();
-        let id = new.operation.id();
-        new.operation = match new.operation.direction() {
-            Direction::Deposit => {
-                let action = self.pay_page_action(&new.operation)?;
-                new.operation.wait_for(action, at).map_err(bug)?
-            }
-            Direction::Withdrawal => new.operation,
-        };
-        let attempt = Attempt::sent(
-            id,
-            1,
-            route.id,
-            acquirer.name.as_str(),
-            at,
-            at.plus_millis(millis(acquirer.lease())),
-        );
-        new.attempt = Some(attempt.clone());
-        let created = self.store_new(merchant, new).await?;
-        if created.replayed {
-            return Ok(created);
-        }
-        let operation = self
-            .send_creation(created.operation, attempt, payout, acquirer)
-            .await;
-        Ok(Created {
-            operation,
-            replayed: false,
-        })
     }
 
     /// What an acquirer deposit shows its user: the gateway's own `/pay/{id}` page, which
@@ -269,13 +230,13 @@ impl Gateway {
         fingerprint: Option<&Fingerprint>,
     ) -> Result<Admission, CreateError> {
         let mut routes = self.ports.routes.routes().await?;
-        let acquirers = if routes.iter().any(|route| !is_sandbox(route)) {
+        let acquirers = if routes.iter().any(|route| !route.is_sandbox()) {
             self.ports.providers.acquirers().await?
         } else {
             Vec::new()
         };
         routes.retain(|route| {
-            if is_sandbox(route) {
+            if route.is_sandbox() {
                 self.sandbox
             } else {
                 acquirers
@@ -283,17 +244,30 @@ impl Gateway {
                     .any(|a| a.enabled && a.name.as_str() == route.provider)
             }
         });
-        if let Some(route) = select_route(
+        let fitting = candidates(
             &routes,
             direction,
             common.method,
             common.currency,
             common.amount,
-        ) {
-            let acquirer = acquirers
+        );
+        if let Some(best) = fitting.first() {
+            if best.is_sandbox() {
+                return Ok(Admission::Sandbox(Route::clone(best)));
+            }
+            let candidates = fitting
                 .into_iter()
-                .find(|a| a.name.as_str() == route.provider);
-            return Ok(Admission::Route(route.clone(), acquirer));
+                .filter_map(|route| {
+                    let acquirer = acquirers
+                        .iter()
+                        .find(|a| a.name.as_str() == route.provider)?;
+                    Some(Candidate {
+                        route: route.clone(),
+                        acquirer: acquirer.clone(),
+                    })
+                })
+                .collect();
+            return Ok(Admission::Acquirers(candidates));
         }
         let moid = common.merchant_operation_id.as_ref();
         match self.earlier(merchant, direction, moid, fingerprint).await? {
@@ -348,7 +322,7 @@ impl Gateway {
     }
 
     /// Finishes a new operation as declined, with its release moves and callback.
-    fn decline_at_creation(
+    pub(super) fn decline_at_creation(
         &self,
         new: &mut NewOperation,
         decline: Decline,
@@ -364,7 +338,7 @@ impl Gateway {
         Ok(())
     }
 
-    async fn store_new(
+    pub(super) async fn store_new(
         &self,
         merchant: &Merchant,
         new: NewOperation,
@@ -392,10 +366,6 @@ impl Gateway {
             Err(InsertError::Store(e)) => Err(e.into()),
         }
     }
-}
-
-fn is_sandbox(route: &Route) -> bool {
-    route.provider == crate::provider::SANDBOX
 }
 
 /// Whole milliseconds of `duration`, saturating.

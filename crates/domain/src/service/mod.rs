@@ -7,6 +7,7 @@ mod create;
 mod errors;
 mod read;
 mod reconcile;
+mod routing;
 mod steps;
 
 use std::sync::Arc;
@@ -62,6 +63,10 @@ pub struct AcquirerSettings {
     /// How long a processing acquirer operation may stay quiet before the reconciler reads
     /// it (`GATEWAY_RECONCILE_AFTER`).
     pub reconcile_after: Duration,
+    /// How long, from a creation request's arrival, it may go on trying further providers
+    /// after definite failures (`GATEWAY_ROUTING_BUDGET`): the next one is called only if its
+    /// timeout still fits.
+    pub routing_budget: Duration,
 }
 
 impl Default for AcquirerSettings {
@@ -69,6 +74,7 @@ impl Default for AcquirerSettings {
         Self {
             public_url: "http://127.0.0.1:8080".to_string(),
             reconcile_after: Duration::from_secs(60),
+            routing_budget: Duration::from_secs(15),
         }
     }
 }

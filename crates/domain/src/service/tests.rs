@@ -16,4 +16,5 @@ mod idempotency;
 mod input;
 mod read;
 mod refusals;
+mod routing;
 mod sweeps;

@@ -130,6 +130,7 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
         sandbox_settle_ms: "200".into(),
         sandbox: "true".into(),
         reconcile_after: "60s".into(),
+        routing_budget: "15s".into(),
     };
     ServeConfig::from_args(database_url, &args).expect("a valid test configuration")
 }

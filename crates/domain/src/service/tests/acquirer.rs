@@ -117,7 +117,9 @@ fn a_payout_is_committed_with_its_hold_and_attempt_before_the_acquirer_is_called
     assert_eq!(created.operation.provider(), BANK);
     let new = inserted.one();
     assert_eq!(net(&new.moves), (-10_000, 10_000), "the hold");
-    let attempt = new.attempt.unwrap();
+    let [attempt] = new.attempts.as_slice() else {
+        panic!("one attempt: {:?}", new.attempts);
+    };
     assert_eq!((attempt.number, attempt.state), (1, AttemptState::Sent));
     assert_eq!(
         attempt.next_check_at,

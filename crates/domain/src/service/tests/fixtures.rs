@@ -148,7 +148,13 @@ impl Mocks {
         self.clock.expect_now().return_const(at);
     }
 
-    pub fn gateway(self) -> Gateway {
+    pub fn gateway(mut self) -> Gateway {
+        let clock = Arc::new(std::mem::replace(&mut self.clock, MockClock::new()));
+        self.gateway_on(clock)
+    }
+
+    /// The gateway on these mocks with another clock (one a test moves, say).
+    pub fn gateway_on(self, clock: Arc<dyn crate::ports::Clock>) -> Gateway {
         Gateway::new(Ports {
             store: Arc::new(self.store),
             merchants: Arc::new(self.merchants),
@@ -156,7 +162,7 @@ impl Mocks {
             provider: Arc::new(self.provider),
             providers: Arc::new(self.providers),
             acquirer: Arc::new(self.acquirer),
-            clock: Arc::new(self.clock),
+            clock,
             ids: Arc::new(self.ids),
             callback_format: Arc::new(DebugCallbackFormat),
             qr: Arc::new(self.qr),
