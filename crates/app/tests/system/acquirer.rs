@@ -8,7 +8,7 @@ use domain::merchant::Secret;
 use domain::signature::sign;
 use serde_json::{json, Value};
 
-use crate::helpers::sim::{add_provider, route_to, Sim, SIM_WEBHOOK_SECRET};
+use crate::helpers::sim::{add_provider, recipient, route_to, Sim, SIM_WEBHOOK_SECRET};
 use crate::helpers::{
     card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
@@ -151,15 +151,9 @@ fn deposit_path(data: &Value) -> String {
 
 /// How many payouts the simulator executed to `pan` (counted once `succeeded`).
 async fn paid_to(sim: &Sim, pan: &str) -> u64 {
-    let key = sha256_hex(pan);
-    sim.stats().await["byRecipient"][key]["payouts"]
+    sim.stats().await["byRecipient"][recipient(pan)]["payouts"]
         .as_u64()
         .unwrap_or(0)
-}
-
-fn sha256_hex(text: &str) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::helpers::db::several_postgres_gateways;
-use crate::helpers::sim::{add_provider, route_to, Sim};
+use crate::helpers::sim::{add_provider, pan, recipient, route_to, Sim};
 use crate::helpers::{
     card_payout, deposit, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant, Serve,
     TestDb,
@@ -188,27 +188,13 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
     );
 }
 
-/// The PAN of payout `i`: distinct per payout, Luhn-valid, none of the bank's magic cards.
-fn pan(i: usize) -> String {
-    let body = format!("5{:014}", 1_000_000 + i);
-    format!("{body}{}", luhn_digit(&body))
-}
-
-/// The check digit that makes `body` a valid card number.
-fn luhn_digit(body: &str) -> u32 {
-    (0..10)
-        .find(|d| domain::luhn_valid(&format!("{body}{d}")))
-        .unwrap_or(0)
-}
-
 /// The simulator's `byRecipient` key of payout `out-{i}`.
 fn recipient_key(moid: &str) -> String {
-    use sha2::Digest;
     let i: usize = moid
         .trim_start_matches("out-")
         .parse()
         .unwrap_or(usize::MAX);
-    hex::encode(sha2::Sha256::digest(pan(i).as_bytes()))
+    recipient(&pan(i))
 }
 
 /// The request of `moid`: `out-{i}` a 10.00 payout to card i, `in-{i}` a 10.00 card payin.

@@ -215,13 +215,35 @@ pub fn add_provider(db: &TestDb, name: &str, sim: &Sim, extra: &[&str]) {
     out.expect_code(0);
 }
 
-/// Routes `method` in `direction` to `provider`, ahead of the sandbox; returns the route id.
+/// Routes `method` in `direction` to `provider`, ahead of the sandbox (priority 500 unless
+/// `extra` gives one); returns the route id.
 #[track_caller]
 pub fn route_to(db: &TestDb, provider: &str, direction: &str, method: &str, extra: &[&str]) -> i64 {
+    let priority: &[&str] = if extra.contains(&"--priority") {
+        &[]
+    } else {
+        &["--priority", "500"]
+    };
     let out = run(command(db)
         .args(["route", "add", "--direction", direction, "--method", method])
-        .args(["--provider", provider, "--priority", "500", "--json"])
+        .args(["--provider", provider, "--json"])
+        .args(priority)
         .args(extra));
     out.expect_code(0);
     out.json()["id"].as_i64().expect("a route id")
+}
+
+/// The PAN of payout `i`: distinct per payout, Luhn-valid, none of the bank's magic cards.
+pub fn pan(i: usize) -> String {
+    let body = format!("5{:014}", 1_000_000 + i);
+    let check = (0..10)
+        .find(|d| domain::luhn_valid(&format!("{body}{d}")))
+        .unwrap_or(0);
+    format!("{body}{check}")
+}
+
+/// The simulator's `byRecipient` key of a PAN or phone: its SHA-256 in hex.
+pub fn recipient(pan_or_phone: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(pan_or_phone.as_bytes()))
 }
