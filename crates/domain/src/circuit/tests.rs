@@ -38,7 +38,10 @@ fn five_failures_in_a_row_open_the_circuit_for_thirty_seconds() {
     for _ in 0..4 {
         fail(&circuits, at(0));
     }
-    assert_eq!(state(&circuits, at(0)), CircuitState::Closed { failures: 4 });
+    assert_eq!(
+        state(&circuits, at(0)),
+        CircuitState::Closed { failures: 4 }
+    );
     fail(&circuits, at(0));
     assert!(circuits.admit(BANK, at(0)).is_none());
     assert!(circuits.admit(BANK, at(29_999)).is_none());
@@ -59,7 +62,10 @@ fn an_answer_resets_the_count() {
     for _ in 0..4 {
         fail(&circuits, at(0));
     }
-    assert_eq!(state(&circuits, at(0)), CircuitState::Closed { failures: 4 });
+    assert_eq!(
+        state(&circuits, at(0)),
+        CircuitState::Closed { failures: 4 }
+    );
 }
 
 #[test]
@@ -73,7 +79,10 @@ fn after_the_open_time_exactly_one_trial_passes() {
     assert!(circuits.admit(BANK, at(30_001)).is_none());
     assert!(circuits.admit(BANK, at(45_000)).is_none());
     trial.finish(Verdict::Answered, at(46_000));
-    assert_eq!(state(&circuits, at(46_000)), CircuitState::Closed { failures: 0 });
+    assert_eq!(
+        state(&circuits, at(46_000)),
+        CircuitState::Closed { failures: 0 }
+    );
     let next = circuits.admit(BANK, at(46_000)).expect("closed again");
     assert!(!next.is_trial());
 }
@@ -102,7 +111,10 @@ fn a_neutral_trial_leaves_the_circuit_half_open_for_the_next_creation() {
         .admit(BANK, at(30_000))
         .expect("the trial")
         .finish(Verdict::Neutral, at(30_500));
-    assert_eq!(state(&circuits, at(30_500)), CircuitState::HalfOpen { trial: false });
+    assert_eq!(
+        state(&circuits, at(30_500)),
+        CircuitState::HalfOpen { trial: false }
+    );
     assert!(circuits
         .admit(BANK, at(30_600))
         .is_some_and(|p| p.is_trial()));
@@ -132,7 +144,10 @@ fn issuer_unavailable_neither_adds_nor_resets() {
         .admit(BANK, at(0))
         .expect("admitted")
         .finish(verdict, at(0));
-    assert_eq!(state(&circuits, at(0)), CircuitState::Closed { failures: 4 });
+    assert_eq!(
+        state(&circuits, at(0)),
+        CircuitState::Closed { failures: 4 }
+    );
 }
 
 #[test]
@@ -162,14 +177,46 @@ fn verdicts_follow_the_contract() {
         })
     };
     let cases = [
-        (answered(PaymentStatus::Pending), Direction::Withdrawal, Verdict::Answered),
-        (answered(PaymentStatus::Succeeded), Direction::Withdrawal, Verdict::Answered),
-        (failed("card_declined"), Direction::Deposit, Verdict::Answered),
-        (failed("provider_unavailable"), Direction::Deposit, Verdict::Failed),
-        (failed("insufficient_funds"), Direction::Withdrawal, Verdict::Failed),
-        (failed("insufficient_funds"), Direction::Deposit, Verdict::Answered),
-        (CreateResult::Unavailable("refused".into()), Direction::Deposit, Verdict::Failed),
-        (CreateResult::Unknown("timeout".into()), Direction::Deposit, Verdict::Failed),
+        (
+            answered(PaymentStatus::Pending),
+            Direction::Withdrawal,
+            Verdict::Answered,
+        ),
+        (
+            answered(PaymentStatus::Succeeded),
+            Direction::Withdrawal,
+            Verdict::Answered,
+        ),
+        (
+            failed("card_declined"),
+            Direction::Deposit,
+            Verdict::Answered,
+        ),
+        (
+            failed("provider_unavailable"),
+            Direction::Deposit,
+            Verdict::Failed,
+        ),
+        (
+            failed("insufficient_funds"),
+            Direction::Withdrawal,
+            Verdict::Failed,
+        ),
+        (
+            failed("insufficient_funds"),
+            Direction::Deposit,
+            Verdict::Answered,
+        ),
+        (
+            CreateResult::Unavailable("refused".into()),
+            Direction::Deposit,
+            Verdict::Failed,
+        ),
+        (
+            CreateResult::Unknown("timeout".into()),
+            Direction::Deposit,
+            Verdict::Failed,
+        ),
     ];
     for (result, direction, verdict) in cases {
         assert_eq!(Verdict::of(&result, direction), verdict, "{result:?}");
