@@ -6,6 +6,7 @@
 //! [`MerchantDirectory`](domain::ports::MerchantDirectory),
 //! [`RouteTable`](domain::ports::RouteTable),
 //! [`ProviderDirectory`](domain::ports::ProviderDirectory),
+//! [`ProcessRegistry`](domain::ports::ProcessRegistry),
 //! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
 //! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
 //! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`).
@@ -27,6 +28,8 @@
 //!   through this handle show at once).
 //! * Provider attempts are written with their operation and leased to the reconciler like
 //!   callbacks (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the one writer on SQLite).
+//! * Serving processes report themselves and their circuit breakers to `gateway_processes`
+//!   and `process_circuits`; each report forgets the processes silent for an hour.
 //! * Migrations are linear: a database holds every embedded migration up to the newest it
 //!   lists, and one that lists a migration this binary does not embed is refused (see
 //!   [`Database::migrate`]).
@@ -42,6 +45,7 @@ mod database;
 mod directory;
 mod migrate;
 mod outbox;
+mod processes;
 mod providers;
 mod queue;
 mod rows;

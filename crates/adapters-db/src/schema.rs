@@ -164,6 +164,25 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    gateway_processes (id) {
+        id -> Text,
+        version -> Text,
+        started_at -> BigInt,
+        seen_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    process_circuits (process_id, provider) {
+        process_id -> Text,
+        provider -> Text,
+        state -> Text,
+        failures -> Integer,
+        open_until -> Nullable<BigInt>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     merchant_methods,
@@ -176,4 +195,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     providers,
     provider_attempts,
     provider_discrepancies,
+    gateway_processes,
+    process_circuits,
 );

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::ServeConfig;
+use crate::processes::{ProcessReporter, REPORT_EVERY};
 use crate::signals::ProviderSignals;
 use crate::system::{SystemClock, UuidIds};
 
@@ -30,6 +31,7 @@ pub struct Application {
     config: ServeConfig,
     callbacks: CallbackWorker,
     signals: ProviderSignals,
+    reporter: ProcessReporter,
 }
 
 impl Application {
@@ -63,6 +65,10 @@ impl Application {
         acquirer.register(&registry)?;
         let signals = ProviderSignals::register(&registry)?;
         signals.refresh(&database, SystemClock.now()).await;
+        // One id per process run: its leases (callbacks, reconciler) and its reports.
+        let process_id: Arc<str> = owner_id().into();
+        let reporter =
+            ProcessReporter::register(&registry, process_id, gateway.clone(), database.clone())?;
         let ready_db = database.clone();
         let readiness = ReadyFn(move || {
             let db = ready_db.clone();
@@ -77,7 +83,7 @@ impl Application {
             },
             registry.clone(),
         )?;
-        let callbacks = callback_worker(&database, &config)?;
+        let callbacks = callback_worker(&database, &config, reporter.id())?;
         callbacks.metrics().register(&registry)?;
         // The sandbox's pages and /sandbox paths exist only while it is in service; acquirer
         // deposits keep their /pay pages either way.
@@ -94,6 +100,7 @@ impl Application {
             config,
             callbacks,
             signals,
+            reporter,
         })
     }
 
@@ -122,16 +129,22 @@ impl Application {
     }
 
     /// Serves until SIGINT/SIGTERM (actix handles the signals): in-flight requests finish,
-    /// then the workers stop and the callback worker releases its leases.
+    /// then the workers stop, the callback worker releases its leases and the process's
+    /// report is deleted.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (stop, stopped) = watch::channel(false);
         let mut workers = spawn_sweepers(&self.gateway, stopped.clone());
-        workers.push(spawn_reconciler(&self.gateway, stopped.clone()));
+        workers.push(spawn_reconciler(
+            &self.gateway,
+            self.reporter.id().into(),
+            stopped.clone(),
+        ));
         workers.push(spawn_signals(
             self.signals.clone(),
             self.database.clone(),
             stopped.clone(),
         ));
+        workers.push(spawn_reports(self.reporter.clone(), stopped.clone()));
         workers.push(tokio::spawn(self.callbacks.run(wait_for_stop(stopped))));
         let result = self.server.await;
         let _ = stop.send(true);
@@ -140,6 +153,7 @@ impl Application {
                 tracing::error!(%error, "a background worker failed");
             }
         }
+        self.reporter.forget().await;
         result.context("the HTTP server failed")
     }
 }
@@ -192,7 +206,11 @@ pub async fn open_database(url: &str) -> anyhow::Result<Database> {
     .await?
 }
 
-fn callback_worker(database: &Database, config: &ServeConfig) -> anyhow::Result<CallbackWorker> {
+fn callback_worker(
+    database: &Database,
+    config: &ServeConfig,
+    owner: &str,
+) -> anyhow::Result<CallbackWorker> {
     let callback_config = CallbackConfig {
         schedule: config.callback_schedule.clone(),
         timeout: config.callback_timeout,
@@ -206,7 +224,7 @@ fn callback_worker(database: &Database, config: &ServeConfig) -> anyhow::Result<
         store,
         Arc::new(SystemClock),
         callback_config,
-        owner_id(),
+        owner.to_string(),
     )
 }
 
@@ -247,9 +265,12 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
 const RECONCILE_EVERY: Duration = Duration::from_millis(500);
 
 /// The reconciler; every instance runs it, its work is leased so each item is done once.
-fn spawn_reconciler(gateway: &Gateway, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+fn spawn_reconciler(
+    gateway: &Gateway,
+    owner: Arc<str>,
+    stopped: watch::Receiver<bool>,
+) -> JoinHandle<()> {
     let reconciler = gateway.clone();
-    let owner: Arc<str> = owner_id().into();
     tokio::spawn(every(RECONCILE_EVERY, stopped, move || {
         let gateway = reconciler.clone();
         let owner = owner.clone();
@@ -275,6 +296,14 @@ fn spawn_signals(
         let signals = signals.clone();
         let database = database.clone();
         async move { signals.refresh(&database, SystemClock.now()).await }
+    }))
+}
+
+/// This process's reports and circuit gauge, from the moment it serves.
+fn spawn_reports(reporter: ProcessReporter, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
+    tokio::spawn(every(REPORT_EVERY, stopped, move || {
+        let reporter = reporter.clone();
+        async move { reporter.tick().await }
     }))
 }
 

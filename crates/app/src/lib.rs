@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod demo;
+mod processes;
 mod signals;
 pub mod system;
 pub mod telemetry;

@@ -4,6 +4,7 @@ mod action;
 mod attempt;
 mod catalog;
 mod operation;
+mod process;
 mod provider;
 
 pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
@@ -13,6 +14,7 @@ pub(crate) use catalog::{
 pub(crate) use operation::{
     action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,
 };
+pub(crate) use process::{CircuitRow, ProcessRow};
 pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow};
 
 use anyhow::anyhow;

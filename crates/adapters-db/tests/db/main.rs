@@ -14,5 +14,6 @@ mod ledger;
 mod migrations;
 mod operations;
 mod outbox;
+mod processes;
 mod providers;
 mod throughput;

@@ -58,7 +58,7 @@ pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCod
         Command::Merchant(cmd) => admin::merchant(&operator(&database), cmd).await,
         Command::Balance(cmd) => admin::balance(&operator(&database), cmd).await,
         Command::Route(cmd) => admin::route(&operator(&database), cmd).await,
-        Command::Provider(cmd) => providers::provider(&operator(&database), cmd).await,
+        Command::Provider(cmd) => providers::provider(&operator(&database), &database, cmd).await,
         Command::Operation(cmd) => operations::operation(&database, cmd).await,
         Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
         Command::Ledger(cmd) => ledger::ledger(&operator(&database), cmd).await,

@@ -6,18 +6,27 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use domain::circuit::CircuitState;
 use domain::operator::{NewProvider, Operator, ProviderChanges, ProviderError};
+use domain::ports::{Clock, ProcessRegistry, ProcessReport};
 use domain::provider::{AcquirerProvider, Credentials, ProviderName, SANDBOX};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{CredentialArgs, ProviderAddArgs, ProviderCommand, ProviderUpdateArgs};
 use crate::config::parse_duration;
+use crate::processes::LIVE_WITHIN_SECONDS;
+use crate::system::SystemClock;
 
-pub async fn provider(operator: &Operator, command: ProviderCommand) -> anyhow::Result<ExitCode> {
+/// `gateway provider ...`; `processes` has the serving processes' circuits for `list`.
+pub async fn provider(
+    operator: &Operator,
+    processes: &dyn ProcessRegistry,
+    command: ProviderCommand,
+) -> anyhow::Result<ExitCode> {
     match command {
         ProviderCommand::Add(args) => add(operator, args).await,
-        ProviderCommand::List { json } => list(operator, json).await,
+        ProviderCommand::List { json } => list(operator, processes, json).await,
         ProviderCommand::Enable { name } => set_enabled(operator, &name, true).await,
         ProviderCommand::Disable { name } => set_enabled(operator, &name, false).await,
         ProviderCommand::Update(args) => update(operator, args).await,
@@ -99,33 +108,163 @@ fn answer(
     }
 }
 
-async fn list(operator: &Operator, json: bool) -> anyhow::Result<ExitCode> {
+/// The providers, then each live process's circuits (see [`Circuits`]).
+async fn list(
+    operator: &Operator,
+    processes: &dyn ProcessRegistry,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let providers = operator.providers().await?;
+    let since = SystemClock.now().plus_seconds(-LIVE_WITHIN_SECONDS);
+    let circuits = Circuits::new(&providers, processes.processes(since).await?);
     if json {
-        let mut rows = vec![json!({"name": SANDBOX, "kind": "sandbox", "enabled": true})];
-        rows.extend(providers.iter().map(provider_json));
+        let mut sandbox = json!({"name": SANDBOX, "kind": "sandbox", "enabled": true});
+        sandbox["circuits"] = circuits.json_of(SANDBOX);
+        let mut rows = vec![sandbox];
+        rows.extend(providers.iter().map(|p| {
+            let mut row = provider_json(p);
+            row["circuits"] = circuits.json_of(p.name.as_str());
+            row
+        }));
         print_json(&json!(rows));
     } else {
-        println!(
-            "{:<33} {:<9} {:<8} {:<8} URL",
-            "NAME", "KIND", "TIMEOUT", "ENABLED"
-        );
-        println!(
-            "{:<33} {:<9} {:<8} {:<8} (built in)",
-            SANDBOX, "sandbox", "-", true
-        );
-        for p in &providers {
-            println!(
-                "{:<33} {:<9} {:<8} {:<8} {}",
-                p.name,
-                "acquirer",
-                format!("{}s", p.timeout.as_secs()),
-                p.enabled,
-                p.url.as_str()
-            );
-        }
+        print_providers(&providers);
+        println!();
+        circuits.print();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_providers(providers: &[AcquirerProvider]) {
+    println!(
+        "{:<33} {:<9} {:<8} {:<8} URL",
+        "NAME", "KIND", "TIMEOUT", "ENABLED"
+    );
+    println!(
+        "{:<33} {:<9} {:<8} {:<8} (built in)",
+        SANDBOX, "sandbox", "-", true
+    );
+    for p in providers {
+        println!(
+            "{:<33} {:<9} {:<8} {:<8} {}",
+            // As a `str`: the name's own Display ignores the width.
+            p.name.as_str(),
+            "acquirer",
+            format!("{}s", p.timeout.as_secs()),
+            p.enabled,
+            p.url.as_str()
+        );
+    }
+}
+
+/// The circuit breakers of the live processes (reported in the last
+/// [`LIVE_WITHIN_SECONDS`]): every acquirer, and any other provider a process reports a
+/// circuit for, in every live process. A process that has not called a provider has no
+/// circuit for it, which is shown as closed with no failures.
+struct Circuits {
+    providers: Vec<String>,
+    live: Vec<ProcessReport>,
+}
+
+impl Circuits {
+    fn new(acquirers: &[AcquirerProvider], live: Vec<ProcessReport>) -> Self {
+        let mut providers: Vec<String> = acquirers
+            .iter()
+            .map(|p| p.name.as_str().to_string())
+            .chain(
+                live.iter()
+                    .flat_map(|p| p.circuits.iter().map(|c| c.provider.clone())),
+            )
+            .collect();
+        providers.sort();
+        providers.dedup();
+        Self { providers, live }
+    }
+
+    /// `provider`'s circuit in `process`.
+    fn state(process: &ProcessReport, provider: &str) -> CircuitState {
+        process
+            .circuits
+            .iter()
+            .find(|c| c.provider == provider)
+            .map_or(CircuitState::Closed { failures: 0 }, |c| c.state)
+    }
+
+    /// `provider`'s circuit in each live process; `[]` for a provider with no circuit
+    /// breaker (the sandbox).
+    fn json_of(&self, provider: &str) -> Value {
+        if !self.providers.iter().any(|p| p == provider) {
+            return json!([]);
+        }
+        let circuits: Vec<Value> = self
+            .live
+            .iter()
+            .map(|process| {
+                let state = Self::state(process, provider);
+                let (failures, open_until) = state_details(state);
+                json!({
+                    "process": process.id, "version": process.version,
+                    "seenAt": process.seen_at.to_rfc3339(), "state": state.name(),
+                    "failures": failures, "openUntil": open_until.map(|t| t.to_rfc3339()),
+                })
+            })
+            .collect();
+        json!(circuits)
+    }
+
+    /// The "Circuits" table: one row per live process and provider (a process with no
+    /// provider to show gets one row of its own).
+    fn print(&self) {
+        if self.live.is_empty() {
+            println!("Circuits: no serving process seen in the last {LIVE_WITHIN_SECONDS} s");
+            return;
+        }
+        println!("Circuits (serving processes seen in the last {LIVE_WITHIN_SECONDS} s):");
+        let width = self
+            .live
+            .iter()
+            .map(|p| p.id.len())
+            .chain([7])
+            .max()
+            .unwrap_or(7);
+        println!(
+            "{:<width$} {:<9} {:<20} {:<33} {:<9} {:<8} OPEN UNTIL",
+            "PROCESS", "VERSION", "SEEN", "PROVIDER", "STATE", "FAILURES"
+        );
+        for process in &self.live {
+            let row = |provider: &str, state: &str, failures: &str, open_until: &str| {
+                println!(
+                    "{:<width$} {:<9} {:<20} {:<33} {:<9} {:<8} {}",
+                    process.id,
+                    process.version,
+                    process.seen_at,
+                    provider,
+                    state,
+                    failures,
+                    open_until
+                );
+            };
+            if self.providers.is_empty() {
+                row("-", "-", "-", "-");
+            }
+            for provider in &self.providers {
+                let state = Self::state(process, provider);
+                let (failures, open_until) = state_details(state);
+                let failures = failures.map_or("-".to_string(), |n| n.to_string());
+                let open_until = open_until.map_or("-".to_string(), |t| t.to_rfc3339());
+                row(provider, state.name(), &failures, &open_until);
+            }
+        }
+    }
+}
+
+/// A circuit's failures in a row (closed only) and until when it is open (open only).
+fn state_details(state: CircuitState) -> (Option<u32>, Option<domain::Timestamp>) {
+    match state {
+        CircuitState::Closed { failures } => (Some(failures), None),
+        CircuitState::Open { until } => (None, Some(until)),
+        CircuitState::HalfOpen { .. } => (None, None),
+    }
 }
 
 fn provider_json(p: &AcquirerProvider) -> serde_json::Value {

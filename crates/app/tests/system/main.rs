@@ -8,6 +8,7 @@
 mod acquirer;
 mod acquirer_faults;
 mod callbacks;
+mod circuits;
 mod cli;
 mod demo;
 mod failover;

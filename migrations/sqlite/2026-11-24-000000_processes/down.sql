@@ -1,0 +1,2 @@
+DROP TABLE process_circuits;
+DROP TABLE gateway_processes;
