@@ -19,6 +19,7 @@ mod pages;
 mod providers;
 mod restart;
 mod routes;
+mod routing;
 mod sandbox_off;
 mod startup;
 mod throughput;
