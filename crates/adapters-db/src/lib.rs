@@ -8,7 +8,8 @@
 //! [`ProviderDirectory`](domain::ports::ProviderDirectory),
 //! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
 //! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
-//! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`).
+//! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`,
+//! and an operation's ledger entries and callbacks for `operation show`).
 //!
 //! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
 //!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
@@ -47,6 +48,7 @@ mod queue;
 mod rows;
 mod schema;
 mod store;
+mod story;
 mod target;
 mod work;
 

@@ -15,4 +15,5 @@ mod migrations;
 mod operations;
 mod outbox;
 mod providers;
+mod story;
 mod throughput;
