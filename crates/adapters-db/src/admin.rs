@@ -1,5 +1,6 @@
 //! The operator's storage: the [`OperatorStore`] port (merchants, routes, providers, manual
-//! balance moves and `ledger verify`; the providers' writes are in `crate::providers`). The
+//! balance moves and `ledger verify`; the providers' writes are in `crate::providers`, the
+//! reads of one operation's ledger entries and callbacks in `crate::story`). The
 //! rules are the domain's (`domain::operator`); what arrives here already passed them.
 //!
 //! Every method is one unit of work on a blocking thread; changes take effect in this process
@@ -18,7 +19,8 @@ use domain::ports::{
 };
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
-use domain::{MerchantId, Timestamp};
+use domain::story::{CallbackDelivery, LedgerEntry};
+use domain::{MerchantId, OperationId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
@@ -318,5 +320,16 @@ impl OperatorStore for Database {
             Ok(mismatches)
         })
         .await
+    }
+
+    async fn operation_ledger(&self, id: OperationId) -> Result<Vec<LedgerEntry>, StoreError> {
+        self.read_operation_ledger(id).await
+    }
+
+    async fn operation_callbacks(
+        &self,
+        id: OperationId,
+    ) -> Result<Vec<CallbackDelivery>, StoreError> {
+        self.read_operation_callbacks(id).await
     }
 }

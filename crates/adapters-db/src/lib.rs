@@ -9,7 +9,8 @@
 //! [`ProcessRegistry`](domain::ports::ProcessRegistry),
 //! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
 //! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
-//! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`).
+//! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`,
+//! and an operation's ledger entries and callbacks for `operation show`).
 //!
 //! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
 //!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
@@ -51,6 +52,7 @@ mod queue;
 mod rows;
 mod schema;
 mod store;
+mod story;
 mod target;
 mod work;
 

@@ -94,7 +94,8 @@ struct ClaimRow {
     failures_in_run: i32,
 }
 
-fn count(column: &str, value: i32) -> anyhow::Result<u32> {
+/// A stored count (attempts, failures) as the domain counts it.
+pub(crate) fn count(column: &str, value: i32) -> anyhow::Result<u32> {
     u32::try_from(value).map_err(|_| bad(column, value))
 }
 
@@ -178,7 +179,8 @@ struct StatusRow {
     last_error: Option<String>,
 }
 
-fn state_from(text: &str) -> anyhow::Result<CallbackState> {
+/// A stored callback state.
+pub(crate) fn state_from(text: &str) -> anyhow::Result<CallbackState> {
     match text {
         "pending" => Ok(CallbackState::Pending),
         "delivered" => Ok(CallbackState::Delivered),

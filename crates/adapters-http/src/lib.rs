@@ -34,6 +34,17 @@ use actix_web::{web, App, HttpServer};
 pub use errors::ApiError;
 pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 
+/// The read shape of `operation` (docs/api.md, "Creation and read shapes"): exactly the
+/// `data` that `GET /api/v1/deposits/{id}` or `GET /api/v1/withdrawals/{id}` answers, with
+/// `lifetime` counted at `now`. For other tools that show operations (the CLI's
+/// `operation show`), so what they show never differs from the API.
+pub fn read_shape(
+    operation: &domain::operation::Operation,
+    now: domain::Timestamp,
+) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::to_value(dto::view::OperationView::read(operation, now))
+}
+
 /// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).
 ///
 /// `extra` mounts more routes on the same app (hosted pages, sandbox routes); they get the

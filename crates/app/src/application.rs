@@ -163,8 +163,10 @@ const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
 /// The operator's use cases over `database`, on the system clock and random ids.
 pub fn operator(database: &Database) -> Operator {
+    let store = Arc::new(database.clone());
     Operator::new(
-        Arc::new(database.clone()),
+        store.clone(),
+        store,
         Arc::new(SystemClock),
         Arc::new(UuidIds),
     )

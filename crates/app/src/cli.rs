@@ -37,7 +37,7 @@ pub enum Command {
     /// Add, list, enable, disable and update payment providers (acquirers).
     #[command(subcommand)]
     Provider(ProviderCommand),
-    /// Act on one operation.
+    /// Show or act on one operation.
     #[command(subcommand)]
     Operation(OperationCommand),
     /// Inspect and re-send callbacks.
@@ -155,6 +155,13 @@ pub enum RouteCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum OperationCommand {
+    /// Show an operation as the API reads it, with its provider attempts, ledger entries
+    /// and callback deliveries.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Ask the acquirer to cancel a processing operation and apply its answer.
     Cancel {
         id: String,

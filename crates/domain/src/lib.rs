@@ -18,6 +18,7 @@ pub mod request;
 pub mod route;
 pub mod service;
 pub mod signature;
+pub mod story;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod values;

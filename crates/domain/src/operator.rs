@@ -1,7 +1,9 @@
-//! The operator's use cases: merchants, routes, manual balance credits and debits, and the
-//! ledger check. The CLI is one caller; any other merchant tool reuses the same rules.
+//! The operator's use cases: merchants, routes, manual balance credits and debits, the
+//! ledger check and the story of one operation. The CLI is one caller; any other merchant
+//! tool reuses the same rules.
 //!
-//! The rules live here; storage is the [`OperatorStore`] port. Each new value is checked
+//! The rules live here; storage is the [`OperatorStore`] port (and the [`OperationStore`] for
+//! reading operations). Each new value is checked
 //! into a typed one first ([`Merchant`], [`CheckedRoute`], a manual [`BalanceMove`]) and only
 //! that reaches the store.
 
@@ -11,15 +13,16 @@ use std::sync::Arc;
 use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
 use crate::merchant::{Merchant, Secret};
 use crate::ports::{
-    Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError,
-    StoreError,
+    Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
+    ProviderInsertError, StoreError,
 };
 use crate::provider::{
     check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl, SANDBOX,
 };
 use crate::route::Route;
+use crate::story::OperationStory;
 use crate::{is_refused_control, ValueError, CONTROL_CHARACTERS};
-use crate::{Amount, Currency, Direction, MerchantId, PaymentMethod};
+use crate::{Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod};
 
 /// The longest merchant name, in characters (after trimming).
 pub const MAX_NAME_CHARS: usize = 128;
@@ -294,21 +297,30 @@ pub enum BalanceError {
     Store(#[from] StoreError),
 }
 
-/// The operator's use cases over the [`OperatorStore`].
+/// The operator's use cases over the [`OperatorStore`] (and the [`OperationStore`], read only).
 #[derive(Clone)]
 pub struct Operator {
     store: Arc<dyn OperatorStore>,
+    operations: Arc<dyn OperationStore>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGenerator>,
 }
 
 impl Operator {
+    /// `operations` is only read (an operation and its attempts, for
+    /// [`Operator::operation_story`]).
     pub fn new(
         store: Arc<dyn OperatorStore>,
+        operations: Arc<dyn OperationStore>,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdGenerator>,
     ) -> Self {
-        Self { store, clock, ids }
+        Self {
+            store,
+            operations,
+            clock,
+            ids,
+        }
     }
 
     /// Creates an enabled merchant: the rules, then the store (`NameTaken` / `IdTaken` on a
@@ -488,6 +500,24 @@ impl Operator {
     /// Every merchant and currency whose balance differs from its ledger. Empty: it holds.
     pub async fn verify_ledger(&self) -> Result<Vec<LedgerMismatch>, StoreError> {
         self.store.verify_ledger().await
+    }
+
+    /// The operation with this id, whoever owns it, with its provider attempts, its ledger
+    /// entries and its callbacks; `Ok(None)` if there is no such operation (nothing else is
+    /// read then).
+    pub async fn operation_story(
+        &self,
+        id: OperationId,
+    ) -> Result<Option<OperationStory>, StoreError> {
+        let Some(operation) = self.operations.get(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(OperationStory {
+            operation,
+            attempts: self.operations.attempts(id).await?,
+            ledger: self.store.operation_ledger(id).await?,
+            callbacks: self.store.operation_callbacks(id).await?,
+        }))
     }
 }
 

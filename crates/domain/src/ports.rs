@@ -288,8 +288,9 @@ pub enum ManualMoveError {
     Store(#[from] StoreError),
 }
 
-/// The operator's side of storage: merchants, routes, manual balance moves and the ledger
-/// check, for [`crate::operator::Operator`]. The values handed in already passed the rules.
+/// The operator's side of storage: merchants, routes, manual balance moves, the ledger
+/// check and an operation's ledger entries and callbacks, for [`crate::operator::Operator`].
+/// The values handed in already passed the rules.
 ///
 /// Every method is one transaction. Changes MUST be visible at once to the
 /// [`MerchantDirectory`] and [`RouteTable`] of the same adapter instance.
@@ -358,6 +359,20 @@ pub trait OperatorStore: Send + Sync {
     /// Every merchant and currency whose balance differs from the sums of its ledger entries
     /// (available and held each), including entries with no balance row. Empty: it holds.
     async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
+
+    /// The ledger entries written for operation `id`, oldest first (empty if there are none,
+    /// or no such operation).
+    async fn operation_ledger(
+        &self,
+        id: OperationId,
+    ) -> Result<Vec<crate::story::LedgerEntry>, StoreError>;
+
+    /// The callbacks queued for operation `id` (at most one), each with every delivery attempt
+    /// recorded, by attempt number; empty if none was queued.
+    async fn operation_callbacks(
+        &self,
+        id: OperationId,
+    ) -> Result<Vec<crate::story::CallbackDelivery>, StoreError>;
 }
 
 /// A provider failure: it could not be reached or answered nonsense. Nothing was started.

@@ -34,6 +34,7 @@ pub fn gateway(db: &Database) -> Gateway {
 pub fn operator(db: &Database) -> Operator {
     Operator::new(
         Arc::new(db.clone()),
+        Arc::new(db.clone()),
         Arc::new(SystemClock),
         Arc::new(UuidIds),
     )

@@ -16,4 +16,5 @@ mod operations;
 mod outbox;
 mod processes;
 mod providers;
+mod story;
 mod throughput;

@@ -152,3 +152,12 @@ fn balances_are_two_digit_strings() {
         json!({"data": {"balances": [{"currency": "RUB", "available": "100.00", "held": "5.05"}]}})
     );
 }
+
+#[test]
+fn the_public_read_shape_is_the_read_answer() {
+    let op = withdrawal(Status::Approved);
+    let shape = crate::read_shape(&op, now()).expect("serializable");
+    assert_eq!(shape, to_json(&OperationView::read(&op, now())));
+    assert_eq!(shape["operationId"], json!(op.id().to_string()));
+    assert!(shape["requisites"].is_object(), "{shape}");
+}

@@ -91,7 +91,8 @@ impl TestApp {
         let clock = Arc::new(TestClock::starting_now());
         let gateway = gateway_on(&db, provider.clone(), clock.clone());
         let checkout = Checkout::new(gateway.clone(), provider);
-        let merchant = Operator::new(Arc::new(db.clone()), clock.clone(), Arc::new(RandomIds))
+        let store = Arc::new(db.clone());
+        let merchant = Operator::new(store.clone(), store, clock.clone(), Arc::new(RandomIds))
             .create_merchant(NewMerchant {
                 id: None,
                 name: "shop".into(),
@@ -159,6 +160,7 @@ impl TestApp {
     pub async fn payout(&self, amount: &str) -> Operation {
         let value = Amount::parse(amount).expect("amount");
         Operator::new(
+            Arc::new(self.db.clone()),
             Arc::new(self.db.clone()),
             self.clock.clone(),
             Arc::new(RandomIds),

@@ -13,7 +13,8 @@ use super::{print_json, EXIT_NOT_FOUND};
 use crate::cli::{CallbacksCommand, LedgerCommand};
 use crate::system::SystemClock;
 
-fn state_name(state: CallbackState) -> &'static str {
+/// A callback state as the CLI writes it.
+pub(super) fn state_name(state: CallbackState) -> &'static str {
     match state {
         CallbackState::Pending => "pending",
         CallbackState::Delivered => "delivered",

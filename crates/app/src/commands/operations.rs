@@ -1,5 +1,7 @@
-//! `gateway operation cancel ID`: asks the operation's acquirer to cancel it and applies the
-//! answer. No operator command sets a status directly.
+//! `gateway operation show ID`: an operation as the API reads it, with its provider attempts,
+//! ledger entries and callback deliveries. `gateway operation cancel ID`: asks the
+//! operation's acquirer to cancel it and applies the answer. No operator command sets a
+//! status directly.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -7,23 +9,232 @@ use std::sync::Arc;
 use adapters_acquirer::AcquirerClient;
 use adapters_db::Database;
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
+use domain::attempt::Attempt;
 use domain::operation::Operation;
+use domain::ports::{CallbackAttempt, Clock};
 use domain::service::{AcquirerSettings, CancelError};
-use domain::OperationId;
-use serde_json::json;
+use domain::story::{CallbackDelivery, LedgerEntry, OperationStory};
+use domain::{format_minor, OperationId, Timestamp};
+use serde_json::{json, Value};
 
+use super::ledger::state_name;
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
-use crate::application::gateway_on;
+use crate::application::{gateway_on, operator};
 use crate::cli::OperationCommand;
+use crate::system::SystemClock;
 
 pub async fn operation(database: &Database, command: OperationCommand) -> anyhow::Result<ExitCode> {
     match command {
+        OperationCommand::Show { id, json } => show_story(database, &id, json).await,
         OperationCommand::Cancel { id, json } => cancel(database, &id, json).await,
     }
 }
 
+/// The ID argument; a malformed one is a usage error (exit 2).
+fn operation_id(text: &str) -> anyhow::Result<OperationId> {
+    OperationId::parse(text).map_err(|e| Usage::new(format!("ID: {e}")))
+}
+
+async fn show_story(database: &Database, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let id = operation_id(id)?;
+    let Some(story) = operator(database).operation_story(id).await? else {
+        eprintln!("error: no operation {id}");
+        return Ok(ExitCode::from(EXIT_NOT_FOUND));
+    };
+    if json {
+        print_json(&story_json(&story, SystemClock.now())?);
+    } else {
+        print_story(&story);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The read shape of the API (the same code writes both) plus `attempts`, `ledger` and
+/// `callbacks`. Unlike the read shape, their fields are always present (`null` when unknown).
+fn story_json(story: &OperationStory, now: Timestamp) -> anyhow::Result<Value> {
+    let mut out = adapters_http::read_shape(&story.operation, now)?;
+    let Value::Object(fields) = &mut out else {
+        anyhow::bail!(
+            "the read shape of {} is not an object",
+            story.operation.id()
+        );
+    };
+    let attempts = story.attempts.iter().map(attempt_json).collect();
+    let ledger = story.ledger.iter().map(entry_json).collect();
+    let callbacks = story.callbacks.iter().map(callback_json).collect();
+    fields.insert("attempts".into(), Value::Array(attempts));
+    fields.insert("ledger".into(), Value::Array(ledger));
+    fields.insert("callbacks".into(), Value::Array(callbacks));
+    Ok(out)
+}
+
+fn attempt_json(a: &Attempt) -> Value {
+    json!({
+        "number": a.number, "routeId": a.route_id, "provider": a.provider,
+        "state": a.state.as_str(), "acquirerId": a.acquirer_id, "failureCode": a.failure_code,
+        "latencyMs": a.latency_ms, "createdAt": a.created_at.to_rfc3339(),
+        "updatedAt": a.updated_at.to_rfc3339(),
+    })
+}
+
+/// Amounts as the API writes them: two-digit strings, signed like the change they are.
+fn entry_json(e: &LedgerEntry) -> Value {
+    json!({
+        "id": e.id, "kind": e.kind.as_str(), "currency": e.currency.as_str(),
+        "available": format_minor(e.available), "held": format_minor(e.held),
+        "createdAt": e.at.to_rfc3339(),
+    })
+}
+
+fn callback_json(c: &CallbackDelivery) -> Value {
+    let deliveries: Vec<Value> = c.deliveries.iter().map(delivery_json).collect();
+    json!({
+        "url": c.url, "state": state_name(c.state), "attempts": c.attempts,
+        "nextAttemptAt": c.next_attempt_at.map(Timestamp::to_rfc3339),
+        "lastError": c.last_error, "queuedAt": c.queued_at.to_rfc3339(),
+        "updatedAt": c.updated_at.to_rfc3339(), "deliveries": deliveries,
+    })
+}
+
+fn delivery_json(d: &CallbackAttempt) -> Value {
+    json!({
+        "attempt": d.attempt, "at": d.at.to_rfc3339(), "durationMs": d.duration_ms,
+        "httpStatus": d.http_status, "error": d.error,
+    })
+}
+
+/// The text form: a summary of the operation, then one table per part.
+fn print_story(story: &OperationStory) {
+    print_summary(&story.operation);
+    println!();
+    print_attempts(&story.attempts);
+    println!();
+    print_ledger(&story.ledger);
+    println!();
+    print_callbacks(&story.callbacks);
+}
+
+fn print_summary(op: &Operation) {
+    println!("operation {}", op.id());
+    let decline = op
+        .decline()
+        .map(|d| format!(" ({}: {})", d.code.as_str(), d.message))
+        .unwrap_or_default();
+    println!("  status:    {}{decline}", op.status().name());
+    println!("  amount:    {} {}", op.amount(), op.currency());
+    println!(
+        "  kind:      {} {}, merchant {}, user {}",
+        op.direction(),
+        op.method(),
+        op.merchant_id(),
+        op.user_id().as_str()
+    );
+    if let Some(moid) = op.merchant_operation_id() {
+        println!("  merchantOperationId: {}", moid.as_str());
+    }
+    println!("  provider:  {} (route {})", op.provider(), op.route_id());
+    println!("  created:   {}", op.created_at().to_rfc3339());
+    println!("  updated:   {}", op.updated_at().to_rfc3339());
+}
+
+fn print_attempts(attempts: &[Attempt]) {
+    println!("Attempts");
+    if attempts.is_empty() {
+        println!("  (none)");
+        return;
+    }
+    println!(
+        "{:<3} {:<6} {:<12} {:<12} {:<36} {:<20} {:<9} {:<20} UPDATED",
+        "#", "ROUTE", "PROVIDER", "STATE", "ACQUIRER ID", "FAILURE", "LATENCY", "CREATED"
+    );
+    for a in attempts {
+        println!(
+            "{:<3} {:<6} {:<12} {:<12} {:<36} {:<20} {:<9} {:<20} {}",
+            a.number,
+            a.route_id,
+            shown(&a.provider),
+            a.state.as_str(),
+            a.acquirer_id.as_deref().map_or_else(|| "-".into(), shown),
+            a.failure_code.as_deref().map_or_else(|| "-".into(), shown),
+            a.latency_ms
+                .map_or_else(|| "-".into(), |ms| format!("{ms} ms")),
+            a.created_at.to_rfc3339(),
+            a.updated_at.to_rfc3339()
+        );
+    }
+}
+
+fn print_ledger(entries: &[LedgerEntry]) {
+    println!("Ledger");
+    if entries.is_empty() {
+        println!("  (none)");
+        return;
+    }
+    println!(
+        "{:<8} {:<20} {:<4} {:<14} {:<14} AT",
+        "ID", "KIND", "CUR", "AVAILABLE", "HELD"
+    );
+    for e in entries {
+        println!(
+            "{:<8} {:<20} {:<4} {:<14} {:<14} {}",
+            e.id,
+            e.kind.as_str(),
+            e.currency,
+            format_minor(e.available),
+            format_minor(e.held),
+            e.at.to_rfc3339()
+        );
+    }
+}
+
+fn print_callbacks(callbacks: &[CallbackDelivery]) {
+    println!("Callbacks");
+    if callbacks.is_empty() {
+        println!("  (none)");
+        return;
+    }
+    println!(
+        "{:<9} {:<8} {:<20} {:<20} URL / LAST ERROR",
+        "STATE", "ATTEMPTS", "QUEUED", "NEXT"
+    );
+    for c in callbacks {
+        println!(
+            "{:<9} {:<8} {:<20} {:<20} {} {}",
+            state_name(c.state),
+            c.attempts,
+            c.queued_at.to_rfc3339(),
+            c.next_attempt_at
+                .map_or_else(|| "-".into(), Timestamp::to_rfc3339),
+            shown(&c.url),
+            c.last_error.as_deref().map(shown).unwrap_or_default()
+        );
+        for d in &c.deliveries {
+            let answer = match (d.http_status, d.error.as_deref()) {
+                (Some(status), Some(error)) => format!("HTTP {status}: {}", shown(error)),
+                (None, Some(error)) => shown(error),
+                (Some(status), None) => format!("HTTP {status}"),
+                (None, None) => "-".into(),
+            };
+            println!(
+                "  attempt {:<3} {:<20} {:>6} ms  {answer}",
+                d.attempt,
+                d.at.to_rfc3339(),
+                d.duration_ms
+            );
+        }
+    }
+}
+
+/// Text from outside (an acquirer's codes, a callback's error) with control characters
+/// replaced, so it cannot steer the terminal.
+fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 async fn cancel(database: &Database, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let id = OperationId::parse(id).map_err(|e| Usage::new(format!("ID: {e}")))?;
+    let id = operation_id(id)?;
     // The sandbox is not asked here (its operations are not canceled at a provider).
     let sandbox = Arc::new(SandboxProvider::new(SandboxConfig {
         public_url: AcquirerSettings::default().public_url,

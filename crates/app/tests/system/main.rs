@@ -15,6 +15,7 @@ mod failover;
 mod helpers;
 mod live;
 mod multiprocess;
+mod operation_show;
 mod pages;
 mod providers;
 mod restart;

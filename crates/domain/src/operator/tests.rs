@@ -10,7 +10,7 @@ use futures::executor::block_on;
 use super::*;
 use crate::ledger::EntryKind;
 use crate::merchant::full_access;
-use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperatorStore};
+use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperationStore, MockOperatorStore};
 use crate::route::Flow;
 use crate::Timestamp;
 
@@ -39,10 +39,11 @@ fn unavailable() -> StoreError {
     StoreError::Unavailable("database is locked".into())
 }
 
-/// A store that expects nothing (any call fails the test), a clock at [`now`] and ids that hand
+/// Stores that expect nothing (any call fails the test), a clock at [`now`] and ids that hand
 /// out [`generated_id`].
 struct Mocks {
     store: MockOperatorStore,
+    operations: MockOperationStore,
     ids: MockIdGenerator,
 }
 
@@ -52,6 +53,7 @@ impl Mocks {
         ids.expect_merchant_id().returning(generated_id);
         Self {
             store: MockOperatorStore::new(),
+            operations: MockOperationStore::new(),
             ids,
         }
     }
@@ -59,7 +61,12 @@ impl Mocks {
     fn operator(self) -> Operator {
         let mut clock = MockClock::new();
         clock.expect_now().return_const(now());
-        Operator::new(Arc::new(self.store), Arc::new(clock), Arc::new(self.ids))
+        Operator::new(
+            Arc::new(self.store),
+            Arc::new(self.operations),
+            Arc::new(clock),
+            Arc::new(self.ids),
+        )
     }
 }
 
@@ -746,4 +753,133 @@ fn routes_are_enabled_and_reprioritised_through_the_store() {
 
     assert!(block_on(operator.enable_route(3)).unwrap());
     assert!(!block_on(operator.set_route_priority(3, -5)).unwrap());
+}
+
+// --- an operation's story ------------------------------------------------------------------
+
+mod story {
+    use super::*;
+    use crate::attempt::{Attempt, AttemptState};
+    use crate::ports::{CallbackAttempt, CallbackState};
+    use crate::story::{CallbackDelivery, LedgerEntry};
+    use crate::testkit::{id, OperationBuilder};
+
+    fn payout() -> crate::operation::Operation {
+        OperationBuilder::payout(PaymentMethod::Card)
+            .id(id(7))
+            .merchant("shop")
+            .amount("250.00")
+            .callback("https://shop.example/cb")
+            .created(now())
+            .build()
+    }
+
+    fn attempt() -> Attempt {
+        let mut attempt = Attempt::sent(id(7), 1, 3, "bank", now(), now());
+        attempt.state = AttemptState::Ok;
+        attempt.acquirer_id = Some("pay_1".into());
+        attempt.latency_ms = Some(42);
+        attempt
+    }
+
+    fn hold() -> LedgerEntry {
+        LedgerEntry {
+            id: 11,
+            kind: EntryKind::WithdrawalHold,
+            currency: Currency::RUB,
+            available: -25_000,
+            held: 25_000,
+            at: now(),
+        }
+    }
+
+    fn delivered() -> CallbackDelivery {
+        CallbackDelivery {
+            url: "https://shop.example/cb".into(),
+            state: CallbackState::Delivered,
+            attempts: 1,
+            next_attempt_at: None,
+            last_error: None,
+            queued_at: now(),
+            updated_at: now(),
+            deliveries: vec![CallbackAttempt {
+                operation_id: id(7),
+                attempt: 1,
+                at: now(),
+                duration_ms: 9,
+                http_status: Some(200),
+                error: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_story_gathers_the_operation_its_attempts_ledger_and_callbacks() {
+        let mut mocks = Mocks::new();
+        mocks
+            .operations
+            .expect_get()
+            .withf(|asked| *asked == id(7))
+            .times(1)
+            .returning(|_| Ok(Some(payout())));
+        mocks
+            .operations
+            .expect_attempts()
+            .withf(|asked| *asked == id(7))
+            .times(1)
+            .returning(|_| Ok(vec![attempt()]));
+        mocks
+            .store
+            .expect_operation_ledger()
+            .withf(|asked| *asked == id(7))
+            .times(1)
+            .returning(|_| Ok(vec![hold()]));
+        mocks
+            .store
+            .expect_operation_callbacks()
+            .withf(|asked| *asked == id(7))
+            .times(1)
+            .returning(|_| Ok(vec![delivered()]));
+
+        let story = block_on(mocks.operator().operation_story(id(7)))
+            .unwrap()
+            .expect("a story");
+
+        assert_eq!(story.operation, payout());
+        assert_eq!(story.attempts, vec![attempt()]);
+        assert_eq!(story.ledger, vec![hold()]);
+        assert_eq!(story.callbacks, vec![delivered()]);
+    }
+
+    #[test]
+    fn an_unknown_operation_has_no_story_and_nothing_else_is_read() {
+        let mut mocks = Mocks::new();
+        mocks.operations.expect_get().returning(|_| Ok(None));
+        mocks.operations.expect_attempts().never();
+        mocks.store.expect_operation_ledger().never();
+        mocks.store.expect_operation_callbacks().never();
+
+        assert_eq!(
+            block_on(mocks.operator().operation_story(id(8))).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_store_failure_comes_back_with_its_cause() {
+        let mut mocks = Mocks::new();
+        mocks
+            .operations
+            .expect_get()
+            .returning(|_| Ok(Some(payout())));
+        mocks.operations.expect_attempts().returning(|_| Ok(vec![]));
+        mocks
+            .store
+            .expect_operation_ledger()
+            .returning(|_| Err(unavailable()));
+
+        let error = block_on(mocks.operator().operation_story(id(7))).unwrap_err();
+
+        assert_cause_kept(&error);
+    }
 }

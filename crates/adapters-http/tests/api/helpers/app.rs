@@ -308,6 +308,7 @@ pub fn signed_headers<'a>(
 pub fn operator(db: &Database) -> Operator {
     Operator::new(
         Arc::new(db.clone()),
+        Arc::new(db.clone()),
         Arc::new(WallClock),
         Arc::new(RandomIds),
     )

@@ -1,0 +1,59 @@
+//! Everything recorded about one operation, for the operator (`gateway operation show`): the
+//! operation, its provider attempts, its ledger entries and its callback deliveries.
+//!
+//! Nothing here decides anything: these are read-only records, gathered by
+//! [`crate::operator::Operator::operation_story`].
+
+use crate::attempt::Attempt;
+use crate::ledger::EntryKind;
+use crate::operation::Operation;
+use crate::ports::{CallbackAttempt, CallbackState};
+use crate::{Currency, Timestamp};
+
+/// One ledger entry written for an operation, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerEntry {
+    /// The entry's number in the ledger: later entries have larger ones.
+    pub id: i64,
+    pub kind: EntryKind,
+    pub currency: Currency,
+    /// Change of the available balance, in minor units.
+    pub available: i64,
+    /// Change of the held balance, in minor units.
+    pub held: i64,
+    pub at: Timestamp,
+}
+
+/// An operation's callback: where it stands in the outbox and each delivery attempt made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackDelivery {
+    pub url: String,
+    pub state: CallbackState,
+    /// Attempts made so far over the callback's whole life, operator retries included.
+    pub attempts: u32,
+    /// When the next attempt is due; `None` once delivered or failed.
+    pub next_attempt_at: Option<Timestamp>,
+    /// Why the last attempt failed (or why the callback was given up), if it did.
+    pub last_error: Option<String>,
+    /// When the callback was queued (with the final status it reports).
+    pub queued_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Every attempt recorded, by number.
+    pub deliveries: Vec<CallbackAttempt>,
+}
+
+/// One operation and everything recorded about it.
+///
+/// The parts are read one after another, not as one snapshot: an operation that changes
+/// meanwhile may show a ledger entry or a callback its status does not explain yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperationStory {
+    pub operation: Operation,
+    /// Its provider attempts, by number (empty for operations made before attempts were
+    /// recorded).
+    pub attempts: Vec<Attempt>,
+    /// Its ledger entries, oldest first.
+    pub ledger: Vec<LedgerEntry>,
+    /// Its callbacks (at most one: none without a `callbackUrl` or while it is processing).
+    pub callbacks: Vec<CallbackDelivery>,
+}
