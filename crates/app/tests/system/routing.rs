@@ -182,6 +182,10 @@ async fn routed_around(db: TestDb, fault: Value) {
     for i in 0..2 {
         payins.push(pair.payin(i).await);
     }
+    // Back up, so that it can be asked what it knows (nothing).
+    pair.primary
+        .faults(json!({"down": false, "failRate": 0.0}))
+        .await;
 
     for (i, data) in payouts.iter().enumerate() {
         let done = pair.final_state(data).await;
@@ -191,7 +195,10 @@ async fn routed_around(db: TestDb, fault: Value) {
     }
     for data in &payins {
         assert_eq!(data["status"], 3, "{data}");
-        assert_eq!(pair.secondary.complete_payin(id_of(data), "confirm").await, 200);
+        assert_eq!(
+            pair.secondary.complete_payin(id_of(data), "confirm").await,
+            200
+        );
         let done = pair.final_state(data).await;
         assert_eq!(done["status"], 1, "{done}");
     }
@@ -228,7 +235,12 @@ async fn a_timed_out_primary_is_never_followed_by_the_secondary_and_nothing_is_p
 
     for (i, data) in payouts.iter().enumerate() {
         assert_eq!(data["status"], 3, "unknown outcome: processing {data}");
-        assert_eq!(pair.attempts(data), pairs(&[(PRIMARY, "unknown")]));
+        // One attempt only, at the primary (unknown until the reconciler's first read).
+        let attempts = pair.attempts(data);
+        assert!(
+            matches!(attempts.as_slice(), [(p, state)] if p == PRIMARY && (state == "unknown" || state == "ok")),
+            "{attempts:?}"
+        );
         let done = pair.final_state(data).await;
         assert_eq!(done["status"], 1, "resolved by reading the primary: {done}");
         assert_eq!(executed(&pair.primary, data, i).await, (1, 1));
@@ -290,7 +302,11 @@ async fn the_circuit_opens_after_five_failures_and_lets_exactly_one_trial_throug
         ])
     );
     assert!(!Pair::knows(&pair.primary, &skipping).await);
-    wait_for(&pair, r#"gateway_provider_circuit_open{provider="primary"} 1"#).await;
+    wait_for(
+        &pair,
+        r#"gateway_provider_circuit_open{provider="primary"} 1"#,
+    )
+    .await;
     let listed = gateway(&pair.db, &["provider", "list", "--json"]);
     listed.expect_code(0);
     let primary = listed
@@ -321,7 +337,11 @@ async fn the_circuit_opens_after_five_failures_and_lets_exactly_one_trial_throug
         let data = pair.payout(i, "10.00").await;
         assert_eq!(pair.attempts(&data), pairs(&[(PRIMARY, "ok")]));
     }
-    wait_for(&pair, r#"gateway_provider_circuit_open{provider="primary"} 0"#).await;
+    wait_for(
+        &pair,
+        r#"gateway_provider_circuit_open{provider="primary"} 0"#,
+    )
+    .await;
 
     // Nothing paid twice: every payout executed once, at one of the two.
     let all: Vec<&Value> = unknown
