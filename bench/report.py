@@ -17,6 +17,9 @@ TARGETS = {
     "sqlite_deposits": 5000.0,
     "callbacks": 3000.0,
     "rss_mb": 150.0,
+    # With the primary acquirer down and its circuit open, payouts served by the secondary
+    # may take at most this much longer at p99 than with the primary healthy.
+    "failover_added_p99_ms": 5.0,
 }
 
 
@@ -88,6 +91,15 @@ def table(results, cores, uptime):
                      "withdrawal": "bare PostgreSQL: withdrawal transaction (pgbench, tps)"}[r["name"]]
             out.append(f"| {label} | {r['rate']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} "
                        f"| {r['errors']} | - | - |")
+        elif r["kind"] == "gateway" and r["backend"] == "acquirer":
+            label = {"payout-healthy": "payouts to acquirer-sim, primary healthy",
+                     "payout-primary-down": "payouts to acquirer-sim, primary down, circuit open "
+                                            "(served by the secondary)"}[r["name"]]
+            out.append(f"| gateway on PostgreSQL: {label} ({r['requests']} in all) "
+                       f"| {r['rate']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} "
+                       f"| {r['errors']} | {r['rss_mb']:.0f} | - |")
+            checks.append((f"acquirer {r['name']}: 0 errors", r["errors"] == 0,
+                           str(r["errors"])))
         elif r["kind"] == "gateway":
             b = "PostgreSQL" if r["backend"] == "postgres" else "SQLite"
             ratio = "-"
@@ -114,6 +126,12 @@ def table(results, cores, uptime):
             checks.append((f"callbacks delivered/s >= {TARGETS['callbacks']:.0f}",
                            r["rate"] >= TARGETS["callbacks"],
                            f"{r['rate']:.0f}/s ({r['rate_from_start']:.0f}/s counting start-up)"))
+    acquirer = {r["name"]: r for r in rows if r["kind"] == "gateway" and r["backend"] == "acquirer"}
+    if "payout-healthy" in acquirer and "payout-primary-down" in acquirer:
+        added = acquirer["payout-primary-down"]["p99_ms"] - acquirer["payout-healthy"]["p99_ms"]
+        limit = TARGETS["failover_added_p99_ms"]
+        checks.append((f"primary down, circuit open: added p99 <= {limit:.0f} ms",
+                       added <= limit, f"{added:+.2f} ms"))
     peak = max((r.get("rss_mb", 0.0) for r in rows), default=0.0)
     checks.append((f"gateway peak RSS <= {TARGETS['rss_mb']:.0f} MB", peak <= TARGETS["rss_mb"],
                    f"{peak:.0f} MB"))

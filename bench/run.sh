@@ -7,7 +7,9 @@
 #   3. drives `gateway serve` on PostgreSQL over HTTP with pre-signed requests (wrk);
 #   4. does the same on the embedded SQLite database;
 #   5. times the delivery of 10,000 callbacks to a local receiver;
-#   6. prints one table (also written to $OUT/table.md).
+#   6. drives payouts routed to two acquirer-sim processes on PostgreSQL, first with the
+#      primary healthy, then with it down and its circuit open (served by the secondary);
+#   7. prints one table (also written to $OUT/table.md).
 #
 # Knobs (environment): BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
 # (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per phase, 450000),
@@ -27,7 +29,8 @@ PG_URL=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 PORT=${BENCH_PORT:-18080}
 RECEIVER_PORT=${BENCH_RECEIVER_PORT:-18099}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
-PHASES=" ${BENCH_PHASES:-pgbench postgres sqlite callbacks} "
+PHASES=" ${BENCH_PHASES:-pgbench postgres sqlite callbacks failover} "
+SIM_PORT=${BENCH_SIM_PORT:-18101}
 export RUST_LOG=${RUST_LOG:-warn}
 OUT=${BENCH_OUT:-$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)}
 RUN_ID=$(date +%s)
@@ -70,9 +73,10 @@ if ! pg_isready -h "$PG_HOST" -p "$PG_PORT" -q 2>/dev/null; then
 fi
 
 say "building the gateway and the callback receiver (release)"
-cargo build --release -q -p app --bin gateway --example bench_receiver
+cargo build --release -q -p app --bin gateway --example bench_receiver -p acquirer-sim
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 GATEWAY=$TARGET_DIR/release/gateway
+SIMULATOR=$TARGET_DIR/release/acquirer-sim
 RECEIVER=$TARGET_DIR/release/examples/bench_receiver
 [ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] || die "built binaries not found under $TARGET_DIR/release"
 
@@ -136,9 +140,11 @@ stop_gateway() {
   GATEWAY_PID=
 }
 RECEIVER_PID=
+SIM_PIDS=
 cleanup() {
   stop_gateway
   [ -n "$RECEIVER_PID" ] && kill "$RECEIVER_PID" 2>/dev/null || true
+  [ -n "$SIM_PIDS" ] && kill $SIM_PIDS 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -236,7 +242,64 @@ DELIVERED=$(psql "$PG_URL/$CB_DB" -qAtc "SELECT count(*) FROM callback_outbox WH
 python3 bench/report.py callbacks "$OUT/receiver.json" "$START_MS" "$CB_RSS" "$DELIVERED" "$CALLBACKS" >>"$RESULTS"
 fi
 
-# --- 6. the table -----------------------------------------------------------------------
+# --- 6. routing across two acquirers ---------------------------------------------------
+
+if phase failover; then
+FO_DB=bench_failover
+fresh_db $FO_DB
+FO_URL="$PG_URL/$FO_DB"
+SIM_KEY=bench-sim-api-key-0123456789
+SIM_SECRET=bench-sim-webhook-secret-0123456789
+start_sim() { # start_sim NAME API_PORT CONTROL_PORT
+  # Payouts settle after an hour: the phase measures creation, as the others do.
+  "$SIMULATOR" --bind "127.0.0.1:$2" --control-bind "127.0.0.1:$3" --api-key "$SIM_KEY" \
+    --webhook-secret "$SIM_SECRET" --settle-ms 3600000 >"$OUT/sim-$1.log" 2>&1 &
+  SIM_PIDS="$SIM_PIDS $!"
+  for _ in $(seq 1 100); do
+    curl -fs "http://127.0.0.1:$3/_sim/stats" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  SIM_KEY=$SIM_KEY SIM_SECRET=$SIM_SECRET GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" provider add \
+    --name "$1" --kind acquirer --url "http://127.0.0.1:$2" \
+    --api-key-env SIM_KEY --webhook-secret-env SIM_SECRET >/dev/null
+}
+start_sim primary "$SIM_PORT" $((SIM_PORT + 10))
+start_sim secondary $((SIM_PORT + 1)) $((SIM_PORT + 11))
+GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" route add --direction withdrawal --method sbp \
+  --provider primary --priority 300 >/dev/null
+GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" route add --direction withdrawal --method sbp \
+  --provider secondary --priority 200 >/dev/null
+make_merchants "$FO_URL" "$OUT/merchants-failover.json"
+say "signing payouts for the two acquirer runs"
+gen withdrawal "$OUT/merchants-failover.json" "$OUT/payouts-healthy.tsv" "$REQUESTS" 4 &
+gen withdrawal "$OUT/merchants-failover.json" "$OUT/payouts-down.tsv" "$REQUESTS" 5 &
+gen withdrawal "$OUT/merchants-failover.json" "$OUT/warmup-failover.tsv" 20000 6 &
+wait
+start_gateway "$FO_URL" "$OUT/gateway-failover.log" GATEWAY_PUBLIC_URL="$BASE"
+wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
+  -- "$OUT/warmup-failover.tsv" /api/v1/withdrawals "$WRK_THREADS" >"$OUT/wrk-failover-warmup.txt" 2>&1
+GW_DB=$FO_DB
+wrk_run acquirer payout-healthy "$OUT/payouts-healthy.tsv" /api/v1/withdrawals
+say "the primary goes down; a few payouts open its circuit"
+curl -fs "http://127.0.0.1:$((SIM_PORT + 10))/_sim/faults" -H 'content-type: application/json' \
+  -d '{"down": true}' >/dev/null
+head -n 50 "$OUT/payouts-down.tsv" >"$OUT/opening-failover.tsv"
+sed -i '1,50d' "$OUT/payouts-down.tsv"
+wrk -t1 -c1 -d1s -s bench/signed.lua "$BASE" -- "$OUT/opening-failover.tsv" \
+  /api/v1/withdrawals 1 >"$OUT/wrk-failover-opening.txt" 2>&1
+curl -fs "$BASE/metrics" | grep -q 'gateway_provider_circuit_open{provider="primary"} 1' ||
+  sleep 6 # the gauge is refreshed every 5 s; the circuit itself opened at the fifth failure
+wrk_run acquirer payout-primary-down "$OUT/payouts-down.tsv" /api/v1/withdrawals
+curl -fs "$BASE/metrics" | grep 'gateway_provider_circuit_open' >"$OUT/circuit-after.txt" || true
+stop_gateway
+kill $SIM_PIDS 2>/dev/null || true
+SIM_PIDS=
+GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" ledger verify >>"$OUT/gateway-failover.log" 2>&1 ||
+  die "ledger verify failed after the failover run"
+rm -f "$OUT"/*-failover.tsv "$OUT"/payouts-*.tsv
+fi
+
+# --- 7. the table -----------------------------------------------------------------------
 
 say "uptime after: $(uptime)"
 python3 bench/report.py table "$RESULTS" "$(nproc)" "$(uptime)" | tee "$OUT/table.md"

@@ -16,7 +16,8 @@ pub enum AttemptState {
     Unavailable,
     /// No usable answer: the payment may or may not exist; resolved by reading.
     Unknown,
-    /// Not tried (the routing budget or the provider's circuit left it out).
+    /// Not tried: its provider was already tried for the operation, its circuit was open, or
+    /// its timeout no longer fit the routing budget.
     Skipped,
 }
 

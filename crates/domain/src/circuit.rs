@@ -72,7 +72,8 @@ impl CircuitState {
         }
     }
 
-    /// Whether new creations skip the provider now.
+    /// Whether the provider is out of normal use: open (skipped), or half-open (skipped but
+    /// for one trial).
     pub fn is_open(self) -> bool {
         !matches!(self, CircuitState::Closed { .. })
     }
@@ -154,6 +155,9 @@ impl Circuits {
         };
         let current = state.at(now);
         *state = match (current, verdict) {
+            // While open or half-open, only the trial speaks for the provider: a late answer
+            // to a call let through before the circuit opened changes nothing.
+            (CircuitState::Open { .. } | CircuitState::HalfOpen { .. }, _) if !trial => current,
             (_, Verdict::Answered) => CircuitState::Closed { failures: 0 },
             (CircuitState::Closed { failures }, Verdict::Failed) => {
                 let failures = failures + 1;
@@ -175,7 +179,6 @@ impl Circuits {
             (CircuitState::HalfOpen { .. }, Verdict::Neutral) if trial => {
                 CircuitState::HalfOpen { trial: false }
             }
-            // A late result of a call let through before the circuit opened changes nothing.
             (other, _) => other,
         };
     }

@@ -419,6 +419,15 @@ impl Operation {
         &self.opening.provider
     }
 
+    /// The operation as routing moved it on to another route and its provider (never across
+    /// the sandbox and an acquirer).
+    pub fn routed_to(&self, route_id: i64, provider: &str) -> Operation {
+        let mut moved = self.clone();
+        moved.opening.route_id = route_id;
+        moved.opening.provider = provider.to_string();
+        moved
+    }
+
     /// Whether the current attempt is with the built-in sandbox.
     pub fn is_sandbox(&self) -> bool {
         self.opening.provider == crate::provider::SANDBOX

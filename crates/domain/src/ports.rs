@@ -81,6 +81,9 @@ pub struct Completion {
     pub operation: Operation,
     pub moves: Vec<BalanceMove>,
     pub callback: Option<QueuedCallback>,
+    /// The attempt whose provider reported the status, if one did: the status applies only
+    /// while it is still the operation's current attempt (no later attempt was tried).
+    pub from_attempt: Option<u32>,
 }
 
 /// Operations, balances, the ledger and the callback outbox.
@@ -95,7 +98,9 @@ pub trait OperationStore: Send + Sync {
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError>;
 
     /// Writes a final status with its moves and callback, guarded so it happens at most once.
-    /// MUST return `NotProcessing` (writing nothing) if the stored status is not Processing.
+    /// MUST return `NotProcessing` (writing nothing) if the stored status is not Processing,
+    /// or if `from_attempt` is given and a later attempt of the operation was tried (even one
+    /// added concurrently: the check follows the status guard's lock).
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError>;
 
     /// Writes a processing operation's new step as the provider answered it (a deposit's action,

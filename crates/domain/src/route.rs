@@ -122,7 +122,8 @@ pub fn candidates(
     fitting
 }
 
-/// The enabled route with the highest priority that fits (lowest id on a tie).
+/// The enabled route with the highest priority that fits (lowest id on a tie): the first
+/// of the [`candidates`].
 pub fn select_route(
     routes: &[Route],
     direction: Direction,
@@ -130,10 +131,9 @@ pub fn select_route(
     currency: Currency,
     amount: Amount,
 ) -> Option<&Route> {
-    routes
-        .iter()
-        .filter(|r| r.fits(direction, method, currency, amount))
-        .min_by_key(|r| (std::cmp::Reverse(r.priority), r.id))
+    candidates(routes, direction, method, currency, amount)
+        .first()
+        .copied()
 }
 
 #[cfg(test)]

@@ -103,6 +103,41 @@ fn save_attempt<E: From<StoreError>>(
     Ok(())
 }
 
+/// The stored state of `attempt`'s row, locked until the commit on PostgreSQL.
+fn stored_state<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<Option<String>, TxError<E>> {
+    let row = provider_attempts::table
+        .filter(provider_attempts::operation_id.eq(attempt.operation_id.to_string()))
+        .filter(provider_attempts::number.eq(number_of(attempt)?))
+        .select(provider_attempts::state);
+    Ok(match conn {
+        DbConn::Pg(pg) => row.for_update().first(pg).optional()?,
+        DbConn::Sqlite(_) => row.first(conn).optional()?,
+    })
+}
+
+/// Whether the operation has an attempt after `number` that was tried.
+pub(crate) fn tried_after<E: From<StoreError>>(
+    conn: &mut DbConn,
+    id: OperationId,
+    number: u32,
+) -> Result<bool, TxError<E>> {
+    let number = i32::try_from(number).map_err(|e| corrupt(e.into()))?;
+    let later: i64 = provider_attempts::table
+        .filter(provider_attempts::operation_id.eq(id.to_string()))
+        .filter(provider_attempts::number.gt(number))
+        .filter(provider_attempts::state.ne("skipped"))
+        .count()
+        .get_result(conn)?;
+    Ok(later > 0)
+}
+
+fn number_of<E: From<StoreError>>(attempt: &Attempt) -> Result<i32, TxError<E>> {
+    i32::try_from(attempt.number).map_err(|e| corrupt(e.into()))
+}
+
 /// [`SAVE`] in the dialect of `conn`'s backend.
 fn save_sql(conn: &DbConn) -> String {
     let placeholder = match conn {
@@ -147,6 +182,10 @@ impl Database {
     }
 
     /// See [`OperationStore::add_attempts`](domain::ports::OperationStore::add_attempts).
+    /// Moving on to a provider to call needs the finished attempt still `sent` (no answer
+    /// heard for it from anywhere: a notification or a read that found the payment would
+    /// have changed it) and the operation still processing; the operation then records the
+    /// provider and route it is now at.
     pub(crate) async fn append_attempts(
         &self,
         finished: &Attempt,
@@ -154,26 +193,24 @@ impl Database {
     ) -> Result<bool, StoreError> {
         let finished = finished.clone();
         let next = next.to_vec();
-        let goes_on = next.iter().any(Attempt::was_tried);
+        let called = next.iter().find(|a| a.was_tried()).cloned();
         self.write(move |conn| {
-            if goes_on {
-                // The row lock (PostgreSQL) holds the status until the commit: nothing
-                // finishes the operation between this check and the new attempt.
-                let id = finished.operation_id.to_string();
-                let status: Option<i16> = match conn {
-                    DbConn::Pg(pg) => operations::table
-                        .filter(operations::id.eq(&id))
-                        .select(operations::status)
-                        .for_update()
-                        .first(pg)
-                        .optional()?,
-                    DbConn::Sqlite(_) => operations::table
-                        .filter(operations::id.eq(&id))
-                        .select(operations::status)
-                        .first(conn)
-                        .optional()?,
-                };
-                if status != Some(PROCESSING) {
+            if let Some(called) = &called {
+                // Locks in the order attempt row, then operation row.
+                if stored_state(conn, &finished)?.as_deref() != Some("sent") {
+                    return Ok(false);
+                }
+                let moved = diesel::update(
+                    operations::table
+                        .filter(operations::id.eq(finished.operation_id.to_string()))
+                        .filter(operations::status.eq(PROCESSING)),
+                )
+                .set((
+                    operations::provider.eq(&called.provider),
+                    operations::route_id.eq(called.route_id),
+                ))
+                .execute(conn)?;
+                if moved == 0 {
                     return Ok(false);
                 }
             }

@@ -128,6 +128,13 @@ impl OperationStore for Database {
             if changed == 0 {
                 return Err(TxError::Fail(FinishError::NotProcessing));
             }
+            if let Some(number) = completion.from_attempt {
+                // A statement of its own, after the update took the operation's row: it sees
+                // an attempt that `add_attempts` committed while this one waited for the lock.
+                if super::attempts::tried_after(conn, done.id(), number)? {
+                    return Err(TxError::Fail(FinishError::NotProcessing));
+                }
+            }
             if let Some(callback) = &completion.callback {
                 queue_callback(conn, callback)?;
             }

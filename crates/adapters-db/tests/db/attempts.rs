@@ -255,6 +255,7 @@ async fn claims_take_due_current_attempts_of_processing_operations_at_one_provid
             operation: declined,
             moves: vec![],
             callback: None,
+            from_attempt: None,
         };
         t.db.finish(&completion).await.expect("finish");
         assert_eq!(attempt.next_check_at, Some(at.plus_seconds(-10)));
@@ -468,6 +469,7 @@ async fn moving_on_to_the_next_provider_is_one_write_and_only_while_processing()
             operation: declined,
             moves: vec![],
             callback: None,
+            from_attempt: None,
         })
         .await
         .expect("finish");
@@ -492,6 +494,72 @@ async fn moving_on_to_the_next_provider_is_one_write_and_only_while_processing()
             .await
             .expect("added"));
         assert_eq!(t.db.attempts(done.id()).await.expect("attempts").len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_next_provider_once_the_attempt_was_heard_from_and_no_stale_status_after_it() {
+    each_backend(|t| async move {
+        let at = now();
+        // A notification found the payment (the attempt is `ok`) while the creation call
+        // failed: moving on is refused and nothing changes.
+        let (op, first) = stored(&t, "bank-a", at.plus_seconds(5)).await;
+        let heard = Attempt {
+            state: AttemptState::Ok,
+            acquirer_id: Some("acq_a".into()),
+            ..first.clone()
+        };
+        t.db.save_attempt(&heard).await.expect("saved");
+        let failed = Attempt {
+            state: AttemptState::Unavailable,
+            next_check_at: None,
+            ..first.clone()
+        };
+        assert!(!t
+            .db
+            .add_attempts(&failed, &[first_attempt_at(&first, 2, "bank-b")])
+            .await
+            .expect("answered"));
+        let kept = t.db.attempts(op.id()).await.expect("attempts");
+        assert_eq!(kept, vec![heard]);
+        assert_eq!(t.db_get(op.id()).await.provider(), "bank-a");
+
+        // Moved on: the operation is at the new provider, and a status for the first
+        // attempt no longer finishes it.
+        let (moved, moved_first) = stored(&t, "bank-a", at.plus_seconds(5)).await;
+        later_attempt(&t, &moved_first, "bank-b", AttemptState::Sent).await;
+        let read = t.db_get(moved.id()).await;
+        assert_eq!(
+            (read.provider(), read.route_id()),
+            ("bank-b", moved_first.route_id)
+        );
+        let approved = moved.finish(&Outcome::Approve, at).expect("processing");
+        let stale = Completion {
+            operation: approved.clone(),
+            moves: vec![],
+            callback: None,
+            from_attempt: Some(1),
+        };
+        assert!(matches!(
+            t.db.finish(&stale).await,
+            Err(domain::ports::FinishError::NotProcessing)
+        ));
+        assert_eq!(
+            t.db_get(moved.id()).await.status(),
+            domain::Status::Processing
+        );
+        let current = Completion {
+            from_attempt: Some(2),
+            ..stale
+        };
+        t.db.finish(&current)
+            .await
+            .expect("the current attempt's status");
+        assert_eq!(
+            t.db_get(moved.id()).await.status(),
+            domain::Status::Approved
+        );
     })
     .await;
 }

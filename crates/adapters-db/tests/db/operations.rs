@@ -220,6 +220,7 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
             moves: moves_on_finish(&done),
             callback: callback_for(&done, &DebugCallbackFormat),
             operation: done.clone(),
+            from_attempt: None,
         };
         t.db.finish(&completion).await.expect("finish");
         assert_eq!(t.db.get(op.id()).await.expect("get"), Some(done.clone()));
@@ -232,6 +233,7 @@ async fn a_final_status_is_written_once_with_its_moves_and_callback() {
             moves: moves_on_finish(&declined),
             callback: callback_for(&declined, &DebugCallbackFormat),
             operation: declined,
+            from_attempt: None,
         };
         assert!(matches!(
             t.db.finish(&late).await,
@@ -277,6 +279,7 @@ async fn an_action_is_replaced_only_while_it_is_the_expected_one() {
             moves: moves_on_finish(&done),
             callback: None,
             operation: done,
+            from_attempt: None,
         };
         t.db.finish(&completion).await.expect("finish");
         let final_op = t.db.replace_action(op.id(), &ask(2), &ask(1), at).await;
@@ -322,6 +325,7 @@ async fn a_providers_answer_advances_only_a_processing_operation() {
             moves: moves_on_finish(&done),
             callback: None,
             operation: done,
+            from_attempt: None,
         };
         t.db.finish(&completion).await.expect("finish");
         let late = t.db.advance(&waiting).await;
@@ -387,6 +391,7 @@ async fn sweeps_find_expired_deposits_and_due_payouts() {
             moves: vec![],
             callback: None,
             operation: done,
+            from_attempt: None,
         };
         t.db.finish(&completion).await.expect("finish");
         assert!(t

@@ -3,6 +3,7 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::service::Created;
 use domain::Direction;
+use tracing::Instrument;
 
 use super::{ok, Kind};
 use crate::auth::authenticate;
@@ -32,21 +33,30 @@ async fn create_operation(
     let body = json_bytes(req, payload).await?;
     let merchant = authenticate(state, req, direction, &body).await?;
     let object = parse_object(&body)?;
-    let gateway = state.gateway();
-    let created = match direction {
+    let gateway = state.gateway().clone();
+    let signed = canonical(&object);
+    // The creation runs as its own task: if the client goes away, actix drops this handler,
+    // but a creation that has committed its operation still calls its providers, records
+    // their answers and reports to their circuits.
+    let creation = match direction {
         Direction::Deposit => {
             let request = create::deposit(&object)?;
-            gateway
-                .create_deposit(&merchant, request, &canonical(&object))
-                .await?
+            actix_web::rt::spawn(
+                async move { gateway.create_deposit(&merchant, request, &signed).await }
+                    .in_current_span(),
+            )
         }
         Direction::Withdrawal => {
             let request = create::withdrawal(&object)?;
-            gateway
-                .create_withdrawal(&merchant, request, &canonical(&object))
-                .await?
+            actix_web::rt::spawn(
+                async move { gateway.create_withdrawal(&merchant, request, &signed).await }
+                    .in_current_span(),
+            )
         }
     };
+    let created = creation.await.map_err(|failed| {
+        ApiError::Internal(anyhow::anyhow!("the creation task failed: {failed}"))
+    })??;
     Ok(answer(state, &created))
 }
 

@@ -167,6 +167,25 @@ fn late_results_of_calls_let_through_before_the_circuit_opened_change_nothing() 
 }
 
 #[test]
+fn a_late_answer_does_not_close_an_open_circuit_before_its_trial() {
+    let circuits = Circuits::new();
+    let late = circuits.admit(BANK, at(0)).expect("admitted");
+    for _ in 0..5 {
+        fail(&circuits, at(0));
+    }
+    late.finish(Verdict::Answered, at(1_000));
+    assert!(circuits.admit(BANK, at(1_000)).is_none(), "still open");
+    let trial = circuits.admit(BANK, at(30_000)).expect("the trial");
+    let straggler = circuits.admit(BANK, at(30_000));
+    assert!(straggler.is_none());
+    trial.finish(Verdict::Answered, at(30_100));
+    assert_eq!(
+        state(&circuits, at(30_100)),
+        CircuitState::Closed { failures: 0 }
+    );
+}
+
+#[test]
 fn verdicts_follow_the_contract() {
     let answered = |status| {
         CreateResult::Answered(AcquirerPayment {

@@ -226,8 +226,9 @@ impl Gateway {
     }
 
     /// Writes the operation's final status (guarded: if another writer finished it first, its
-    /// status stands and is checked against `outcome`, as `reported` by the acquirer), then
-    /// the attempt. In that order: if the final status cannot be written, the attempt keeps
+    /// status stands and is checked against `outcome`, as `reported` by the acquirer; if a
+    /// later attempt was tried meanwhile, the status is the attempt's alone), then the
+    /// attempt. In that order: if the final status cannot be written, the attempt keeps
     /// its due check and the reconciler comes back to it; once it is written, a stale
     /// attempt is cleared by the reconciler's first look.
     async fn finish_then_save(
@@ -237,11 +238,21 @@ impl Gateway {
         outcome: Outcome,
         reported: PaymentStatus,
     ) -> Result<Operation, CompleteError> {
-        let current = match self.finish(operation, outcome.clone()).await {
+        let finished = self
+            .finish_from(operation, outcome.clone(), Some(attempt.number))
+            .await;
+        let current = match finished {
             Err(CompleteError::InvalidState) => {
                 let current = self.operation(operation.id()).await?;
-                self.check_agreement(&current, &outcome, reported, &attempt.provider)
-                    .await?;
+                if current.status().is_final() {
+                    self.check_agreement(&current, &outcome, reported, &attempt.provider)
+                        .await?;
+                } else if reported == PaymentStatus::Succeeded {
+                    // Still processing: a later attempt was tried meanwhile, so this one's
+                    // money moved beside it.
+                    self.record_discrepancy(operation.id(), &attempt.provider, reported)
+                        .await?;
+                }
                 current
             }
             finished => finished?,

@@ -49,6 +49,17 @@ impl Gateway {
         operation: &Operation,
         outcome: Outcome,
     ) -> Result<Operation, CompleteError> {
+        self.finish_from(operation, outcome, None).await
+    }
+
+    /// [`Gateway::finish`] with the status reported for attempt `from_attempt`: written only
+    /// while that attempt is still the operation's current one (else `InvalidState`).
+    pub(super) async fn finish_from(
+        &self,
+        operation: &Operation,
+        outcome: Outcome,
+        from_attempt: Option<u32>,
+    ) -> Result<Operation, CompleteError> {
         let now = self.ports.clock.now();
         let done = operation
             .finish(&outcome, now)
@@ -57,6 +68,7 @@ impl Gateway {
             moves: moves_on_finish(&done),
             callback: callback_for(&done, self.ports.callback_format.as_ref()),
             operation: done,
+            from_attempt,
         };
         self.ports.store.finish(&completion).await?;
         tracing::info!(

@@ -97,7 +97,10 @@ impl Gateway {
             .await?
         {
             Admission::Sandbox(route) => (route, Vec::new()),
-            Admission::Acquirers(candidates) => (candidates[0].route.clone(), candidates),
+            Admission::Acquirers(candidates) => match candidates.first() {
+                Some(first) => (first.route.clone(), candidates),
+                None => return Err(CreateError::NoRouteFound),
+            },
             Admission::Replay(replay) => return Ok(*replay),
         };
         let opening = self.opening(merchant, common, &route);

@@ -29,7 +29,7 @@ pub(super) struct Candidate {
 }
 
 /// The next call of an operation: its candidate, its attempt (to be committed before the
-/// call) and the circuit's leave.
+/// call) and the circuit's permit for it.
 pub(super) struct Next {
     candidate: Candidate,
     attempt: Attempt,
@@ -174,6 +174,10 @@ impl Gateway {
             return self.store_new(merchant, new).await;
         };
         new.attempts.push(next.attempt.clone());
+        new.operation = new.operation.routed_to(
+            next.candidate.route.id,
+            next.candidate.acquirer.name.as_str(),
+        );
         let created = self.store_new(merchant, new).await?;
         if created.replayed {
             return Ok(created);
@@ -193,7 +197,7 @@ impl Gateway {
     /// first commit leaves it processing for the reconciler.
     async fn try_candidates(
         &self,
-        operation: Operation,
+        mut operation: Operation,
         mut next: Next,
         mut routing: Routing,
         payout: Option<WithdrawalRequisites>,
@@ -234,18 +238,27 @@ impl Gateway {
             match self.ports.store.add_attempts(&attempt, &added).await {
                 Ok(true) => {
                     tracing::info!(operation.id = %operation.id(), provider = %acquirer.name, next = %following.candidate.acquirer.name, "definite failure; trying the next provider");
+                    let route = &following.candidate.route;
+                    operation = operation.routed_to(route.id, &route.provider);
                     next = following;
                 }
                 Ok(false) => {
-                    // Finished meanwhile (nothing else calls a provider for it): as it stands.
+                    // Something else was heard for this attempt (a notification or a read
+                    // found the payment), or the operation was finished: no other provider
+                    // is called, and what was heard stands.
+                    tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, "definite failure at creation, but the attempt has moved on; no failover");
                     return match self.operation(operation.id()).await {
                         Ok(current) => current,
                         Err(_) => operation,
                     };
                 }
                 Err(error) => {
-                    tracing::error!(operation.id = %operation.id(), error = %Chain(&error), "next attempt not committed; the reconciler reads the last one");
-                    return operation;
+                    // No next attempt is committed, so none is called: the definite failure
+                    // stands as the operation's answer (a guarded decline).
+                    tracing::error!(operation.id = %operation.id(), error = %Chain(&error), "next attempt not committed; no failover");
+                    return self
+                        .apply_creation(operation, attempt, result, acquirer)
+                        .await;
                 }
             }
         }

@@ -490,6 +490,33 @@ fn success_reported_for_an_earlier_attempt_is_recorded_there_as_a_discrepancy() 
     );
 }
 
+#[test]
+fn success_for_an_attempt_superseded_while_it_was_applied_is_a_discrepancy_not_a_status() {
+    // The attempt looked current when read, but routing moved on before the status was
+    // written: the store refuses the final status, and the money is flagged.
+    let mut mocks = at_bank();
+    mocks.stored(bank_payout());
+    with_attempts(
+        &mut mocks,
+        vec![Attempt {
+            state: AttemptState::Sent,
+            acquirer_id: None,
+            ..ok_attempt(1, BANK)
+        }],
+    );
+    let finished = mocks.expect_finish(1, || Err(crate::ports::FinishError::NotProcessing));
+    expect_save_attempt(&mut mocks);
+    mocks
+        .store
+        .expect_record_discrepancy()
+        .times(1)
+        .returning(|_| Ok(()));
+
+    notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
+
+    assert_eq!(finished.one().from_attempt, Some(1));
+}
+
 /// A reconciler pass over one claimed attempt, at `at`.
 fn reconcile(mut mocks: Mocks, attempt: Attempt, at: Timestamp) -> usize {
     mocks.set_clock(at);

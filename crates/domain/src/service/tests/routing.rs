@@ -153,6 +153,11 @@ fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
         let created = payout(&mocks.gateway());
 
         assert_eq!(created.operation.status(), Status::Processing);
+        assert_eq!(
+            (created.operation.provider(), created.operation.route_id()),
+            (SECONDARY, 12),
+            "the operation is at the provider of its current attempt"
+        );
         assert_eq!(*calls.lock().unwrap(), [PRIMARY, SECONDARY]);
         let new = inserted.one();
         assert_eq!(states(&new.attempts), [(1, PRIMARY, AttemptState::Sent)]);
@@ -404,4 +409,53 @@ fn every_circuit_open_declines_at_creation_with_no_provider_called() {
     );
     assert_eq!(net(&new.moves), (0, 0), "held and released at once");
     assert!(new.callback.is_some());
+}
+
+#[test]
+fn no_failover_once_the_attempt_has_moved_on_without_the_creation_call() {
+    // A notification or a read found the payment at the primary while its creation call
+    // failed: the store refuses the next attempt, and the secondary is never called.
+    let (mut mocks, calls, _, _) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |_| {
+        refused()
+    });
+    mocks.store.checkpoint();
+    mocks.store.expect_insert().returning(|_| Ok(()));
+    mocks
+        .store
+        .expect_add_attempts()
+        .returning(|_, _| Ok(false));
+    mocks.store.expect_finish().never();
+    mocks
+        .store
+        .expect_get()
+        .returning(|_| Ok(Some(payout_builder(new_id()).provider(PRIMARY).build())));
+
+    let created = payout(&mocks.gateway());
+
+    assert_eq!(*calls.lock().unwrap(), [PRIMARY]);
+    assert_eq!(created.operation.status(), Status::Processing);
+}
+
+#[test]
+fn a_next_attempt_that_cannot_be_committed_is_never_called() {
+    let (mut mocks, calls, _, _) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |_| {
+        refused()
+    });
+    mocks.store.checkpoint();
+    mocks.store.expect_insert().returning(|_| Ok(()));
+    mocks
+        .store
+        .expect_add_attempts()
+        .returning(|_, _| Err(unavailable()));
+    let finished = mocks.expect_finish(1, || Ok(()));
+    mocks.store.expect_save_attempt().returning(|_| Ok(()));
+
+    let created = payout(&mocks.gateway());
+
+    assert_eq!(*calls.lock().unwrap(), [PRIMARY]);
+    assert_eq!(
+        created.operation.decline(),
+        Some(&Decline::new(DeclineCode::ProviderUnavailable))
+    );
+    assert_eq!(finished.one().from_attempt, Some(1));
 }
