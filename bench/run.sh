@@ -8,7 +8,8 @@
 #   4. does the same on the embedded SQLite database;
 #   5. times the delivery of 10,000 callbacks to a local receiver;
 #   6. drives payouts routed to two acquirer-sim processes on PostgreSQL, first with the
-#      primary healthy, then with it down and its circuit open (served by the secondary);
+#      primary healthy, then with it down and its circuit open (served by the secondary),
+#      at BENCH_FAILOVER_CONNECTIONS (8) connections;
 #   7. prints one table (also written to $OUT/table.md).
 #
 # Knobs (environment): BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
@@ -31,6 +32,9 @@ RECEIVER_PORT=${BENCH_RECEIVER_PORT:-18099}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
 PHASES=" ${BENCH_PHASES:-pgbench postgres sqlite callbacks failover} "
 SIM_PORT=${BENCH_SIM_PORT:-18101}
+# Connections of the failover phase: below saturation, so its latencies show the path a
+# payout takes (skipping the primary or not) rather than queueing.
+FAILOVER_CONNECTIONS=${BENCH_FAILOVER_CONNECTIONS:-8}
 export RUST_LOG=${RUST_LOG:-warn}
 OUT=${BENCH_OUT:-$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)}
 RUN_ID=$(date +%s)
@@ -73,12 +77,14 @@ if ! pg_isready -h "$PG_HOST" -p "$PG_PORT" -q 2>/dev/null; then
 fi
 
 say "building the gateway and the callback receiver (release)"
-cargo build --release -q -p app --bin gateway --example bench_receiver -p acquirer-sim
+cargo build --release -q -p app --bin gateway --example bench_receiver
+cargo build --release -q -p acquirer-sim
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 GATEWAY=$TARGET_DIR/release/gateway
 SIMULATOR=$TARGET_DIR/release/acquirer-sim
 RECEIVER=$TARGET_DIR/release/examples/bench_receiver
-[ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] || die "built binaries not found under $TARGET_DIR/release"
+[ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] && [ -x "$SIMULATOR" ] ||
+  die "built binaries not found under $TARGET_DIR/release"
 
 psql_admin() { psql "$PG_URL/postgres" -v ON_ERROR_STOP=1 -qAt "$@"; }
 fresh_db() { # fresh_db NAME: drops and creates it, runs the gateway's migrations
@@ -181,7 +187,7 @@ wrk_run() { # wrk_run BACKEND KIND FILE PATH
   say "gateway on $backend, ${kind}s: $CONNECTIONS connections, ${DURATION}s"
   wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/signed.lua "$BASE" \
     -- "$file" "$path" "$WRK_THREADS" >"$log" 2>&1 || { cat "$log" >&2; die "wrk failed"; }
-  python3 bench/report.py wrk "$backend" "$kind" "$log" "$(peak_rss_kb)" >>"$RESULTS"
+  python3 bench/report.py wrk "$backend" "$kind" "$log" "$(peak_rss_kb)" "$CONNECTIONS" >>"$RESULTS"
 }
 
 gateway_phase() { # gateway_phase BACKEND DATABASE_URL
@@ -259,6 +265,7 @@ start_sim() { # start_sim NAME API_PORT CONTROL_PORT
     curl -fs "http://127.0.0.1:$3/_sim/stats" >/dev/null 2>&1 && break
     sleep 0.1
   done
+  curl -fs "http://127.0.0.1:$3/_sim/stats" >/dev/null || die "acquirer-sim $1 did not start"
   SIM_KEY=$SIM_KEY SIM_SECRET=$SIM_SECRET GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" provider add \
     --name "$1" --kind acquirer --url "http://127.0.0.1:$2" \
     --api-key-env SIM_KEY --webhook-secret-env SIM_SECRET >/dev/null
@@ -271,14 +278,20 @@ GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" route add --direction withdrawal --metho
   --provider secondary --priority 200 >/dev/null
 make_merchants "$FO_URL" "$OUT/merchants-failover.json"
 say "signing payouts for the two acquirer runs"
+GENS=
 gen withdrawal "$OUT/merchants-failover.json" "$OUT/payouts-healthy.tsv" "$REQUESTS" 4 &
+GENS="$GENS $!"
 gen withdrawal "$OUT/merchants-failover.json" "$OUT/payouts-down.tsv" "$REQUESTS" 5 &
+GENS="$GENS $!"
 gen withdrawal "$OUT/merchants-failover.json" "$OUT/warmup-failover.tsv" 20000 6 &
-wait
+GENS="$GENS $!"
+wait $GENS # not the simulators, which run on
 start_gateway "$FO_URL" "$OUT/gateway-failover.log" GATEWAY_PUBLIC_URL="$BASE"
 wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
   -- "$OUT/warmup-failover.tsv" /api/v1/withdrawals "$WRK_THREADS" >"$OUT/wrk-failover-warmup.txt" 2>&1
 GW_DB=$FO_DB
+SATURATING=$CONNECTIONS
+CONNECTIONS=$FAILOVER_CONNECTIONS
 wrk_run acquirer payout-healthy "$OUT/payouts-healthy.tsv" /api/v1/withdrawals
 say "the primary goes down; a few payouts open its circuit"
 curl -fs "http://127.0.0.1:$((SIM_PORT + 10))/_sim/faults" -H 'content-type: application/json' \
@@ -291,6 +304,7 @@ curl -fs "$BASE/metrics" | grep -q 'gateway_provider_circuit_open{provider="prim
   sleep 6 # the gauge is refreshed every 5 s; the circuit itself opened at the fifth failure
 wrk_run acquirer payout-primary-down "$OUT/payouts-down.tsv" /api/v1/withdrawals
 curl -fs "$BASE/metrics" | grep 'gateway_provider_circuit_open' >"$OUT/circuit-after.txt" || true
+CONNECTIONS=$SATURATING
 stop_gateway
 kill $SIM_PIDS 2>/dev/null || true
 SIM_PIDS=

@@ -110,6 +110,9 @@ pub enum DeclineCode {
     RecipientNotFound,
     ProviderUnavailable,
     Canceled,
+    /// A stored code this version does not know (a later version wrote it): shown as it is,
+    /// never an error.
+    Unrecognized(&'static str),
 }
 
 impl DeclineCode {
@@ -136,6 +139,7 @@ impl DeclineCode {
             DeclineCode::RecipientNotFound => "RecipientNotFound",
             DeclineCode::ProviderUnavailable => "ProviderUnavailable",
             DeclineCode::Canceled => "Canceled",
+            DeclineCode::Unrecognized(code) => code,
         }
     }
 
@@ -151,13 +155,38 @@ impl DeclineCode {
             DeclineCode::RecipientNotFound => "The recipient was not found",
             DeclineCode::ProviderUnavailable => "The provider is unavailable",
             DeclineCode::Canceled => "The operation was canceled",
+            DeclineCode::Unrecognized(_) => "The operation was declined",
         }
     }
 
-    /// The code for a stored name; unknown names are an error, never a default.
+    /// The code for a name this version gives out; `None` for any other.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == text)
     }
+
+    /// The code for a stored name: one this version knows, or else the name as it is
+    /// ([`DeclineCode::Unrecognized`]), so that an operation a later version declined still
+    /// reads. Each distinct unknown name is kept once for the life of the process.
+    pub fn from_stored(text: &str) -> Self {
+        Self::parse(text).unwrap_or_else(|| DeclineCode::Unrecognized(intern(text)))
+    }
+}
+
+/// `text` as a `&'static str`, allocated once per distinct text.
+fn intern(text: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = seen.get(text) {
+        return known;
+    }
+    let kept: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    seen.insert(kept);
+    kept
 }
 
 /// A decline: its code and message.
@@ -693,6 +722,7 @@ mod tests {
         assert_eq!(names.len(), 9);
         for unknown in ["", "expired", "EXPIRED", "Unknown"] {
             assert_eq!(DeclineCode::parse(unknown), None, "{unknown:?}");
+            assert_eq!(DeclineCode::from_stored(unknown).as_str(), unknown);
         }
     }
 

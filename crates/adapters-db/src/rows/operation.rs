@@ -313,8 +313,7 @@ fn state(row_status: i16, code: Option<String>, message: Option<String>) -> anyh
     let decline = match (code, message) {
         (None, None) => None,
         (Some(code), Some(message)) => Some(Decline {
-            code: DeclineCode::parse(&code)
-                .ok_or_else(|| bad("operations.error_code", format!("{code:?}: unknown code")))?,
+            code: DeclineCode::from_stored(&code),
             message,
         }),
         _ => {

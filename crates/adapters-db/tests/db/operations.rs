@@ -438,3 +438,25 @@ async fn rows_kept_under_older_rules_stay_readable() {
     })
     .await;
 }
+
+/// A decline code written by a later version is read back as it is, never as an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_decline_code_from_a_later_version_reads_as_it_is() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let op = operation(&shop, Direction::Deposit, 10_00);
+        crate::helpers::insert_plain(&t.db, &op).await;
+        t.exec(&format!(
+            "UPDATE operations SET status = 2, error_code = 'FraudSuspected', \
+             error_message = 'Declined by the fraud check' WHERE id = '{}'",
+            op.id()
+        ));
+
+        let read = t.db_get(op.id()).await;
+
+        let decline = read.decline().expect("declined");
+        assert_eq!(decline.code.as_str(), "FraudSuspected");
+        assert_eq!(decline.message, "Declined by the fraud check");
+    })
+    .await;
+}

@@ -141,7 +141,8 @@ impl Texts {
     /// Why a payment was declined, for the payer.
     pub fn decline(&self, code: DeclineCode) -> &'static str {
         let index = match code {
-            DeclineCode::ProviderDeclined => 0,
+            // A code from a later version: the payer sees the general decline.
+            DeclineCode::ProviderDeclined | DeclineCode::Unrecognized(_) => 0,
             DeclineCode::CardDeclined => 1,
             DeclineCode::InsufficientFunds => 2,
             DeclineCode::PaymentRejected => 3,

@@ -74,6 +74,8 @@ fn attempt_json(a: &Attempt) -> Value {
         "state": a.state.as_str(), "acquirerId": a.acquirer_id, "failureCode": a.failure_code,
         "latencyMs": a.latency_ms, "createdAt": a.created_at.to_rfc3339(),
         "updatedAt": a.updated_at.to_rfc3339(),
+        "nextCheckAt": a.next_check_at.map(Timestamp::to_rfc3339),
+        "unknownSince": a.unknown_since.map(Timestamp::to_rfc3339), "reads": a.reads,
     })
 }
 
