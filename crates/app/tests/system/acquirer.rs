@@ -82,20 +82,7 @@ impl Bench {
 
     /// Waits until the operation at `path` is final; its data.
     async fn final_state(&self, path: &str) -> Value {
-        let until = std::time::Instant::now() + DEADLINE;
-        loop {
-            let answer = self.api.get(path).await;
-            if answer.status == 200 && answer.body["data"]["status"] != 3 {
-                return answer.body["data"].clone();
-            }
-            assert!(
-                std::time::Instant::now() < until,
-                "{path} not final within {DEADLINE:?}: {}\n{}",
-                answer.body,
-                self.gateway.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        self.api.final_state(path, DEADLINE, &self.gateway).await
     }
 
     /// Posts a notification body to the gateway with `signature`.

@@ -81,20 +81,7 @@ impl Pair {
             "withdrawals"
         };
         let path = format!("/api/v1/{kind}/{}", id_of(data));
-        let until = Instant::now() + DEADLINE;
-        loop {
-            let answer = self.api.get(&path).await;
-            if answer.status == 200 && answer.body["data"]["status"] != 3 {
-                return answer.body["data"].clone();
-            }
-            assert!(
-                Instant::now() < until,
-                "{path} not final within {DEADLINE:?}: {}\n{}",
-                answer.body,
-                self.gateway.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        self.api.final_state(&path, DEADLINE, &self.gateway).await
     }
 
     /// The operation's attempts as `gateway operation show --json` lists them:

@@ -147,6 +147,31 @@ impl Api {
         answer(request).await
     }
 
+    /// Waits until the operation at `path` (`/api/v1/deposits/{id}` or
+    /// `/api/v1/withdrawals/{id}`) is final, polling, for up to `deadline`; its data. The
+    /// failure message shows the last answer and `gateway`'s log.
+    pub async fn final_state(
+        &self,
+        path: &str,
+        deadline: std::time::Duration,
+        gateway: &super::GatewayProcess,
+    ) -> Value {
+        let until = std::time::Instant::now() + deadline;
+        loop {
+            let answer = self.get(path).await;
+            if answer.status == 200 && answer.body["data"]["status"] != 3 {
+                return answer.body["data"].clone();
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "{path} not final within {deadline:?}: {}\n{}",
+                answer.body,
+                gateway.log_text()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
     /// The RUB balance as `(available, held)`.
     pub async fn balance(&self) -> (String, String) {
         let answer = self.get("/api/v1/balance").await;

@@ -498,11 +498,7 @@ fn success_for_an_attempt_superseded_while_it_was_applied_is_a_discrepancy_not_a
     mocks.stored(bank_payout());
     with_attempts(
         &mut mocks,
-        vec![Attempt {
-            state: AttemptState::Sent,
-            acquirer_id: None,
-            ..ok_attempt(1, BANK)
-        }],
+        vec![Attempt::sent(id(1), 1, 11, BANK, now(), now())],
     );
     let finished = mocks.expect_finish(1, || Err(crate::ports::FinishError::NotProcessing));
     expect_save_attempt(&mut mocks);

@@ -411,10 +411,11 @@ fn every_circuit_open_declines_at_creation_with_no_provider_called() {
     assert!(new.callback.is_some());
 }
 
-#[test]
-fn no_failover_once_the_attempt_has_moved_on_without_the_creation_call() {
-    // A notification or a read found the payment at the primary while its creation call
-    // failed: the store refuses the next attempt, and the secondary is never called.
+/// Both providers refuse; the store takes the operation, and answers moving on from the
+/// primary's attempt with `answer`; nothing else is expected of it.
+fn moving_on_answers(
+    answer: impl Fn() -> Result<bool, crate::ports::StoreError> + Send + Sync + 'static,
+) -> (Mocks, Calls) {
     let (mut mocks, calls, _, _) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |_| {
         refused()
     });
@@ -423,7 +424,15 @@ fn no_failover_once_the_attempt_has_moved_on_without_the_creation_call() {
     mocks
         .store
         .expect_add_attempts()
-        .returning(|_, _| Ok(false));
+        .returning(move |_, _| answer());
+    (mocks, calls)
+}
+
+#[test]
+fn no_failover_once_the_attempt_has_moved_on_without_the_creation_call() {
+    // A notification or a read found the payment at the primary while its creation call
+    // failed: the store refuses the next attempt, and the secondary is never called.
+    let (mut mocks, calls) = moving_on_answers(|| Ok(false));
     mocks.store.expect_finish().never();
     mocks
         .store
@@ -438,15 +447,7 @@ fn no_failover_once_the_attempt_has_moved_on_without_the_creation_call() {
 
 #[test]
 fn a_next_attempt_that_cannot_be_committed_is_never_called() {
-    let (mut mocks, calls, _, _) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |_| {
-        refused()
-    });
-    mocks.store.checkpoint();
-    mocks.store.expect_insert().returning(|_| Ok(()));
-    mocks
-        .store
-        .expect_add_attempts()
-        .returning(|_, _| Err(unavailable()));
+    let (mut mocks, calls) = moving_on_answers(|| Err(unavailable()));
     let finished = mocks.expect_finish(1, || Ok(()));
     mocks.store.expect_save_attempt().returning(|_| Ok(()));
 
