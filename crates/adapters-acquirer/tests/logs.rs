@@ -7,51 +7,19 @@
 #[path = "acquirer/helpers.rs"]
 mod helpers;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use adapters_acquirer::AcquirerClient;
 use domain::ports::Acquirer;
 use serde_json::json;
-use tracing_subscriber::fmt::MakeWriter;
+use testkit::CapturedLogs;
 
 use helpers::{
     card_payout, closed_port, payment, provider_on, sbp_payout, FakeAcquirer, API_KEY, HOLDER, PAN,
     PHONE,
 };
 
-/// Everything logged, as text.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("log buffer").extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
 #[tokio::test]
 async fn logs_name_the_provider_operation_and_reason_and_nothing_secret() {
-    let logs = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(logs.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = CapturedLogs::start();
     let acquirer = FakeAcquirer::start();
     let client = AcquirerClient::new();
 
@@ -67,7 +35,7 @@ async fn logs_name_the_provider_operation_and_reason_and_nothing_secret() {
     acquirer.reply(200, payment(&sbp, "pending"));
     client.find(&acquirer.provider(), sbp.reference).await;
 
-    let text = String::from_utf8(logs.0.lock().expect("log buffer").clone()).expect("utf-8");
+    let text = logs.text();
     for secret in [API_KEY, PAN, PHONE, HOLDER, "Bank A", "notifyUrl"] {
         assert!(!text.contains(secret), "{secret} logged:\n{text}");
     }

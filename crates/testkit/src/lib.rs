@@ -7,14 +7,17 @@
 //!   says, path by path: a status, 500 to the next N requests or to the first callback of
 //!   each operation, a delay, a redirect, or no answer while held; with per-operation views
 //!   and [`wait_until`] to poll for a condition.
+//! * [`CapturedLogs`]: what a test's thread logged, to check that no secret is ever in it.
 //! * [`postgres_admin_url`] and [`report_skipped`]: a test that cannot run says so in the
 //!   output of a plain `cargo test` (past libtest's capture of passing tests), and fails
 //!   instead when the run requires it (`GATEWAY_REQUIRE_POSTGRES=1`, as CI sets).
 
 mod database;
+mod logs;
 pub mod receiver;
 mod skip;
 
 pub use database::{Backend, FreshDatabase};
+pub use logs::CapturedLogs;
 pub use receiver::{wait_until, CallbackReceiver, Captured};
 pub use skip::{postgres_admin_url, report_skipped, required, PG_VAR, REQUIRE_POSTGRES_VAR};
