@@ -2,7 +2,7 @@
 //! alphabetical order, `merchantOperationId`, `errorCode` and `errorMessage` left out when
 //! there are none (never `null`), and the status as its number (1 approved, 2 declined).
 
-use domain::callback::CallbackData;
+use domain::callback::{CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
 use domain::Status;
 use serde::Serialize;
@@ -46,7 +46,52 @@ struct Data<'a> {
     user_id: &'a str,
 }
 
+/// A refund's callback: `type` is `refund`; `merchantRefundId`, `errorCode` and
+/// `errorMessage` are left out when there are none. Keys in alphabetical order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RefundData<'a> {
+    amount: String,
+    currency: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_code: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merchant_refund_id: Option<&'a str>,
+    operation_id: String,
+    refund_id: String,
+    status: i16,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    updated_at: String,
+}
+
+#[derive(Serialize)]
+struct RefundBody<'a> {
+    data: RefundData<'a>,
+}
+
 impl CallbackFormat for JsonCallbackFormat {
+    fn refund_body(&self, data: &RefundCallbackData) -> String {
+        let body = RefundBody {
+            data: RefundData {
+                amount: data.amount.to_string(),
+                currency: data.currency.as_str(),
+                error_code: data.decline.as_ref().map(|d| d.code.as_str()),
+                error_message: data.decline.as_ref().map(|d| d.message.as_str()),
+                merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
+                operation_id: data.operation_id.to_string(),
+                refund_id: data.refund_id.to_string(),
+                status: status_number(data.status),
+                kind: "refund",
+                updated_at: data.updated_at.to_rfc3339(),
+            },
+        };
+        // Only strings and integers: writing them to a String cannot fail.
+        serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("plain JSON"))
+    }
+
     fn body(&self, data: &CallbackData) -> String {
         let body = Body {
             data: Data {

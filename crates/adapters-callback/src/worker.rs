@@ -217,6 +217,7 @@ impl Inner {
         skip_all,
         fields(
             operation.id = %callback.operation_id,
+            refund.id = callback.refund_id.map(tracing::field::display),
             merchant.id = %callback.merchant_id,
             attempt = callback.attempt,
             http.status,
@@ -266,6 +267,7 @@ impl Inner {
         }
         let attempt = CallbackAttempt {
             operation_id: callback.operation_id,
+            refund_id: callback.refund_id,
             attempt: callback.attempt,
             at,
             duration_ms: outcome.duration_ms,

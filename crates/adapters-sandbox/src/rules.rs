@@ -37,6 +37,16 @@ pub fn declined_at_creation(amount: Amount) -> bool {
     amount.minor() % 100 == 5
 }
 
+/// How a sandbox refund settles: declined `ProviderDeclined` when its minor units end in
+/// `05`, else approved (refunds are never declined at creation).
+pub fn refund_outcome(amount: Amount) -> Outcome {
+    if declined_at_creation(amount) {
+        Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined))
+    } else {
+        Outcome::Approve
+    }
+}
+
 /// The result of paying with a card on the hosted card page.
 pub fn card_outcome(pan: &Pan) -> Outcome {
     match pan.expose() {
@@ -102,6 +112,17 @@ mod tests {
             let amount = Amount::from_minor(minor).expect("positive");
             assert_eq!(declined_at_creation(amount), declined, "{amount}");
         }
+    }
+
+    #[test]
+    fn refunds_ending_in_05_settle_declined() {
+        let amount = |minor| Amount::from_minor(minor).unwrap();
+        assert_eq!(refund_outcome(amount(3_000)), Outcome::Approve);
+        assert_eq!(
+            code(&refund_outcome(amount(3_005))),
+            Some(DeclineCode::ProviderDeclined)
+        );
+        assert_eq!(refund_outcome(amount(3_050)), Outcome::Approve);
     }
 
     #[test]

@@ -111,6 +111,94 @@ pub enum Lookup {
     Failed(String),
 }
 
+/// A refund's status at the acquirer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundStatus {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+impl RefundStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefundStatus::Pending => "pending",
+            RefundStatus::Succeeded => "succeeded",
+            RefundStatus::Failed => "failed",
+        }
+    }
+
+    /// The status for a wire name; `None` for any other.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            RefundStatus::Pending,
+            RefundStatus::Succeeded,
+            RefundStatus::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// A refund as the acquirer reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquirerRefund {
+    /// The acquirer's own id of the refund.
+    pub id: String,
+    pub status: RefundStatus,
+    /// The raw failure code, with `failed`.
+    pub failure_code: Option<String>,
+}
+
+/// A refund request, built once: `POST /v1/payments/{payment_id}/refunds` with the refund id
+/// as its `reference` and `Idempotency-Key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundOrder {
+    /// The acquirer's id of the refunded payment.
+    pub payment_id: String,
+    pub reference: crate::RefundId,
+    pub amount: Amount,
+}
+
+/// The answer to a refund call, classified as a creation's is ([`CreateResult`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundResult {
+    /// The acquirer answered with a refund matching the request.
+    Answered(AcquirerRefund),
+    /// A definite failure: nothing happened at the acquirer.
+    Unavailable(String),
+    /// Anything else: the refund may or may not exist; resolved only by reading.
+    Unknown(String),
+}
+
+/// The answer to a refund read by reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundLookup {
+    Found(AcquirerRefund),
+    /// The acquirer knows no refund with this reference.
+    NotFound,
+    /// No usable answer (the reason is for logs).
+    Failed(String),
+}
+
+/// The final outcome a refund's status gives it; `None` while pending. `failed` with a code
+/// that says nothing happened (`provider_unavailable`, `issuer_unavailable`) is
+/// `ProviderUnavailable`; any other failure is `ProviderDeclined`.
+pub fn refund_outcome_of(refund: &AcquirerRefund) -> Option<Outcome> {
+    match refund.status {
+        RefundStatus::Pending => None,
+        RefundStatus::Succeeded => Some(Outcome::Approve),
+        RefundStatus::Failed => Some(Outcome::Decline(Decline::new(
+            match refund.failure_code.as_deref() {
+                Some("provider_unavailable" | "issuer_unavailable") => {
+                    DeclineCode::ProviderUnavailable
+                }
+                _ => DeclineCode::ProviderDeclined,
+            },
+        ))),
+    }
+}
+
 /// What a failed payment's raw code means for the operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureMeaning {

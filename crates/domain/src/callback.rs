@@ -4,9 +4,10 @@
 
 use crate::operation::{Decline, Operation};
 use crate::ports::CallbackFormat;
+use crate::refund::Refund;
 use crate::{
-    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, OperationId,
-    PaymentMethod, Status, Timestamp, UserId,
+    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, MerchantRefundId,
+    OperationId, PaymentMethod, RefundId, Status, Timestamp, UserId,
 };
 
 /// A callback queued in the same unit of work as the final status it reports.
@@ -71,6 +72,70 @@ pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<Que
         data,
         body,
         queued_at: done.updated_at(),
+    })
+}
+
+/// A refund's callback, queued in the same unit of work as the refund's final status. It is
+/// signed with the deposit secret, and kept in the outbox beside the deposit's own callback
+/// (the outbox is keyed by the operation and the refund).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundCallback {
+    pub refund_id: RefundId,
+    /// The refunded deposit.
+    pub operation_id: OperationId,
+    pub merchant_id: MerchantId,
+    pub url: HttpUrl,
+    pub data: RefundCallbackData,
+    /// The exact body to send and sign, as [`CallbackFormat`] wrote `data`.
+    pub body: String,
+    pub queued_at: Timestamp,
+}
+
+/// What a refund's callback reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundCallbackData {
+    pub refund_id: RefundId,
+    pub merchant_refund_id: Option<MerchantRefundId>,
+    pub operation_id: OperationId,
+    pub status: Status,
+    pub amount: Amount,
+    pub currency: Currency,
+    pub updated_at: Timestamp,
+    pub decline: Option<Decline>,
+}
+
+impl RefundCallbackData {
+    pub fn of(refund: &Refund) -> Self {
+        Self {
+            refund_id: refund.id,
+            merchant_refund_id: refund.merchant_refund_id.clone(),
+            operation_id: refund.operation_id,
+            status: refund.status(),
+            amount: refund.amount,
+            currency: refund.currency,
+            updated_at: refund.updated_at,
+            decline: refund.decline().cloned(),
+        }
+    }
+}
+
+/// The callback for `done`, a refund, if it is final and has a callback URL (its own, or
+/// else the deposit's, already filled in when the refund was made).
+pub fn refund_callback_for(done: &Refund, format: &dyn CallbackFormat) -> Option<RefundCallback> {
+    if !done.status().is_final() {
+        return None;
+    }
+    let url = done.callback_url.clone()?;
+    let data = RefundCallbackData::of(done);
+    let body = format.refund_body(&data);
+    Some(RefundCallback {
+        refund_id: done.id,
+        operation_id: done.operation_id,
+        merchant_id: done.merchant_id.clone(),
+        url,
+        data,
+        body,
+        queued_at: done.updated_at,
     })
 }
 

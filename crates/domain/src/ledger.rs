@@ -1,7 +1,8 @@
 //! Balances and the ledger: every balance change is one entry, written with the change.
 
 use crate::operation::Operation;
-use crate::{Currency, Direction, MerchantId, OperationId, Status, Timestamp};
+use crate::refund::Refund;
+use crate::{Currency, Direction, MerchantId, OperationId, RefundId, Status, Timestamp};
 
 /// A merchant's money in one currency, in minor units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,16 +27,25 @@ pub enum EntryKind {
     ManualCredit,
     /// An operator's debit: available -= amount (only if available suffices).
     ManualDebit,
+    /// A refund was created: available -= amount, held += amount (only if available suffices).
+    RefundHold,
+    /// A refund was declined: held -= amount, available += amount.
+    RefundReleased,
+    /// A refund was approved: held -= amount.
+    RefundPaid,
 }
 
 impl EntryKind {
-    const ALL: [EntryKind; 6] = [
+    const ALL: [EntryKind; 9] = [
         EntryKind::DepositApproved,
         EntryKind::WithdrawalHold,
         EntryKind::WithdrawalReleased,
         EntryKind::WithdrawalPaid,
         EntryKind::ManualCredit,
         EntryKind::ManualDebit,
+        EntryKind::RefundHold,
+        EntryKind::RefundReleased,
+        EntryKind::RefundPaid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +56,9 @@ impl EntryKind {
             EntryKind::WithdrawalPaid => "withdrawal_paid",
             EntryKind::ManualCredit => "manual_credit",
             EntryKind::ManualDebit => "manual_debit",
+            EntryKind::RefundHold => "refund_hold",
+            EntryKind::RefundReleased => "refund_released",
+            EntryKind::RefundPaid => "refund_paid",
         }
     }
 
@@ -69,6 +82,8 @@ pub struct BalanceMove {
     /// Change of the held balance, in minor units.
     pub held: i64,
     pub operation_id: Option<OperationId>,
+    /// The refund that moved it (its `operation_id` is then the refunded deposit's).
+    pub refund_id: Option<RefundId>,
     pub at: Timestamp,
 }
 
@@ -86,6 +101,7 @@ fn move_for(
         available,
         held,
         operation_id: Some(op.id()),
+        refund_id: None,
         at,
     }
 }
@@ -120,6 +136,43 @@ pub fn moves_on_finish(done: &Operation) -> Vec<BalanceMove> {
     }
 }
 
+fn refund_move(
+    refund: &Refund,
+    kind: EntryKind,
+    available: i64,
+    held: i64,
+    at: Timestamp,
+) -> BalanceMove {
+    BalanceMove {
+        merchant_id: refund.merchant_id.clone(),
+        currency: refund.currency,
+        kind,
+        available,
+        held,
+        operation_id: Some(refund.operation_id),
+        refund_id: Some(refund.id),
+        at,
+    }
+}
+
+/// The hold a new refund places on the balance, as a payout's does.
+pub fn refund_hold(refund: &Refund) -> BalanceMove {
+    let a = refund.amount.minor();
+    refund_move(refund, EntryKind::RefundHold, -a, a, refund.created_at)
+}
+
+/// The balance moves caused by `done`, a refund, reaching its final status: approved pays
+/// the held amount out, declined gives it back to available.
+pub fn moves_on_refund_finish(done: &Refund) -> Vec<BalanceMove> {
+    let a = done.amount.minor();
+    let at = done.updated_at;
+    match done.status() {
+        Status::Processing => Vec::new(),
+        Status::Approved => vec![refund_move(done, EntryKind::RefundPaid, 0, -a, at)],
+        Status::Declined => vec![refund_move(done, EntryKind::RefundReleased, a, -a, at)],
+    }
+}
+
 /// An operator's manual credit (`positive`) or debit of a balance.
 pub fn manual_move(
     merchant_id: MerchantId,
@@ -140,6 +193,7 @@ pub fn manual_move(
         available: delta,
         held: 0,
         operation_id: None,
+        refund_id: None,
         at,
     }
 }

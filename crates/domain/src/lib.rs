@@ -14,6 +14,7 @@ pub mod operation;
 pub mod operator;
 pub mod ports;
 pub mod provider;
+pub mod refund;
 pub mod request;
 pub mod route;
 pub mod service;

@@ -338,7 +338,7 @@ impl Outcome {
         }
     }
 
-    fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         match self {
             Outcome::Approve => State::Approved,
             Outcome::Decline(decline) => State::Declined(decline.clone()),

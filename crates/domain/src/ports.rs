@@ -4,18 +4,21 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
-use crate::acquirer::{CreateResult, Lookup, PaymentOrder};
+use crate::acquirer::{
+    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+};
 use crate::attempt::{Attempt, Discrepancy};
-use crate::callback::{CallbackData, QueuedCallback};
+use crate::callback::{CallbackData, QueuedCallback, RefundCallback, RefundCallbackData};
 use crate::ledger::{Balance, BalanceMove};
 use crate::merchant::Merchant;
 use crate::operation::{Action, Decline, Operation, ProviderState};
 use crate::provider::AcquirerProvider;
+use crate::refund::Refund;
 use crate::route::Route;
 use crate::signature::Fingerprint;
 use crate::{
-    CardDetails, Direction, MerchantId, MerchantOperationId, OperationId, Timestamp,
-    WithdrawalRequisites,
+    CardDetails, Direction, MerchantId, MerchantOperationId, MerchantRefundId, OperationId,
+    RefundId, Timestamp, WithdrawalRequisites,
 };
 
 /// The cause of a failure, kept as a source so logs show the whole chain (see
@@ -183,11 +186,103 @@ pub trait OperationStore: Send + Sync {
     async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError>;
 }
 
+/// A new refund and its hold, in one unit of work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRefund {
+    pub refund: Refund,
+    /// Keyed hash of the deposit's id and the canonical request, present when a
+    /// merchantRefundId was given.
+    pub fingerprint: Option<Fingerprint>,
+    /// `available -= amount; held += amount`, applied only if the available balance covers it.
+    pub hold: BalanceMove,
+}
+
+/// Why a new refund was not stored. Nothing at all was written in any case; the checks run
+/// in this order.
+#[derive(Debug, thiserror::Error)]
+pub enum RefundInsertError {
+    /// The merchant has a refund with this merchantRefundId (even a concurrent insert's).
+    #[error("a refund with this merchantRefundId exists")]
+    Duplicate,
+    /// The deposit is not approved.
+    #[error("only an approved deposit can be refunded")]
+    NotApproved,
+    /// The deposit's refunds that are not declined, with this one, would exceed its amount.
+    #[error("the refunds would exceed the deposit's amount")]
+    ExceedsAmount,
+    /// The hold found the available balance too low.
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A refund's final status and everything written with it, in one unit of work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefundCompletion {
+    /// The refund after the change; stored only if it is still processing in storage.
+    pub refund: Refund,
+    pub moves: Vec<BalanceMove>,
+    pub callback: Option<RefundCallback>,
+}
+
+/// Refunds: their records, holds and final statuses, beside the operations they refund.
+///
+/// Every method is one transaction: it either writes everything or nothing.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait RefundStore: Send + Sync {
+    /// Stores a new refund with its hold. Under a lock on the refunded deposit (so that
+    /// concurrent refunds of one deposit are checked one after the other), it MUST check, in
+    /// this order: the merchantRefundId is free (`Duplicate`), the deposit is approved
+    /// (`NotApproved`), the deposit's refunds that are not declined plus this one do not exceed
+    /// its amount (`ExceedsAmount`), the available balance covers the hold
+    /// (`InsufficientBalance`); and write nothing when one fails.
+    async fn insert_refund(&self, new: &NewRefund) -> Result<(), RefundInsertError>;
+
+    /// Writes a refund's final status with its moves and callback, guarded so it happens at
+    /// most once: MUST return `NotProcessing` (writing nothing) if the stored refund is final.
+    async fn finish_refund(&self, completion: &RefundCompletion) -> Result<(), FinishError>;
+
+    /// Writes what is known of a processing refund (its acquirer id, next check, unknown-since
+    /// and `updated_at`), and ends any lease on it. MUST return `NotProcessing` (writing
+    /// nothing) if the stored refund is final; a stored acquirer id is kept.
+    async fn save_refund(&self, refund: &Refund) -> Result<(), FinishError>;
+
+    /// The refund with this id; `Ok(None)` if there is none.
+    async fn refund(&self, id: RefundId) -> Result<Option<Refund>, StoreError>;
+
+    /// The refunds of operation `id`, oldest first (ties by id).
+    async fn refunds_of(&self, id: OperationId) -> Result<Vec<Refund>, StoreError>;
+
+    /// The merchant's refund with this merchantRefundId, with the fingerprint of the request
+    /// that made it; `Ok(None)` if there is none.
+    async fn find_by_merchant_refund_id(
+        &self,
+        merchant: &MerchantId,
+        merchant_refund_id: &MerchantRefundId,
+    ) -> Result<Option<(Refund, Option<Fingerprint>)>, StoreError>;
+
+    /// Leases to `owner` until `lease_until` up to `limit` processing refunds whose `check_at`
+    /// has come by `now`, not leased or whose lease ended, oldest `check_at` first. Each is
+    /// claimed by one caller only, even with several processes on one database.
+    async fn claim_due_refunds(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<Refund>, StoreError>;
+}
+
 /// Writes a callback's body: the wire format of callbacks lives in the callback adapter.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait CallbackFormat: Send + Sync {
     /// The exact body to send and sign for `data`; the same data always gives the same body.
     fn body(&self, data: &CallbackData) -> String;
+
+    /// The exact body of a refund's callback, as [`CallbackFormat::body`] for operations.
+    fn refund_body(&self, data: &RefundCallbackData) -> String;
 }
 
 /// Merchants and their credentials.
@@ -258,6 +353,13 @@ pub trait Acquirer: Send + Sync {
     /// Asks the acquirer to cancel a payment: the payment as it stands afterwards (`canceled`,
     /// or its final status if it already had one), `NotFound`, or `Failed`.
     async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup;
+
+    /// Asks the acquirer to refund part of a payment (once: the caller never sends the same
+    /// order again). An answer whose amount differs from the order is `Unknown`.
+    async fn refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult;
+
+    /// The refund with this reference, as the acquirer has it now.
+    async fn find_refund(&self, provider: &AcquirerProvider, reference: RefundId) -> RefundLookup;
 }
 
 /// Why a new provider was not stored. Nothing was written in either case.
@@ -468,6 +570,17 @@ pub trait PaymentProvider: Send + Sync {
 
     /// Whether `code` is the right confirmation code for the deposit.
     async fn check_code(&self, deposit: &Operation, code: &str) -> Result<bool, ProviderError>;
+
+    /// When a new refund of one of its deposits settles (it is stored processing until then).
+    /// It MUST NOT move money: the refund is decided only through `poll_refund`.
+    async fn start_refund(&self, refund: &Refund) -> Result<Timestamp, ProviderError>;
+
+    /// Decides (or postpones) a processing refund whose check time has come.
+    async fn poll_refund(
+        &self,
+        refund: &Refund,
+        now: Timestamp,
+    ) -> Result<ProviderVerdict, ProviderError>;
 }
 
 /// The provider's side of the hosted pages: what the user's card or decision means.
@@ -516,12 +629,17 @@ pub trait IdGenerator: Send + Sync {
 
     /// A fresh merchant id (a UUID in text form), for a merchant created without one.
     fn merchant_id(&self) -> MerchantId;
+
+    /// A fresh, never-used refund id (never an operation's id either).
+    fn refund_id(&self) -> RefundId;
 }
 
 /// A callback due for delivery, claimed under a lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingCallback {
     pub operation_id: OperationId,
+    /// Set for a refund's callback (`operation_id` is then the refunded deposit's).
+    pub refund_id: Option<RefundId>,
     pub merchant_id: MerchantId,
     pub direction: Direction,
     pub url: String,
@@ -538,6 +656,8 @@ pub struct PendingCallback {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallbackAttempt {
     pub operation_id: OperationId,
+    /// Set for a refund's callback.
+    pub refund_id: Option<RefundId>,
     pub attempt: u32,
     pub at: Timestamp,
     pub duration_ms: i64,
@@ -569,6 +689,8 @@ pub enum CallbackState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallbackStatus {
     pub operation_id: OperationId,
+    /// Set for a refund's callback.
+    pub refund_id: Option<RefundId>,
     pub merchant_id: MerchantId,
     pub url: String,
     pub state: CallbackState,
@@ -604,9 +726,10 @@ pub trait CallbackOutbox: Send + Sync {
     /// Ends every lease `owner` holds without recording an attempt (graceful shutdown).
     async fn release(&self, owner: &str) -> Result<(), StoreError>;
 
-    /// Queues a failed callback again with a fresh schedule, due at `now`. `Ok(false)` if the
-    /// operation has no failed callback.
-    async fn retry(&self, id: OperationId, now: Timestamp) -> Result<bool, StoreError>;
+    /// Queues a failed callback again with a fresh schedule, due at `now`: the operation's own
+    /// callback when `id` is an operation's id, a refund's when it is a refund's. `Ok(false)`
+    /// if there is no failed callback under that id.
+    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError>;
 
     /// Callbacks, newest first, at most `limit`; only failed ones if `failed_only`.
     async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError>;

@@ -4,8 +4,11 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentOrder, PaymentStatus};
-use crate::callback::CallbackData;
+use crate::acquirer::{
+    AcquirerPayment, CreateResult, Lookup, PaymentOrder, PaymentStatus, RefundLookup, RefundOrder,
+    RefundResult,
+};
+use crate::callback::{CallbackData, RefundCallbackData};
 use crate::operation::{
     Action, Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
     ProviderState, State,
@@ -17,7 +20,7 @@ use crate::ports::{
 use crate::provider::AcquirerProvider;
 use crate::{
     Amount, Currency, HttpUrl, KeptObject, MerchantId, MerchantOperationId, OperationId,
-    PaymentMethod, Status, Timestamp, UserData, UserId,
+    PaymentMethod, RefundId, Status, Timestamp, UserData, UserId,
 };
 
 /// A fixed moment tests start from: 2026-11-21T10:00:00Z.
@@ -86,12 +89,16 @@ impl IdGenerator for RandomIds {
     fn merchant_id(&self) -> MerchantId {
         MerchantId::from_uuid(uuid::Uuid::new_v4())
     }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_uuid(uuid::Uuid::new_v4())
+    }
 }
 
-/// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one; merchant ids
-/// likewise, counted apart.
+/// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one; merchant ids and
+/// refund ids ([`refund_id`]) likewise, each counted apart.
 #[derive(Debug, Default)]
-pub struct SequentialIds(AtomicU64, AtomicU64);
+pub struct SequentialIds(AtomicU64, AtomicU64, AtomicU64);
 
 impl IdGenerator for SequentialIds {
     fn operation_id(&self) -> OperationId {
@@ -104,6 +111,15 @@ impl IdGenerator for SequentialIds {
             self.1.fetch_add(1, Ordering::SeqCst) + 1,
         )))
     }
+
+    fn refund_id(&self) -> RefundId {
+        refund_id(u128::from(self.2.fetch_add(1, Ordering::SeqCst) + 1))
+    }
+}
+
+/// The refund id numbered `n` (above every operation id a test uses, so never one of them).
+pub fn refund_id(n: u128) -> RefundId {
+    RefundId::from_uuid(uuid::Uuid::from_u128((1 << 64) + n))
 }
 
 /// The operation id numbered `n`.
@@ -118,6 +134,10 @@ pub struct DebugCallbackFormat;
 
 impl CallbackFormat for DebugCallbackFormat {
     fn body(&self, data: &CallbackData) -> String {
+        format!("{data:?}")
+    }
+
+    fn refund_body(&self, data: &RefundCallbackData) -> String {
         format!("{data:?}")
     }
 }
@@ -150,6 +170,14 @@ impl Acquirer for NoAcquirers {
 
     async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
         Lookup::Failed("no acquirer in this test".into())
+    }
+
+    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> RefundResult {
+        RefundResult::Unavailable("no acquirer in this test".into())
+    }
+
+    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> RefundLookup {
+        RefundLookup::Failed("no acquirer in this test".into())
     }
 }
 
@@ -192,6 +220,14 @@ impl Acquirer for PendingAcquirer {
 
     async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
         Lookup::Failed("this test acquirer cancels nothing".into())
+    }
+
+    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> RefundResult {
+        RefundResult::Unavailable("this test acquirer refunds nothing".into())
+    }
+
+    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> RefundLookup {
+        RefundLookup::NotFound
     }
 }
 

@@ -6,10 +6,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
+use domain::refund::Refund;
 use domain::route::{Flow, Route};
 use domain::{Direction, Timestamp, WithdrawalRequisites};
 
-use crate::rules::{declined_at_creation, payout_outcome, CONFIRMATION_CODE};
+use crate::rules::{declined_at_creation, payout_outcome, refund_outcome, CONFIRMATION_CODE};
 use crate::{actions, plan, qr, SandboxError};
 
 /// How long a sandbox payout takes to settle unless configured (`GATEWAY_SANDBOX_SETTLE_MS`).
@@ -169,6 +170,24 @@ impl PaymentProvider for SandboxProvider {
     ) -> Result<ProviderVerdict, ProviderError> {
         expect_direction(deposit, Direction::Deposit)?;
         Ok(ProviderVerdict::Approve)
+    }
+
+    #[tracing::instrument(name = "sandbox.start_refund", skip_all, fields(refund.id = %refund.id))]
+    async fn start_refund(&self, refund: &Refund) -> Result<Timestamp, ProviderError> {
+        Ok(refund.created_at.plus_millis(self.settle_after_ms))
+    }
+
+    #[tracing::instrument(name = "sandbox.poll_refund", skip_all, fields(refund.id = %refund.id))]
+    async fn poll_refund(
+        &self,
+        refund: &Refund,
+        now: Timestamp,
+    ) -> Result<ProviderVerdict, ProviderError> {
+        let due_at = refund.created_at.plus_millis(self.settle_after_ms);
+        if now < due_at {
+            return Ok(ProviderVerdict::Pending(due_at));
+        }
+        Ok(outcome_verdict(refund_outcome(refund.amount)))
     }
 
     #[tracing::instrument(name = "sandbox.check_code", skip_all, fields(operation.id = %deposit.id()))]

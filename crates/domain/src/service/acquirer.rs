@@ -10,7 +10,7 @@ use super::create::millis;
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
-    FailureMeaning, Lookup, PaymentOrder, PaymentStatus, NOT_AFTER_SECS,
+    FailureMeaning, Lookup, PaymentOrder, PaymentStatus, RefundStatus, NOT_AFTER_SECS,
 };
 use crate::attempt::{self, Attempt, AttemptState, Discrepancy};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
@@ -327,8 +327,28 @@ impl Gateway {
         provider: &AcquirerProvider,
         notification: Notification,
     ) -> Result<(), NotificationError> {
-        if notification.object != NotifiedObject::Payment {
-            return Err(NotificationError::NotFound);
+        if notification.object == NotifiedObject::Refund {
+            let status = match notification.status {
+                PaymentStatus::Pending => Some(RefundStatus::Pending),
+                PaymentStatus::Succeeded => Some(RefundStatus::Succeeded),
+                PaymentStatus::Failed => Some(RefundStatus::Failed),
+                // Not a refund's status: recorded as heard, nothing applied.
+                PaymentStatus::ActionRequired | PaymentStatus::Canceled => None,
+            };
+            let known = self
+                .apply_refund_notification(
+                    provider.name.as_str(),
+                    &notification.id,
+                    &notification.reference,
+                    status,
+                    notification.failure_code,
+                )
+                .await?;
+            return if known {
+                Ok(())
+            } else {
+                Err(NotificationError::NotFound)
+            };
         }
         let Ok(id) = OperationId::parse(&notification.reference) else {
             return Err(NotificationError::NotFound);
@@ -439,7 +459,7 @@ impl Gateway {
     }
 
     /// The operation's current attempt: the last one tried.
-    async fn current_attempt(
+    pub(super) async fn current_attempt(
         &self,
         id: OperationId,
     ) -> Result<Option<Attempt>, crate::ports::StoreError> {

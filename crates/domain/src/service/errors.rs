@@ -76,6 +76,49 @@ pub enum ReadError {
     Unknown(#[from] anyhow::Error),
 }
 
+/// Why a refund was not created. Nothing was created in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum RefundError {
+    /// No such deposit of this merchant.
+    #[error("operation not found")]
+    NotFound,
+    #[error("merchantRefundId was already used with a different request")]
+    DuplicateRefund,
+    /// Only an approved deposit can be refunded.
+    #[error("only an approved deposit can be refunded")]
+    InvalidState,
+    #[error("the refunds would exceed the deposit's amount")]
+    ExceedsAmount,
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
+}
+
+impl From<ReadError> for RefundError {
+    fn from(error: ReadError) -> Self {
+        match error {
+            ReadError::NotFound => RefundError::NotFound,
+            ReadError::Unavailable(why) => RefundError::Unavailable(why),
+            ReadError::Unknown(e) => RefundError::Unknown(e),
+        }
+    }
+}
+
+impl From<CompleteError> for RefundError {
+    fn from(error: CompleteError) -> Self {
+        match error {
+            CompleteError::Unavailable(why) => RefundError::Unavailable(why),
+            CompleteError::Unknown(e) => RefundError::Unknown(e),
+            CompleteError::NotFound | CompleteError::InvalidState => RefundError::Unknown(
+                anyhow::anyhow!("a new refund could not be written: {error}"),
+            ),
+        }
+    }
+}
+
 /// Why an acquirer's notification was not applied.
 #[derive(Debug, thiserror::Error)]
 pub enum NotificationError {
@@ -127,7 +170,8 @@ from_store_and_provider!(
     StepError,
     CompleteError,
     ReadError,
-    NotificationError
+    NotificationError,
+    RefundError
 );
 
 impl From<FinishError> for CompleteError {

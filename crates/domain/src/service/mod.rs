@@ -7,6 +7,7 @@ mod create;
 mod errors;
 mod read;
 mod reconcile;
+mod refund;
 mod routing;
 mod steps;
 
@@ -15,13 +16,16 @@ use std::time::Duration;
 
 pub use acquirer::{CancelError, Notification, NotifiedObject, PayPage};
 pub use checkout::{Checkout, CheckoutError};
-pub use errors::{CompleteError, CreateError, NotificationError, ReadError, StepError};
+pub use errors::{
+    CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
+};
+pub use refund::CreatedRefund;
 pub use steps::check_input;
 
 use crate::circuit::{Circuit, Circuits};
 use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
-    PaymentProvider, ProviderDirectory, QrEncoder, RouteTable,
+    PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
 };
 
 /// What a creation answers: the operation, and whether it is a replay of an earlier request.
@@ -38,6 +42,8 @@ pub struct Created {
 #[derive(Clone)]
 pub struct Ports {
     pub store: Arc<dyn OperationStore>,
+    /// Refunds, beside the operations they refund (the same database).
+    pub refunds: Arc<dyn RefundStore>,
     pub merchants: Arc<dyn MerchantDirectory>,
     pub routes: Arc<dyn RouteTable>,
     /// The built-in sandbox provider.

@@ -4,32 +4,47 @@ use uuid::Uuid;
 
 use super::ValueError;
 
-/// The gateway's identifier of an operation (a UUID).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct OperationId(Uuid);
+/// A UUID identifier: parsed from and shown in its hyphenated form.
+macro_rules! uuid_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(Uuid);
 
-impl OperationId {
-    pub fn from_uuid(uuid: Uuid) -> Self {
-        Self(uuid)
-    }
+        impl $name {
+            pub fn from_uuid(uuid: Uuid) -> Self {
+                Self(uuid)
+            }
 
-    /// Parses the hyphenated UUID form used in paths.
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        Uuid::parse_str(text)
-            .map(Self)
-            .map_err(|_| ValueError::new("must be a UUID"))
-    }
+            /// Parses the hyphenated UUID form used in paths.
+            pub fn parse(text: &str) -> Result<Self, ValueError> {
+                Uuid::parse_str(text)
+                    .map(Self)
+                    .map_err(|_| ValueError::new("must be a UUID"))
+            }
 
-    pub fn as_uuid(&self) -> Uuid {
-        self.0
-    }
+            pub fn as_uuid(&self) -> Uuid {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.hyphenated().fmt(f)
+            }
+        }
+    };
 }
 
-impl fmt::Display for OperationId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.hyphenated().fmt(f)
-    }
-}
+uuid_id!(
+    /// The gateway's identifier of an operation (a UUID).
+    OperationId
+);
+
+uuid_id!(
+    /// The gateway's identifier of a refund (a UUID, never the same as an operation's).
+    RefundId
+);
 
 /// A merchant's identifier: 1 to 64 characters of `A-Z a-z 0-9 - _`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,7 +76,8 @@ impl fmt::Display for MerchantId {
     }
 }
 
-/// The merchant's own identifier of an operation: 1 to 128 printable ASCII characters, no space.
+/// The merchant's own identifier of an operation (or, as [`MerchantRefundId`], of a refund):
+/// 1 to 128 printable ASCII characters, no space.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MerchantOperationId(String);
 
@@ -152,3 +168,6 @@ mod tests {
         assert!(MerchantId::parse("a b").is_err());
     }
 }
+
+/// The merchant's own identifier of a refund: the same rules as a merchantOperationId.
+pub type MerchantRefundId = MerchantOperationId;

@@ -13,7 +13,7 @@ mod timestamp;
 pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
 pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
-pub use ids::{MerchantId, MerchantOperationId, OperationId, UserId};
+pub use ids::{MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId, UserId};
 pub use kept::{Kept, KeptObject};
 pub use method::{Direction, PaymentMethod, Status};
 pub use money::{format_minor, Amount, Currency};
