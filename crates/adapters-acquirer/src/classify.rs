@@ -3,10 +3,12 @@
 use std::error::Error as StdError;
 use std::io;
 
-use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
-use domain::OperationId;
+use domain::acquirer::{
+    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+};
+use domain::{OperationId, RefundId};
 
-use crate::wire::PaymentAnswer;
+use crate::wire::{PaymentAnswer, RefundAnswer};
 
 /// Why a call got no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +66,39 @@ pub(crate) fn cancel_answer(status: u16, body: &[u8], acquirer_id: &str) -> Look
         },
         404 => Lookup::NotFound,
         _ => Lookup::Failed(format!("HTTP {status}")),
+    }
+}
+
+/// A refund call's HTTP answer, classified as a creation's: the same statuses are definite
+/// failures, and a 2xx must be the refund asked for.
+pub(crate) fn refund_answer(status: u16, body: &[u8], order: &RefundOrder) -> RefundResult {
+    if NOTHING_CREATED.contains(&status) {
+        return RefundResult::Unavailable(format!("HTTP {status}"));
+    }
+    if !is_success(status) {
+        return RefundResult::Unknown(format!("HTTP {status}"));
+    }
+    let Some((answer, refund)) = RefundAnswer::parse(body) else {
+        return RefundResult::Unknown(format!("HTTP {status} answer cannot be parsed"));
+    };
+    match answer.mismatch(order) {
+        Some(field) => RefundResult::Unknown(format!("answer's {field} differs")),
+        None => RefundResult::Answered(refund),
+    }
+}
+
+/// A refund read by reference: 200 with that refund, 404, or a failure.
+pub(crate) fn find_refund_answer(status: u16, body: &[u8], reference: RefundId) -> RefundLookup {
+    match status {
+        200 => match RefundAnswer::parse(body) {
+            None => RefundLookup::Failed("HTTP 200 answer cannot be parsed".into()),
+            Some((answer, _)) if answer.reference != reference.to_string() => {
+                RefundLookup::Failed("answer's reference differs".into())
+            }
+            Some((_, refund)) => RefundLookup::Found(refund),
+        },
+        404 => RefundLookup::NotFound,
+        _ => RefundLookup::Failed(format!("HTTP {status}")),
     }
 }
 
@@ -219,5 +254,89 @@ mod tests {
             Lookup::Failed(_)
         ));
         assert_eq!(cancel_answer(404, b"", "acq_1"), Lookup::NotFound);
+    }
+
+    fn refund_order() -> RefundOrder {
+        RefundOrder {
+            payment_id: "acq_1".into(),
+            reference: RefundId::parse("0f1c2a52-3c7e-4bd0-9a3f-7a1d3c2b9e11").expect("uuid"),
+            amount: Amount::from_minor(3_000).expect("amount"),
+        }
+    }
+
+    fn refund_body(order: &RefundOrder, status: &str) -> Vec<u8> {
+        json!({"id": "ref_1", "reference": order.reference.to_string(), "paymentId": "acq_1",
+               "amount": 3_000, "status": status, "failureCode": "declined",
+               "updatedAt": "2026-11-21T10:00:00Z"})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn refund_answers_are_classified_like_creations() {
+        use domain::acquirer::{AcquirerRefund, RefundStatus};
+        let order = refund_order();
+        let pending = AcquirerRefund {
+            id: "ref_1".into(),
+            status: RefundStatus::Pending,
+            failure_code: None,
+        };
+        for status in [200, 201] {
+            assert_eq!(
+                refund_answer(status, &refund_body(&order, "pending"), &order),
+                RefundResult::Answered(pending.clone())
+            );
+        }
+        assert_eq!(
+            refund_answer(201, &refund_body(&order, "failed"), &order),
+            RefundResult::Answered(AcquirerRefund {
+                status: RefundStatus::Failed,
+                failure_code: Some("declined".into()),
+                ..pending.clone()
+            })
+        );
+        for status in NOTHING_CREATED {
+            assert!(matches!(
+                refund_answer(status, b"", &order),
+                RefundResult::Unavailable(_)
+            ));
+        }
+        for status in [302, 409, 500, 502, 504] {
+            assert!(matches!(
+                refund_answer(status, b"", &order),
+                RefundResult::Unknown(_)
+            ));
+        }
+        let other_amount = RefundOrder {
+            amount: Amount::from_minor(3_001).expect("amount"),
+            ..order.clone()
+        };
+        assert_eq!(
+            refund_answer(201, &refund_body(&order, "pending"), &other_amount),
+            RefundResult::Unknown("answer's amount differs".into())
+        );
+        assert!(matches!(
+            refund_answer(201, b"{}", &order),
+            RefundResult::Unknown(_)
+        ));
+
+        let body = refund_body(&order, "succeeded");
+        assert!(matches!(
+            find_refund_answer(200, &body, order.reference),
+            RefundLookup::Found(AcquirerRefund {
+                status: RefundStatus::Succeeded,
+                ..
+            })
+        ));
+        let other = RefundId::parse("00000000-0000-4000-8000-000000000000").expect("uuid");
+        assert!(matches!(
+            find_refund_answer(200, &body, other),
+            RefundLookup::Failed(_)
+        ));
+        assert_eq!(find_refund_answer(404, b"", other), RefundLookup::NotFound);
+        assert!(matches!(
+            find_refund_answer(503, b"", other),
+            RefundLookup::Failed(_)
+        ));
     }
 }

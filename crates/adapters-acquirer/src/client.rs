@@ -6,19 +6,22 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use domain::acquirer::{CreateResult, Lookup, PaymentOrder};
+use domain::acquirer::{
+    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+};
 use domain::ports::Acquirer;
 use domain::provider::{AcquirerProvider, ProviderUrl};
-use domain::OperationId;
+use domain::{OperationId, RefundId};
 use prometheus::Registry;
 use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{redirect, Client, RequestBuilder, Url};
 
 use crate::classify::{
-    cancel_answer, create_answer, find_answer, is_success, transport_failure, Failure,
+    cancel_answer, create_answer, find_answer, find_refund_answer, is_success, refund_answer,
+    transport_failure, Failure,
 };
 use crate::metrics::{Call, CallOutcome, ProviderMetrics};
-use crate::wire::CreateBody;
+use crate::wire::{CreateBody, RefundBody};
 
 /// The largest answer body read; a payment is far smaller.
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -175,6 +178,51 @@ impl AcquirerClient {
         }
     }
 
+    async fn send_refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult {
+        // As for cancels: such a segment would vanish from the path.
+        if matches!(order.payment_id.as_str(), "" | "." | "..") {
+            return RefundResult::Unavailable("invalid acquirer id".into());
+        }
+        let segments = ["v1", "payments", order.payment_id.as_str(), "refunds"];
+        let url = match endpoint(&provider.url, &segments) {
+            Ok(url) => url,
+            Err(reason) => return RefundResult::Unavailable(reason.into()),
+        };
+        let body = RefundBody::new(order).to_json();
+        let request = |client: &Client| {
+            client
+                .post(url)
+                .header("Idempotency-Key", order.reference.to_string())
+                .header(CONTENT_TYPE, "application/json")
+                .body(body)
+        };
+        match self.exchange(provider, request, is_success).await {
+            Ok(reply) => refund_answer(reply.status, &reply.body, order),
+            Err(Failure::NotSent(reason)) => RefundResult::Unavailable(reason),
+            Err(Failure::MaybeSent(reason)) => RefundResult::Unknown(reason),
+        }
+    }
+
+    async fn send_find_refund(
+        &self,
+        provider: &AcquirerProvider,
+        reference: RefundId,
+    ) -> RefundLookup {
+        let mut url = match endpoint(&provider.url, &["v1", "refunds"]) {
+            Ok(url) => url,
+            Err(reason) => return RefundLookup::Failed(reason.into()),
+        };
+        url.query_pairs_mut()
+            .append_pair("reference", &reference.to_string());
+        let request = |client: &Client| client.get(url);
+        match self.exchange(provider, request, |s| s == 200).await {
+            Ok(reply) => find_refund_answer(reply.status, &reply.body, reference),
+            Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => {
+                RefundLookup::Failed(reason)
+            }
+        }
+    }
+
     /// Counts and logs a finished read or cancel.
     fn finish(&self, provider: &AcquirerProvider, call: Call, lookup: &Lookup, took: Duration) {
         let outcome = CallOutcome::of_lookup(lookup);
@@ -248,6 +296,64 @@ impl Acquirer for AcquirerClient {
         let started = Instant::now();
         let lookup = self.send_cancel(provider, acquirer_id).await;
         self.finish(provider, Call::Cancel, &lookup, started.elapsed());
+        lookup
+    }
+
+    #[tracing::instrument(name = "acquirer.refund", skip_all,
+        fields(provider = %provider.name, refund.id = %order.reference))]
+    async fn refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult {
+        let started = Instant::now();
+        let result = self.send_refund(provider, order).await;
+        let took = started.elapsed();
+        self.metrics.observe(
+            provider.name.as_str(),
+            Call::Refund,
+            CallOutcome::of_refund(&result),
+            took,
+        );
+        let duration_ms = took.as_millis();
+        match &result {
+            RefundResult::Answered(refund) => tracing::info!(
+                duration_ms,
+                acquirer.id = %refund.id,
+                status = refund.status.as_str(),
+                failure_code = refund.failure_code.as_deref(),
+                "acquirer answered the refund"
+            ),
+            RefundResult::Unavailable(reason) => tracing::warn!(
+                duration_ms,
+                reason = %reason,
+                "acquirer unavailable: no refund was made"
+            ),
+            RefundResult::Unknown(reason) => tracing::warn!(
+                duration_ms,
+                reason = %reason,
+                "refund outcome unknown: left to reads"
+            ),
+        }
+        result
+    }
+
+    #[tracing::instrument(name = "acquirer.find_refund", skip_all,
+        fields(provider = %provider.name, refund.id = %reference))]
+    async fn find_refund(&self, provider: &AcquirerProvider, reference: RefundId) -> RefundLookup {
+        let started = Instant::now();
+        let lookup = self.send_find_refund(provider, reference).await;
+        let took = started.elapsed();
+        self.metrics.observe(
+            provider.name.as_str(),
+            Call::Read,
+            CallOutcome::of_refund_lookup(&lookup),
+            took,
+        );
+        match &lookup {
+            RefundLookup::Failed(reason) => tracing::warn!(
+                duration_ms = took.as_millis(),
+                reason = %reason,
+                "acquirer refund read failed"
+            ),
+            RefundLookup::Found(_) | RefundLookup::NotFound => {}
+        }
         lookup
     }
 }

@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use domain::acquirer::{failure_meaning, CreateResult, FailureMeaning, Lookup, PaymentStatus};
+use domain::acquirer::{
+    failure_meaning, CreateResult, FailureMeaning, Lookup, PaymentStatus, RefundLookup,
+    RefundResult, RefundStatus,
+};
 use domain::Direction;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
@@ -12,6 +15,7 @@ pub enum Call {
     Create,
     Read,
     Cancel,
+    Refund,
 }
 
 impl Call {
@@ -21,6 +25,7 @@ impl Call {
             Call::Create => "create",
             Call::Read => "read",
             Call::Cancel => "cancel",
+            Call::Refund => "refund",
         }
     }
 }
@@ -65,6 +70,26 @@ impl CallOutcome {
             },
             CreateResult::Unavailable(_) => CallOutcome::Unavailable,
             CreateResult::Unknown(_) => CallOutcome::Unknown,
+        }
+    }
+
+    /// A refund call's outcome: `declined` for a refund the acquirer answered `failed`.
+    pub fn of_refund(result: &RefundResult) -> Self {
+        match result {
+            RefundResult::Answered(refund) if refund.status == RefundStatus::Failed => {
+                CallOutcome::Declined
+            }
+            RefundResult::Answered(_) => CallOutcome::Ok,
+            RefundResult::Unavailable(_) => CallOutcome::Unavailable,
+            RefundResult::Unknown(_) => CallOutcome::Unknown,
+        }
+    }
+
+    /// A refund read's outcome, as [`CallOutcome::of_lookup`].
+    pub fn of_refund_lookup(lookup: &RefundLookup) -> Self {
+        match lookup {
+            RefundLookup::Found(_) | RefundLookup::NotFound => CallOutcome::Ok,
+            RefundLookup::Failed(_) => CallOutcome::Unknown,
         }
     }
 

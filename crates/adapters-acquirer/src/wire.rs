@@ -1,9 +1,12 @@
-//! The Acquirer API's JSON (contract 10.1): the creation body and the payment answer.
+//! The Acquirer API's JSON: the creation and refund bodies, and the payment and refund
+//! answers.
 //!
 //! Neither type derives `Debug`: the body carries the full card number or phone, and an
 //! answer is never logged as it came.
 
-use domain::acquirer::{AcquirerPayment, PaymentOrder, PaymentStatus};
+use domain::acquirer::{
+    AcquirerPayment, AcquirerRefund, PaymentOrder, PaymentStatus, RefundOrder, RefundStatus,
+};
 use domain::{Direction, WithdrawalRequisites};
 use serde::{Deserialize, Serialize};
 
@@ -167,6 +170,74 @@ impl PaymentAnswer {
             Some("amount")
         } else if self.currency != order.currency.as_str() {
             Some("currency")
+        } else {
+            None
+        }
+    }
+}
+
+/// The body of `POST /v1/payments/{id}/refunds`.
+#[derive(Serialize)]
+pub(crate) struct RefundBody {
+    reference: String,
+    amount: i64,
+}
+
+impl RefundBody {
+    pub(crate) fn new(order: &RefundOrder) -> Self {
+        Self {
+            reference: order.reference.to_string(),
+            amount: order.amount.minor(),
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> Vec<u8> {
+        // A string and an integer: writing them cannot fail.
+        serde_json::to_vec(self).unwrap_or_else(|_| unreachable!("plain JSON"))
+    }
+}
+
+/// A refund as the acquirer answers it (`updatedAt` is not used).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RefundAnswer {
+    id: String,
+    pub(crate) reference: String,
+    pub(crate) payment_id: String,
+    pub(crate) amount: i64,
+    status: String,
+    #[serde(default)]
+    failure_code: Option<String>,
+}
+
+impl RefundAnswer {
+    /// Reads an answer body; `None` if it is not a refund (bad JSON, a missing field, an
+    /// empty id, an unknown status).
+    pub(crate) fn parse(body: &[u8]) -> Option<(Self, AcquirerRefund)> {
+        let answer: RefundAnswer = serde_json::from_slice(body).ok()?;
+        let status = RefundStatus::parse(&answer.status)?;
+        if answer.id.is_empty() {
+            return None;
+        }
+        let refund = AcquirerRefund {
+            id: answer.id.clone(),
+            status,
+            failure_code: match status {
+                RefundStatus::Failed => answer.failure_code.clone(),
+                RefundStatus::Pending | RefundStatus::Succeeded => None,
+            },
+        };
+        Some((answer, refund))
+    }
+
+    /// The first of `reference`, `paymentId`, `amount` that differs from `order`.
+    pub(crate) fn mismatch(&self, order: &RefundOrder) -> Option<&'static str> {
+        if self.reference != order.reference.to_string() {
+            Some("reference")
+        } else if self.payment_id != order.payment_id {
+            Some("paymentId")
+        } else if self.amount != order.amount.minor() {
+            Some("amount")
         } else {
             None
         }
