@@ -804,6 +804,7 @@ mod story {
             updated_at: now(),
             deliveries: vec![CallbackAttempt {
                 operation_id: id(7),
+                refund_id: None,
                 attempt: 1,
                 at: now(),
                 duration_ms: 9,

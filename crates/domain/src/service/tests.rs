@@ -15,6 +15,7 @@ mod fixtures;
 mod idempotency;
 mod input;
 mod read;
+mod refunds;
 mod refusals;
 mod routing;
 mod sweeps;

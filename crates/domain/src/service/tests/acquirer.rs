@@ -1,17 +1,14 @@
 //! Acquirer operations: creation in the store-first order, the classified answers, the
 //! notifications and the reconciler.
 
-use std::time::Duration;
-
 use futures::executor::block_on;
 
 use super::fixtures::*;
 use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
-use crate::merchant::Secret;
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{Completion, InsertError};
-use crate::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::{Notification, NotificationError, NotifiedObject, PayPage};
 use crate::{Direction, PaymentMethod, Status, Timestamp};
@@ -19,17 +16,7 @@ use crate::{Direction, PaymentMethod, Status, Timestamp};
 const BANK: &str = "bank";
 
 fn bank() -> AcquirerProvider {
-    AcquirerProvider {
-        name: ProviderName::parse(BANK).unwrap(),
-        url: ProviderUrl::parse("http://127.0.0.1:9100", false).unwrap(),
-        credentials: Credentials {
-            api_key: Secret::new("key"),
-            webhook_secret: Secret::new("whsec"),
-        },
-        timeout: Duration::from_secs(5),
-        allow_insecure: false,
-        enabled: true,
-    }
+    acquirer(BANK, 5)
 }
 
 /// The route table with card deposits (1) and card payouts (11) at [`BANK`].

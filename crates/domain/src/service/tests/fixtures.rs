@@ -13,7 +13,7 @@ use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
     Completion, FinishError, InsertError, MockAcquirer, MockClock, MockIdGenerator,
     MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockProviderDirectory,
-    MockQrEncoder, MockRouteTable, NewOperation, StoreError,
+    MockQrEncoder, MockRefundStore, MockRouteTable, NewOperation, StoreError,
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
@@ -106,6 +106,7 @@ pub fn route(id: i64, direction: Direction, method: PaymentMethod) -> Route {
 /// The mocks one gateway runs on; fields are public so a test can swap one before `gateway()`.
 pub struct Mocks {
     pub store: MockOperationStore,
+    pub refunds: MockRefundStore,
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
     pub provider: MockPaymentProvider,
@@ -121,6 +122,7 @@ impl Mocks {
     pub fn new() -> Self {
         let mut mocks = Self {
             store: MockOperationStore::new(),
+            refunds: MockRefundStore::new(),
             merchants: MockMerchantDirectory::new(),
             routes: MockRouteTable::new(),
             provider: MockPaymentProvider::new(),
@@ -157,6 +159,7 @@ impl Mocks {
     pub fn gateway_on(self, clock: Arc<dyn crate::ports::Clock>) -> Gateway {
         Gateway::new(Ports {
             store: Arc::new(self.store),
+            refunds: Arc::new(self.refunds),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             provider: Arc::new(self.provider),
@@ -446,4 +449,20 @@ pub fn net(moves: &[BalanceMove]) -> (i64, i64) {
     moves
         .iter()
         .fold((0, 0), |(a, h), m| (a + m.available, h + m.held))
+}
+
+/// An enabled acquirer `name` at `http://127.0.0.1:9100` with calls bounded by `timeout_secs`.
+pub fn acquirer(name: &str, timeout_secs: u64) -> crate::provider::AcquirerProvider {
+    use crate::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+    AcquirerProvider {
+        name: ProviderName::parse(name).unwrap(),
+        url: ProviderUrl::parse("http://127.0.0.1:9100", false).unwrap(),
+        credentials: Credentials {
+            api_key: Secret::new("key"),
+            webhook_secret: Secret::new("whsec"),
+        },
+        timeout: std::time::Duration::from_secs(timeout_secs),
+        allow_insecure: false,
+        enabled: true,
+    }
 }

@@ -9,10 +9,9 @@ use futures::executor::block_on;
 use super::fixtures::*;
 use crate::acquirer::{AcquirerPayment, CreateResult, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};
-use crate::merchant::Secret;
 use crate::operation::{Decline, DeclineCode};
 use crate::ports::NewOperation;
-use crate::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::{AcquirerSettings, Created, Gateway};
 use crate::testkit::TestClock;
@@ -20,20 +19,6 @@ use crate::{Direction, PaymentMethod, Status};
 
 const PRIMARY: &str = "primary";
 const SECONDARY: &str = "secondary";
-
-fn acquirer(name: &str, timeout_secs: u64) -> AcquirerProvider {
-    AcquirerProvider {
-        name: ProviderName::parse(name).unwrap(),
-        url: ProviderUrl::parse("http://127.0.0.1:9100", false).unwrap(),
-        credentials: Credentials {
-            api_key: Secret::new("key"),
-            webhook_secret: Secret::new("whsec"),
-        },
-        timeout: Duration::from_secs(timeout_secs),
-        allow_insecure: false,
-        enabled: true,
-    }
-}
 
 /// A card payout route `id` to `provider` with `priority`.
 fn payout_route(id: i64, provider: &str, priority: i32) -> Route {
