@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn refunds_ending_in_05_settle_declined() {
-        let amount = |minor| Amount::from_minor(minor).unwrap();
+        let amount = |minor| Amount::from_minor(minor).expect("amount");
         assert_eq!(refund_outcome(amount(3_000)), Outcome::Approve);
         assert_eq!(
             code(&refund_outcome(amount(3_005))),
