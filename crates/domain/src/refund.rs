@@ -89,6 +89,8 @@ pub fn refunded_minor(refunds: &[Refund]) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use crate::operation::DeclineCode;
     use crate::testkit::at;
