@@ -103,6 +103,9 @@ impl fmt::Display for MerchantOperationId {
     }
 }
 
+/// The merchant's own identifier of a refund: the same rules as a merchantOperationId.
+pub type MerchantRefundId = MerchantOperationId;
+
 /// The merchant's identifier of its user: 1 to 128 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct UserId(String);
@@ -168,6 +171,3 @@ mod tests {
         assert!(MerchantId::parse("a b").is_err());
     }
 }
-
-/// The merchant's own identifier of a refund: the same rules as a merchantOperationId.
-pub type MerchantRefundId = MerchantOperationId;

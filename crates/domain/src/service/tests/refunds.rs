@@ -150,7 +150,8 @@ fn refusals_come_in_the_contracts_order_and_create_nothing() {
     ));
 
     // The store's refusals, each its own error.
-    let refusals: [(fn() -> RefundInsertError, &str); 3] = [
+    type Refusal = fn() -> RefundInsertError;
+    let refusals: [(Refusal, &str); 3] = [
         (|| RefundInsertError::NotApproved, "InvalidState"),
         (|| RefundInsertError::ExceedsAmount, "ExceedsAmount"),
         (
