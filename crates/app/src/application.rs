@@ -183,6 +183,7 @@ pub fn gateway_on(
     let store = Arc::new(database.clone());
     Gateway::new(Ports {
         store: store.clone(),
+        refunds: store.clone(),
         merchants: store.clone(),
         routes: store.clone(),
         provider: sandbox,
@@ -266,7 +267,8 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
 /// How often the reconciler looks for acquirer operations to read or cancel.
 const RECONCILE_EVERY: Duration = Duration::from_millis(500);
 
-/// The reconciler; every instance runs it, its work is leased so each item is done once.
+/// The reconciler, and the refund pass (sandbox refunds settling, acquirer refunds read);
+/// every instance runs them, their work is leased so each item is done once.
 fn spawn_reconciler(
     gateway: &Gateway,
     owner: Arc<str>,
@@ -281,6 +283,12 @@ fn spawn_reconciler(
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(checked = n, "reconciler pass"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "reconciler pass failed"),
+            }
+            // Refunds due: the sandbox's settle, an acquirer's are read.
+            match gateway.settle_refunds(&owner).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(checked = n, "refund pass"),
+                Err(error) => tracing::warn!(error = %Chain(&error), "refund pass failed"),
             }
         }
     }))

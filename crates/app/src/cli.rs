@@ -280,8 +280,9 @@ pub struct RouteAddArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CallbacksCommand {
-    /// Send a failed callback again, with a fresh schedule.
-    Retry { operation_id: String },
+    /// Send a failed callback again, with a fresh schedule: an operation's own (by its
+    /// operationId) or a refund's (by its refundId).
+    Retry { id: String },
     /// List callbacks, newest first.
     List {
         /// Only failed callbacks.

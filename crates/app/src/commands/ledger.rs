@@ -6,7 +6,7 @@ use adapters_db::Database;
 use anyhow::anyhow;
 use domain::operator::Operator;
 use domain::ports::{CallbackOutbox, CallbackState, Clock};
-use domain::{format_minor, OperationId};
+use domain::format_minor;
 use serde_json::json;
 
 use super::{print_json, EXIT_NOT_FOUND};
@@ -24,13 +24,14 @@ pub(super) fn state_name(state: CallbackState) -> &'static str {
 
 pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Result<ExitCode> {
     match command {
-        CallbacksCommand::Retry { operation_id } => {
-            let id = OperationId::parse(&operation_id).map_err(|e| anyhow!("operation id: {e}"))?;
+        CallbacksCommand::Retry { id } => {
+            let id = uuid::Uuid::parse_str(&id)
+                .map_err(|_| anyhow!("id: must be an operationId or a refundId (a UUID)"))?;
             if db.retry(id, SystemClock.now()).await? {
-                println!("callback of {id} queued again");
+                println!("callback of {} queued again", id.hyphenated());
                 Ok(ExitCode::SUCCESS)
             } else {
-                eprintln!("error: operation {id} has no failed callback");
+                eprintln!("error: {} has no failed callback", id.hyphenated());
                 Ok(ExitCode::from(EXIT_NOT_FOUND))
             }
         }
@@ -45,7 +46,9 @@ pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Resu
                     .iter()
                     .map(|c| {
                         json!({
-                            "operationId": c.operation_id.to_string(), "merchantId": c.merchant_id.as_str(),
+                            "operationId": c.operation_id.to_string(),
+                            "refundId": c.refund_id.map(|r| r.to_string()),
+                            "merchantId": c.merchant_id.as_str(),
                             "url": c.url, "state": state_name(c.state), "attempts": c.attempts,
                             "nextAttemptAt": c.next_attempt_at.map(|t| t.to_rfc3339()),
                             "lastError": c.last_error,
@@ -63,8 +66,12 @@ pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Resu
                         .next_attempt_at
                         .map(|t| t.to_rfc3339())
                         .unwrap_or_else(|| "-".into());
+                    let refund = c
+                        .refund_id
+                        .map(|r| format!("refund {r} "))
+                        .unwrap_or_default();
                     println!(
-                        "{:<36} {:<9} {:<8} {:<20} {} {}",
+                        "{:<36} {:<9} {:<8} {:<20} {refund}{} {}",
                         c.operation_id,
                         state_name(c.state),
                         c.attempts,
