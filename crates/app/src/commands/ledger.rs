@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use adapters_db::Database;
 use anyhow::anyhow;
+use domain::format_minor;
 use domain::operator::Operator;
 use domain::ports::{CallbackOutbox, CallbackState, Clock};
-use domain::format_minor;
 use serde_json::json;
 
 use super::{print_json, EXIT_NOT_FOUND};

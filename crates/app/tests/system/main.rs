@@ -18,6 +18,7 @@ mod multiprocess;
 mod operation_show;
 mod pages;
 mod providers;
+mod refunds;
 mod restart;
 mod routes;
 mod routing;

@@ -128,8 +128,20 @@ impl Gateway {
         let refund = match carrier {
             Carrier::Sandbox => new.refund,
             Carrier::Acquirer(acquirer, payment_id) => {
-                self.refund_at_acquirer(&acquirer, payment_id, new.refund)
-                    .await?
+                let committed = new.refund.clone();
+                match self
+                    .refund_at_acquirer(&acquirer, payment_id, new.refund)
+                    .await
+                {
+                    Ok(refund) => refund,
+                    // The refund exists (committed, processing): its answer is written by
+                    // the reconciler's read, so the merchant is told of it, not of a failure
+                    // that a retry without merchantRefundId would turn into a second refund.
+                    Err(error) => {
+                        tracing::warn!(refund.id = %committed.id, error = %Chain(&error), "the acquirer's answer to a refund was not written; the reconciler reads it");
+                        committed
+                    }
+                }
             }
         };
         Ok(CreatedRefund {
