@@ -2,14 +2,17 @@
 """A merchant's side of the gateway, with the Python standard library only.
 
 It signs requests, creates a card deposit and an SBP payout, reads them back,
-and runs a small callback receiver that verifies each callback's signature.
+refunds part of an approved deposit, cancels a deposit and a payout that have
+not happened yet, and runs a small callback receiver that verifies each
+callback's signature (operations' and refunds') and drops duplicates.
 
     python3 examples/merchant.py                     # against `gateway serve --demo`
     GATEWAY_URL=http://127.0.0.1:8080 MERCHANT_ID=... DEPOSIT_SECRET=... \
         WITHDRAWAL_SECRET=... python3 examples/merchant.py
 
 For callbacks to reach the receiver on 127.0.0.1, start the gateway with
-GATEWAY_CALLBACK_ALLOW_PRIVATE=true.
+GATEWAY_CALLBACK_ALLOW_PRIVATE=true. The refund step approves its deposit through
+the sandbox's `complete` endpoint, so it needs the sandbox (on by default).
 """
 
 import hashlib
@@ -31,6 +34,9 @@ WITHDRAWAL_SECRET = os.environ.get(
     "WITHDRAWAL_SECRET", "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70")
 CALLBACK_PORT = int(os.environ.get("CALLBACK_PORT", "8099"))
 
+# Which secret signs a callback, by its `data.type`: refunds belong to deposits.
+SECRET_FOR_TYPE = {"deposit": DEPOSIT_SECRET, "refund": DEPOSIT_SECRET, "withdrawal": WITHDRAWAL_SECRET}
+
 
 def sign(secret: str, message: bytes) -> str:
     """x-signature: hex HMAC-SHA256 of the exact bytes sent (the body, or path+query for GET)."""
@@ -50,15 +56,69 @@ def call(method: str, path: str, secret: str, body=None):
         return error.code, json.load(error)
 
 
+def refund_deposit(operation_id: str, amount: str, merchant_refund_id=None, callback_url=None):
+    """Refunds `amount` of an approved deposit; the answer's data is the refund (status 3 at first)."""
+    body = {"amount": amount}
+    if merchant_refund_id is not None:
+        body["merchantRefundId"] = merchant_refund_id
+    if callback_url is not None:
+        body["callbackUrl"] = callback_url
+    return call("POST", f"/api/v1/deposits/{operation_id}/refunds", DEPOSIT_SECRET, body)
+
+
+def read_refund(operation_id: str, refund_id: str):
+    return call("GET", f"/api/v1/deposits/{operation_id}/refunds/{refund_id}", DEPOSIT_SECRET)
+
+
+def cancel_deposit(operation_id: str):
+    """Cancels a deposit the user has not paid yet: 200 declined `Canceled`, or 409 InvalidState."""
+    return call("POST", f"/api/v1/deposits/{operation_id}/cancel", DEPOSIT_SECRET, {})
+
+
+def cancel_withdrawal(operation_id: str):
+    """Cancels a payout its provider has not executed yet (its hold is released); 503 means retry."""
+    return call("POST", f"/api/v1/withdrawals/{operation_id}/cancel", WITHDRAWAL_SECRET, {})
+
+
+def sandbox_complete(operation_id: str, status: int = 1):
+    """Test mode only, no signature: finishes a sandbox operation as the bank would (1 approves)."""
+    data = json.dumps({"status": status}).encode()
+    request = urllib.request.Request(f"{GATEWAY}/sandbox/operations/{operation_id}/complete", data=data,
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def verify_callback(body: bytes, signature: str) -> bool:
+    """The signature over the raw bytes received, with the secret for `data.type`."""
+    secret = SECRET_FOR_TYPE.get(json.loads(body)["data"]["type"])
+    return secret is not None and hmac.compare_digest(sign(secret, body), signature.lower())
+
+
+def dedup_key(data: dict) -> str:
+    """A refund callback carries its deposit's operationId: refunds are told apart by refundId."""
+    return "refund:" + data["refundId"] if data["type"] == "refund" else "operation:" + data["operationId"]
+
+
 class CallbackReceiver(http.server.BaseHTTPRequestHandler):
+    seen = set()  # keep this in your database; HTTPServer handles one request at a time
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        kind = json.loads(body)["data"]["type"]
-        secret = DEPOSIT_SECRET if kind == "deposit" else WITHDRAWAL_SECRET
-        valid = hmac.compare_digest(sign(secret, body), self.headers.get("x-signature", "").lower())
+        valid = verify_callback(body, self.headers.get("x-signature", ""))
         data = json.loads(body)["data"]
-        print(f"callback #{self.headers.get('x-callback-attempt')}: {data['type']} {data['operationId']} "
-              f"status={data['status']} signature {'valid' if valid else 'INVALID'}")
+        key = dedup_key(data)
+        duplicate = valid and key in self.seen
+        if valid:
+            self.seen.add(key)
+        about = (f"refund {data['refundId']} of {data['operationId']}" if data["type"] == "refund"
+                 else f"{data['type']} {data['operationId']}")
+        print(f"callback #{self.headers.get('x-callback-attempt')}: {about} "
+              f"status={data['status']} signature {'valid' if valid else 'INVALID'}"
+              f"{' (duplicate, ignored)' if duplicate else ''}")
         self.send_response(200 if valid else 401)
         self.end_headers()
 
@@ -88,9 +148,33 @@ def main():
     print("payout:", status, json.dumps(payout))
 
     print("read deposit:", *call("GET", f"/api/v1/deposits/{operation}", DEPOSIT_SECRET))
+
+    # A refund needs an approved deposit: here the sandbox approves it in the user's place.
+    status, approved = sandbox_complete(operation)
+    print("deposit approved in the sandbox:", status, json.dumps(approved))
+    if status == 200 and approved["data"]["status"] == 1:
+        status, refund = refund_deposit(operation, "30.00", f"refund-{uuid.uuid4()}")
+        print("refund:", status, json.dumps(refund))
+        if status == 200:
+            print("read refund:", *read_refund(operation, refund["data"]["refundId"]))
+
+    # Cancel what has not happened yet: a deposit nobody paid, a payout before it settles.
+    status, unpaid = call("POST", "/api/v1/deposits", DEPOSIT_SECRET, {
+        "amount": "20.00", "currency": "RUB", "paymentMethod": "card", "userId": "user-1",
+        "merchantOperationId": f"order-{uuid.uuid4()}", "callbackUrl": callback_url,
+    })
+    print("cancel deposit:", *cancel_deposit(unpaid["data"]["operationId"]))
+    status, second = call("POST", "/api/v1/withdrawals", WITHDRAWAL_SECRET, {
+        "amount": "10.00", "currency": "RUB", "paymentMethod": "sbp", "userId": "user-1",
+        "merchantOperationId": f"payout-{uuid.uuid4()}", "callbackUrl": callback_url,
+        "requisites": {"phone": "+79001234567", "accountName": "Ivan Ivanov", "bankName": "Bank A"},
+    })
+    print("cancel payout:", *cancel_withdrawal(second["data"]["operationId"]))
+
     print("balance:", *call("GET", "/api/v1/balance", WITHDRAWAL_SECRET))
-    print("waiting 5 s for the payout's callback (sandbox payouts settle after 2 s)...")
+    print("waiting 5 s for the payout's and the refund's callbacks (the sandbox settles them after 2 s)...")
     time.sleep(5)
+    print("read deposit:", *call("GET", f"/api/v1/deposits/{operation}", DEPOSIT_SECRET))
     server.shutdown()
 
 
