@@ -790,11 +790,13 @@ mod story {
             available: -25_000,
             held: 25_000,
             at: now(),
+            refund_id: None,
         }
     }
 
     fn delivered() -> CallbackDelivery {
         CallbackDelivery {
+            refund_id: None,
             url: "https://shop.example/cb".into(),
             state: CallbackState::Delivered,
             attempts: 1,
