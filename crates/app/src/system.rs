@@ -3,7 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use domain::ports::{Clock, IdGenerator};
-use domain::{MerchantId, OperationId, Timestamp};
+use domain::{MerchantId, OperationId, RefundId, Timestamp};
 
 /// The system's wall clock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,6 +30,10 @@ impl IdGenerator for UuidIds {
 
     fn merchant_id(&self) -> MerchantId {
         MerchantId::from_uuid(uuid::Uuid::new_v4())
+    }
+
+    fn refund_id(&self) -> RefundId {
+        RefundId::from_uuid(uuid::Uuid::new_v4())
     }
 }
 
