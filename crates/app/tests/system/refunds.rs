@@ -57,20 +57,17 @@ fn refunds_path(deposit: &str) -> String {
 /// Waits until the refund is final: its data.
 async fn final_refund(api: &Api, deposit: &str, refund: &str) -> Value {
     let path = format!("{}/{refund}", refunds_path(deposit));
-    let mut last = Value::Null;
     wait_until("the refund is final", DEADLINE, || {
         let api = api.clone();
         let path = path.clone();
         async move {
             let answer = api.get(&path).await;
             assert_eq!(answer.status, 200, "{}", answer.body);
-            answer.body["data"]["status"] != 3
+            (answer.body["data"]["status"] != 3, answer.body.to_string())
         }
     })
     .await;
-    let answer = api.get(&path).await;
-    last.clone_from(&answer.body["data"]);
-    last
+    api.get(&path).await.body["data"].clone()
 }
 
 async fn refunds_end_to_end(db: TestDb) {
@@ -190,7 +187,7 @@ async fn refunds_end_to_end(db: TestDb) {
     receiver.wait_delivered(&[dep.clone()], DEADLINE).await;
     wait_until("four refund callbacks", DEADLINE, || {
         let n = refund_callbacks(&receiver).len();
-        async move { n >= 4 }
+        async move { (n >= 4, format!("{n} refund callbacks")) }
     })
     .await;
     let callbacks = refund_callbacks(&receiver);
@@ -209,12 +206,12 @@ async fn refunds_end_to_end(db: TestDb) {
     let signature = first.header("x-signature");
     assert!(verify(
         &Secret::new(&shop.deposit_secret),
-        first.body.as_bytes(),
+        &first.body,
         signature
     ));
     assert!(!verify(
         &Secret::new(&shop.withdrawal_secret),
-        first.body.as_bytes(),
+        &first.body,
         signature
     ));
     let declined_cb = callbacks
@@ -270,7 +267,7 @@ async fn cancel_races(db: TestDb) {
     let serve = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "1500");
     let gw = GatewayProcess::start("a", &db, &serve);
     let api = Api::new(&gw, &shop);
-    let mut sandbox = Sandbox::new(&gw, &db).await;
+    let sandbox = Sandbox::new(&gw, &db).await;
 
     // A waiting deposit is canceled; again is 409. The body must be {}.
     let dep = api
@@ -297,10 +294,9 @@ async fn cancel_races(db: TestDb) {
             .await
             .operation_id();
         let cancel = format!("/api/v1/deposits/{dep}/cancel");
-        let (canceled, paid) = tokio::join!(
-            api.post(&cancel, &json!({})),
-            sandbox.post_complete(&dep, 1)
-        );
+        let empty = json!({});
+        let (canceled, paid) =
+            tokio::join!(api.post(&cancel, &empty), sandbox.post_complete(&dep, 1));
         let read = api.get(&format!("/api/v1/deposits/{dep}")).await;
         let status = &read.body["data"]["status"];
         match (canceled.status, paid.status) {
