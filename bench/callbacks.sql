@@ -27,9 +27,9 @@ INSERT INTO balances (merchant_id, currency, available, held)
 SELECT merchant_id, 'RUB', sum(amount), 0 FROM operations WHERE status = 1 GROUP BY merchant_id
 ON CONFLICT (merchant_id, currency) DO UPDATE SET available = balances.available + excluded.available;
 
-INSERT INTO callback_outbox (operation_id, merchant_id, direction, url, body, state, attempts,
-    failures_in_run, next_attempt_at, created_at, updated_at)
-SELECT id, merchant_id, 'deposit', callback_url,
+INSERT INTO callback_outbox (id, operation_id, merchant_id, direction, url, body, state,
+    attempts, failures_in_run, next_attempt_at, created_at, updated_at)
+SELECT id, id, merchant_id, 'deposit', callback_url,
        -- The body as the gateway writes it: compact, keys in serde_json's (sorted) order.
        '{"data":{"amount":"' || (amount / 100)::text || '.' || lpad((amount % 100)::text, 2, '0')
        || '","currency":"' || currency

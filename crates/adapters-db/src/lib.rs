@@ -3,6 +3,7 @@
 //!
 //! [`Database`] is the one entry point. It implements
 //! [`OperationStore`](domain::ports::OperationStore),
+//! [`RefundStore`](domain::ports::RefundStore),
 //! [`MerchantDirectory`](domain::ports::MerchantDirectory),
 //! [`RouteTable`](domain::ports::RouteTable),
 //! [`ProviderDirectory`](domain::ports::ProviderDirectory),
@@ -22,7 +23,14 @@
 //! * A final status is written `WHERE status = 3`, with its moves and its queued callback, in
 //!   one transaction: it happens at most once however completions race.
 //! * Idempotency: the operation row is inserted first under a unique index on
-//!   (merchant, direction, merchantOperationId); the violation becomes `Duplicate`.
+//!   (merchant, direction, merchantOperationId); the violation becomes `Duplicate`. Refunds
+//!   likewise, on (merchant, merchantRefundId).
+//! * Refunds: a new refund is checked and written with its hold under a lock on its deposit
+//!   (`SELECT ... FOR UPDATE` on PostgreSQL; SQLite's one writer), so concurrent refunds of one
+//!   deposit never exceed its amount. Its entries carry `refund_id` and, as `operation_id`,
+//!   the deposit's id.
+//! * The callback outbox is keyed by `id`: the operation's id for its own callback, the
+//!   refund's id for a refund's, which sits beside its deposit's.
 //! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
 //!   per process; PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made

@@ -1,4 +1,7 @@
 //! `CallbackOutbox`: leases so each callback is sent by one process, and the attempt log.
+//!
+//! The outbox is keyed by `id`: an operation's own callback has the operation's id, a
+//! refund's callback the refund's id (its `operation_id` is then the refunded deposit's).
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
@@ -10,7 +13,7 @@ use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
     StoreError,
 };
-use domain::{OperationId, Timestamp};
+use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
@@ -22,7 +25,8 @@ use crate::work::{corrupt, TxError};
 /// and the attempt's log entry.
 #[derive(Clone)]
 struct Recorded {
-    operation_id: String,
+    /// The outbox row's key (see [`callback_key`]).
+    key: String,
     owner: String,
     state: &'static str,
     failed: i32,
@@ -57,13 +61,13 @@ impl QueryFragment<Pg> for Recorded {
         out.push_bind_param::<Nullable<Text>, _>(&self.error)?;
         out.push_sql(", lease_owner = NULL, lease_until = NULL, updated_at = ");
         out.push_bind_param::<BigInt, _>(&self.updated_at)?;
-        out.push_sql(" WHERE operation_id = ");
-        out.push_bind_param::<Text, _>(&self.operation_id)?;
+        out.push_sql(" WHERE id = ");
+        out.push_bind_param::<Text, _>(&self.key)?;
         out.push_sql(" AND lease_owner = ");
         out.push_bind_param::<Text, _>(&self.owner)?;
         out.push_sql(
-            " RETURNING operation_id) INSERT INTO callback_attempts \
-             (operation_id, attempt, at, duration_ms, http_status, error) SELECT operation_id, ",
+            " RETURNING id) INSERT INTO callback_attempts \
+             (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
         );
         out.push_bind_param::<Integer, _>(&self.attempt)?;
         out.push_sql(", ");
@@ -86,12 +90,27 @@ impl RunQueryDsl<PgConnection> for Recorded {}
 #[diesel(table_name = callback_outbox)]
 struct ClaimRow {
     operation_id: String,
+    refund_id: Option<String>,
     merchant_id: String,
     direction: String,
     url: String,
     body: String,
     attempts: i32,
     failures_in_run: i32,
+}
+
+/// The outbox key of a callback: the refund's id for a refund's, else the operation's id.
+pub(crate) fn callback_key(operation_id: OperationId, refund_id: Option<RefundId>) -> String {
+    match refund_id {
+        Some(refund) => refund.to_string(),
+        None => operation_id.to_string(),
+    }
+}
+
+/// A stored `refund_id` of the outbox.
+pub(crate) fn refund_of(text: Option<&str>) -> anyhow::Result<Option<RefundId>> {
+    text.map(|t| rows::refund_id("callback_outbox.refund_id", t))
+        .transpose()
 }
 
 /// A stored count (attempts, failures) as the domain counts it.
@@ -103,6 +122,7 @@ impl ClaimRow {
     fn into_pending(self) -> anyhow::Result<PendingCallback> {
         Ok(PendingCallback {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
+            refund_id: refund_of(self.refund_id.as_deref())?,
             merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
             direction: rows::direction("callback_outbox.direction", &self.direction)?,
             url: self.url,
@@ -117,14 +137,14 @@ impl ClaimRow {
 /// lease condition is re-checked on the locked row, so each row goes to one claimer.
 const PG_CLAIM: &str = "\
 UPDATE callback_outbox SET lease_owner = $1, lease_until = $2
-WHERE operation_id IN (
-    SELECT operation_id FROM callback_outbox
+WHERE id IN (
+    SELECT id FROM callback_outbox
     WHERE state = 'pending' AND next_attempt_at <= $3
       AND (lease_until IS NULL OR lease_until < $3)
     ORDER BY next_attempt_at
     LIMIT $4
     FOR UPDATE SKIP LOCKED)
-RETURNING operation_id, merchant_id, direction, url, body, attempts, failures_in_run";
+RETURNING operation_id, refund_id, merchant_id, direction, url, body, attempts, failures_in_run";
 
 fn claim(
     conn: &mut DbConn,
@@ -150,16 +170,16 @@ fn claim(
                 .filter(lease_until.is_null().or(lease_until.lt(now)))
                 .order(next_attempt_at.asc())
                 .limit(limit)
-                .select(operation_id)
+                .select(id)
                 .load(lite)?;
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
-            diesel::update(callback_outbox.filter(operation_id.eq_any(&ids)))
+            diesel::update(callback_outbox.filter(id.eq_any(&ids)))
                 .set((lease_owner.eq(owner), lease_until.eq(until)))
                 .execute(lite)?;
             Ok(callback_outbox
-                .filter(operation_id.eq_any(&ids))
+                .filter(id.eq_any(&ids))
                 .order(next_attempt_at.asc())
                 .select(ClaimRow::as_select())
                 .load(lite)?)
@@ -171,6 +191,7 @@ fn claim(
 #[diesel(table_name = callback_outbox)]
 struct StatusRow {
     operation_id: String,
+    refund_id: Option<String>,
     merchant_id: String,
     url: String,
     state: String,
@@ -193,6 +214,7 @@ impl StatusRow {
     fn into_status(self) -> anyhow::Result<CallbackStatus> {
         Ok(CallbackStatus {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
+            refund_id: refund_of(self.refund_id.as_deref())?,
             merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
             url: self.url,
             state: state_from(&self.state)?,
@@ -255,7 +277,7 @@ impl CallbackOutbox for Database {
         let number = i32::try_from(attempt.attempt)
             .map_err(|_| StoreError::Other(anyhow::anyhow!("attempt number out of range")))?;
         let recorded = Recorded {
-            operation_id: attempt.operation_id.to_string(),
+            key: callback_key(attempt.operation_id, attempt.refund_id),
             owner,
             state: new_state,
             failed,
@@ -284,7 +306,7 @@ impl CallbackOutbox for Database {
             let r = &recorded;
             let changed = diesel::update(
                 callback_outbox
-                    .filter(operation_id.eq(&r.operation_id))
+                    .filter(id.eq(&r.key))
                     .filter(lease_owner.eq(&r.owner)),
             )
             .set((
@@ -303,7 +325,7 @@ impl CallbackOutbox for Database {
             }
             diesel::insert_into(callback_attempts::table)
                 .values((
-                    callback_attempts::operation_id.eq(&r.operation_id),
+                    callback_attempts::callback_id.eq(&r.key),
                     callback_attempts::attempt.eq(r.attempt),
                     callback_attempts::at.eq(r.at),
                     callback_attempts::duration_ms.eq(r.duration_ms),
@@ -329,13 +351,15 @@ impl CallbackOutbox for Database {
         .await
     }
 
-    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
-    async fn retry(&self, op_id: OperationId, now: Timestamp) -> Result<bool, StoreError> {
+    /// `key` is matched against the outbox's `id`: an operation's id names its own callback,
+    /// a refund's id the refund's.
+    #[tracing::instrument(level = "debug", skip(self), fields(callback.id = %key))]
+    async fn retry(&self, key: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError> {
         self.write(move |conn| {
             use crate::schema::callback_outbox::dsl::*;
             let changed = diesel::update(
                 callback_outbox
-                    .filter(operation_id.eq(op_id.to_string()))
+                    .filter(id.eq(key.hyphenated().to_string()))
                     .filter(state.eq("failed")),
             )
             .set((
@@ -361,7 +385,7 @@ impl CallbackOutbox for Database {
                 query = query.filter(state.eq("failed"));
             }
             let found: Vec<StatusRow> = query
-                .order((created_at.desc(), operation_id.desc()))
+                .order((created_at.desc(), id.desc()))
                 .limit(i64::from(limit))
                 .select(StatusRow::as_select())
                 .load(conn)?;

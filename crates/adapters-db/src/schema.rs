@@ -85,12 +85,15 @@ diesel::table! {
         held_delta -> BigInt,
         operation_id -> Nullable<Text>,
         created_at -> BigInt,
+        refund_id -> Nullable<Text>,
     }
 }
 
 diesel::table! {
-    callback_outbox (operation_id) {
+    callback_outbox (id) {
+        id -> Text,
         operation_id -> Text,
+        refund_id -> Nullable<Text>,
         merchant_id -> Text,
         direction -> Text,
         url -> Text,
@@ -108,13 +111,37 @@ diesel::table! {
 }
 
 diesel::table! {
-    callback_attempts (operation_id, attempt) {
-        operation_id -> Text,
+    callback_attempts (callback_id, attempt) {
+        callback_id -> Text,
         attempt -> Integer,
         at -> BigInt,
         duration_ms -> BigInt,
         http_status -> Nullable<Integer>,
         error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    refunds (id) {
+        id -> Text,
+        operation_id -> Text,
+        merchant_id -> Text,
+        merchant_refund_id -> Nullable<Text>,
+        fingerprint -> Nullable<Text>,
+        amount -> BigInt,
+        currency -> Text,
+        status -> SmallInt,
+        error_code -> Nullable<Text>,
+        error_message -> Nullable<Text>,
+        callback_url -> Nullable<Text>,
+        provider -> Text,
+        acquirer_id -> Nullable<Text>,
+        check_at -> Nullable<BigInt>,
+        unknown_since -> Nullable<BigInt>,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
     }
 }
 
@@ -192,6 +219,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     ledger,
     callback_outbox,
     callback_attempts,
+    refunds,
     providers,
     provider_attempts,
     provider_discrepancies,

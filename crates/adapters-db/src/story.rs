@@ -1,16 +1,19 @@
 //! What the operator reads about one operation beyond its row and attempts: its ledger
-//! entries and its callback with each delivery attempt (`OperatorStore::operation_ledger`,
-//! `OperatorStore::operation_callbacks`). Reads only; one code path on both backends.
+//! entries and its callbacks with each delivery attempt (`OperatorStore::operation_ledger`,
+//! `OperatorStore::operation_callbacks`), its refunds' included (their entries and callbacks
+//! carry the deposit's id as `operation_id`). Reads only; one code path on both backends.
+
+use std::collections::BTreeMap;
 
 use diesel::prelude::*;
 use domain::ledger::EntryKind;
 use domain::ports::{CallbackAttempt, StoreError};
 use domain::story::{CallbackDelivery, LedgerEntry};
-use domain::{OperationId, Timestamp};
+use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::outbox::{count, state_from};
+use crate::outbox::{count, refund_of, state_from};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, ledger};
 use crate::work::{corrupt, TxError};
@@ -25,6 +28,7 @@ struct LedgerRow {
     available_delta: i64,
     held_delta: i64,
     created_at: i64,
+    refund_id: Option<String>,
 }
 
 impl LedgerRow {
@@ -38,14 +42,20 @@ impl LedgerRow {
             available: self.available_delta,
             held: self.held_delta,
             at: Timestamp::from_millis(self.created_at),
+            refund_id: self
+                .refund_id
+                .map(|r| rows::refund_id("ledger.refund_id", &r))
+                .transpose()?,
         })
     }
 }
 
-/// An operation's callback row as stored.
+/// An operation's callback row (its own or a refund's) as stored.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = callback_outbox)]
 struct OutboxRow {
+    id: String,
+    refund_id: Option<String>,
     url: String,
     state: String,
     attempts: i32,
@@ -59,6 +69,7 @@ struct OutboxRow {
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = callback_attempts)]
 struct DeliveryRow {
+    callback_id: String,
     attempt: i32,
     at: i64,
     duration_ms: i64,
@@ -67,13 +78,18 @@ struct DeliveryRow {
 }
 
 impl DeliveryRow {
-    fn into_attempt(self, operation_id: OperationId) -> anyhow::Result<CallbackAttempt> {
+    fn into_attempt(
+        self,
+        operation_id: OperationId,
+        refund_id: Option<RefundId>,
+    ) -> anyhow::Result<CallbackAttempt> {
         let http_status = self
             .http_status
             .map(|s| u16::try_from(s).map_err(|_| bad("callback_attempts.http_status", s)))
             .transpose()?;
         Ok(CallbackAttempt {
             operation_id,
+            refund_id,
             attempt: count("callback_attempts.attempt", self.attempt)?,
             at: Timestamp::from_millis(self.at),
             duration_ms: self.duration_ms,
@@ -89,7 +105,9 @@ impl OutboxRow {
         operation_id: OperationId,
         tries: Vec<DeliveryRow>,
     ) -> anyhow::Result<CallbackDelivery> {
+        let refund_id = refund_of(self.refund_id.as_deref())?;
         Ok(CallbackDelivery {
+            refund_id,
             url: self.url,
             state: state_from(&self.state)?,
             attempts: count("callback_outbox.attempts", self.attempts)?,
@@ -99,7 +117,7 @@ impl OutboxRow {
             updated_at: Timestamp::from_millis(self.updated_at),
             deliveries: tries
                 .into_iter()
-                .map(|row| row.into_attempt(operation_id))
+                .map(|row| row.into_attempt(operation_id, refund_id))
                 .collect::<anyhow::Result<_>>()?,
         })
     }
@@ -122,28 +140,46 @@ fn read_ledger(
         .map_err(corrupt)
 }
 
-/// The callback of operation `id`, if one was queued, with its attempts by number. The
-/// attempts are read after the row, so they include every attempt the row counts.
+/// The callbacks of operation `id`: its own first, then its refunds' in the order they were
+/// queued (ties by id), each with its attempts by number. The attempts are read after the
+/// rows, so they include every attempt the rows count.
 fn read_callbacks(
     conn: &mut DbConn,
     id: OperationId,
 ) -> Result<Vec<CallbackDelivery>, TxError<StoreError>> {
-    let key = id.to_string();
-    let found: Option<OutboxRow> = callback_outbox::table
-        .find(&key)
+    let mut found: Vec<OutboxRow> = callback_outbox::table
+        .filter(callback_outbox::operation_id.eq(id.to_string()))
+        .order((callback_outbox::created_at.asc(), callback_outbox::id.asc()))
         .select(OutboxRow::as_select())
-        .first(conn)
-        .optional()?;
-    let Some(row) = found else {
+        .load(conn)?;
+    if found.is_empty() {
         return Ok(Vec::new());
-    };
+    }
+    // The operation's own callback first (a stable sort keeps the rest in order).
+    found.sort_by_key(|row| row.refund_id.is_some());
+    let keys: Vec<&str> = found.iter().map(|row| row.id.as_str()).collect();
     let tries: Vec<DeliveryRow> = callback_attempts::table
-        .filter(callback_attempts::operation_id.eq(&key))
-        .order(callback_attempts::attempt.asc())
+        .filter(callback_attempts::callback_id.eq_any(&keys))
+        .order((
+            callback_attempts::callback_id.asc(),
+            callback_attempts::attempt.asc(),
+        ))
         .select(DeliveryRow::as_select())
         .load(conn)?;
-    row.into_delivery(id, tries)
-        .map(|delivery| vec![delivery])
+    let mut by_callback: BTreeMap<String, Vec<DeliveryRow>> = BTreeMap::new();
+    for row in tries {
+        by_callback
+            .entry(row.callback_id.clone())
+            .or_default()
+            .push(row);
+    }
+    found
+        .into_iter()
+        .map(|row| {
+            let tries = by_callback.remove(&row.id).unwrap_or_default();
+            row.into_delivery(id, tries)
+        })
+        .collect::<anyhow::Result<_>>()
         .map_err(corrupt)
 }
 

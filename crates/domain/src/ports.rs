@@ -467,14 +467,16 @@ pub trait OperatorStore: Send + Sync {
     /// (available and held each), including entries with no balance row. Empty: it holds.
     async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
 
-    /// The ledger entries written for operation `id`, oldest first (empty if there are none,
-    /// or no such operation).
+    /// The ledger entries written for operation `id` and for its refunds (whose entries carry
+    /// the refunded deposit's id), oldest first (empty if there are none, or no such
+    /// operation).
     async fn operation_ledger(
         &self,
         id: OperationId,
     ) -> Result<Vec<crate::story::LedgerEntry>, StoreError>;
 
-    /// The callbacks queued for operation `id` (at most one), each with every delivery attempt
+    /// The callbacks queued for operation `id`: its own first (if one was queued), then its
+    /// refunds' in the order they were queued (ties by id), each with every delivery attempt
     /// recorded, by attempt number; empty if none was queued.
     async fn operation_callbacks(
         &self,

@@ -1,5 +1,6 @@
 //! Everything recorded about one operation, for the operator (`gateway operation show`): the
-//! operation, its provider attempts, its ledger entries and its callback deliveries.
+//! operation, its provider attempts, its ledger entries and its callback deliveries, its
+//! refunds' included.
 //!
 //! Nothing here decides anything: these are read-only records, gathered by
 //! [`crate::operator::Operator::operation_story`].
@@ -8,9 +9,9 @@ use crate::attempt::Attempt;
 use crate::ledger::EntryKind;
 use crate::operation::Operation;
 use crate::ports::{CallbackAttempt, CallbackState};
-use crate::{Currency, Timestamp};
+use crate::{Currency, RefundId, Timestamp};
 
-/// One ledger entry written for an operation, as stored.
+/// One ledger entry written for an operation (or for one of its refunds), as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerEntry {
     /// The entry's number in the ledger: later entries have larger ones.
@@ -22,11 +23,16 @@ pub struct LedgerEntry {
     /// Change of the held balance, in minor units.
     pub held: i64,
     pub at: Timestamp,
+    /// The refund that wrote it, for a refund's entry.
+    pub refund_id: Option<RefundId>,
 }
 
-/// An operation's callback: where it stands in the outbox and each delivery attempt made.
+/// An operation's callback, or one of its refunds': where it stands in the outbox and each
+/// delivery attempt made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallbackDelivery {
+    /// The refund it reports, for a refund's callback; `None` for the operation's own.
+    pub refund_id: Option<RefundId>,
     pub url: String,
     pub state: CallbackState,
     /// Attempts made so far over the callback's whole life, operator retries included.
@@ -52,8 +58,9 @@ pub struct OperationStory {
     /// Its provider attempts, by number (empty for operations made before attempts were
     /// recorded).
     pub attempts: Vec<Attempt>,
-    /// Its ledger entries, oldest first.
+    /// Its ledger entries, its refunds' included, oldest first.
     pub ledger: Vec<LedgerEntry>,
-    /// Its callbacks (at most one: none without a `callbackUrl` or while it is processing).
+    /// Its own callback (none without a `callbackUrl` or while it is processing), then its
+    /// refunds' callbacks in the order they were queued.
     pub callbacks: Vec<CallbackDelivery>,
 }

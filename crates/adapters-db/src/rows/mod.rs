@@ -6,6 +6,7 @@ mod catalog;
 mod operation;
 mod process;
 mod provider;
+mod refund;
 
 pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
 pub(crate) use catalog::{
@@ -16,9 +17,13 @@ pub(crate) use operation::{
 };
 pub(crate) use process::{CircuitRow, ProcessRow};
 pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow};
+pub(crate) use refund::{refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
 
 use anyhow::anyhow;
-use domain::{Currency, Direction, MerchantId, OperationId, PaymentMethod, Status, ValueError};
+use domain::operation::{Decline, DeclineCode, State};
+use domain::{
+    Currency, Direction, MerchantId, OperationId, PaymentMethod, RefundId, Status, ValueError,
+};
 
 /// A stored value that does not parse, named by its table and column.
 pub(crate) fn bad(column: &str, error: impl std::fmt::Display) -> anyhow::Error {
@@ -59,6 +64,10 @@ pub(crate) fn operation_id(column: &str, text: &str) -> anyhow::Result<Operation
     parse(column, text, OperationId::parse)
 }
 
+pub(crate) fn refund_id(column: &str, text: &str) -> anyhow::Result<RefundId> {
+    parse(column, text, RefundId::parse)
+}
+
 /// A status as stored: 1 approved, 2 declined, 3 processing.
 pub(crate) fn status_code(status: Status) -> i16 {
     match status {
@@ -75,6 +84,36 @@ pub(crate) fn status(column: &str, code: i16) -> anyhow::Result<Status> {
         2 => Ok(Status::Declined),
         3 => Ok(Status::Processing),
         other => Err(bad(column, format!("{other}: must be 1, 2 or 3"))),
+    }
+}
+
+/// The stored status and decline of a row of `table` (`operations` or `refunds`) as one
+/// state: a decline without its status, or a declined status without its decline, is
+/// corrupt. Decline codes are stored by name; one this version does not know is kept as read.
+pub(crate) fn state(
+    table: &str,
+    row_status: i16,
+    code: Option<String>,
+    message: Option<String>,
+) -> anyhow::Result<State> {
+    let status = status(&format!("{table}.status"), row_status)?;
+    let column = format!("{table}.error_code");
+    let decline = match (code, message) {
+        (None, None) => None,
+        (Some(code), Some(message)) => Some(Decline {
+            code: DeclineCode::from_stored(&code),
+            message,
+        }),
+        _ => return Err(bad(&column, "error code and message must come together")),
+    };
+    match (status, decline) {
+        (Status::Processing, None) => Ok(State::Processing),
+        (Status::Approved, None) => Ok(State::Approved),
+        (Status::Declined, Some(decline)) => Ok(State::Declined(decline)),
+        (status, _) => Err(bad(
+            &column,
+            format!("an error code goes with Declined and only with it, not with {status:?}"),
+        )),
     }
 }
 

@@ -9,8 +9,7 @@ use diesel::prelude::*;
 use diesel::query_builder::AstPass;
 use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
 use domain::operation::{
-    Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
-    ProviderState, State,
+    DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart, ProviderState,
 };
 use domain::signature::Fingerprint;
 use domain::{
@@ -294,7 +293,7 @@ impl diesel::query_builder::Query for InsertMany<'_> {
 impl RunQueryDsl<diesel::pg::PgConnection> for InsertMany<'_> {}
 
 /// A stored URL, as it was accepted (the rules of the day apply to requests, not to rows).
-fn url(text: Option<String>) -> Option<HttpUrl> {
+pub(super) fn url(text: Option<String>) -> Option<HttpUrl> {
     text.map(HttpUrl::from_stored)
 }
 
@@ -304,34 +303,6 @@ fn from_json<T: serde::de::DeserializeOwned>(
 ) -> anyhow::Result<Option<T>> {
     text.map(|t| serde_json::from_str(&t).map_err(|e| bad(column, e)))
         .transpose()
-}
-
-/// The stored status and decline as one state: a decline without its status, or a declined
-/// status without its decline, is corrupt.
-fn state(row_status: i16, code: Option<String>, message: Option<String>) -> anyhow::Result<State> {
-    let status = super::status("operations.status", row_status)?;
-    let decline = match (code, message) {
-        (None, None) => None,
-        (Some(code), Some(message)) => Some(Decline {
-            code: DeclineCode::from_stored(&code),
-            message,
-        }),
-        _ => {
-            return Err(bad(
-                "operations.error_code",
-                "error code and message must come together",
-            ))
-        }
-    };
-    match (status, decline) {
-        (domain::Status::Processing, None) => Ok(State::Processing),
-        (domain::Status::Approved, None) => Ok(State::Approved),
-        (domain::Status::Declined, Some(decline)) => Ok(State::Declined(decline)),
-        (status, _) => Err(bad(
-            "operations.error_code",
-            format!("an error code goes with Declined and only with it, not with {status:?}"),
-        )),
-    }
 }
 
 /// The domain operation and its stored fingerprint.
@@ -385,7 +356,7 @@ pub(crate) fn operation_from_row(
             due_at: row.due_at.map(Timestamp::from_millis),
         }),
     };
-    let state = state(row.status, row.error_code, row.error_message)?;
+    let state = super::state("operations", row.status, row.error_code, row.error_message)?;
     let operation =
         Operation::restore(opening, part, state, Timestamp::from_millis(row.updated_at))
             .map_err(|e| bad("operations.method", e))?;

@@ -1,12 +1,13 @@
-//! The `OperationStore` port and the writes it is made of.
+//! The `OperationStore` and `RefundStore` ports and the writes they are made of.
 
 mod attempts;
 mod batched;
 mod money;
 mod operations;
+mod refunds;
 mod single;
 
-pub(crate) use money::{apply_move, ledger_sums, queue_callback};
+pub(crate) use money::{apply_move, ledger_sums, queue_callback, queue_refund_callback};
 
 use domain::ports::{InsertError, NewOperation};
 

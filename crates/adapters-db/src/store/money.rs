@@ -3,8 +3,9 @@
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Text};
-use domain::callback::QueuedCallback;
+use domain::callback::{QueuedCallback, RefundCallback};
 use domain::ledger::BalanceMove;
+use domain::Direction;
 
 use crate::conn::DbConn;
 use crate::schema::ledger;
@@ -33,6 +34,7 @@ pub(crate) fn apply_move<E>(
             ledger::available_delta.eq(da),
             ledger::held_delta.eq(dh),
             ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
+            ledger::refund_id.eq(mv.refund_id.map(|id| id.to_string())),
             ledger::created_at.eq(mv.at.millis()),
         ))
         .execute(conn)?;
@@ -71,32 +73,86 @@ pub(crate) fn apply_move<E>(
     Ok(())
 }
 
-/// Queues a callback for delivery, due at once, inside the caller's transaction.
+/// A callback row about to be queued: an operation's own (keyed by the operation's id) or a
+/// refund's (keyed by the refund's id, beside its deposit's).
+struct Queued<'a> {
+    key: String,
+    operation_id: String,
+    refund_id: Option<String>,
+    merchant_id: &'a str,
+    direction: &'static str,
+    url: &'a str,
+    body: &'a str,
+    at: i64,
+}
+
+/// Writes `queued` to the outbox, pending and due at once, inside the caller's transaction.
+fn queue<E>(conn: &mut DbConn, queued: Queued<'_>) -> Result<(), TxError<E>> {
+    use crate::schema::callback_outbox::dsl::*;
+    diesel::insert_into(callback_outbox)
+        .values((
+            id.eq(&queued.key),
+            operation_id.eq(&queued.operation_id),
+            refund_id.eq(&queued.refund_id),
+            merchant_id.eq(queued.merchant_id),
+            direction.eq(queued.direction),
+            url.eq(queued.url),
+            body.eq(queued.body),
+            state.eq("pending"),
+            attempts.eq(0),
+            failures_in_run.eq(0),
+            next_attempt_at.eq(Some(queued.at)),
+            lease_owner.eq(None::<String>),
+            lease_until.eq(None::<i64>),
+            last_error.eq(None::<String>),
+            created_at.eq(queued.at),
+            updated_at.eq(queued.at),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Queues an operation's callback for delivery, due at once, inside the caller's transaction.
 pub(crate) fn queue_callback<E>(
     conn: &mut DbConn,
     callback: &QueuedCallback,
 ) -> Result<(), TxError<E>> {
-    use crate::schema::callback_outbox::dsl::*;
-    let now = callback.queued_at.millis();
-    diesel::insert_into(callback_outbox)
-        .values((
-            operation_id.eq(callback.operation_id.to_string()),
-            merchant_id.eq(callback.merchant_id.as_str()),
-            direction.eq(callback.direction.as_str()),
-            url.eq(callback.url.as_str()),
-            body.eq(callback.body.as_str()),
-            state.eq("pending"),
-            attempts.eq(0),
-            failures_in_run.eq(0),
-            next_attempt_at.eq(Some(now)),
-            lease_owner.eq(None::<String>),
-            lease_until.eq(None::<i64>),
-            last_error.eq(None::<String>),
-            created_at.eq(now),
-            updated_at.eq(now),
-        ))
-        .execute(conn)?;
-    Ok(())
+    let key = callback.operation_id.to_string();
+    queue(
+        conn,
+        Queued {
+            operation_id: key.clone(),
+            key,
+            refund_id: None,
+            merchant_id: callback.merchant_id.as_str(),
+            direction: callback.direction.as_str(),
+            url: callback.url.as_str(),
+            body: &callback.body,
+            at: callback.queued_at.millis(),
+        },
+    )
+}
+
+/// Queues a refund's callback beside its deposit's, due at once, inside the caller's
+/// transaction. It goes out as the deposit's direction (signed with the deposit secret).
+pub(crate) fn queue_refund_callback<E>(
+    conn: &mut DbConn,
+    callback: &RefundCallback,
+) -> Result<(), TxError<E>> {
+    let key = callback.refund_id.to_string();
+    queue(
+        conn,
+        Queued {
+            refund_id: Some(key.clone()),
+            key,
+            operation_id: callback.operation_id.to_string(),
+            merchant_id: callback.merchant_id.as_str(),
+            direction: Direction::Deposit.as_str(),
+            url: callback.url.as_str(),
+            body: &callback.body,
+            at: callback.queued_at.millis(),
+        },
+    )
 }
 
 /// One merchant and currency: its balance row (zeros if none) and the sums of its ledger.

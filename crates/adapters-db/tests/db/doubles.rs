@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use domain::operation::{Action, Decline, DeclineCode, Operation, ProviderState};
 use domain::operator::Operator;
 use domain::ports::{DepositStart, PaymentProvider, PayoutStart, ProviderError, ProviderVerdict};
+use domain::refund::Refund;
 use domain::route::Route;
 use domain::service::{Gateway, Ports};
 use domain::{Timestamp, WithdrawalRequisites};
@@ -17,6 +18,7 @@ pub fn gateway(db: &Database) -> Gateway {
     let db = Arc::new(db.clone());
     Gateway::new(Ports {
         store: db.clone(),
+        refunds: db.clone(),
         merchants: db.clone(),
         routes: db.clone(),
         provider: Arc::new(TestProvider),
@@ -104,5 +106,24 @@ impl PaymentProvider for TestProvider {
 
     async fn check_code(&self, _: &Operation, code: &str) -> Result<bool, ProviderError> {
         Ok(code == "0000")
+    }
+
+    /// Settles a minute after it was made.
+    async fn start_refund(&self, refund: &Refund) -> Result<Timestamp, ProviderError> {
+        Ok(refund.created_at.plus_seconds(60))
+    }
+
+    /// Approves, except amounts ending in 05, which it declines.
+    async fn poll_refund(
+        &self,
+        refund: &Refund,
+        _: Timestamp,
+    ) -> Result<ProviderVerdict, ProviderError> {
+        if refund.amount.minor() % 100 == 5 {
+            return Ok(ProviderVerdict::Decline(Decline::new(
+                DeclineCode::ProviderDeclined,
+            )));
+        }
+        Ok(ProviderVerdict::Approve)
     }
 }

@@ -12,6 +12,7 @@ use tokio::sync::Barrier;
 
 pub use crate::doubles::{gateway, operator};
 pub use crate::fixtures::*;
+pub use crate::refund_fixtures::*;
 
 /// One test's database: a temp SQLite file, or a fresh PostgreSQL database dropped afterwards.
 pub struct TestDb {

@@ -19,6 +19,7 @@ fn attempt(
 ) -> CallbackAttempt {
     CallbackAttempt {
         operation_id: claimed.operation_id,
+        refund_id: claimed.refund_id,
         attempt: claimed.attempt,
         at,
         duration_ms: 12,
@@ -179,15 +180,19 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         );
         assert!(claim_at("w", 999).await.is_empty());
 
-        assert!(t.db.retry(id, at.plus_seconds(20)).await.expect("retry"));
+        assert!(t
+            .db
+            .retry(id.as_uuid(), at.plus_seconds(20))
+            .await
+            .expect("retry"));
         assert!(!t
             .db
-            .retry(id, at.plus_seconds(20))
+            .retry(id.as_uuid(), at.plus_seconds(20))
             .await
             .expect("retry twice"));
         assert!(!t
             .db
-            .retry(OperationId::from_uuid(uuid::Uuid::new_v4()), at)
+            .retry(uuid::Uuid::new_v4(), at)
             .await
             .expect("retry unknown"));
         assert!(t.db.list(true, 10).await.expect("list failed").is_empty());

@@ -790,11 +790,13 @@ mod story {
             available: -25_000,
             held: 25_000,
             at: now(),
+            refund_id: None,
         }
     }
 
     fn delivered() -> CallbackDelivery {
         CallbackDelivery {
+            refund_id: None,
             url: "https://shop.example/cb".into(),
             state: CallbackState::Delivered,
             attempts: 1,
@@ -804,6 +806,7 @@ mod story {
             updated_at: now(),
             deliveries: vec![CallbackAttempt {
                 operation_id: id(7),
+                refund_id: None,
                 attempt: 1,
                 at: now(),
                 duration_ms: 9,
