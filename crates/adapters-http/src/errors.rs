@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use domain::service::{CompleteError, CreateError, NotificationError, ReadError, StepError};
+use domain::service::{
+    CancelError, CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
+};
 use domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 
@@ -38,6 +40,8 @@ pub enum ApiError {
     NoRouteFound,
     #[error("the available balance is lower than the amount")]
     InsufficientBalance,
+    #[error("the refunds of this deposit would exceed its amount")]
+    RefundExceedsAmount,
     #[error("wrong confirmation code")]
     InvalidCode,
     /// The merchant's rate limit was exceeded; retry after this many seconds.
@@ -89,6 +93,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => "UnsupportedMediaType",
             ApiError::NoRouteFound => "NoRouteFound",
             ApiError::InsufficientBalance => "InsufficientBalance",
+            ApiError::RefundExceedsAmount => "RefundExceedsAmount",
             ApiError::InvalidCode => "InvalidCode",
             ApiError::TooManyRequests { .. } => "TooManyRequests",
             ApiError::Unavailable(_) => "ServiceUnavailable",
@@ -101,7 +106,7 @@ impl ApiError {
         let message: Cow<'_, str> = match self {
             ApiError::BadBody(message) => Cow::Borrowed(message),
             ApiError::Unavailable(_) => Cow::Borrowed(
-                "the service is temporarily unavailable; retry with the same merchantOperationId",
+                "the service is temporarily unavailable; retry with the same merchantOperationId or merchantRefundId",
             ),
             ApiError::Internal(_) => Cow::Owned(format!(
                 "internal error; correlation id {}",
@@ -144,9 +149,10 @@ impl ResponseError for ApiError {
             ApiError::DuplicateOperation | ApiError::InvalidState => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::NoRouteFound | ApiError::InsufficientBalance | ApiError::InvalidCode => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            ApiError::NoRouteFound
+            | ApiError::InsufficientBalance
+            | ApiError::RefundExceedsAmount
+            | ApiError::InvalidCode => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -227,6 +233,36 @@ impl From<CompleteError> for ApiError {
             CompleteError::InvalidState => ApiError::InvalidState,
             CompleteError::Unavailable(why) => ApiError::Unavailable(why),
             CompleteError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<RefundError> for ApiError {
+    fn from(error: RefundError) -> Self {
+        match error {
+            RefundError::NotFound => ApiError::NotFound,
+            RefundError::DuplicateRefund => ApiError::DuplicateOperation,
+            RefundError::InvalidState => ApiError::InvalidState,
+            RefundError::ExceedsAmount => ApiError::RefundExceedsAmount,
+            RefundError::InsufficientBalance => ApiError::InsufficientBalance,
+            RefundError::Unavailable(why) => ApiError::Unavailable(why),
+            RefundError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<CancelError> for ApiError {
+    fn from(error: CancelError) -> Self {
+        match error {
+            CancelError::NotFound => ApiError::NotFound,
+            CancelError::Final(_) => ApiError::InvalidState,
+            // The acquirer's cancel failed or its answer is unknown: nothing changed.
+            CancelError::Unavailable(why) => ApiError::Unavailable(why.into()),
+            // The merchant's cancel sends only acquirer operations to their provider.
+            CancelError::NotAtAcquirer => ApiError::Internal(anyhow::anyhow!(
+                "a merchant's cancel reached an operation that is not at an acquirer"
+            )),
+            CancelError::Complete(e) => e.into(),
         }
     }
 }

@@ -36,13 +36,15 @@ pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 
 /// The read shape of `operation` (docs/api.md, "Creation and read shapes"): exactly the
 /// `data` that `GET /api/v1/deposits/{id}` or `GET /api/v1/withdrawals/{id}` answers, with
-/// `lifetime` counted at `now`. For other tools that show operations (the CLI's
-/// `operation show`), so what they show never differs from the API.
+/// `lifetime` counted at `now`. `refunds` are the operation's refunds, oldest first
+/// (`Gateway::refunds_of`; none for a withdrawal). For other tools that show operations (the
+/// CLI's `operation show`), so what they show never differs from the API.
 pub fn read_shape(
     operation: &domain::operation::Operation,
+    refunds: &[domain::refund::Refund],
     now: domain::Timestamp,
 ) -> Result<serde_json::Value, serde_json::Error> {
-    serde_json::to_value(dto::view::OperationView::read(operation, now))
+    serde_json::to_value(dto::view::OperationView::read(operation, refunds, now))
 }
 
 /// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).

@@ -3,16 +3,18 @@
 use std::sync::Arc;
 
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operation::{Action, Operation};
+use domain::operation::{Action, Operation, State};
 use domain::ports::{
     MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
-    MockRouteTable,
+    MockRefundStore, MockRouteTable,
 };
+use domain::refund::Refund;
 use domain::route::{Flow, Route};
 use domain::service::{Gateway, Ports};
 use domain::testkit::OperationBuilder;
 use domain::{
-    Currency, Direction, KeptObject, MerchantId, OperationId, PaymentMethod, Status, Timestamp,
+    Amount, Currency, Direction, KeptObject, MerchantId, OperationId, PaymentMethod, RefundId,
+    Status, Timestamp,
 };
 use uuid::Uuid;
 
@@ -50,6 +52,35 @@ fn operation(direction: Direction, method: PaymentMethod, status: Status) -> Ope
         .merchant(MERCHANT)
         .status(status)
         .created(now())
+}
+
+/// The id of refund number `n` (of [`refund`]).
+pub fn refund_id(n: u128) -> RefundId {
+    RefundId::from_uuid(Uuid::from_u128(
+        0x7e5d_0000_0000_4000_8000_0000_0000_0000 + n,
+    ))
+}
+
+/// Refund number `n` of `minor` units of [`deposit`]'s operation: processing at the sandbox,
+/// created `n` seconds after [`now`], without merchantRefundId.
+pub fn refund(n: u128, minor: i64) -> Refund {
+    let at = now().plus_seconds(n as i64);
+    Refund {
+        id: refund_id(n),
+        operation_id: op_id(),
+        merchant_id: MerchantId::parse(MERCHANT).expect("valid"),
+        merchant_refund_id: None,
+        amount: Amount::from_minor(minor).expect("positive"),
+        currency: Currency::RUB,
+        state: State::Processing,
+        callback_url: None,
+        provider: "sandbox".into(),
+        acquirer_id: None,
+        check_at: Some(at.plus_seconds(5)),
+        unknown_since: None,
+        created_at: at,
+        updated_at: at,
+    }
 }
 
 /// A card deposit with `status` and `action`.
@@ -106,9 +137,10 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// The mocks a test gateway runs on: the merchant directory knows [`merchant`], the clock
-/// says [`now`], ids are [`op_id`]; everything else is up to the test.
+/// says [`now`], ids are [`op_id`] and [`refund_id`]`(1)`; everything else is up to the test.
 pub struct Mocks {
     pub store: MockOperationStore,
+    pub refunds: MockRefundStore,
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
     pub provider: MockPaymentProvider,
@@ -124,6 +156,7 @@ impl Mocks {
         routes.expect_routes().returning(|| Ok(self::routes()));
         Self {
             store: MockOperationStore::new(),
+            refunds: MockRefundStore::new(),
             merchants,
             routes,
             provider: MockPaymentProvider::new(),
@@ -135,8 +168,10 @@ impl Mocks {
         clock.expect_now().returning(now);
         let mut ids = MockIdGenerator::new();
         ids.expect_operation_id().returning(op_id);
+        ids.expect_refund_id().returning(|| refund_id(1));
         Gateway::new(Ports {
             store: Arc::new(self.store),
+            refunds: Arc::new(self.refunds),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             provider: Arc::new(self.provider),

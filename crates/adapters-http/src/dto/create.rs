@@ -65,7 +65,7 @@ fn read<T>(
 }
 
 /// A string field; absent and `null` are `None`, another type is an error.
-fn string<'a>(
+pub(crate) fn string<'a>(
     body: &'a Map<String, Value>,
     key: &str,
     errors: &mut ValidationErrors,

@@ -3,5 +3,6 @@
 
 pub mod create;
 pub mod notification;
+pub mod refund;
 pub mod steps;
 pub mod view;

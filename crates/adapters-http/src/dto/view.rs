@@ -3,8 +3,11 @@
 
 use domain::ledger::Balance;
 use domain::operation::{Action, InputField, InstructionStep, Operation, SelectOption};
+use domain::refund::{refunded_minor, Refund};
 use domain::{format_minor, Direction, KeptObject, Status, Timestamp};
 use serde::Serialize;
+
+use super::refund::RefundView;
 
 /// The status number the API answers with: 1 approved, 2 declined, 3 processing.
 pub fn status_number(status: Status) -> i16 {
@@ -57,6 +60,12 @@ pub struct OperationView<'a> {
     created_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     updated_at: Option<String>,
+    /// A deposit's read shape only: the sum of its approved refunds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refunded_amount: Option<String>,
+    /// A deposit's read shape only: every refund, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refunds: Option<Vec<RefundView<'a>>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -147,6 +156,8 @@ impl<'a> OperationView<'a> {
             user_id: None,
             created_at: None,
             updated_at: None,
+            refunded_amount: None,
+            refunds: None,
         };
         if op.direction() == Direction::Deposit && !op.status().is_final() {
             if let Some(action) = op.action() {
@@ -157,16 +168,22 @@ impl<'a> OperationView<'a> {
     }
 
     /// The read (and replay) answer: the creation answer plus merchantOperationId,
-    /// paymentMethod, userId, createdAt, updatedAt, and a withdrawal's masked requisites.
-    pub fn read(op: &'a Operation, now: Timestamp) -> Self {
+    /// paymentMethod, userId, createdAt, updatedAt, a deposit's `refundedAmount` and
+    /// `refunds` (`refunds`: the deposit's, oldest first), and a withdrawal's masked
+    /// requisites.
+    pub fn read(op: &'a Operation, refunds: &'a [Refund], now: Timestamp) -> Self {
         let mut view = Self::creation(op, now);
         view.merchant_operation_id = op.merchant_operation_id().map(|m| m.as_str());
         view.payment_method = Some(op.method().as_str());
         view.user_id = Some(op.user_id().as_str());
         view.created_at = Some(op.created_at().to_rfc3339());
         view.updated_at = Some(op.updated_at().to_rfc3339());
-        if op.direction() == Direction::Withdrawal {
-            view.requisites = op.requisites();
+        match op.direction() {
+            Direction::Deposit => {
+                view.refunded_amount = Some(format_minor(refunded_minor(refunds)));
+                view.refunds = Some(refunds.iter().map(RefundView::new).collect());
+            }
+            Direction::Withdrawal => view.requisites = op.requisites(),
         }
         view
     }

@@ -1,6 +1,6 @@
 use super::*;
-use crate::test_support::{deposit, deposit_builder, now, withdrawal};
-use domain::operation::{Decline, DeclineCode};
+use crate::test_support::{deposit, deposit_builder, now, refund, withdrawal};
+use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::{Currency, Status};
 use serde_json::{json, Value};
 
@@ -103,7 +103,7 @@ fn a_final_deposit_shows_no_action_and_a_decline_shows_its_code() {
 #[test]
 fn reads_add_the_read_fields_and_omit_absent_ones() {
     let op = deposit(Status::Approved, None);
-    let view = to_json(&OperationView::read(&op, now()));
+    let view = to_json(&OperationView::read(&op, &[], now()));
     let keys: Vec<&str> = view
         .as_object()
         .expect("object")
@@ -118,13 +118,68 @@ fn reads_add_the_read_fields_and_omit_absent_ones() {
             "currency",
             "operationId",
             "paymentMethod",
+            "refundedAmount",
+            "refunds",
             "status",
             "updatedAt",
             "userId"
         ]
     );
     assert_eq!(view["createdAt"], json!("2026-11-21T10:00:00Z"));
+    assert_eq!(view["refundedAmount"], json!("0.00"));
+    assert_eq!(view["refunds"], json!([]));
     assert!(!view.to_string().contains("null"));
+}
+
+#[test]
+fn a_deposit_read_sums_its_approved_refunds_and_lists_them_all_in_order() {
+    let op = deposit(Status::Approved, None);
+    let approved = |n, minor| {
+        refund(n, minor)
+            .finish(&Outcome::Approve, now().plus_seconds(60))
+            .expect("processing")
+    };
+    let declined = refund(2, 500)
+        .finish(
+            &Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined)),
+            now().plus_seconds(60),
+        )
+        .expect("processing");
+    let refunds = [
+        approved(1, 3_000),
+        declined,
+        refund(3, 700),
+        approved(4, 1_050),
+    ];
+    let view = to_json(&OperationView::read(&op, &refunds, now()));
+    assert_eq!(view["refundedAmount"], json!("40.50"));
+    let amounts: Vec<&Value> = view["refunds"]
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|r| &r["amount"])
+        .collect();
+    assert_eq!(
+        amounts,
+        [
+            &json!("30.00"),
+            &json!("5.00"),
+            &json!("7.00"),
+            &json!("10.50")
+        ]
+    );
+    assert_eq!(view["refunds"][1]["errorCode"], json!("ProviderDeclined"));
+    assert_eq!(view["refunds"][2]["status"], json!(3));
+}
+
+#[test]
+fn creations_and_withdrawals_carry_no_refund_fields() {
+    let op = deposit(Status::Approved, None);
+    let creation = to_json(&OperationView::creation(&op, now()));
+    assert!(creation.get("refunds").is_none() && creation.get("refundedAmount").is_none());
+    let payout = withdrawal(Status::Approved);
+    let read = to_json(&OperationView::read(&payout, &[], now()));
+    assert!(read.get("refunds").is_none() && read.get("refundedAmount").is_none());
 }
 
 #[test]
@@ -132,7 +187,7 @@ fn a_withdrawal_read_carries_its_masked_requisites() {
     let op = withdrawal(Status::Processing);
     let creation = to_json(&OperationView::creation(&op, now()));
     assert!(creation.get("requisites").is_none());
-    let read = to_json(&OperationView::read(&op, now()));
+    let read = to_json(&OperationView::read(&op, &[], now()));
     assert_eq!(read["requisites"]["pan"], json!("424242******4242"));
     assert_eq!(read["merchantOperationId"], json!("order-1"));
     assert_eq!(read["paymentMethod"], json!("card"));
@@ -156,8 +211,14 @@ fn balances_are_two_digit_strings() {
 #[test]
 fn the_public_read_shape_is_the_read_answer() {
     let op = withdrawal(Status::Approved);
-    let shape = crate::read_shape(&op, now()).expect("serializable");
-    assert_eq!(shape, to_json(&OperationView::read(&op, now())));
+    let shape = crate::read_shape(&op, &[], now()).expect("serializable");
+    assert_eq!(shape, to_json(&OperationView::read(&op, &[], now())));
     assert_eq!(shape["operationId"], json!(op.id().to_string()));
     assert!(shape["requisites"].is_object(), "{shape}");
+
+    let op = deposit(Status::Approved, None);
+    let refunds = [refund(1, 3_000)];
+    let shape = crate::read_shape(&op, &refunds, now()).expect("serializable");
+    assert_eq!(shape, to_json(&OperationView::read(&op, &refunds, now())));
+    assert_eq!(shape["refunds"][0]["amount"], json!("30.00"), "{shape}");
 }

@@ -9,7 +9,6 @@ use domain::OperationId;
 use serde_json::{Map, Value};
 
 use crate::body::json_bytes;
-use crate::dto::view::{Data, OperationView};
 use crate::errors::ApiError;
 use crate::json::parse_object;
 
@@ -46,10 +45,7 @@ pub async fn complete(
         status = op.status().name(),
         "sandbox completed an operation"
     );
-    let now = gateway.clock().now();
-    Ok(HttpResponse::Ok().json(Data {
-        data: OperationView::read(&op, now),
-    }))
+    crate::routes::read_answer(&gateway, &op).await
 }
 
 #[cfg(test)]

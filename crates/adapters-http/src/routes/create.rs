@@ -5,7 +5,7 @@ use domain::service::Created;
 use domain::Direction;
 use tracing::Instrument;
 
-use super::{ok, Kind};
+use super::{ok, read_answer, Kind};
 use crate::auth::authenticate;
 use crate::body::json_bytes;
 use crate::dto::{create, view::OperationView};
@@ -57,16 +57,15 @@ async fn create_operation(
     let created = creation.await.map_err(|failed| {
         ApiError::Internal(anyhow::anyhow!("the creation task failed: {failed}"))
     })??;
-    Ok(answer(state, &created))
+    answer(state, &created).await
 }
 
 /// A new operation answers the creation shape; a replay answers the read shape.
-fn answer(state: &HttpState, created: &Created) -> HttpResponse {
-    let now = state.gateway().clock().now();
+async fn answer(state: &HttpState, created: &Created) -> Result<HttpResponse, ApiError> {
     if created.replayed {
-        ok(OperationView::read(&created.operation, now))
-    } else {
-        state.metrics().operation_created(&created.operation);
-        ok(OperationView::creation(&created.operation, now))
+        return read_answer(state.gateway(), &created.operation).await;
     }
+    state.metrics().operation_created(&created.operation);
+    let now = state.gateway().clock().now();
+    Ok(ok(OperationView::creation(&created.operation, now)))
 }

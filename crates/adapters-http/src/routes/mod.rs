@@ -4,18 +4,28 @@
 //! middleware turns into the contract's JSON; unknown paths get [`not_found`].
 
 mod balance;
+mod cancel;
 mod create;
 mod notifications;
 mod ops;
 mod read;
+mod refunds;
 mod steps;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::merchant::Merchant;
+use domain::operation::Operation;
+use domain::service::Gateway;
 use domain::{Direction, OperationId};
 use serde::Serialize;
+use serde_json::{Map, Value};
 
+use crate::auth::authenticate;
+use crate::body::json_bytes;
 use crate::dto::view::{Data, OperationView};
 use crate::errors::ApiError;
+use crate::json::parse_object;
+use crate::state::HttpState;
 
 /// The operations one path prefix serves: deposits or withdrawals.
 pub trait Kind: 'static {
@@ -36,16 +46,18 @@ impl Kind for Withdrawals {
     const DIRECTION: Direction = Direction::Withdrawal;
 }
 
-/// Mounts `/api/v1/{prefix}` (create, look up by merchantOperationId) and
-/// `/api/v1/{prefix}/{id}` (read) for one kind.
+/// Mounts `/api/v1/{prefix}` (create, look up by merchantOperationId),
+/// `/api/v1/{prefix}/{id}` (read) and `/api/v1/{prefix}/{id}/cancel` for one kind.
 fn operations<K: Kind>(cfg: &mut web::ServiceConfig, prefix: &str) {
     cfg.service(
         web::resource(format!("/api/v1/{prefix}"))
             .route(web::post().to(create::create::<K>))
             .route(web::get().to(read::by_reference::<K>)),
     )
+    .service(web::resource(format!("/api/v1/{prefix}/{{id}}")).route(web::get().to(read::one::<K>)))
     .service(
-        web::resource(format!("/api/v1/{prefix}/{{id}}")).route(web::get().to(read::one::<K>)),
+        web::resource(format!("/api/v1/{prefix}/{{id}}/cancel"))
+            .route(web::post().to(cancel::cancel::<K>)),
     );
 }
 
@@ -56,6 +68,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/api/v1/deposits/{id}/input").route(web::post().to(steps::input)))
         .service(
             web::resource("/api/v1/deposits/{id}/confirm").route(web::post().to(steps::confirm)),
+        )
+        .service(
+            web::resource("/api/v1/deposits/{id}/refunds").route(web::post().to(refunds::create)),
+        )
+        .service(
+            web::resource("/api/v1/deposits/{id}/refunds/{refund_id}")
+                .route(web::get().to(refunds::one)),
         )
         .service(web::resource("/api/v1/balance").route(web::get().to(balance::balance)))
         .service(
@@ -77,19 +96,33 @@ fn ok<T: Serialize>(data: T) -> HttpResponse {
     HttpResponse::Ok().json(Data { data })
 }
 
-/// `200` with the read shape of `operation` (its `lifetime` as of the gateway's clock now).
-fn read_answer(
-    state: &crate::state::HttpState,
-    operation: &domain::operation::Operation,
-) -> HttpResponse {
-    ok(OperationView::read(
-        operation,
-        state.gateway().clock().now(),
-    ))
+/// `200` with the read shape of `operation`: a deposit's with its refunds, `lifetime` as of
+/// the gateway's clock now.
+pub(crate) async fn read_answer(
+    gateway: &Gateway,
+    operation: &Operation,
+) -> Result<HttpResponse, ApiError> {
+    let refunds = gateway.refunds_of(operation).await?;
+    let now = gateway.clock().now();
+    Ok(ok(OperationView::read(operation, &refunds, now)))
+}
+
+/// The JSON body of a POST with the merchant who signed it with its secret for `direction`:
+/// content type and size (415, 413), signature and rate limit (401, 429), then one JSON
+/// object (400).
+async fn signed_object(
+    state: &HttpState,
+    req: &HttpRequest,
+    payload: web::Payload,
+    direction: Direction,
+) -> Result<(Merchant, Map<String, Value>), ApiError> {
+    let body = json_bytes(req, payload).await?;
+    let merchant = authenticate(state, req, direction, &body).await?;
+    Ok((merchant, parse_object(&body)?))
 }
 
 /// The `{id}` of the path; a malformed one names no operation.
-fn path_id(req: &actix_web::HttpRequest) -> Result<OperationId, ApiError> {
+fn path_id(req: &HttpRequest) -> Result<OperationId, ApiError> {
     req.match_info()
         .get("id")
         .and_then(|text| OperationId::parse(text).ok())

@@ -33,7 +33,7 @@ async fn by_id(
     let merchant = authenticate(state, req, direction, signed_target(req).as_bytes()).await?;
     let id = path_id(req)?;
     let operation = state.gateway().read(&merchant, direction, id).await?;
-    Ok(read_answer(state, &operation))
+    read_answer(state.gateway(), &operation).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,5 +60,5 @@ async fn by_merchant_operation_id(
         .gateway()
         .read_by_merchant_operation_id(&merchant, direction, &moid)
         .await?;
-    Ok(read_answer(state, &operation))
+    read_answer(state.gateway(), &operation).await
 }

@@ -1,7 +1,10 @@
 //! In-process tests of the whole app (edge middleware, routes, errors) on mock ports.
 
+mod cancel;
 mod checks;
 mod flows;
+mod read_shapes;
+mod refunds;
 
 use actix_web::body::{to_bytes, MessageBody};
 use actix_web::dev::{Service, ServiceResponse};

@@ -11,5 +11,6 @@ mod hostile;
 mod idempotency;
 mod methods;
 mod openapi;
+mod refunds;
 mod requisites;
 mod steps;

@@ -15,6 +15,7 @@ mod callbacks;
 mod coverage;
 mod flows;
 mod operations;
+mod refunds;
 mod refusals;
 mod spec;
 
@@ -137,6 +138,19 @@ async fn the_server_answers_as_docs_openapi_yaml_says() {
         callbacks::callbacks_are_sent_as_documented(&api).await;
     })
     .await;
+    each_backend(setup(0, None), |app| async move {
+        refunds::refunds(&Checked { app: &app, spec }).await;
+    })
+    .await;
+    // Payouts that settle long after the test, so that one can be canceled.
+    let slow = Setup {
+        settle: Some(std::time::Duration::from_secs(600)),
+        ..setup(0, None)
+    };
+    each_backend(slow, |app| async move {
+        refunds::cancels(&Checked { app: &app, spec }).await;
+    })
+    .await;
     spec.assert_all_reached();
 }
 
@@ -161,6 +175,7 @@ fn every_api_error() -> Vec<ApiError> {
         ApiError::UnsupportedMediaType,
         ApiError::NoRouteFound,
         ApiError::InsufficientBalance,
+        ApiError::RefundExceedsAmount,
         ApiError::InvalidCode,
         ApiError::TooManyRequests {
             retry_after_secs: 1,
@@ -182,6 +197,7 @@ fn every_api_error() -> Vec<ApiError> {
             | ApiError::UnsupportedMediaType
             | ApiError::NoRouteFound
             | ApiError::InsufficientBalance
+            | ApiError::RefundExceedsAmount
             | ApiError::InvalidCode
             | ApiError::TooManyRequests { .. }
             | ApiError::Unavailable(_)

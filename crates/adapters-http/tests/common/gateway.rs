@@ -8,7 +8,7 @@ use domain::ports::{Clock, PaymentProvider};
 use domain::service::{Gateway, Ports};
 use domain::testkit::RandomIds;
 
-/// The gateway on `db` (its operations, merchants, routes and acquirer records) with this
+/// The gateway on `db` (its operations, refunds, merchants, routes and acquirer records) with this
 /// sandbox provider and clock, random ids, and an acquirer that takes every payment and
 /// finishes none ([`domain::testkit::PendingAcquirer`]).
 pub fn gateway_on(
@@ -19,6 +19,7 @@ pub fn gateway_on(
     let store = Arc::new(db.clone());
     Gateway::new(Ports {
         store: store.clone(),
+        refunds: store.clone(),
         merchants: store.clone(),
         routes: store.clone(),
         provider,

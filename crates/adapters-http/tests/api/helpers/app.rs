@@ -127,7 +127,7 @@ impl TestApp {
         let address = format!("http://{}", listener.local_addr().expect("address"));
         let provider = Arc::new(SandboxProvider::new(SandboxConfig {
             public_url: address.clone(),
-            settle_after: SETTLE,
+            settle_after: setup.settle.unwrap_or(SETTLE),
         }));
         let gateway = gateway_on(&db, provider.clone(), Arc::new(WallClock));
         let ping = db.clone();

@@ -30,6 +30,8 @@ pub struct Setup {
     /// SBP deposits and payouts go to routes of an acquirer, [`OTHER_PROVIDER`], which takes
     /// every payment and finishes none (`domain::testkit::PendingAcquirer`).
     pub other_provider: bool,
+    /// How long sandbox payouts and refunds take to settle; [`SETTLE`] if `None`.
+    pub settle: Option<Duration>,
 }
 
 /// The provider of [`Setup::other_provider`]'s routes.

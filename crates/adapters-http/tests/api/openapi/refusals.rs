@@ -10,10 +10,10 @@ use crate::helpers::UNKNOWN_PATHS;
 
 const JSON: (&str, &str) = ("content-type", "application/json");
 
-/// `template` with a fresh UUID for its `{operationId}` and a value for each required query
-/// parameter of `method` on it.
+/// `template` with a fresh UUID for each of its ids (`{operationId}`, `{refundId}`) and a value
+/// for each required query parameter of `method` on it.
 fn concrete(api: &Checked<'_>, template: &str, method: &str) -> String {
-    let mut path = template.replace("{operationId}", &uuid::Uuid::new_v4().to_string());
+    let mut path = fresh_ids(template);
     let parameters = api.spec.operation(template, method)["parameters"].clone();
     for (index, _) in parameters.as_array().into_iter().flatten().enumerate() {
         let pointer = format!(
@@ -29,6 +29,15 @@ fn concrete(api: &Checked<'_>, template: &str, method: &str) -> String {
     path
 }
 
+/// `template` with a fresh UUID for each of its ids.
+fn fresh_ids(template: &str) -> String {
+    ["{operationId}", "{refundId}"]
+        .iter()
+        .fold(template.to_string(), |path, id| {
+            path.replace(id, &uuid::Uuid::new_v4().to_string())
+        })
+}
+
 /// Whether `method` on `template` needs the merchant's signature.
 fn signed(api: &Checked<'_>, template: &str, method: &str) -> bool {
     let own = &api.spec.operation(template, method)["security"];
@@ -38,7 +47,7 @@ fn signed(api: &Checked<'_>, template: &str, method: &str) -> bool {
 /// Unknown paths, undocumented methods on documented paths, and the operational endpoints.
 pub async fn outside_the_operations(api: &Checked<'_>) {
     for (template, methods) in api.spec.operations() {
-        let path = template.replace("{operationId}", &uuid::Uuid::new_v4().to_string());
+        let path = fresh_ids(&template);
         for method in [Method::PUT, Method::DELETE, Method::OPTIONS] {
             let name = method.as_str().to_ascii_lowercase();
             if !methods.contains(&name) {

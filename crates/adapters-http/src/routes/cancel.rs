@@ -1,0 +1,31 @@
+//! `POST /api/v1/deposits/{id}/cancel` and `POST /api/v1/withdrawals/{id}/cancel`: the
+//! merchant's cancel of an operation that has not happened yet.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use tracing::Instrument;
+
+use super::{path_id, read_answer, signed_object, Kind};
+use crate::dto::refund;
+use crate::errors::ApiError;
+use crate::state::HttpState;
+
+/// The body must be exactly `{}` (400 otherwise, before the operation is looked up); answers
+/// the read shape of the canceled operation.
+pub async fn cancel<K: Kind>(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let (merchant, body) = signed_object(&state, &req, payload, K::DIRECTION).await?;
+    refund::cancel(&body)?;
+    let id = path_id(&req)?;
+    let gateway = state.gateway().clone();
+    // An acquirer's cancel is applied even if the client goes away meanwhile.
+    let canceling = actix_web::rt::spawn(
+        async move { gateway.cancel(&merchant, K::DIRECTION, id).await }.in_current_span(),
+    );
+    let operation = canceling.await.map_err(|failed| {
+        ApiError::Internal(anyhow::anyhow!("the cancel task failed: {failed}"))
+    })??;
+    read_answer(state.gateway(), &operation).await
+}

@@ -1,0 +1,51 @@
+//! Refunds of a deposit: `POST /api/v1/deposits/{id}/refunds` and
+//! `GET /api/v1/deposits/{id}/refunds/{refundId}`, signed with the deposit secret.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::{Direction, RefundId};
+use tracing::Instrument;
+
+use super::{ok, path_id, signed_object};
+use crate::auth::{authenticate, signed_target};
+use crate::dto::refund::{self, RefundView};
+use crate::errors::ApiError;
+use crate::json::canonical;
+use crate::state::HttpState;
+
+/// `POST /api/v1/deposits/{id}/refunds`: a new refund and a replay both answer
+/// `{"data": Refund}`. The body is judged (400) before the deposit is looked up (404).
+pub async fn create(
+    state: web::Data<HttpState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let (merchant, body) = signed_object(&state, &req, payload, Direction::Deposit).await?;
+    let request = refund::request(&body)?;
+    let deposit = path_id(&req)?;
+    let signed = canonical(&body);
+    let gateway = state.gateway().clone();
+    // As a creation: once the refund is committed, its provider call and the recording of
+    // its answer go on even if the client goes away.
+    let refunding = actix_web::rt::spawn(
+        async move { gateway.refund(&merchant, deposit, request, &signed).await }.in_current_span(),
+    );
+    let created = refunding.await.map_err(|failed| {
+        ApiError::Internal(anyhow::anyhow!("the refund task failed: {failed}"))
+    })??;
+    Ok(ok(RefundView::new(&created.refund)))
+}
+
+/// `GET /api/v1/deposits/{id}/refunds/{refundId}`: one refund of the merchant's deposit; an
+/// unknown or malformed id of either is 404.
+pub async fn one(state: web::Data<HttpState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let target = signed_target(&req).as_bytes();
+    let merchant = authenticate(&state, &req, Direction::Deposit, target).await?;
+    let deposit = path_id(&req)?;
+    let id = req
+        .match_info()
+        .get("refund_id")
+        .and_then(|text| RefundId::parse(text).ok())
+        .ok_or(ApiError::NotFound)?;
+    let found = state.gateway().read_refund(&merchant, deposit, id).await?;
+    Ok(ok(RefundView::new(&found)))
+}
