@@ -45,6 +45,7 @@ mod tests {
     fn pending(failures_in_run: u32) -> PendingCallback {
         PendingCallback {
             operation_id: OperationId::from_uuid(uuid::Uuid::nil()),
+            refund_id: None,
             merchant_id: MerchantId::parse("m1").expect("valid"),
             direction: Direction::Deposit,
             url: "https://merchant.example/cb".into(),

@@ -60,7 +60,11 @@ async fn gives_up_after_the_schedule_and_an_operator_retry_continues_counting() 
     assert_eq!(attempt_headers(&env), ["1", "2", "3"]);
 
     env.receiver.set_status("/ok", 200);
-    assert!(env.outbox.retry(id, env.now()).await.expect("retry"));
+    assert!(env
+        .outbox
+        .retry(id.as_uuid(), env.now())
+        .await
+        .expect("retry"));
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
         .await;
     assert_eq!(attempt_headers(&env), ["1", "2", "3", "4"]);

@@ -41,8 +41,9 @@ async fn show_story(database: &Database, id: &str, json: bool) -> anyhow::Result
         eprintln!("error: no operation {id}");
         return Ok(ExitCode::from(EXIT_NOT_FOUND));
     };
+    let refunds = domain::ports::RefundStore::refunds_of(database, id).await?;
     if json {
-        print_json(&story_json(&story, SystemClock.now())?);
+        print_json(&story_json(&story, &refunds, SystemClock.now())?);
     } else {
         print_story(&story);
     }
@@ -51,8 +52,12 @@ async fn show_story(database: &Database, id: &str, json: bool) -> anyhow::Result
 
 /// The read shape of the API (the same code writes both) plus `attempts`, `ledger` and
 /// `callbacks`. Unlike the read shape, their fields are always present (`null` when unknown).
-fn story_json(story: &OperationStory, now: Timestamp) -> anyhow::Result<Value> {
-    let mut out = adapters_http::read_shape(&story.operation, now)?;
+fn story_json(
+    story: &OperationStory,
+    refunds: &[domain::refund::Refund],
+    now: Timestamp,
+) -> anyhow::Result<Value> {
+    let mut out = adapters_http::read_shape(&story.operation, refunds, now)?;
     let Value::Object(fields) = &mut out else {
         anyhow::bail!(
             "the read shape of {} is not an object",

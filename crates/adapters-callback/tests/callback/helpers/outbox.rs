@@ -124,6 +124,7 @@ impl CallbackOutbox for FakeOutbox {
                 row.lease = Some((owner.to_string(), lease_until));
                 PendingCallback {
                     operation_id: id,
+                    refund_id: None,
                     merchant_id: row.merchant_id.clone(),
                     direction: row.direction,
                     url: row.url.clone(),
@@ -179,9 +180,10 @@ impl CallbackOutbox for FakeOutbox {
         Ok(())
     }
 
-    async fn retry(&self, id: OperationId, now: Timestamp) -> Result<bool, StoreError> {
+    /// Operations' callbacks only: this outbox holds no refunds.
+    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError> {
         let mut rows = self.rows.lock().expect("outbox lock");
-        match rows.get_mut(&id) {
+        match rows.get_mut(&OperationId::from_uuid(id)) {
             Some(row) if row.state == CallbackState::Failed => {
                 row.state = CallbackState::Pending;
                 row.failures_in_run = 0;
@@ -200,6 +202,7 @@ impl CallbackOutbox for FakeOutbox {
             .map(|(id, r)| {
                 let status = CallbackStatus {
                     operation_id: *id,
+                    refund_id: None,
                     merchant_id: r.merchant_id.clone(),
                     url: r.url.clone(),
                     state: r.state,
