@@ -108,13 +108,13 @@ async fn refunds_end_to_end(db: TestDb) {
     assert_eq!(elsewhere.status, 409, "{}", elsewhere.body);
 
     // An amount ending in 05 settles declined, and its amount counts no more.
-    let declined = api.post(&path, &json!({"amount": "70.05"})).await;
+    let declined = api.post(&path, &json!({"amount": "60.05"})).await;
     assert_eq!(declined.status, 200, "{}", declined.body);
     let r2 = declined.body["data"]["refundId"]
         .as_str()
         .unwrap()
         .to_string();
-    let over = api.post(&path, &json!({"amount": "70.01"})).await;
+    let over = api.post(&path, &json!({"amount": "10.00"})).await;
     assert_eq!(over.status, 422, "{}", over.body);
     assert_eq!(over.body["errorCode"], "RefundExceedsAmount");
     let r2_final = final_refund(&api, &dep, &r2).await;
