@@ -85,7 +85,10 @@ async fn refunds_end_to_end(db: TestDb) {
     let body = json!({"amount": "30.00", "merchantRefundId": "r-1"});
     let first = api.post(&path, &body).await;
     assert_eq!(first.status, 200, "{}", first.body);
-    let r1 = first.body["data"]["refundId"].as_str().unwrap().to_string();
+    let r1 = first.body["data"]["refundId"]
+        .as_str()
+        .expect("present")
+        .to_string();
     assert_eq!(first.body["data"]["status"], 3);
     assert_eq!(first.body["data"]["operationId"], dep.as_str());
     assert_eq!(first.body["data"]["merchantRefundId"], "r-1");
@@ -112,7 +115,7 @@ async fn refunds_end_to_end(db: TestDb) {
     assert_eq!(declined.status, 200, "{}", declined.body);
     let r2 = declined.body["data"]["refundId"]
         .as_str()
-        .unwrap()
+        .expect("present")
         .to_string();
     let over = api.post(&path, &json!({"amount": "10.00"})).await;
     assert_eq!(over.status, 422, "{}", over.body);
@@ -139,8 +142,8 @@ async fn refunds_end_to_end(db: TestDb) {
     );
     for refund in [
         &r1,
-        r3.body["data"]["refundId"].as_str().unwrap(),
-        r4.body["data"]["refundId"].as_str().unwrap(),
+        r3.body["data"]["refundId"].as_str().expect("present"),
+        r4.body["data"]["refundId"].as_str().expect("present"),
     ] {
         assert_eq!(final_refund(&api, &dep, refund).await["status"], 1);
     }
@@ -149,7 +152,7 @@ async fn refunds_end_to_end(db: TestDb) {
     let read = api.get(&format!("/api/v1/deposits/{dep}")).await;
     let data = &read.body["data"];
     assert_eq!(data["refundedAmount"], "100.00", "{data}");
-    let refunds = data["refunds"].as_array().unwrap();
+    let refunds = data["refunds"].as_array().expect("present");
     assert_eq!(refunds.len(), 4, "{data}");
     assert_eq!(refunds[0]["refundId"], r1.as_str());
 
@@ -184,7 +187,9 @@ async fn refunds_end_to_end(db: TestDb) {
     );
 
     // Each final refund has its own callback, signed with the deposit secret.
-    receiver.wait_delivered(&[dep.clone()], DEADLINE).await;
+    receiver
+        .wait_delivered(std::slice::from_ref(&dep), DEADLINE)
+        .await;
     wait_until("four refund callbacks", DEADLINE, || {
         let n = refund_callbacks(&receiver).len();
         async move { (n >= 4, format!("{n} refund callbacks")) }
@@ -248,7 +253,7 @@ async fn concurrent_refunds(db: TestDb) {
         .collect();
     let mut ok = 0;
     for task in tasks {
-        let answer = task.await.unwrap();
+        let answer = task.await.expect("present");
         match answer.status {
             200 => ok += 1,
             422 => assert_eq!(answer.body["errorCode"], "RefundExceedsAmount"),
