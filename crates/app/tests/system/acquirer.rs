@@ -578,3 +578,90 @@ async fn a_gateway_killed_between_the_attempt_row_and_the_answer_is_finished_aft
     );
     gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
 }
+
+/// Waits until the refund `refund` of deposit `deposit` is final; its data.
+async fn final_refund(bench: &Bench, deposit: &str, refund: &str) -> Value {
+    let path = format!("/api/v1/deposits/{deposit}/refunds/{refund}");
+    let until = std::time::Instant::now() + DEADLINE;
+    loop {
+        let answer = bench.api.get(&path).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        if answer.body["data"]["status"] != 3 {
+            return answer.body["data"].clone();
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "refund not final: {}\n{}",
+            answer.body,
+            bench.gateway.log_text()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refunds_at_the_acquirer_are_sent_once_and_lost_answers_are_read() {
+    let bench = Bench::start(
+        TestDb::sqlite(),
+        &["--settle-ms", "300", "--hold-ms", "3000"],
+        &["--timeout", "1s"],
+        &[],
+    );
+    let created = bench.deposit("rf-1").await;
+    // From here no notification arrives: only the gateway's reads learn how refunds end.
+    let id = created["operationId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(bench.sim.complete_payin(&id, "confirm").await, 200);
+    assert_eq!(
+        bench.final_state(&deposit_path(&created)).await["status"],
+        1
+    );
+    bench.sim.faults(json!({"dropNotifyRate": 1.0})).await;
+    let refunds = format!("/api/v1/deposits/{id}/refunds");
+
+    // Answered: pending, then settled by the acquirer (its notification or a read).
+    let first = bench.api.post(&refunds, &json!({"amount": "50.00"})).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let r1 = first.body["data"]["refundId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // An answer held past the gateway's timeout: the refund stays 3 and is read, never resent.
+    bench.sim.faults(json!({"timeoutRate": 1.0})).await;
+    let second = bench.api.post(&refunds, &json!({"amount": "20.00"})).await;
+    bench.sim.faults(json!({"timeoutRate": 0.0})).await;
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(second.body["data"]["status"], 3, "{}", second.body);
+    let r2 = second.body["data"]["refundId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // Unreachable: a definite failure declines the refund and frees its amount.
+    bench.sim.faults(json!({"down": true})).await;
+    let third = bench.api.post(&refunds, &json!({"amount": "80.00"})).await;
+    bench.sim.faults(json!({"down": false})).await;
+    assert_eq!(third.status, 200, "{}", third.body);
+    assert_eq!(third.body["data"]["status"], 2, "{}", third.body);
+    assert_eq!(third.body["data"]["errorCode"], "ProviderUnavailable");
+
+    assert_eq!(final_refund(&bench, &id, &r1).await["status"], 1);
+    assert_eq!(final_refund(&bench, &id, &r2).await["status"], 1);
+    let stats = bench.sim.stats().await;
+    assert_eq!(stats["byReference"][&r1]["refunds"], 1, "{stats}");
+    assert_eq!(stats["byReference"][&r2]["refunds"], 1, "{stats}");
+    assert_eq!(stats["refunds"]["count"], 2, "{stats}");
+    let read = bench.api.get(&deposit_path(&created)).await;
+    assert_eq!(
+        read.body["data"]["refundedAmount"], "70.00",
+        "{}",
+        read.body
+    );
+    assert_eq!(
+        bench.api.balance().await,
+        ("100080.00".into(), "0.00".into()),
+        "150.00 in, 70.00 refunded"
+    );
+    gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
+}
