@@ -20,9 +20,17 @@ pub fn status_number(status: Status) -> i16 {
     }
 }
 
+/// `{"data": ...}`, the envelope of every callback body.
 #[derive(Serialize)]
-struct Body<'a> {
-    data: Data<'a>,
+struct Body<T> {
+    data: T,
+}
+
+impl<T: Serialize> Body<T> {
+    fn to_json(&self) -> String {
+        // Only strings and integers: writing them to a String cannot fail.
+        serde_json::to_string(self).unwrap_or_else(|_| unreachable!("plain JSON"))
+    }
 }
 
 /// The fields in alphabetical order: the order the body has always been written in.
@@ -67,14 +75,9 @@ struct RefundData<'a> {
     updated_at: String,
 }
 
-#[derive(Serialize)]
-struct RefundBody<'a> {
-    data: RefundData<'a>,
-}
-
 impl CallbackFormat for JsonCallbackFormat {
     fn refund_body(&self, data: &RefundCallbackData) -> String {
-        let body = RefundBody {
+        Body {
             data: RefundData {
                 amount: data.amount.to_string(),
                 currency: data.currency.as_str(),
@@ -87,13 +90,12 @@ impl CallbackFormat for JsonCallbackFormat {
                 kind: "refund",
                 updated_at: data.updated_at.to_rfc3339(),
             },
-        };
-        // Only strings and integers: writing them to a String cannot fail.
-        serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("plain JSON"))
+        }
+        .to_json()
     }
 
     fn body(&self, data: &CallbackData) -> String {
-        let body = Body {
+        Body {
             data: Data {
                 amount: data.amount.to_string(),
                 currency: data.currency.as_str(),
@@ -107,9 +109,8 @@ impl CallbackFormat for JsonCallbackFormat {
                 updated_at: data.updated_at.to_rfc3339(),
                 user_id: data.user_id.as_str(),
             },
-        };
-        // Only strings and integers: writing them to a String cannot fail.
-        serde_json::to_string(&body).unwrap_or_else(|_| unreachable!("plain JSON"))
+        }
+        .to_json()
     }
 }
 
@@ -199,5 +200,54 @@ mod tests {
         );
         assert!(data.values().all(|v| !v.is_null()));
         assert_eq!(body.as_object().unwrap().len(), 1, "only `data`");
+    }
+
+    #[test]
+    fn a_refund_callback_names_its_refund_and_deposit_and_leaves_out_what_it_lacks() {
+        use domain::callback::RefundCallbackData;
+        use domain::testkit::refund_id;
+        let declined = RefundCallbackData {
+            refund_id: refund_id(1),
+            merchant_refund_id: None,
+            operation_id: id(1),
+            status: Status::Declined,
+            amount: domain::Amount::from_minor(3_005).unwrap(),
+            currency: domain::Currency::RUB,
+            updated_at: T0,
+            decline: Some(Decline::new(DeclineCode::ProviderDeclined)),
+        };
+        let text = JsonCallbackFormat.refund_body(&declined);
+        let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let data = body["data"].as_object().unwrap();
+        let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "amount",
+                "currency",
+                "errorCode",
+                "errorMessage",
+                "operationId",
+                "refundId",
+                "status",
+                "type",
+                "updatedAt"
+            ]
+        );
+        assert_eq!(data["type"], "refund");
+        assert_eq!(data["refundId"], refund_id(1).to_string());
+        assert_eq!(data["operationId"], id(1).to_string());
+        assert_eq!(
+            (&data["amount"], &data["status"]),
+            (&"30.05".into(), &2.into())
+        );
+        assert_eq!(data["errorCode"], "ProviderDeclined");
+        let with_id = RefundCallbackData {
+            merchant_refund_id: Some(domain::MerchantRefundId::parse("r-1").unwrap()),
+            ..declined
+        };
+        let body: serde_json::Value =
+            serde_json::from_str(&JsonCallbackFormat.refund_body(&with_id)).unwrap();
+        assert_eq!(body["data"]["merchantRefundId"], "r-1");
     }
 }

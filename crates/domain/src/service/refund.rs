@@ -238,11 +238,11 @@ impl Gateway {
         mut refund: Refund,
         reported: &AcquirerRefund,
     ) -> Result<Refund, CompleteError> {
+        refund.acquirer_id = Some(reported.id.clone());
         if let Some(outcome) = refund_outcome_of(reported) {
             return self.finish_refund(&refund, outcome).await;
         }
         let now = self.ports.clock.now();
-        refund.acquirer_id = Some(reported.id.clone());
         refund.unknown_since = None;
         let quiet = super::create::millis(self.acquirers.reconcile_after);
         refund.check_at = Some(now.plus_millis(quiet.min(MAX_READ_GAP_SECS * 1000)));
@@ -354,21 +354,29 @@ impl Gateway {
             refund.check_at = Some(now.plus_seconds(MAX_READ_GAP_SECS));
             return self.save_refund(refund).await;
         };
-        let since = *refund.unknown_since.get_or_insert(refund.created_at);
+        let since = refund.unknown_since.unwrap_or(refund.created_at);
         match self.ports.acquirer.find_refund(&acquirer, refund.id).await {
-            RefundLookup::Found(reported) => self.apply_refund(refund, &reported).await,
-            RefundLookup::NotFound if now >= not_found_final_at(refund.created_at) => {
-                tracing::warn!(refund.id = %refund.id, provider = %acquirer.name, "the acquirer never received the refund");
-                self.finish_refund(&refund, unavailable()).await
+            RefundLookup::Found(reported)
+                if refund
+                    .acquirer_id
+                    .as_deref()
+                    .is_none_or(|known| known == reported.id) =>
+            {
+                self.apply_refund(refund, &reported).await
             }
-            RefundLookup::NotFound | RefundLookup::Failed(_) => {
-                let next = next_unknown_read(since, now);
-                let threshold = not_found_final_at(refund.created_at);
-                refund.check_at = Some(if now < threshold {
-                    next.min(threshold)
-                } else {
-                    next
-                });
+            lookup => {
+                // A refund request carries no deadline after which the acquirer refuses it,
+                // so a refund it does not know may still be carried out: it is never declined
+                // on a 404, only read again (an operator resolves one that stays unknown).
+                if matches!(lookup, RefundLookup::NotFound)
+                    && now >= not_found_final_at(refund.created_at)
+                {
+                    tracing::error!(refund.id = %refund.id, provider = %acquirer.name, "the acquirer does not know a refund sent to it; it stays processing until an operator resolves it");
+                } else if matches!(lookup, RefundLookup::Found(_)) {
+                    tracing::error!(refund.id = %refund.id, provider = %acquirer.name, "the acquirer answered for another refund; nothing applied");
+                }
+                refund.unknown_since = Some(since);
+                refund.check_at = Some(next_unknown_read(since, now));
                 self.save_refund(refund).await
             }
         }
