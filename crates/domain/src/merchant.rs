@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::{Direction, MerchantId, PaymentMethod};
+use crate::{Direction, MerchantId, PaymentMethod, Timestamp};
 
 /// A signing secret: 64 hex characters. `Debug` never prints it.
 #[derive(Clone, PartialEq, Eq)]
@@ -26,25 +26,126 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// One signing secret of a merchant's direction. Versions count from 1 per merchant and
+/// direction; a rotation adds the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningKey {
+    pub version: i32,
+    pub secret: Secret,
+    pub created_at: Timestamp,
+    /// When the secret stops authenticating requests; `None`: not before a rotation. A secret
+    /// past its end is kept only to recognise replays of requests it keyed.
+    pub expires_at: Option<Timestamp>,
+}
+
+impl SigningKey {
+    /// The first secret of a direction, live until a rotation.
+    pub fn first(secret: Secret, at: Timestamp) -> Self {
+        Self {
+            version: 1,
+            secret,
+            created_at: at,
+            expires_at: None,
+        }
+    }
+
+    /// Whether the secret still authenticates requests at `now`.
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        match self.expires_at {
+            None => true,
+            Some(end) => end > now,
+        }
+    }
+}
+
+/// Why a direction's secrets cannot be kept as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyRingError {
+    #[error("a direction needs at least one secret")]
+    Empty,
+    #[error("two secrets share version {0}")]
+    SameVersion(i32),
+}
+
+/// Every secret of one merchant direction, newest (highest version) first, the revoked ones
+/// included. Never empty; the newest one is always live (a rotation never ends it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRing(Vec<SigningKey>);
+
+impl KeyRing {
+    /// The ring of these keys, in any order.
+    pub fn new(mut keys: Vec<SigningKey>) -> Result<Self, KeyRingError> {
+        keys.sort_by(|a, b| b.version.cmp(&a.version));
+        if let Some(pair) = keys.windows(2).find(|pair| pair[0].version == pair[1].version) {
+            return Err(KeyRingError::SameVersion(pair[0].version));
+        }
+        if keys.is_empty() {
+            return Err(KeyRingError::Empty);
+        }
+        Ok(Self(keys))
+    }
+
+    /// A ring of one first secret.
+    pub fn single(secret: Secret, at: Timestamp) -> Self {
+        Self(vec![SigningKey::first(secret, at)])
+    }
+
+    /// The newest secret: it signs callbacks and keys new fingerprints.
+    pub fn newest(&self) -> &SigningKey {
+        &self.0[0]
+    }
+
+    /// The secrets that authenticate requests at `now`, newest first.
+    pub fn live(&self, now: Timestamp) -> impl Iterator<Item = &SigningKey> {
+        self.0.iter().filter(move |key| key.is_live(now))
+    }
+
+    /// The secret of this version, live or revoked (for replay checks only).
+    pub fn version(&self, version: i32) -> Option<&SigningKey> {
+        self.0.iter().find(|key| key.version == version)
+    }
+
+    /// Every secret, newest first.
+    pub fn keys(&self) -> &[SigningKey] {
+        &self.0
+    }
+
+    /// When the last older live secret stops working; `None` when only the newest is live.
+    pub fn old_secret_expires_at(&self, now: Timestamp) -> Option<Timestamp> {
+        self.0[1..]
+            .iter()
+            .filter(|key| key.is_live(now))
+            .filter_map(|key| key.expires_at)
+            .max()
+    }
+}
+
 /// A merchant as the gateway knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Merchant {
     pub id: MerchantId,
     pub name: String,
-    pub deposit_secret: Secret,
-    pub withdrawal_secret: Secret,
+    pub deposit_keys: KeyRing,
+    pub withdrawal_keys: KeyRing,
     /// The (direction, method) pairs the merchant may use.
     pub access: BTreeSet<(Direction, PaymentMethod)>,
     pub enabled: bool,
+    /// Every request must carry `x-timestamp`.
+    pub require_timestamp: bool,
 }
 
 impl Merchant {
-    /// The secret that signs requests and callbacks of `direction` (the signing rules of docs/api.md).
-    pub fn secret_for(&self, direction: Direction) -> &Secret {
+    /// The secrets of `direction` (the signing rules of docs/api.md).
+    pub fn keys(&self, direction: Direction) -> &KeyRing {
         match direction {
-            Direction::Deposit => &self.deposit_secret,
-            Direction::Withdrawal => &self.withdrawal_secret,
+            Direction::Deposit => &self.deposit_keys,
+            Direction::Withdrawal => &self.withdrawal_keys,
         }
+    }
+
+    /// The newest secret of `direction`: it signs callbacks.
+    pub fn signing_secret(&self, direction: Direction) -> &Secret {
+        &self.keys(direction).newest().secret
     }
 
     /// Whether the merchant may use `method` in `direction`.

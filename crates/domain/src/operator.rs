@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
-use crate::merchant::{Merchant, Secret};
+use crate::merchant::{KeyRing, Merchant, Secret};
 use crate::ports::{
     Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
     ProviderInsertError, StoreError,
@@ -22,7 +22,7 @@ use crate::provider::{
 use crate::route::Route;
 use crate::story::OperationStory;
 use crate::{is_refused_control, ValueError, CONTROL_CHARACTERS};
-use crate::{Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod};
+use crate::{Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp};
 
 /// The longest merchant name, in characters (after trimming).
 pub const MAX_NAME_CHARS: usize = 128;
@@ -38,6 +38,8 @@ pub struct NewMerchant {
     pub access: BTreeSet<(Direction, PaymentMethod)>,
     pub deposit_secret: Secret,
     pub withdrawal_secret: Secret,
+    /// Every request must carry `x-timestamp`.
+    pub require_timestamp: bool,
 }
 
 /// The rule a new merchant breaks.
@@ -57,8 +59,9 @@ pub enum MerchantRule {
 }
 
 impl NewMerchant {
-    /// The merchant to store (enabled) under `id`, or the first rule it breaks.
-    pub fn check(self, id: MerchantId) -> Result<Merchant, MerchantRule> {
+    /// The merchant to store (enabled) under `id`, its secrets the first of their directions
+    /// from `at`, or the first rule it breaks.
+    pub fn check(self, id: MerchantId, at: Timestamp) -> Result<Merchant, MerchantRule> {
         let name = merchant_name(&self.name)?;
         if let Some(&(direction, method)) = self
             .access
@@ -70,10 +73,11 @@ impl NewMerchant {
         Ok(Merchant {
             id,
             name,
-            deposit_secret: self.deposit_secret,
-            withdrawal_secret: self.withdrawal_secret,
+            deposit_keys: KeyRing::single(self.deposit_secret, at),
+            withdrawal_keys: KeyRing::single(self.withdrawal_secret, at),
             access: self.access,
             enabled: true,
+            require_timestamp: self.require_timestamp,
         })
     }
 }
@@ -223,6 +227,53 @@ impl From<MerchantInsertError> for CreateMerchantError {
     }
 }
 
+/// The longest overlap of a rotation: 720 hours.
+pub const MAX_OVERLAP_SECS: i64 = 720 * 3600;
+
+/// A rotation's overlap: `Ns`, `Nm`, `Nh` or `Nd` (N decimal digits), from `0s` to `720h`, in
+/// seconds.
+pub fn parse_overlap(text: &str) -> Result<i64, String> {
+    let refuse = || format!("{text:?}: expected Ns, Nm, Nh or Nd from 0s to 720h, e.g. 24h");
+    let unit = match text.chars().last() {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 3600,
+        Some('d') => 86_400,
+        _ => return Err(refuse()),
+    };
+    let digits = &text[..text.len() - 1];
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(refuse());
+    }
+    let secs = digits.parse::<i64>().map_err(|_| refuse())? * unit;
+    if secs > MAX_OVERLAP_SECS {
+        return Err(refuse());
+    }
+    Ok(secs)
+}
+
+/// A rotation as the store applies it, in one transaction: the next version of the
+/// direction's secrets is `secret`, created `at`; every older secret still live at
+/// `older_end` ends then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRotation {
+    pub merchant: MerchantId,
+    pub direction: Direction,
+    pub secret: Secret,
+    pub at: Timestamp,
+    pub older_end: Timestamp,
+}
+
+/// A rotation done: the direction's secrets after it (the new one newest).
+#[derive(Debug, Clone)]
+pub struct Rotated {
+    pub merchant_id: MerchantId,
+    pub direction: Direction,
+    pub keys: KeyRing,
+    /// When the secret that was newest before stops working.
+    pub old_secret_expires_at: Timestamp,
+}
+
 /// Why a route was not added.
 #[derive(Debug, thiserror::Error)]
 pub enum AddRouteError {
@@ -330,11 +381,50 @@ impl Operator {
             Some(id) => id.clone(),
             None => self.ids.merchant_id(),
         };
-        let merchant = new.check(id)?;
-        self.store
-            .insert_merchant(&merchant, self.clock.now())
-            .await?;
+        let now = self.clock.now();
+        let merchant = new.check(id, now)?;
+        self.store.insert_merchant(&merchant, now).await?;
         Ok(merchant)
+    }
+
+    /// Gives the merchant's `direction` a new newest secret and ends every older live one at
+    /// the earlier of its own end and now plus `overlap_secs` (0: at once). `None` if the
+    /// merchant is unknown.
+    pub async fn rotate_secret(
+        &self,
+        id: &MerchantId,
+        direction: Direction,
+        secret: Secret,
+        overlap_secs: i64,
+    ) -> Result<Option<Rotated>, StoreError> {
+        let at = self.clock.now();
+        let rotation = KeyRotation {
+            merchant: id.clone(),
+            direction,
+            secret,
+            at,
+            older_end: at.plus_seconds(overlap_secs),
+        };
+        let Some(keys) = self.store.rotate_key(&rotation).await? else {
+            return Ok(None);
+        };
+        tracing::info!(merchant.id = %id, %direction, version = keys.newest().version, "secret rotated");
+        Ok(Some(Rotated {
+            merchant_id: id.clone(),
+            direction,
+            keys,
+            old_secret_expires_at: rotation.older_end,
+        }))
+    }
+
+    /// Makes `x-timestamp` mandatory (or optional again) for every request of the merchant.
+    /// `false` if it is unknown.
+    pub async fn set_require_timestamp(
+        &self,
+        id: &MerchantId,
+        required: bool,
+    ) -> Result<bool, StoreError> {
+        self.store.set_require_timestamp(id, required).await
     }
 
     /// Every merchant, by name.

@@ -289,7 +289,9 @@ pub trait CallbackFormat: Send + Sync {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait MerchantDirectory: Send + Sync {
-    /// The merchant with this id, enabled or not; `Ok(None)` if unknown.
+    /// The merchant with this id, enabled or not; `Ok(None)` if unknown. Its secrets MUST be
+    /// current (a rotation made by any process applies from the next call), revoked ones
+    /// included; the rest may be up to 5 seconds old.
     async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError>;
 }
 
@@ -423,6 +425,23 @@ pub trait OperatorStore: Send + Sync {
 
     /// Disables a merchant. `Ok(false)` if it is unknown.
     async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError>;
+
+    /// Applies `rotation` in one transaction (concurrent rotations of one direction MUST get
+    /// distinct versions) and returns the direction's secrets after it; `Ok(None)` if the
+    /// merchant is unknown, writing nothing. The [`MerchantDirectory`] of every process MUST
+    /// see it from its next call.
+    async fn rotate_key(
+        &self,
+        rotation: &crate::operator::KeyRotation,
+    ) -> Result<Option<crate::merchant::KeyRing>, StoreError>;
+
+    /// Sets whether every request of the merchant must carry `x-timestamp`. `Ok(false)` if it
+    /// is unknown.
+    async fn set_require_timestamp(
+        &self,
+        id: &MerchantId,
+        required: bool,
+    ) -> Result<bool, StoreError>;
 
     /// Stores a new enabled route and returns its id.
     async fn insert_route(&self, route: &crate::operator::CheckedRoute) -> Result<i64, StoreError>;

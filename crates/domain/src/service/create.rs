@@ -93,7 +93,7 @@ impl Gateway {
         let direction = request.direction();
         let fingerprint = self.admit(merchant, direction, &common, canonical)?;
         let (route, candidates) = match self
-            .admit_route(merchant, direction, &common, fingerprint.as_ref())
+            .admit_route(merchant, direction, &common, canonical)
             .await?
         {
             Admission::Sandbox(route) => (route, Vec::new()),
@@ -130,7 +130,7 @@ impl Gateway {
         };
         if candidates.is_empty() {
             return self
-                .create_at_sandbox(merchant, new, &request, &route)
+                .create_at_sandbox(merchant, canonical, new, &request, &route)
                 .await;
         }
         if let Part::Deposit(_) = new.operation.part() {
@@ -142,7 +142,7 @@ impl Gateway {
             Request::Payout(requisites) => Some(requisites),
             Request::Deposit(_) => None,
         };
-        self.create_at_acquirers(merchant, new, payout, candidates)
+        self.create_at_acquirers(merchant, canonical, new, payout, candidates)
             .await
     }
 
@@ -151,6 +151,7 @@ impl Gateway {
     async fn create_at_sandbox(
         &self,
         merchant: &Merchant,
+        canonical: &[u8],
         mut new: NewOperation,
         request: &Request,
         route: &Route,
@@ -159,7 +160,7 @@ impl Gateway {
             Answer::Next(next) => new.operation = *next,
             Answer::Declined(decline) => self.decline_at_creation(&mut new, decline)?,
         }
-        self.store_new(merchant, new).await
+        self.store_new(merchant, new, canonical).await
     }
 
     /// What an acquirer deposit shows its user: the gateway's own `/pay/{id}` page, which
@@ -220,7 +221,7 @@ impl Gateway {
         Ok(common
             .merchant_operation_id
             .as_ref()
-            .map(|_| Fingerprint::of(merchant.secret_for(direction), canonical)))
+            .map(|_| Fingerprint::of(merchant.keys(direction).newest(), canonical)))
     }
 
     /// The route for the request; when none fits, an earlier operation with the same
@@ -230,7 +231,7 @@ impl Gateway {
         merchant: &Merchant,
         direction: Direction,
         common: &Common,
-        fingerprint: Option<&Fingerprint>,
+        canonical: &[u8],
     ) -> Result<Admission, CreateError> {
         let mut routes = self.ports.routes.routes().await?;
         let acquirers = if routes.iter().any(|route| !route.is_sandbox()) {
@@ -273,20 +274,21 @@ impl Gateway {
             return Ok(Admission::Acquirers(candidates));
         }
         let moid = common.merchant_operation_id.as_ref();
-        match self.earlier(merchant, direction, moid, fingerprint).await? {
+        match self.earlier(merchant, direction, moid, canonical).await? {
             Some(replay) => Ok(Admission::Replay(Box::new(replay))),
             None => Err(CreateError::NoRouteFound),
         }
     }
 
     /// The earlier operation with this request's merchantOperationId: a replay if the request
-    /// is the same, `DuplicateOperation` if not, `None` if there is none.
+    /// is the same (its `canonical` form, hashed with the secret that keyed the earlier one,
+    /// revoked or not), `DuplicateOperation` if not, `None` if there is none.
     async fn earlier(
         &self,
         merchant: &Merchant,
         direction: Direction,
         moid: Option<&MerchantOperationId>,
-        fingerprint: Option<&Fingerprint>,
+        canonical: &[u8],
     ) -> Result<Option<Created>, CreateError> {
         let Some(moid) = moid else {
             return Ok(None);
@@ -298,10 +300,14 @@ impl Gateway {
             .await?;
         match found {
             None => Ok(None),
-            Some((operation, stored)) if stored.as_ref() == fingerprint => Ok(Some(Created {
-                operation,
-                replayed: true,
-            })),
+            Some((operation, Some(stored)))
+                if stored.matches(merchant.keys(direction), canonical) =>
+            {
+                Ok(Some(Created {
+                    operation,
+                    replayed: true,
+                }))
+            }
             Some(_) => Err(CreateError::DuplicateOperation),
         }
     }
@@ -345,6 +351,7 @@ impl Gateway {
         &self,
         merchant: &Merchant,
         new: NewOperation,
+        canonical: &[u8],
     ) -> Result<Created, CreateError> {
         let direction = new.operation.direction();
         match self.ports.store.insert(&new).await {
@@ -357,7 +364,7 @@ impl Gateway {
             }
             Err(InsertError::Duplicate) => {
                 let moid = new.operation.merchant_operation_id();
-                self.earlier(merchant, direction, moid, new.fingerprint.as_ref())
+                self.earlier(merchant, direction, moid, canonical)
                     .await?
                     .ok_or_else(|| {
                         CreateError::Unknown(anyhow::anyhow!(

@@ -56,16 +56,13 @@ impl Gateway {
         canonical: &[u8],
     ) -> Result<CreatedRefund, RefundError> {
         let deposit = self.read(merchant, Direction::Deposit, deposit).await?;
-        let fingerprint = request.merchant_refund_id.as_ref().map(|_| {
-            Fingerprint::of(
-                merchant.secret_for(Direction::Deposit),
-                &refund_canonical(deposit.id(), canonical),
-            )
-        });
+        let keyed = refund_canonical(deposit.id(), canonical);
+        let fingerprint = request
+            .merchant_refund_id
+            .as_ref()
+            .map(|_| Fingerprint::of(merchant.keys(Direction::Deposit).newest(), &keyed));
         let mrid = request.merchant_refund_id.as_ref();
-        if let Some(earlier) = self
-            .earlier_refund(merchant, mrid, fingerprint.as_ref())
-            .await?
+        if let Some(earlier) = self.earlier_refund(merchant, mrid, &keyed).await?
         {
             return Ok(earlier);
         }
@@ -109,7 +106,7 @@ impl Gateway {
             Ok(()) => {}
             Err(RefundInsertError::Duplicate) => {
                 return self
-                    .earlier_refund(merchant, mrid_of(&new), new.fingerprint.as_ref())
+                    .earlier_refund(merchant, mrid_of(&new), &keyed)
                     .await?
                     .ok_or_else(|| {
                         RefundError::Unknown(anyhow::anyhow!(
@@ -174,12 +171,13 @@ impl Gateway {
     }
 
     /// The refund an earlier request with this merchantRefundId made: a replay if the request
-    /// is the same, `DuplicateRefund` if not, `None` if there is none.
+    /// is the same (`keyed`, hashed with the secret that keyed the earlier one), `DuplicateRefund`
+    /// if not, `None` if there is none.
     async fn earlier_refund(
         &self,
         merchant: &Merchant,
         mrid: Option<&MerchantRefundId>,
-        fingerprint: Option<&Fingerprint>,
+        keyed: &[u8],
     ) -> Result<Option<CreatedRefund>, RefundError> {
         let Some(mrid) = mrid else {
             return Ok(None);
@@ -191,10 +189,14 @@ impl Gateway {
             .await?
         {
             None => Ok(None),
-            Some((refund, stored)) if stored.as_ref() == fingerprint => Ok(Some(CreatedRefund {
-                refund,
-                replayed: true,
-            })),
+            Some((refund, Some(stored)))
+                if stored.matches(merchant.keys(Direction::Deposit), keyed) =>
+            {
+                Ok(Some(CreatedRefund {
+                    refund,
+                    replayed: true,
+                }))
+            }
             Some(_) => Err(RefundError::DuplicateRefund),
         }
     }

@@ -155,6 +155,7 @@ impl Gateway {
     pub(super) async fn create_at_acquirers(
         &self,
         merchant: &Merchant,
+        canonical: &[u8],
         mut new: NewOperation,
         payout: Option<WithdrawalRequisites>,
         candidates: Vec<Candidate>,
@@ -171,14 +172,14 @@ impl Gateway {
         let Some(next) = next else {
             tracing::warn!(operation.id = %new.operation.id(), "every candidate provider's circuit is open; declined with no provider called");
             self.decline_at_creation(&mut new, Decline::new(DeclineCode::ProviderUnavailable))?;
-            return self.store_new(merchant, new).await;
+            return self.store_new(merchant, new, canonical).await;
         };
         new.attempts.push(next.attempt.clone());
         new.operation = new.operation.routed_to(
             next.candidate.route.id,
             next.candidate.acquirer.name.as_str(),
         );
-        let created = self.store_new(merchant, new).await?;
+        let created = self.store_new(merchant, new, canonical).await?;
         if created.replayed {
             return Ok(created);
         }
