@@ -76,7 +76,10 @@ impl KeyRing {
     /// The ring of these keys, in any order.
     pub fn new(mut keys: Vec<SigningKey>) -> Result<Self, KeyRingError> {
         keys.sort_by(|a, b| b.version.cmp(&a.version));
-        if let Some(pair) = keys.windows(2).find(|pair| pair[0].version == pair[1].version) {
+        if let Some(pair) = keys
+            .windows(2)
+            .find(|pair| pair[0].version == pair[1].version)
+        {
             return Err(KeyRingError::SameVersion(pair[0].version));
         }
         if keys.is_empty() {
@@ -195,6 +198,45 @@ mod tests {
         assert!(access.contains(&(Direction::Withdrawal, PaymentMethod::Sbp)));
         assert!(parse_access("withdrawal:sbp_qr").is_err());
         assert!(parse_access("card").is_err());
+    }
+
+    fn key(version: i32, expires_at: Option<i64>) -> SigningKey {
+        SigningKey {
+            version,
+            secret: Secret::new(format!("s{version}")),
+            created_at: Timestamp::from_millis(0),
+            expires_at: expires_at.map(Timestamp::from_millis),
+        }
+    }
+
+    #[test]
+    fn a_ring_is_newest_first_and_knows_its_live_secrets() {
+        let ring = KeyRing::new(vec![key(1, Some(50)), key(3, None), key(2, Some(80))]).unwrap();
+        assert_eq!(ring.newest().version, 3);
+        let live = |now| {
+            ring.live(Timestamp::from_millis(now))
+                .map(|k| k.version)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(live(10), vec![3, 2, 1]);
+        assert_eq!(live(50), vec![3, 2]);
+        assert_eq!(live(80), vec![3]);
+        assert_eq!(
+            ring.old_secret_expires_at(Timestamp::from_millis(10)),
+            Some(Timestamp::from_millis(80))
+        );
+        assert_eq!(ring.old_secret_expires_at(Timestamp::from_millis(80)), None);
+        assert_eq!(ring.version(1).map(|k| k.version), Some(1));
+        assert!(ring.version(4).is_none());
+    }
+
+    #[test]
+    fn a_ring_is_never_empty_and_versions_are_distinct() {
+        assert_eq!(KeyRing::new(Vec::new()), Err(KeyRingError::Empty));
+        assert_eq!(
+            KeyRing::new(vec![key(1, None), key(1, Some(5))]),
+            Err(KeyRingError::SameVersion(1))
+        );
     }
 
     #[test]

@@ -159,9 +159,8 @@ impl Fingerprint {
     /// Whether `canonical_request` is the request this was made of, hashed again with the
     /// secret that keyed it, even one revoked since. A secret that is gone matches nothing.
     pub fn matches(&self, keys: &KeyRing, canonical_request: &[u8]) -> bool {
-        keys.version(self.key_version).is_some_and(|key| {
-            verify(&key.secret, canonical_request, &self.hex)
-        })
+        keys.version(self.key_version)
+            .is_some_and(|key| verify(&key.secret, canonical_request, &self.hex))
     }
 }
 
@@ -262,7 +261,10 @@ mod tests {
         assert_eq!(check(&shop, &by_old, None, 100), Err(Refusal::Signature));
         assert_eq!(check(&shop, &by_new, None, 100), Ok(()));
         let by_withdrawal = sign(&Secret::new("withdrawal"), b"{}");
-        assert_eq!(check(&shop, &by_withdrawal, None, 50), Err(Refusal::Signature));
+        assert_eq!(
+            check(&shop, &by_withdrawal, None, 50),
+            Err(Refusal::Signature)
+        );
     }
 
     #[test]
@@ -272,18 +274,41 @@ mod tests {
         let now = 1_000_000;
         for stamp in [now - 300, now, now + 300] {
             let text = stamp.to_string();
-            assert_eq!(check(&shop, &signed(&text), Some(&text), now), Ok(()), "{stamp}");
+            assert_eq!(
+                check(&shop, &signed(&text), Some(&text), now),
+                Ok(()),
+                "{stamp}"
+            );
         }
         for stamp in [now - 301, now + 301] {
             let text = stamp.to_string();
-            assert_eq!(check(&shop, &signed(&text), Some(&text), now), Err(Refusal::StaleTimestamp));
+            assert_eq!(
+                check(&shop, &signed(&text), Some(&text), now),
+                Err(Refusal::StaleTimestamp)
+            );
         }
         let text = now.to_string();
         // The timestamp is part of what is signed: the bare body's signature no longer fits.
         let bare = sign(&Secret::new("s"), b"{}");
-        assert_eq!(check(&shop, &bare, Some(&text), now), Err(Refusal::Signature));
-        for junk in ["", "-5", "+1000000", "1e6", " 1000000", "1000000.0", "0x10", "9999999999999999"] {
-            assert_eq!(check(&shop, &signed(junk), Some(junk), now), Err(Refusal::MalformedTimestamp), "{junk:?}");
+        assert_eq!(
+            check(&shop, &bare, Some(&text), now),
+            Err(Refusal::Signature)
+        );
+        for junk in [
+            "",
+            "-5",
+            "+1000000",
+            "1e6",
+            " 1000000",
+            "1000000.0",
+            "0x10",
+            "9999999999999999",
+        ] {
+            assert_eq!(
+                check(&shop, &signed(junk), Some(junk), now),
+                Err(Refusal::MalformedTimestamp),
+                "{junk:?}"
+            );
         }
     }
 
@@ -291,7 +316,10 @@ mod tests {
     fn a_required_timestamp_must_be_sent() {
         let shop = merchant(vec![key(1, "s", None)], true);
         let bare = sign(&Secret::new("s"), b"{}");
-        assert_eq!(check(&shop, &bare, None, 10), Err(Refusal::MissingTimestamp));
+        assert_eq!(
+            check(&shop, &bare, None, 10),
+            Err(Refusal::MissingTimestamp)
+        );
         let stamped = sign(&Secret::new("s"), b"10.{}");
         assert_eq!(check(&shop, &stamped, Some("10"), 10), Ok(()));
     }

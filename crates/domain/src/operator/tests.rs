@@ -77,6 +77,7 @@ fn new_merchant(name: &str) -> NewMerchant {
         access: full_access(),
         deposit_secret: Secret::new("d".repeat(64)),
         withdrawal_secret: Secret::new("w".repeat(64)),
+        require_timestamp: false,
     }
 }
 
@@ -134,8 +135,12 @@ fn a_new_merchant_gets_a_fresh_id_a_trimmed_name_and_is_stored_enabled() {
             && m.name == "Shop X"
             && m.enabled
             && m.access == full_access()
-            && m.deposit_secret.expose() == "d".repeat(64)
-            && m.withdrawal_secret.expose() == "w".repeat(64)
+            && m.deposit_keys.keys().len() == 1
+            && m.deposit_keys.newest().secret.expose() == "d".repeat(64)
+            && m.deposit_keys.newest().version == 1
+            && m.withdrawal_keys.newest().secret.expose() == "w".repeat(64)
+            && m.withdrawal_keys.newest().expires_at.is_none()
+            && !m.require_timestamp
             && *at == now()
     });
 
@@ -274,7 +279,7 @@ fn a_storage_failure_keeps_its_cause() {
 #[test]
 fn merchants_are_listed_found_and_disabled_through_the_store() {
     let mut mocks = Mocks::new();
-    let stored = new_merchant("Shop").check(shop()).unwrap();
+    let stored = new_merchant("Shop").check(shop(), now()).unwrap();
     let listed = stored.clone();
     mocks
         .store
@@ -457,7 +462,7 @@ fn routes_are_listed_and_disabled_through_the_store() {
 // --- balances ----------------------------------------------------------------------------
 
 fn expect_shop_exists(store: &mut MockOperatorStore) {
-    let known = new_merchant("Shop").check(shop()).unwrap();
+    let known = new_merchant("Shop").check(shop(), now()).unwrap();
     store
         .expect_find_merchant()
         .withf(|id| *id == shop())
@@ -885,4 +890,110 @@ mod story {
 
         assert_cause_kept(&error);
     }
+}
+
+#[test]
+fn overlaps_are_seconds_minutes_hours_or_days_up_to_720_hours() {
+    assert_eq!(parse_overlap("0s"), Ok(0));
+    assert_eq!(parse_overlap("90s"), Ok(90));
+    assert_eq!(parse_overlap("15m"), Ok(900));
+    assert_eq!(parse_overlap("24h"), Ok(86_400));
+    assert_eq!(parse_overlap("30d"), Ok(MAX_OVERLAP_SECS));
+    assert_eq!(parse_overlap("720h"), Ok(MAX_OVERLAP_SECS));
+    for refused in [
+        "",
+        "h",
+        "24",
+        "721h",
+        "31d",
+        "2592001s",
+        "-1h",
+        "+1h",
+        "1.5h",
+        "1H",
+        " 1h",
+        "1h ",
+        "1w",
+        "1hh",
+        "9999999999s",
+        "１h",
+    ] {
+        assert!(parse_overlap(refused).is_err(), "{refused:?}");
+    }
+    assert!(parse_overlap("721h").unwrap_err().contains("720h"));
+}
+
+#[test]
+fn a_rotation_ends_older_secrets_after_the_overlap_and_reports_the_new_ring() {
+    let mut mocks = Mocks::new();
+    let after = KeyRing::new(vec![
+        crate::merchant::SigningKey {
+            version: 2,
+            secret: Secret::new("n".repeat(64)),
+            created_at: now(),
+            expires_at: None,
+        },
+        crate::merchant::SigningKey {
+            version: 1,
+            secret: Secret::new("d".repeat(64)),
+            created_at: now(),
+            expires_at: Some(now().plus_seconds(3600)),
+        },
+    ])
+    .unwrap();
+    let ring = after.clone();
+    mocks
+        .store
+        .expect_rotate_key()
+        .withf(|rotation| {
+            rotation.merchant == shop()
+                && rotation.direction == Direction::Withdrawal
+                && rotation.secret.expose() == "n".repeat(64)
+                && rotation.at == now()
+                && rotation.older_end == now().plus_seconds(3600)
+        })
+        .times(1)
+        .returning(move |_| Ok(Some(ring.clone())));
+    let rotated = block_on(mocks.operator().rotate_secret(
+        &shop(),
+        Direction::Withdrawal,
+        Secret::new("n".repeat(64)),
+        3600,
+    ))
+    .unwrap()
+    .expect("a known merchant");
+    assert_eq!(rotated.keys, after);
+    assert_eq!(rotated.old_secret_expires_at, now().plus_seconds(3600));
+    assert_eq!(rotated.direction, Direction::Withdrawal);
+}
+
+#[test]
+fn a_rotation_of_an_unknown_merchant_is_none_and_a_zero_overlap_ends_at_once() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_rotate_key()
+        .withf(|rotation| rotation.older_end == rotation.at)
+        .times(1)
+        .returning(|_| Ok(None));
+    let rotated = block_on(mocks.operator().rotate_secret(
+        &shop(),
+        Direction::Deposit,
+        Secret::new("n".repeat(64)),
+        0,
+    ))
+    .unwrap();
+    assert!(rotated.is_none());
+}
+
+#[test]
+fn require_timestamp_is_set_through_the_store() {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_set_require_timestamp()
+        .withf(|id, required| *id == shop() && *required)
+        .times(1)
+        .returning(|_, _| Ok(true));
+    assert!(block_on(mocks.operator().set_require_timestamp(&shop(), true)).unwrap());
 }

@@ -62,8 +62,7 @@ impl Gateway {
             .as_ref()
             .map(|_| Fingerprint::of(merchant.keys(Direction::Deposit).newest(), &keyed));
         let mrid = request.merchant_refund_id.as_ref();
-        if let Some(earlier) = self.earlier_refund(merchant, mrid, &keyed).await?
-        {
+        if let Some(earlier) = self.earlier_refund(merchant, mrid, &keyed).await? {
             return Ok(earlier);
         }
         if deposit.status() != Status::Approved {

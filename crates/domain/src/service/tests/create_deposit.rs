@@ -121,11 +121,14 @@ fn the_fingerprint_is_a_keyed_hash_under_the_deposit_secret() {
 
     let (_, new) = mocks.stores_deposit(deposit_request("100.00", "card", true, false));
 
-    let expected = Fingerprint::of(&merchant().deposit_secret, CANONICAL);
+    let expected = Fingerprint::of(merchant().deposit_keys.newest(), CANONICAL);
     assert_eq!(new.fingerprint, Some(expected));
     assert_ne!(
         new.fingerprint,
-        Some(Fingerprint::of(&merchant().withdrawal_secret, CANONICAL))
+        Some(Fingerprint::of(
+            merchant().withdrawal_keys.newest(),
+            CANONICAL
+        ))
     );
     assert!(!new.fingerprint.unwrap().as_str().contains("amount"));
     assert_eq!(new.operation.merchant_operation_id(), Some(&moid()));

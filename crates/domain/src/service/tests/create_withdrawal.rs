@@ -217,7 +217,10 @@ fn a_replayed_payout_is_looked_up_as_a_withdrawal_under_the_withdrawal_secret() 
     assert_eq!(created.operation, earlier);
     assert_eq!(
         new.fingerprint,
-        Some(Fingerprint::of(&merchant().withdrawal_secret, CANONICAL))
+        Some(Fingerprint::of(
+            merchant().withdrawal_keys.newest(),
+            CANONICAL
+        ))
     );
 }
 

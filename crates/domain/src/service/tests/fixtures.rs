@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::callback::QueuedCallback;
 use crate::ledger::BalanceMove;
-use crate::merchant::{full_access, Merchant, Secret};
+use crate::merchant::{Merchant, Secret};
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
     Completion, FinishError, InsertError, MockAcquirer, MockClock, MockIdGenerator,
@@ -54,14 +54,12 @@ pub fn id(n: u128) -> OperationId {
 }
 
 pub fn merchant() -> Merchant {
-    Merchant {
-        id: MerchantId::parse("m-1").unwrap(),
-        name: "Shop".into(),
-        deposit_secret: Secret::new("d".repeat(64)),
-        withdrawal_secret: Secret::new("w".repeat(64)),
-        access: full_access(),
-        enabled: true,
-    }
+    crate::testkit::merchant_with_secrets(
+        "m-1",
+        "Shop",
+        Secret::new("d".repeat(64)),
+        Secret::new("w".repeat(64)),
+    )
 }
 
 pub fn other_merchant() -> Merchant {
@@ -278,7 +276,7 @@ impl Mocks {
     pub fn earlier(&mut self, direction: Direction, op: Operation, canonical: &'static [u8]) {
         let merchant = merchant();
         let fingerprint =
-            crate::signature::Fingerprint::of(merchant.secret_for(direction), canonical);
+            crate::signature::Fingerprint::of(merchant.keys(direction).newest(), canonical);
         self.store
             .expect_find_by_merchant_operation_id()
             .withf(move |m, d, moid| *m == merchant.id && *d == direction && moid.as_str() == MOID)

@@ -102,3 +102,62 @@ fn a_duplicate_reported_without_an_operation_behind_it_is_an_internal_error() {
 
     assert!(matches!(result, Err(CreateError::Unknown(_))));
 }
+
+/// [`merchant`] after a rotation of its deposit secret: version 2 is newest, version 1 (the
+/// one that keyed earlier fingerprints) ended before now.
+fn rotated_merchant() -> crate::merchant::Merchant {
+    use crate::merchant::{KeyRing, Secret, SigningKey};
+    let mut rotated = merchant();
+    let old = rotated.deposit_keys.newest().clone();
+    rotated.deposit_keys = KeyRing::new(vec![
+        SigningKey {
+            version: 2,
+            secret: Secret::new("n".repeat(64)),
+            created_at: old.created_at,
+            expires_at: None,
+        },
+        SigningKey {
+            expires_at: Some(crate::Timestamp::from_millis(0)),
+            ..old
+        },
+    ])
+    .unwrap();
+    rotated
+}
+
+#[test]
+fn a_replay_of_a_request_made_before_a_rotation_is_checked_with_the_revoked_secret() {
+    let earlier = deposit(existing_id());
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    // The earlier fingerprint was keyed with version 1, the secret of the time.
+    mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
+    mocks.expect_no_deposit_started();
+    let created = deposit_by(&mocks.gateway(), &rotated_merchant(), request()).unwrap();
+    assert!(created.replayed);
+    assert_eq!(created.operation, earlier);
+
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    mocks.earlier(
+        Direction::Deposit,
+        deposit(existing_id()),
+        br#"{"amount":"5.00"}"#,
+    );
+    mocks.expect_no_deposit_started();
+    let result = deposit_by(&mocks.gateway(), &rotated_merchant(), request());
+    assert!(matches!(result, Err(CreateError::DuplicateOperation)));
+}
+
+#[test]
+fn a_new_fingerprint_is_keyed_with_the_newest_secret_and_records_its_version() {
+    let mut mocks = Mocks::new().with(provider_waits);
+    let inserted = mocks.expect_insert(|| Ok(()));
+    deposit_by(&mocks.gateway(), &rotated_merchant(), request()).unwrap();
+    let print = inserted
+        .one()
+        .fingerprint
+        .expect("a merchantOperationId was given");
+    assert_eq!(print.key_version(), 2);
+    assert!(print.matches(&rotated_merchant().deposit_keys, CANONICAL));
+}

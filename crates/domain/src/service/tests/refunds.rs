@@ -173,11 +173,11 @@ fn refusals_come_in_the_contracts_order_and_create_nothing() {
 
 #[test]
 fn a_merchant_refund_id_replays_the_same_request_and_refuses_another() {
-    let secret = merchant().deposit_secret;
+    let keys = merchant().deposit_keys;
     let mut canonical = id(1).to_string().into_bytes();
     canonical.push(b'\n');
     canonical.extend_from_slice(BODY);
-    let fingerprint = crate::signature::Fingerprint::of(&secret, &canonical);
+    let fingerprint = crate::signature::Fingerprint::of(keys.newest(), &canonical);
     let earlier = Refund {
         merchant_refund_id: Some(MerchantRefundId::parse("r-1").unwrap()),
         ..processing("sandbox")
