@@ -75,7 +75,7 @@ pub struct KeyRing(Vec<SigningKey>);
 impl KeyRing {
     /// The ring of these keys, in any order.
     pub fn new(mut keys: Vec<SigningKey>) -> Result<Self, KeyRingError> {
-        keys.sort_by(|a, b| b.version.cmp(&a.version));
+        keys.sort_by_key(|key| std::cmp::Reverse(key.version));
         if let Some(pair) = keys
             .windows(2)
             .find(|pair| pair[0].version == pair[1].version)
