@@ -211,7 +211,8 @@ mod tests {
 
     #[test]
     fn a_ring_is_newest_first_and_knows_its_live_secrets() {
-        let ring = KeyRing::new(vec![key(1, Some(50)), key(3, None), key(2, Some(80))]).unwrap();
+        let ring =
+            KeyRing::new(vec![key(1, Some(50)), key(3, None), key(2, Some(80))]).expect("ring");
         assert_eq!(ring.newest().version, 3);
         let live = |now| {
             ring.live(Timestamp::from_millis(now))

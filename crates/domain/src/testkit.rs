@@ -438,6 +438,26 @@ impl OperationBuilder {
     }
 }
 
+/// An enabled merchant with every method and one secret per direction (version 1, from
+/// [`T0`], no end), no timestamp required.
+pub fn merchant_with_secrets(
+    id: &str,
+    name: &str,
+    deposit: crate::merchant::Secret,
+    withdrawal: crate::merchant::Secret,
+) -> crate::merchant::Merchant {
+    use crate::merchant::{full_access, KeyRing, Merchant};
+    Merchant {
+        id: MerchantId::parse(id).expect("a valid merchant id"),
+        name: name.into(),
+        deposit_keys: KeyRing::single(deposit, T0),
+        withdrawal_keys: KeyRing::single(withdrawal, T0),
+        access: full_access(),
+        enabled: true,
+        require_timestamp: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,25 +479,5 @@ mod tests {
         let clock = TestClock::at(T0);
         clock.advance(30);
         assert_eq!(clock.now(), at(30));
-    }
-}
-
-/// An enabled merchant with every method and one secret per direction (version 1, from
-/// [`T0`], no end), no timestamp required.
-pub fn merchant_with_secrets(
-    id: &str,
-    name: &str,
-    deposit: crate::merchant::Secret,
-    withdrawal: crate::merchant::Secret,
-) -> crate::merchant::Merchant {
-    use crate::merchant::{full_access, KeyRing, Merchant};
-    Merchant {
-        id: MerchantId::parse(id).expect("a valid merchant id"),
-        name: name.into(),
-        deposit_keys: KeyRing::single(deposit, T0),
-        withdrawal_keys: KeyRing::single(withdrawal, T0),
-        access: full_access(),
-        enabled: true,
-        require_timestamp: false,
     }
 }
