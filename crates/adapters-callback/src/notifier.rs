@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use domain::merchant::Secret;
 use domain::ports::PendingCallback;
-use domain::signature::sign;
+use domain::signature::{sign, signed_message};
+use domain::Timestamp;
 use reqwest::{redirect, Client, Url};
 
 use crate::guard::{check_literal, GuardedResolver, RefusedTarget};
@@ -82,8 +83,15 @@ impl Notifier {
         })
     }
 
-    /// POSTs `callback.body` signed with `secret`, carrying its attempt number.
-    pub async fn send(&self, callback: &PendingCallback, secret: &Secret) -> SendOutcome {
+    /// POSTs `callback.body` signed with `secret`, carrying its attempt number, stamped with
+    /// `sent_at` (Unix seconds in `x-callback-timestamp`, signed with the body in
+    /// `x-signature-v2` = HMAC-SHA256(secret, "{timestamp}.{body}")).
+    pub async fn send(
+        &self,
+        callback: &PendingCallback,
+        secret: &Secret,
+        sent_at: Timestamp,
+    ) -> SendOutcome {
         let url = match Url::parse(&callback.url) {
             Ok(url) => url,
             Err(e) => return SendOutcome::refused(format!("invalid callback URL: {e}")),
@@ -92,12 +100,19 @@ impl Notifier {
             return SendOutcome::refused(refused.to_string());
         }
         let signature = sign(secret, callback.body.as_bytes());
+        let stamp = sent_at.millis().div_euclid(1000).to_string();
+        let signature_v2 = sign(
+            secret,
+            &signed_message(Some(&stamp), callback.body.as_bytes()),
+        );
         let started = Instant::now();
         let answer = self
             .client
             .post(url)
             .header("merchant-id", callback.merchant_id.as_str())
             .header("x-signature", signature)
+            .header("x-callback-timestamp", stamp)
+            .header("x-signature-v2", signature_v2)
             .header("content-type", "application/json")
             .header("x-callback-attempt", callback.attempt.to_string())
             .body(callback.body.clone())

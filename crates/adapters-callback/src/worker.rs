@@ -238,8 +238,10 @@ impl Inner {
                 SendOutcome::refused(format!("merchant {} is disabled", callback.merchant_id))
             }
             Ok(Some(merchant)) => {
-                let secret = merchant.secret_for(callback.direction);
-                self.notifier.send(&callback, secret).await
+                let secret = merchant.signing_secret(callback.direction);
+                self.notifier
+                    .send(&callback, secret, self.clock.now())
+                    .await
             }
         };
         let span = tracing::Span::current();

@@ -1,11 +1,12 @@
 //! Authentication (the signing rules of docs/api.md) and the rate limit right after it.
 //!
 //! Every credential failure is the same `401 Unauthorized`: missing headers, an unknown or
-//! disabled merchant, a wrong signature and a signature made with the other secret.
+//! disabled merchant, a wrong signature, a signature made with the other direction's secret
+//! or a revoked one, and a missing (when required), malformed or stale `x-timestamp`.
 
 use actix_web::HttpRequest;
 use domain::merchant::{Merchant, Secret};
-use domain::signature::verify;
+use domain::signature::{authenticate as check_credentials, signed_message, verify, SignedRequest};
 use domain::{Direction, MerchantId};
 
 use crate::errors::ApiError;
@@ -16,6 +17,8 @@ use crate::state::HttpState;
 pub const MERCHANT_ID_HEADER: &str = "merchant-id";
 /// The header carrying the hex HMAC-SHA256 signature.
 pub const SIGNATURE_HEADER: &str = "x-signature";
+/// The optional header of Unix seconds that the signature then covers too.
+pub const TIMESTAMP_HEADER: &str = "x-timestamp";
 
 /// What a GET signs: the path with its query string exactly as sent.
 pub fn signed_target(req: &HttpRequest) -> &str {
@@ -61,19 +64,35 @@ async fn verify_signature(
     let Ok(id) = MerchantId::parse(id) else {
         return Err(ApiError::Unauthorized);
     };
-    let found = state.gateway().merchants().merchant(&id).await?;
+    // A timestamp header that is not visible ASCII is as malformed as one that is not a number.
+    let timestamp = match req.headers().get(TIMESTAMP_HEADER) {
+        None => None,
+        Some(value) => Some(value.to_str().unwrap_or("malformed")),
+    };
+    let request = SignedRequest {
+        signature,
+        timestamp,
+        message,
+    };
+    let gateway = state.gateway();
+    let found = gateway.merchants().merchant(&id).await?;
     match found {
         Some(merchant) if merchant.enabled => {
-            if verify(merchant.secret_for(direction), message, signature) {
-                Ok(merchant)
-            } else {
-                tracing::info!(merchant.id = %merchant.id, "signature refused");
-                Err(ApiError::Unauthorized)
+            match check_credentials(&merchant, direction, &request, gateway.clock().now()) {
+                Ok(()) => Ok(merchant),
+                Err(refusal) => {
+                    tracing::info!(merchant.id = %merchant.id, reason = refusal.reason(), "credentials refused");
+                    Err(ApiError::Unauthorized)
+                }
             }
         }
         _ => {
             // Spend the same work as a real check so timing does not tell merchants apart.
-            let _ = verify(&decoy_secret(), message, signature);
+            let _ = verify(
+                &decoy_secret(),
+                &signed_message(timestamp, message),
+                signature,
+            );
             tracing::info!("unknown or disabled merchant refused");
             Err(ApiError::Unauthorized)
         }

@@ -29,14 +29,12 @@ pub const WITHDRAWAL_SECRET: &str =
     "w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2w2";
 
 pub fn merchant() -> Merchant {
-    Merchant {
-        id: MerchantId::parse(MERCHANT).expect("valid"),
-        name: "Shop".into(),
-        deposit_secret: Secret::new(DEPOSIT_SECRET),
-        withdrawal_secret: Secret::new(WITHDRAWAL_SECRET),
-        access: full_access(),
-        enabled: true,
-    }
+    domain::testkit::merchant_with_secrets(
+        MERCHANT,
+        "Shop",
+        Secret::new(DEPOSIT_SECRET),
+        Secret::new(WITHDRAWAL_SECRET),
+    )
 }
 
 pub fn op_id() -> OperationId {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use adapters_acquirer::AcquirerClient;
 use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
-use adapters_db::Database;
+use adapters_db::{Backend, Database, DbOptions, MasterKey};
 use adapters_http::ReadyFn;
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
@@ -38,7 +38,10 @@ impl Application {
     /// Connects and migrates the database, binds the listener (port 0 picks a free one) and
     /// builds the server.
     pub async fn build(mut config: ServeConfig) -> anyhow::Result<Self> {
-        let database = open_database(&config.database_url).await?;
+        let database = open_database(&config.database_url, config.master_key.clone()).await?;
+        if config.master_key.is_none() && database.backend() == Backend::Postgres {
+            tracing::warn!("GATEWAY_MASTER_KEY is not set: merchant secrets and provider credentials are stored in clear in PostgreSQL");
+        }
         let listener = TcpListener::bind(config.bind)
             .with_context(|| format!("cannot listen on {} (GATEWAY_BIND)", config.bind))?;
         let address = listener.local_addr()?;
@@ -197,13 +200,27 @@ pub fn gateway_on(
     .with_acquirer_settings(settings)
 }
 
-/// Opens and migrates the database (diesel is synchronous: off the async executor).
-pub async fn open_database(url: &str) -> anyhow::Result<Database> {
+/// Opens and migrates the database, then checks its stored secrets against `master_key`: a
+/// wrong key, or none while secrets are encrypted, stops here with a message naming
+/// GATEWAY_MASTER_KEY. Diesel is synchronous: this runs off the async executor.
+pub async fn open_database(url: &str, master_key: Option<MasterKey>) -> anyhow::Result<Database> {
     let url = url.to_string();
     tokio::task::spawn_blocking(move || {
-        let database = Database::connect(&url)
+        let keyed = master_key.is_some();
+        let options = DbOptions {
+            master_key,
+            ..DbOptions::default()
+        };
+        let database = Database::connect_with(&url, options)
             .context("cannot open the database named by GATEWAY_DATABASE_URL")?;
         database.migrate().context("cannot migrate the database")?;
+        let secrets = database.check_secrets()?;
+        if keyed && secrets.clear > 0 {
+            tracing::warn!(
+                clear = secrets.clear,
+                "secrets are stored in clear although GATEWAY_MASTER_KEY is set; run `gateway secrets encrypt` with the gateway stopped"
+            );
+        }
         Ok(database)
     })
     .await?

@@ -15,6 +15,11 @@ pub struct Cli {
     )]
     pub database_url: String,
 
+    /// 64 hex characters: merchant secrets and provider credentials are stored encrypted
+    /// with it (AES-256-GCM). Never given on the command line, only in the environment.
+    #[arg(long, hide = true, global = true, env = "GATEWAY_MASTER_KEY", hide_env_values = true)]
+    pub master_key: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -25,7 +30,7 @@ pub enum Command {
     Serve(ServeArgs),
     /// Apply database migrations only.
     Migrate,
-    /// Create, list and disable merchants.
+    /// Create, list, update and disable merchants; rotate their secrets.
     #[command(subcommand)]
     Merchant(MerchantCommand),
     /// Credit or debit a merchant's balance by hand (a ledger entry).
@@ -46,6 +51,20 @@ pub enum Command {
     /// Check the ledger invariant.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// Encrypt stored secrets with GATEWAY_MASTER_KEY.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Encrypt every merchant secret and provider credential still stored in clear, in place,
+    /// and leave no clear copy in the database's files. Needs GATEWAY_MASTER_KEY; run it with
+    /// the gateway stopped. Running it again changes nothing.
+    Encrypt {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Options of `gateway serve`; each falls back to its GATEWAY_* variable, then the default.
@@ -99,11 +118,37 @@ pub enum MerchantCommand {
         /// Allowed methods, e.g. deposit:card,withdrawal:sbp; default: every method both ways.
         #[arg(long)]
         methods: Option<String>,
+        /// Every request must carry x-timestamp (GETs included).
+        #[arg(long)]
+        require_timestamp: bool,
         #[arg(long)]
         json: bool,
     },
-    /// List merchants (without secrets).
+    /// List merchants with their live secrets per direction (never the secrets themselves).
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a merchant's settings.
+    Update {
+        id: String,
+        /// Every request must carry x-timestamp (running gateways apply it within 5 s).
+        #[arg(long, conflicts_with = "no_require_timestamp", required_unless_present = "no_require_timestamp")]
+        require_timestamp: bool,
+        /// x-timestamp becomes optional again.
+        #[arg(long)]
+        no_require_timestamp: bool,
+    },
+    /// Give a direction a new secret, printed once; the old one keeps working for --overlap.
+    RotateSecret {
+        id: String,
+        /// deposit or withdrawal.
+        #[arg(long)]
+        direction: String,
+        /// How long older secrets keep working: Ns, Nm, Nh or Nd from 0s (revoked at once)
+        /// to 720h.
+        #[arg(long, default_value = "24h")]
+        overlap: String,
         #[arg(long)]
         json: bool,
     },

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use adapters_db::MasterKey;
 use domain::callback::RetrySchedule;
 
 use crate::cli::ServeArgs;
@@ -41,6 +42,15 @@ pub struct ServeConfig {
     pub reconcile_after: Duration,
     /// How long a creation may go on to further providers (`GATEWAY_ROUTING_BUDGET`).
     pub routing_budget: Duration,
+    /// Encrypts stored secrets (`GATEWAY_MASTER_KEY`); set by [`master_key`].
+    pub master_key: Option<MasterKey>,
+}
+
+/// `GATEWAY_MASTER_KEY`, if set: 64 hex characters. The error names the variable, never the
+/// value.
+pub fn master_key(text: Option<&str>) -> anyhow::Result<Option<MasterKey>> {
+    text.map(|text| MasterKey::parse(text).map_err(anyhow::Error::from))
+        .transpose()
 }
 
 impl ServeConfig {
@@ -114,6 +124,7 @@ impl ServeConfig {
                     value: args.routing_budget.clone(),
                     expected: "a duration from 1s to 5m, such as 15s",
                 })?,
+            master_key: None,
         })
     }
 }

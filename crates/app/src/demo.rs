@@ -25,6 +25,7 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
         access: full_access(),
         deposit_secret: Secret::new(DEMO_DEPOSIT_SECRET),
         withdrawal_secret: Secret::new(DEMO_WITHDRAWAL_SECRET),
+        require_timestamp: false,
     };
     let operator = app.operator();
     match operator.create_merchant(new).await {

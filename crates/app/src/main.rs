@@ -22,9 +22,17 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => {
             // actix-web's server runs on its own system inside the runtime.
-            runtime.block_on(app::commands::serve(&cli.database_url, &args))
+            runtime.block_on(app::commands::serve(
+                &cli.database_url,
+                cli.master_key.as_deref(),
+                &args,
+            ))
         }
-        command => runtime.block_on(app::commands::run(&cli.database_url, command)),
+        command => runtime.block_on(app::commands::run(
+            &cli.database_url,
+            cli.master_key.as_deref(),
+            command,
+        )),
     };
     match result {
         Ok(code) => code,

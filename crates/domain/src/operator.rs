@@ -427,6 +427,11 @@ impl Operator {
         self.store.set_require_timestamp(id, required).await
     }
 
+    /// The operator's clock now (what a listing's "live" is judged at).
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
     /// Every merchant, by name.
     pub async fn merchants(&self) -> Result<Vec<Merchant>, StoreError> {
         self.store.list_merchants().await

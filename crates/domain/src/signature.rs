@@ -1,5 +1,7 @@
 //! HMAC-SHA256 signatures of requests and callbacks, and request fingerprints.
 
+use std::borrow::Cow;
+
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -78,16 +80,16 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
 
 /// What the signature covers: `"{timestamp}.{message}"` when a timestamp was sent, else the
 /// message itself.
-pub fn signed_message(timestamp: Option<&str>, message: &[u8]) -> Vec<u8> {
+pub fn signed_message<'a>(timestamp: Option<&str>, message: &'a [u8]) -> Cow<'a, [u8]> {
     match timestamp {
         Some(stamp) => {
             let mut out = Vec::with_capacity(stamp.len() + 1 + message.len());
             out.extend_from_slice(stamp.as_bytes());
             out.push(b'.');
             out.extend_from_slice(message);
-            out
+            Cow::Owned(out)
         }
-        None => message.to_vec(),
+        None => Cow::Borrowed(message),
     }
 }
 

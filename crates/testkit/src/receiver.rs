@@ -19,7 +19,9 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
+use hmac::{Hmac, Mac};
 use serde_json::Value;
+use sha2::Sha256;
 
 /// How long a held request waits at most before it is answered anyway.
 const HOLD_LIMIT: Duration = Duration::from_secs(90);
@@ -47,6 +49,41 @@ impl Captured {
     /// The body as JSON (`Null` if it is not).
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// Whether the callback is signed with `secret` both ways a merchant checks it:
+    /// `x-signature` over the body, and `x-signature-v2` over `"{x-callback-timestamp}.{body}"`
+    /// with a timestamp within 300 s of now. `Err` says what does not fit.
+    pub fn signed_with(&self, secret: &str) -> Result<(), String> {
+        let mac = |message: &[u8]| {
+            let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
+                .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+            mac.update(message);
+            hex::encode(mac.finalize().into_bytes())
+        };
+        if !self
+            .header("x-signature")
+            .eq_ignore_ascii_case(&mac(&self.body))
+        {
+            return Err(format!("x-signature does not fit: {:?}", self.headers));
+        }
+        let stamp = self.header("x-callback-timestamp");
+        let sent: i64 = stamp
+            .parse()
+            .map_err(|_| format!("x-callback-timestamp {stamp:?} is not Unix seconds"))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        if (now - sent).abs() > 300 {
+            return Err(format!("x-callback-timestamp {sent} is {}s from now", now - sent));
+        }
+        let mut message = format!("{stamp}.").into_bytes();
+        message.extend_from_slice(&self.body);
+        if !self.header("x-signature-v2").eq_ignore_ascii_case(&mac(&message)) {
+            return Err(format!("x-signature-v2 does not fit: {:?}", self.headers));
+        }
+        Ok(())
     }
 
     /// The `x-callback-attempt` header as a number (0 if absent).

@@ -63,7 +63,7 @@ async fn a_replay_answers_the_read_shape_and_a_different_request_409() {
     mocks.store.expect_find_by_merchant_operation_id().returning(|_, _, _| {
         // The stored fingerprint is of the canonical form of BODY (key order, spaces ignored).
         let canonical = br#"{"amount":"100.00","currency":"RUB","merchantOperationId":"order-1","paymentMethod":"card","userId":"u-1"}"#;
-        let secret = merchant().deposit_secret;
+        let secret = merchant().signing_secret(Direction::Deposit).clone();
         let op = deposit_builder(Status::Processing, Some(Action::Redirect { url: "http://gw/pay/1".into() }))
             .merchant_operation_id("order-1")
             .build();

@@ -29,7 +29,7 @@ fn refunded() -> Mocks {
         .store
         .expect_find_by_merchant_operation_id()
         .returning(move |_, _, _| {
-            let fingerprint = Fingerprint::of(&merchant().deposit_secret, CREATE.as_bytes());
+            let fingerprint = Fingerprint::of(merchant().deposit_keys.newest(), CREATE.as_bytes());
             Ok(Some((approved(), Some(fingerprint))))
         });
     mocks.refunds.expect_refunds_of().returning(|id| {

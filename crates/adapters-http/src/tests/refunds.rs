@@ -55,7 +55,7 @@ fn refundable(insert: fn() -> Result<(), RefundInsertError>) -> Mocks {
 /// The fingerprint the domain keeps for a refund request of `canonical` on [`op_id`].
 fn fingerprint(canonical: &str) -> Fingerprint {
     let covered = format!("{}\n{canonical}", op_id());
-    Fingerprint::of(&merchant().deposit_secret, covered.as_bytes())
+    Fingerprint::of(merchant().deposit_keys.newest(), covered.as_bytes())
 }
 
 #[actix_web::test]

@@ -115,6 +115,7 @@ async fn methods_without_access_are_403() {
                 access: parse_access("deposit:card,withdrawal:sbp").expect("valid"),
                 deposit_secret: Secret::new("ab".repeat(32)),
                 withdrawal_secret: Secret::new("cd".repeat(32)),
+                require_timestamp: false,
             })
             .await
             .expect("created");

@@ -99,6 +99,7 @@ impl TestApp {
                 access: full_access(),
                 deposit_secret: Secret::new("11".repeat(32)),
                 withdrawal_secret: Secret::new("22".repeat(32)),
+                require_timestamp: false,
             })
             .await
             .expect("merchant");

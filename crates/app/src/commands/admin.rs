@@ -3,14 +3,14 @@
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use domain::merchant::{full_access, parse_access, Secret};
+use domain::merchant::{full_access, parse_access, KeyRing, Secret};
 use domain::operator::{
-    acquirer_flow, route_amounts, route_lifetime, AddRouteError, BalanceError, CreateMerchantError,
-    ManualMove, NewMerchant, NewRoute, Operator,
+    acquirer_flow, parse_overlap, route_amounts, route_lifetime, AddRouteError, BalanceError,
+    CreateMerchantError, ManualMove, NewMerchant, NewRoute, Operator,
 };
 use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
-use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod};
+use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod, Timestamp};
 use serde_json::json;
 
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
@@ -22,6 +22,7 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
         MerchantCommand::Create {
             name,
             methods,
+            require_timestamp,
             json,
         } => {
             let access = match methods {
@@ -34,24 +35,26 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
                 access,
                 deposit_secret: Secret::new(new_secret()),
                 withdrawal_secret: Secret::new(new_secret()),
+                require_timestamp,
             };
             match operator.create_merchant(new).await {
                 Ok(merchant) => {
-                    let out = json!({
-                        "merchantId": merchant.id.as_str(),
-                        "depositSecret": merchant.deposit_secret.expose(),
-                        "withdrawalSecret": merchant.withdrawal_secret.expose(),
-                    });
+                    let deposit = merchant.signing_secret(Direction::Deposit).expose();
+                    let withdrawal = merchant.signing_secret(Direction::Withdrawal).expose();
                     if json {
-                        print_json(&out);
+                        print_json(&json!({
+                            "merchantId": merchant.id.as_str(),
+                            "depositSecret": deposit,
+                            "withdrawalSecret": withdrawal,
+                        }));
                     } else {
                         println!("merchant created: {name}");
                         println!("  merchant id:       {}", merchant.id);
-                        println!("  deposit secret:    {}", merchant.deposit_secret.expose());
-                        println!(
-                            "  withdrawal secret: {}",
-                            merchant.withdrawal_secret.expose()
-                        );
+                        println!("  deposit secret:    {deposit}");
+                        println!("  withdrawal secret: {withdrawal}");
+                        if merchant.require_timestamp {
+                            println!("  every request must carry x-timestamp");
+                        }
                         println!("The secrets are shown only now; store them safely.");
                     }
                     Ok(ExitCode::SUCCESS)
@@ -65,6 +68,7 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
         }
         MerchantCommand::List { json } => {
             let merchants = operator.merchants().await?;
+            let now = operator.now();
             if json {
                 let rows: Vec<_> = merchants
                     .iter()
@@ -72,21 +76,82 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
                         json!({
                             "merchantId": m.id.as_str(), "name": m.name, "enabled": m.enabled,
                             "methods": access_list(m),
+                            "requireTimestamp": m.require_timestamp,
+                            "secrets": {
+                                "deposit": live_secrets(m.keys(Direction::Deposit), now),
+                                "withdrawal": live_secrets(m.keys(Direction::Withdrawal), now),
+                            },
                         })
                     })
                     .collect();
                 print_json(&json!(rows));
             } else {
-                println!("{:<38} {:<20} {:<8} METHODS", "ID", "NAME", "ENABLED");
+                println!(
+                    "{:<38} {:<20} {:<8} {:<9} {:<30} {:<30} METHODS",
+                    "ID", "NAME", "ENABLED", "TIMESTAMP", "DEPOSIT SECRETS", "WITHDRAWAL SECRETS"
+                );
                 for m in &merchants {
                     println!(
-                        "{:<38} {:<20} {:<8} {}",
+                        "{:<38} {:<20} {:<8} {:<9} {:<30} {:<30} {}",
                         m.id,
                         m.name,
                         m.enabled,
+                        if m.require_timestamp { "required" } else { "optional" },
+                        live_secrets_text(m.keys(Direction::Deposit), now),
+                        live_secrets_text(m.keys(Direction::Withdrawal), now),
                         access_list(m).join(",")
                     );
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MerchantCommand::Update {
+            id,
+            require_timestamp,
+            no_require_timestamp,
+        } => {
+            let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
+            let required = require_timestamp && !no_require_timestamp;
+            if operator.set_require_timestamp(&id, required).await? {
+                let state = if required { "required" } else { "optional" };
+                println!("merchant {id}: x-timestamp {state}");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("error: no merchant {id}");
+                Ok(ExitCode::from(EXIT_NOT_FOUND))
+            }
+        }
+        MerchantCommand::RotateSecret {
+            id,
+            direction,
+            overlap,
+            json,
+        } => {
+            let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
+            let direction =
+                Direction::parse(&direction).map_err(|e| Usage::new(format!("--direction: {e}")))?;
+            let overlap = parse_overlap(&overlap).map_err(|e| Usage::new(format!("--overlap: {e}")))?;
+            let secret = Secret::new(new_secret());
+            let Some(rotated) = operator
+                .rotate_secret(&id, direction, secret, overlap)
+                .await?
+            else {
+                eprintln!("error: no merchant {id}");
+                return Ok(ExitCode::from(EXIT_NOT_FOUND));
+            };
+            let secret = rotated.keys.newest().secret.expose();
+            let ends = rotated.old_secret_expires_at.to_rfc3339();
+            if json {
+                print_json(&json!({
+                    "merchantId": rotated.merchant_id.as_str(),
+                    "direction": direction.as_str(),
+                    "secret": secret,
+                    "oldSecretExpiresAt": ends,
+                }));
+            } else {
+                println!("new {direction} secret of merchant {id}: {secret}");
+                println!("The older {direction} secret works until {ends}.");
+                println!("The secret is shown only now; store it safely.");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -100,6 +165,25 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
                 Ok(ExitCode::from(EXIT_NOT_FOUND))
             }
         }
+    }
+}
+
+/// A direction's live secrets for `merchant list --json`: how many, and when the older ones
+/// stop working (left out when only the newest is live).
+fn live_secrets(keys: &KeyRing, now: Timestamp) -> serde_json::Value {
+    let mut out = json!({ "live": keys.live(now).count() });
+    if let Some(end) = keys.old_secret_expires_at(now) {
+        out["oldSecretExpiresAt"] = json!(end.to_rfc3339());
+    }
+    out
+}
+
+/// The same for the table: `1 live` or `2 live, old until 2026-11-24T10:00:00Z`.
+fn live_secrets_text(keys: &KeyRing, now: Timestamp) -> String {
+    let live = keys.live(now).count();
+    match keys.old_secret_expires_at(now) {
+        Some(end) => format!("{live} live, old until {}", end.to_rfc3339()),
+        None => format!("{live} live"),
     }
 }
 

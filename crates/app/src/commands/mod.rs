@@ -5,6 +5,7 @@ mod admin;
 mod ledger;
 mod operations;
 mod providers;
+mod secrets;
 
 use std::process::ExitCode;
 
@@ -33,8 +34,13 @@ impl Usage {
 }
 
 /// `gateway serve [--demo]`.
-pub async fn serve(database_url: &str, args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = ServeConfig::from_args(database_url, args)?;
+pub async fn serve(
+    database_url: &str,
+    master_key: Option<&str>,
+    args: &ServeArgs,
+) -> anyhow::Result<ExitCode> {
+    let mut config = ServeConfig::from_args(database_url, args)?;
+    config.master_key = crate::config::master_key(master_key)?;
     let app = Application::build(config).await?;
     if app.config().demo {
         crate::demo::ensure_demo(&app).await?;
@@ -46,9 +52,15 @@ pub async fn serve(database_url: &str, args: &ServeArgs) -> anyhow::Result<ExitC
 }
 
 /// Every command but `serve`.
-pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    database_url: &str,
+    master_key: Option<&str>,
+    command: Command,
+) -> anyhow::Result<ExitCode> {
     let url = parse_database_url(database_url)?;
-    let database = crate::application::open_database(&url).await?;
+    let key = crate::config::master_key(master_key)?;
+    let keyed = key.is_some();
+    let database = crate::application::open_database(&url, key).await?;
     match command {
         Command::Serve(_) => unreachable!("serve is handled by commands::serve"),
         Command::Migrate => {
@@ -62,6 +74,7 @@ pub async fn run(database_url: &str, command: Command) -> anyhow::Result<ExitCod
         Command::Operation(cmd) => operations::operation(&database, cmd).await,
         Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
         Command::Ledger(cmd) => ledger::ledger(&operator(&database), cmd).await,
+        Command::Secrets(cmd) => secrets::secrets(&database, keyed, cmd).await,
     }
 }
 

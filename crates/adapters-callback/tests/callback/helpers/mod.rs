@@ -35,12 +35,13 @@ impl FakeMerchants {
     pub fn add(&self, id: &str, enabled: bool) -> MerchantId {
         let id = MerchantId::parse(id).expect("merchant id");
         let merchant = Merchant {
-            id: id.clone(),
-            name: format!("{id} shop"),
-            deposit_secret: Secret::new(DEPOSIT_SECRET),
-            withdrawal_secret: Secret::new(WITHDRAWAL_SECRET),
-            access: full_access(),
             enabled,
+            ..domain::testkit::merchant_with_secrets(
+                id.as_str(),
+                &format!("{id} shop"),
+                Secret::new(DEPOSIT_SECRET),
+                Secret::new(WITHDRAWAL_SECRET),
+            )
         };
         self.merchants
             .lock()

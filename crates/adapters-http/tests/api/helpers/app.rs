@@ -36,11 +36,11 @@ impl Shop {
     }
 
     pub fn deposit_secret(&self) -> &Secret {
-        &self.merchant.deposit_secret
+        self.merchant.signing_secret(Direction::Deposit)
     }
 
     pub fn withdrawal_secret(&self) -> &Secret {
-        &self.merchant.withdrawal_secret
+        self.merchant.signing_secret(Direction::Withdrawal)
     }
 
     /// The secret for `path`: withdrawal for `/withdrawals` and `/balance`, else deposit.
@@ -322,6 +322,7 @@ async fn create_merchant(db: &Database, name: &str) -> Merchant {
         access: full_access(),
         deposit_secret: secret(),
         withdrawal_secret: secret(),
+        require_timestamp: false,
     })
     .await
     .expect("create a merchant")

@@ -36,6 +36,7 @@ async fn card_payouts_only(api: &Checked<'_>, name: &str) -> Shop {
             access: BTreeSet::from([(Direction::Withdrawal, PaymentMethod::Card)]),
             deposit_secret: secret(),
             withdrawal_secret: secret(),
+            require_timestamp: false,
         })
         .await
         .expect("a merchant");

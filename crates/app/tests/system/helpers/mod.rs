@@ -72,10 +72,9 @@ pub fn assert_signed_callback(c: &Captured, merchant: &Merchant) {
     );
     assert!(c.attempt() >= 1, "x-callback-attempt: {:?}", c.headers);
     let signature = c.header("x-signature");
-    assert!(
-        verify(&Secret::new(right.as_str()), &c.body, signature),
-        "the {kind} callback is not signed with the {kind} secret: {json}"
-    );
+    if let Err(unfit) = c.signed_with(right) {
+        panic!("the {kind} callback is not signed with the {kind} secret: {unfit}: {json}");
+    }
     assert!(
         !verify(&Secret::new(wrong.as_str()), &c.body, signature),
         "the {kind} callback verifies under the other secret"
