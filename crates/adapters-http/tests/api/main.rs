@@ -13,4 +13,5 @@ mod methods;
 mod openapi;
 mod refunds;
 mod requisites;
+mod rotation;
 mod steps;

@@ -22,6 +22,7 @@ mod refunds;
 mod restart;
 mod routes;
 mod routing;
+mod secrets;
 mod sandbox_off;
 mod startup;
 mod throughput;

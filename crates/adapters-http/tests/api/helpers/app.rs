@@ -14,6 +14,7 @@ use domain::provider::Credentials;
 use domain::route::Flow;
 use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
+use domain::ports::Clock;
 use domain::testkit::{RandomIds, WallClock};
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
@@ -66,6 +67,8 @@ pub struct TestApp {
     pub(super) handle: ServerHandle,
     /// The database itself, for raw SQL; dropped (PostgreSQL: deleted) after the server.
     pub database: FreshDatabase,
+    /// The clock of the gateway and the operator ([`Setup::clock`], else the wall clock).
+    pub clock: Arc<dyn Clock>,
 }
 
 fn secret() -> Secret {
@@ -78,7 +81,11 @@ fn secret() -> Secret {
 
 impl TestApp {
     pub(super) async fn spawn(db: Database, database: FreshDatabase, setup: &Setup) -> TestApp {
-        let ops = operator(&db);
+        let clock: Arc<dyn Clock> = match &setup.clock {
+            Some(clock) => clock.clone(),
+            None => Arc::new(WallClock),
+        };
+        let ops = operator_on(&db, clock.clone());
         for (flow, priority) in &setup.routes {
             ops.add_route(NewRoute {
                 direction: Direction::Deposit,
@@ -129,7 +136,7 @@ impl TestApp {
             public_url: address.clone(),
             settle_after: setup.settle.unwrap_or(SETTLE),
         }));
-        let gateway = gateway_on(&db, provider.clone(), Arc::new(WallClock));
+        let gateway = gateway_on(&db, provider.clone(), clock.clone());
         let ping = db.clone();
         let readiness = ReadyFn(move || {
             let db = ping.clone();
@@ -155,10 +162,10 @@ impl TestApp {
         let handle = server.handle();
         tokio::spawn(server);
         let shop = Shop {
-            merchant: create_merchant(&db, "shop").await,
+            merchant: create_merchant(&ops, "shop", false).await,
         };
         let other = Shop {
-            merchant: create_merchant(&db, "other").await,
+            merchant: create_merchant(&ops, "other", false).await,
         };
         TestApp {
             address,
@@ -169,7 +176,46 @@ impl TestApp {
             other,
             handle,
             database,
+            clock,
         }
+    }
+
+    /// A new merchant with every method; `require_timestamp` makes `x-timestamp` mandatory.
+    pub async fn new_shop(&self, name: &str, require_timestamp: bool) -> Shop {
+        Shop {
+            merchant: create_merchant(&self.operator(), name, require_timestamp).await,
+        }
+    }
+
+    /// A JSON POST by `shop` carrying `x-timestamp: {stamp}`, signed with `secret` over
+    /// `"{stamp}.{body}"`.
+    pub async fn post_stamped(
+        &self,
+        shop: &Shop,
+        path: &str,
+        body: &str,
+        secret: &Secret,
+        stamp: &str,
+    ) -> Answer {
+        let signature = sign(secret, format!("{stamp}.{body}").as_bytes());
+        let headers = signed_headers(shop, &signature, "application/json");
+        let mut headers = headers.to_vec();
+        headers.push(("x-timestamp", stamp));
+        self.raw(reqwest::Method::POST, path, &headers, body.to_string())
+            .await
+    }
+
+    /// A GET by `shop` carrying `x-timestamp: {stamp}`, signed with the right secret over
+    /// `"{stamp}.{path}"`.
+    pub async fn get_stamped(&self, shop: &Shop, path: &str, stamp: &str) -> Answer {
+        let signature = sign(shop.secret_for(path), format!("{stamp}.{path}").as_bytes());
+        let headers = [
+            ("merchant-id", shop.id()),
+            ("x-signature", signature.as_str()),
+            ("x-timestamp", stamp),
+        ];
+        self.raw(reqwest::Method::GET, path, &headers, Vec::new())
+            .await
     }
 
     /// Sends a request with these headers and body, exactly.
@@ -252,9 +298,9 @@ impl TestApp {
     }
 
     /// Credits the main merchant's RUB balance by hand.
-    /// The operator's use cases over this gateway's database.
+    /// The operator's use cases over this gateway's database, on the gateway's clock.
     pub fn operator(&self) -> Operator {
-        operator(&self.db)
+        operator_on(&self.db, self.clock.clone())
     }
 
     pub async fn credit(&self, amount: &str) {
@@ -306,23 +352,26 @@ pub fn signed_headers<'a>(
 
 /// The operator's use cases over `db` (merchants, routes).
 pub fn operator(db: &Database) -> Operator {
+    operator_on(db, Arc::new(WallClock))
+}
+
+fn operator_on(db: &Database, clock: Arc<dyn Clock>) -> Operator {
     Operator::new(
         Arc::new(db.clone()),
         Arc::new(db.clone()),
-        Arc::new(WallClock),
+        clock,
         Arc::new(RandomIds),
     )
 }
 
-async fn create_merchant(db: &Database, name: &str) -> Merchant {
-    let ops = operator(db);
+async fn create_merchant(ops: &Operator, name: &str, require_timestamp: bool) -> Merchant {
     ops.create_merchant(NewMerchant {
         id: None,
         name: name.into(),
         access: full_access(),
         deposit_secret: secret(),
         withdrawal_secret: secret(),
-        require_timestamp: false,
+        require_timestamp,
     })
     .await
     .expect("create a merchant")

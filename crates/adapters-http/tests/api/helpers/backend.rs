@@ -3,7 +3,10 @@
 use std::future::Future;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use adapters_db::Database;
+use domain::testkit::TestClock;
 use domain::route::Flow;
 use testkit::FreshDatabase;
 
@@ -32,6 +35,8 @@ pub struct Setup {
     pub other_provider: bool,
     /// How long sandbox payouts and refunds take to settle; [`SETTLE`] if `None`.
     pub settle: Option<Duration>,
+    /// The clock of the gateway and of the operator's use cases; the wall clock if `None`.
+    pub clock: Option<Arc<TestClock>>,
 }
 
 /// The provider of [`Setup::other_provider`]'s routes.

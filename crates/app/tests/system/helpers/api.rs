@@ -82,6 +82,8 @@ pub struct Api {
     base: String,
     merchant: Merchant,
     client: reqwest::Client,
+    /// Send `x-timestamp` (now) with every request and sign it too.
+    stamped: bool,
 }
 
 impl Api {
@@ -93,20 +95,49 @@ impl Api {
                 .no_proxy()
                 .build()
                 .expect("an HTTP client"),
+            stamped: false,
         }
+    }
+
+    /// The same client, sending and signing `x-timestamp` with every request.
+    pub fn stamped(&self) -> Api {
+        Api {
+            stamped: true,
+            ..self.clone()
+        }
+    }
+
+    /// The signature of `message` (a body, or a path with its query) for `path`, and the
+    /// timestamp it covers when the client is stamped.
+    fn sign(&self, path: &str, message: &[u8]) -> (String, Option<String>) {
+        let secret = Secret::new(self.merchant.secret_for(path));
+        if !self.stamped {
+            return (sign(&secret, message), None);
+        }
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs()
+            .to_string();
+        let mut signed = format!("{stamp}.").into_bytes();
+        signed.extend_from_slice(message);
+        (sign(&secret, &signed), Some(stamp))
     }
 
     /// POSTs `body` to `path`, signed with the right secret.
     pub async fn post(&self, path: &str, body: &Value) -> Answer {
         let bytes = body.to_string().into_bytes();
-        let signature = sign(&Secret::new(self.merchant.secret_for(path)), &bytes);
-        let request = self
+        let (signature, stamp) = self.sign(path, &bytes);
+        let mut request = self
             .client
             .post(format!("{}{path}", self.base))
             .header("merchant-id", &self.merchant.id)
             .header("x-signature", signature)
             .header("content-type", "application/json")
             .body(bytes);
+        if let Some(stamp) = stamp {
+            request = request.header("x-timestamp", stamp);
+        }
         answer(request).await
     }
 
@@ -135,15 +166,15 @@ impl Api {
 
     /// GETs `path`, signed over the path and query.
     pub async fn get(&self, path: &str) -> Answer {
-        let signature = sign(
-            &Secret::new(self.merchant.secret_for(path)),
-            path.as_bytes(),
-        );
-        let request = self
+        let (signature, stamp) = self.sign(path, path.as_bytes());
+        let mut request = self
             .client
             .get(format!("{}{path}", self.base))
             .header("merchant-id", &self.merchant.id)
             .header("x-signature", signature);
+        if let Some(stamp) = stamp {
+            request = request.header("x-timestamp", stamp);
+        }
         answer(request).await
     }
 
