@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """A merchant's side of the gateway, with the Python standard library only.
 
-It signs requests, creates a card deposit and an SBP payout, reads them back,
-refunds part of an approved deposit, cancels a deposit and a payout that have
-not happened yet, and runs a small callback receiver that verifies each
-callback's signature (operations' and refunds') and drops duplicates.
+It signs requests (with a signed `x-timestamp` unless USE_TIMESTAMP=0), creates
+a card deposit and an SBP payout, reads them back, refunds part of an approved
+deposit, cancels a deposit and a payout that have not happened yet, and runs a
+small callback receiver that verifies each callback's timestamp and
+`x-signature-v2` (operations' and refunds'), answers 401 to a stale or badly
+signed one without processing it, and drops duplicates.
 
     python3 examples/merchant.py                     # against `gateway serve --demo`
     GATEWAY_URL=http://127.0.0.1:8080 MERCHANT_ID=... DEPOSIT_SECRET=... \
         WITHDRAWAL_SECRET=... python3 examples/merchant.py
+
+During a secret rotation's overlap, DEPOSIT_SECRET (or WITHDRAWAL_SECRET) is the
+new secret, which signs requests, and OLD_DEPOSIT_SECRETS (or
+OLD_WITHDRAWAL_SECRETS, comma-separated) the older ones, which callbacks may
+still be signed with until the overlap ends.
 
 For callbacks to reach the receiver on 127.0.0.1, start the gateway with
 GATEWAY_CALLBACK_ALLOW_PRIVATE=true. The refund step approves its deposit through
@@ -33,19 +40,39 @@ DEPOSIT_SECRET = os.environ.get(
 WITHDRAWAL_SECRET = os.environ.get(
     "WITHDRAWAL_SECRET", "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70")
 CALLBACK_PORT = int(os.environ.get("CALLBACK_PORT", "8099"))
+# Send a signed x-timestamp with every request (recommended; required for a merchant created
+# or updated with --require-timestamp).
+USE_TIMESTAMP = os.environ.get("USE_TIMESTAMP", "1") != "0"
+# How far a callback's x-callback-timestamp may be from our clock before it counts as a replay.
+CALLBACK_MAX_AGE = 300
 
-# Which secret signs a callback, by its `data.type`: refunds belong to deposits.
-SECRET_FOR_TYPE = {"deposit": DEPOSIT_SECRET, "refund": DEPOSIT_SECRET, "withdrawal": WITHDRAWAL_SECRET}
+
+def older(name: str) -> list:
+    return [secret for secret in os.environ.get(name, "").split(",") if secret]
+
+
+# Every secret a callback may be signed with, by its `data.type` (refunds belong to deposits):
+# the current one, then during a rotation's overlap the older ones.
+DEPOSIT_SECRETS = [DEPOSIT_SECRET] + older("OLD_DEPOSIT_SECRETS")
+WITHDRAWAL_SECRETS = [WITHDRAWAL_SECRET] + older("OLD_WITHDRAWAL_SECRETS")
+SECRETS_FOR_TYPE = {"deposit": DEPOSIT_SECRETS, "refund": DEPOSIT_SECRETS, "withdrawal": WITHDRAWAL_SECRETS}
 
 
 def sign(secret: str, message: bytes) -> str:
-    """x-signature: hex HMAC-SHA256 of the exact bytes sent (the body, or path+query for GET)."""
+    """x-signature: hex HMAC-SHA256 of the exact bytes sent (the body, or path+query for GET),
+    preceded by "{x-timestamp}." when the request carries one."""
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
 def call(method: str, path: str, secret: str, body=None):
     data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
-    headers = {"merchant-id": MERCHANT, "x-signature": sign(secret, data if data is not None else path.encode())}
+    message = data if data is not None else path.encode()
+    headers = {"merchant-id": MERCHANT}
+    if USE_TIMESTAMP:
+        stamp = str(int(time.time()))
+        headers["x-timestamp"] = stamp
+        message = stamp.encode() + b"." + message
+    headers["x-signature"] = sign(secret, message)
     if data is not None:
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(GATEWAY + path, data=data, headers=headers, method=method)
@@ -92,10 +119,15 @@ def sandbox_complete(operation_id: str, status: int = 1):
         return error.code, json.load(error)
 
 
-def verify_callback(body: bytes, signature: str) -> bool:
-    """The signature over the raw bytes received, with the secret for `data.type`."""
-    secret = SECRET_FOR_TYPE.get(json.loads(body)["data"]["type"])
-    return secret is not None and hmac.compare_digest(sign(secret, body), signature.lower())
+def verify_callback(body: bytes, stamp: str, signature_v2: str) -> str:
+    """Checks x-callback-timestamp, then x-signature-v2 over "{stamp}.{body}" (the raw bytes
+    received) with each secret for `data.type`. Only "valid" may be processed."""
+    if not (stamp.isascii() and stamp.isdigit()) or abs(time.time() - int(stamp)) > CALLBACK_MAX_AGE:
+        return "STALE timestamp (missing, malformed, or a replay)"
+    message = stamp.encode() + b"." + body
+    secrets = SECRETS_FOR_TYPE.get(json.loads(body)["data"]["type"], [])
+    fits = [hmac.compare_digest(sign(secret, message), signature_v2.lower()) for secret in secrets]
+    return "valid" if any(fits) else "INVALID signature"
 
 
 def dedup_key(data: dict) -> str:
@@ -108,7 +140,9 @@ class CallbackReceiver(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        valid = verify_callback(body, self.headers.get("x-signature", ""))
+        verdict = verify_callback(body, self.headers.get("x-callback-timestamp", ""),
+                                  self.headers.get("x-signature-v2", ""))
+        valid = verdict == "valid"
         data = json.loads(body)["data"]
         key = dedup_key(data)
         duplicate = valid and key in self.seen
@@ -117,7 +151,7 @@ class CallbackReceiver(http.server.BaseHTTPRequestHandler):
         about = (f"refund {data['refundId']} of {data['operationId']}" if data["type"] == "refund"
                  else f"{data['type']} {data['operationId']}")
         print(f"callback #{self.headers.get('x-callback-attempt')}: {about} "
-              f"status={data['status']} signature {'valid' if valid else 'INVALID'}"
+              f"status={data['status']} {verdict}"
               f"{' (duplicate, ignored)' if duplicate else ''}")
         self.send_response(200 if valid else 401)
         self.end_headers()
