@@ -15,11 +15,6 @@ pub struct Cli {
     )]
     pub database_url: String,
 
-    /// 64 hex characters: merchant secrets and provider credentials are stored encrypted
-    /// with it (AES-256-GCM). Never given on the command line, only in the environment.
-    #[arg(long, hide = true, global = true, env = "GATEWAY_MASTER_KEY", hide_env_values = true)]
-    pub master_key: Option<String>,
-
     #[command(subcommand)]
     pub command: Command,
 }
