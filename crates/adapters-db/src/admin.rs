@@ -28,8 +28,7 @@ use crate::crypto::Vault;
 use crate::database::Database;
 use crate::directory::{read_merchant, read_routes, MerchantKey};
 use crate::rows::{
-    self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow,
-    NewRouteRow,
+    self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow, NewRouteRow,
 };
 use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
 use crate::store::{apply_move, ledger_sums};
@@ -137,8 +136,11 @@ fn rotate(
         created_at: rotation.at,
         expires_at: None,
     };
-    let row = NewKeyRow::new(vault, &rotation.merchant, rotation.direction, &key).map_err(corrupt)?;
-    diesel::insert_into(merchant_keys).values(&row).execute(conn)?;
+    let row =
+        NewKeyRow::new(vault, &rotation.merchant, rotation.direction, &key).map_err(corrupt)?;
+    diesel::insert_into(merchant_keys)
+        .values(&row)
+        .execute(conn)?;
     let stored: Vec<KeyRow> = merchant_keys
         .filter(merchant_id.eq(merchant))
         .filter(direction.eq(way))

@@ -223,7 +223,10 @@ mod tests {
             Place::KeyCheck,
         ] {
             let refused = key.open(&elsewhere, &sealed).expect_err("moved");
-            assert!(refused.to_string().contains("GATEWAY_MASTER_KEY"), "{refused}");
+            assert!(
+                refused.to_string().contains("GATEWAY_MASTER_KEY"),
+                "{refused}"
+            );
         }
     }
 

@@ -71,10 +71,7 @@ impl Spot {
                 direction,
                 version: *version,
             },
-            Spot::Provider { name, column } => Place::Provider {
-                name,
-                column: *column,
-            },
+            Spot::Provider { name, column } => Place::Provider { name, column },
         }
     }
 }
@@ -174,7 +171,10 @@ fn setting(conn: &mut DbConn, name: &str) -> Result<Option<String>, TxError<Stor
 /// Inserts a setting; one inserted meanwhile by another process makes the caller try again.
 fn insert_setting(conn: &mut DbConn, name: &str, value: &str) -> Result<(), TxError<StoreError>> {
     match diesel::insert_into(gateway_settings::table)
-        .values((gateway_settings::name.eq(name), gateway_settings::value.eq(value)))
+        .values((
+            gateway_settings::name.eq(name),
+            gateway_settings::value.eq(value),
+        ))
         .execute(conn)
     {
         Ok(_) => Ok(()),

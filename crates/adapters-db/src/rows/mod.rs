@@ -10,8 +10,8 @@ mod refund;
 
 pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
 pub(crate) use catalog::{
-    profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow,
-    NewKeyRow, NewMerchantRow, NewRouteRow, RouteRow,
+    profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, NewKeyRow,
+    NewMerchantRow, NewRouteRow, RouteRow,
 };
 pub(crate) use operation::{
     action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,

@@ -128,7 +128,10 @@ fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperatio
     NewOperation {
         callback: callback_for(&done, &DebugCallbackFormat),
         operation: done,
-        fingerprint: Some(Fingerprint::of(shop.withdrawal_keys.newest(), moid.as_bytes())),
+        fingerprint: Some(Fingerprint::of(
+            shop.withdrawal_keys.newest(),
+            moid.as_bytes(),
+        )),
         moves,
         attempts: Vec::new(),
     }
