@@ -4,7 +4,8 @@
 //! rules are the domain's (`domain::operator`); what arrives here already passed them.
 //!
 //! Every method is one unit of work on a blocking thread; changes take effect in this process
-//! at once; other processes see them within their cache TTL (2 s by default).
+//! at once; other processes see them within their cache TTL (2 s by default), except merchant
+//! secrets, which every process reads afresh on each lookup.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -48,9 +48,9 @@ impl MasterKey {
         }
         let mut bytes = [0u8; 32];
         hex::decode_to_slice(text, &mut bytes).map_err(|_| MasterKeyError::NotHex)?;
-        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&bytes));
-        bytes.fill(0);
-        Ok(MasterKey(cipher))
+        Ok(MasterKey(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(
+            &bytes,
+        ))))
     }
 
     /// `clear` sealed for `place` under a fresh random nonce.

@@ -310,7 +310,7 @@ impl Database {
     ///
     /// With a key: fails if the key is not the one the database's check value was written
     /// with; writes that value the first time the database is used with a key. Without a key:
-    /// fails if any secret is encrypted or the check value exists. Every error names
+    /// fails if any secret is encrypted or the check value exists. Every refusal names
     /// `GATEWAY_MASTER_KEY`.
     ///
     /// Blocking, like [`Database::migrate`].

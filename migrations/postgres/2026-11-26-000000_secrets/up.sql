@@ -37,7 +37,9 @@ ALTER TABLE refunds ADD COLUMN fingerprint_key INTEGER CHECK (fingerprint_key >=
 UPDATE refunds SET fingerprint_key = 1 WHERE fingerprint IS NOT NULL;
 
 -- The gateway's own settings: `master_key_check`, a fixed text encrypted with the master key
--- the first time the database is used with one, tells a wrong key at start.
+-- the first time the database is used with one, tells a wrong key at start;
+-- `clear_copies_pending` marks a `gateway secrets encrypt` whose clean-up of the database
+-- files has not finished.
 CREATE TABLE gateway_settings (
     name  TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL

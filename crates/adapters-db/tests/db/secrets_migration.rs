@@ -9,7 +9,8 @@ use domain::Timestamp;
 use domain::{Direction, MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId};
 
 use crate::helpers::{
-    acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, rotate_now,
+    acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
+    rotate_now,
 };
 use crate::migrations::{recorded_in, revert_newest, SECRETS};
 
@@ -167,6 +168,34 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
                 .expect("read")
                 .expect("kept");
         assert_eq!(kept.withdrawal_keys.keys().len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_upgraded_database_is_encrypted_without_a_clear_copy_of_the_old_columns() {
+    each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
+        let (deposit, withdrawal) = (random_secret(), random_secret());
+        let secrets = [
+            deposit.expose().to_string(),
+            withdrawal.expose().to_string(),
+        ];
+        t.exec(&format!(
+            "INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, \
+             created_at) VALUES ('shop', 'shop', '{}', '{}', 1, 1000)",
+            secrets[0], secrets[1]
+        ));
+        t.db.migrate().expect("upgrade");
+        assert_eq!(t.clear_copies(&secrets).len(), 2, "clear until encrypted");
+
+        let keyed = t.with_key(&random_key_text());
+        assert_eq!(keyed.encrypt_secrets().expect("encrypt"), 2);
+        assert_eq!(t.clear_copies(&secrets), Vec::<String>::new());
+        let id = MerchantId::parse("shop").expect("id");
+        let shop = keyed.merchant(&id).await.expect("lookup").expect("kept");
+        assert_eq!(shop.deposit_keys.newest().secret, deposit);
+        assert_eq!(shop.withdrawal_keys.newest().secret, withdrawal);
     })
     .await;
 }
