@@ -11,10 +11,10 @@ CREATE TEMP TABLE t AS SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bi
 
 INSERT INTO operations (id, merchant_id, direction, method, status, amount, currency, user_id,
     merchant_operation_id, callback_url, action, route_id, expires_at, created_at, updated_at,
-    fingerprint)
+    fingerprint, fingerprint_key)
 SELECT gen_random_uuid()::text, m.id, 'deposit', 'card', 1, 10000 + g, 'RUB', 'user-' || g,
        'bench-callback-' || g, :'url', NULL, 1, NULL, t.now_ms - 1000, t.now_ms,
-       md5(g::text) || md5((g + 1)::text)
+       md5(g::text) || md5((g + 1)::text), 1
 FROM generate_series(1, :n) AS g
 JOIN m ON m.k = g % m.total
 CROSS JOIN t;

@@ -1,9 +1,17 @@
 -- Merchants for the bare pgbench runs, on a database `gateway migrate` created:
 -- :nmerchants merchants with every method and a large RUB balance (via a ledger entry, so
 -- `gateway ledger verify` holds on this database too).
-INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, created_at)
-SELECT '00000000-0000-4000-8000-' || lpad(g::text, 12, '0'), 'pgbench-' || g,
-       md5(g::text) || md5(g::text), md5((-g)::text) || md5((-g)::text), 1, 0
+INSERT INTO merchants (id, name, enabled, created_at)
+SELECT '00000000-0000-4000-8000-' || lpad(g::text, 12, '0'), 'pgbench-' || g, 1, 0
+FROM generate_series(0, :nmerchants - 1) AS g;
+-- Version 1 of each direction's secret, in clear (the pgbench scripts sign nothing).
+INSERT INTO merchant_keys (merchant_id, direction, version, secret, created_at)
+SELECT '00000000-0000-4000-8000-' || lpad(g::text, 12, '0'), 'deposit', 1,
+       md5(g::text) || md5(g::text), 0
+FROM generate_series(0, :nmerchants - 1) AS g
+UNION ALL
+SELECT '00000000-0000-4000-8000-' || lpad(g::text, 12, '0'), 'withdrawal', 1,
+       md5((-g)::text) || md5((-g)::text), 0
 FROM generate_series(0, :nmerchants - 1) AS g;
 INSERT INTO merchant_methods (merchant_id, direction, method)
 SELECT m.id, d.direction, d.method FROM merchants m,

@@ -4,16 +4,18 @@
 //! rules are the domain's (`domain::operator`); what arrives here already passed them.
 //!
 //! Every method is one unit of work on a blocking thread; changes take effect in this process
-//! at once; other processes see them within their cache TTL (2 s by default).
+//! at once; other processes see them within their cache TTL (2 s by default), except merchant
+//! secrets, which every process reads afresh on each lookup.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ledger::{Balance, BalanceMove, LedgerMismatch};
-use domain::merchant::Merchant;
-use domain::operator::CheckedRoute;
+use domain::merchant::{KeyRing, Merchant, SigningKey};
+use domain::operator::{CheckedRoute, KeyRotation};
 use domain::ports::{
     ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError, StoreError,
 };
@@ -23,10 +25,13 @@ use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{MerchantId, OperationId, Timestamp};
 
 use crate::conn::DbConn;
+use crate::crypto::Vault;
 use crate::database::Database;
 use crate::directory::{read_merchant, read_routes, MerchantKey};
-use crate::rows::{self, merchant_from_rows, MerchantRow, NewMerchantRow, NewRouteRow};
-use crate::schema::{balances, merchant_methods, merchants, routes};
+use crate::rows::{
+    self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow, NewRouteRow,
+};
+use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
 use crate::store::{apply_move, ledger_sums};
 use crate::work::{corrupt, TxError};
 
@@ -83,6 +88,72 @@ fn read_balance<E: From<StoreError>>(
     })
 }
 
+/// Whether merchant `id` exists, its row locked until the commit on PostgreSQL (`FOR UPDATE`),
+/// so that concurrent rotations of its secrets run one after the other; on SQLite the write
+/// transaction began `IMMEDIATE`, so it is the only writer already.
+fn lock_merchant<E>(conn: &mut DbConn, id: &str) -> Result<bool, TxError<E>> {
+    let query = merchants::table.find(id).select(merchants::id);
+    let found: Option<String> = match conn {
+        DbConn::Pg(pg) => query.for_update().first(pg).optional()?,
+        DbConn::Sqlite(_) => query.first(conn).optional()?,
+    };
+    Ok(found.is_some())
+}
+
+/// Applies `rotation` in the caller's write transaction: the direction's next version is the
+/// new secret, and every older one still live at `older_end` ends then. The direction's ring
+/// after it; `None`, writing nothing, if the merchant is unknown.
+fn rotate(
+    conn: &mut DbConn,
+    vault: &Vault,
+    rotation: &KeyRotation,
+) -> Result<Option<KeyRing>, TxError<StoreError>> {
+    use crate::schema::merchant_keys::dsl::*;
+    let (merchant, way) = (rotation.merchant.as_str(), rotation.direction.as_str());
+    if !lock_merchant(conn, merchant)? {
+        return Ok(None);
+    }
+    let newest: Option<i32> = merchant_keys
+        .filter(merchant_id.eq(merchant))
+        .filter(direction.eq(way))
+        .select(diesel::dsl::max(version))
+        .first(conn)?;
+    let next = newest
+        .unwrap_or(0)
+        .checked_add(1)
+        .ok_or_else(|| corrupt(anyhow::anyhow!("no version after {newest:?} of {merchant}")))?;
+    let end = rotation.older_end.millis();
+    diesel::update(
+        merchant_keys
+            .filter(merchant_id.eq(merchant))
+            .filter(direction.eq(way))
+            .filter(expires_at.is_null().or(expires_at.gt(end))),
+    )
+    .set(expires_at.eq(Some(end)))
+    .execute(conn)?;
+    let key = SigningKey {
+        version: next,
+        secret: rotation.secret.clone(),
+        created_at: rotation.at,
+        expires_at: None,
+    };
+    let row =
+        NewKeyRow::new(vault, &rotation.merchant, rotation.direction, &key).map_err(corrupt)?;
+    diesel::insert_into(merchant_keys)
+        .values(&row)
+        .execute(conn)?;
+    let stored: Vec<KeyRow> = merchant_keys
+        .filter(merchant_id.eq(merchant))
+        .filter(direction.eq(way))
+        .select(KeyRow::as_select())
+        .load(conn)?;
+    let mut keys = KeyRows::default();
+    for each in stored {
+        keys.push(vault, each).map_err(corrupt)?;
+    }
+    keys.ring(rotation.direction).map(Some).map_err(corrupt)
+}
+
 /// What an operator changes on a route.
 #[derive(Debug, Clone, Copy)]
 enum RouteChange {
@@ -122,13 +193,13 @@ impl OperatorStore for Database {
         at: Timestamp,
     ) -> Result<(), MerchantInsertError> {
         let stored = merchant.clone();
+        let vault = Arc::clone(&self.inner.vault);
         self.write(move |conn| {
             let row = NewMerchantRow {
                 id: stored.id.as_str(),
                 name: &stored.name,
-                deposit_secret: stored.deposit_secret.expose(),
-                withdrawal_secret: stored.withdrawal_secret.expose(),
                 enabled: 1,
+                require_timestamp: i16::from(stored.require_timestamp),
                 created_at: at.millis(),
             };
             diesel::insert_into(merchants::table)
@@ -144,6 +215,15 @@ impl OperatorStore for Database {
                     ))
                     .execute(conn)?;
             }
+            for direction in domain::Direction::ALL {
+                for key in stored.keys(direction).keys() {
+                    let row =
+                        NewKeyRow::new(&vault, &stored.id, direction, key).map_err(corrupt)?;
+                    diesel::insert_into(merchant_keys::table)
+                        .values(&row)
+                        .execute(conn)?;
+                }
+            }
             Ok(())
         })
         .await?;
@@ -152,7 +232,8 @@ impl OperatorStore for Database {
     }
 
     async fn list_merchants(&self) -> Result<Vec<Merchant>, StoreError> {
-        self.read(|conn| {
+        let vault = Arc::clone(&self.inner.vault);
+        self.read(move |conn| {
             let rows: Vec<MerchantRow> = merchants::table
                 .order(merchants::name.asc())
                 .select(MerchantRow::as_select())
@@ -164,6 +245,9 @@ impl OperatorStore for Database {
                     merchant_methods::method,
                 ))
                 .load(conn)?;
+            let key_rows: Vec<KeyRow> = merchant_keys::table
+                .select(KeyRow::as_select())
+                .load(conn)?;
             let mut by_merchant: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
             for (merchant, direction, method) in pairs {
                 by_merchant
@@ -171,10 +255,16 @@ impl OperatorStore for Database {
                     .or_default()
                     .push((direction, method));
             }
+            let mut keys: BTreeMap<String, KeyRows> = BTreeMap::new();
+            for row in key_rows {
+                let entry = keys.entry(row.merchant_id.clone()).or_default();
+                entry.push(&vault, row).map_err(corrupt)?;
+            }
             rows.into_iter()
                 .map(|row| {
                     let methods = by_merchant.remove(&row.id).unwrap_or_default();
-                    merchant_from_rows(row, &methods)
+                    let merchant_keys = keys.remove(&row.id).unwrap_or_default();
+                    merchant_keys.merchant(profile_from_rows(row, &methods)?)
                 })
                 .collect::<anyhow::Result<Vec<_>>>()
                 .map_err(corrupt)
@@ -184,12 +274,16 @@ impl OperatorStore for Database {
 
     async fn find_merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
         let key = MerchantKey::Id(id.as_str().to_string());
-        self.read(move |conn| read_merchant(conn, &key)).await
+        let vault = Arc::clone(&self.inner.vault);
+        self.read(move |conn| read_merchant(conn, &vault, &key))
+            .await
     }
 
     async fn merchant_by_name(&self, name: &str) -> Result<Option<Merchant>, StoreError> {
         let key = MerchantKey::Name(name.to_string());
-        self.read(move |conn| read_merchant(conn, &key)).await
+        let vault = Arc::clone(&self.inner.vault);
+        self.read(move |conn| read_merchant(conn, &vault, &key))
+            .await
     }
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
@@ -199,6 +293,34 @@ impl OperatorStore for Database {
             .write(move |conn| {
                 let changed = diesel::update(merchants::table.find(&id))
                     .set(merchants::enabled.eq(0_i16))
+                    .execute(conn)?;
+                Ok::<_, TxError<StoreError>>(changed == 1)
+            })
+            .await?;
+        self.inner.merchants.clear();
+        Ok(found)
+    }
+
+    #[tracing::instrument(skip_all, fields(merchant.id = %rotation.merchant, direction = %rotation.direction))]
+    async fn rotate_key(&self, rotation: &KeyRotation) -> Result<Option<KeyRing>, StoreError> {
+        let rotation = rotation.clone();
+        let vault = Arc::clone(&self.inner.vault);
+        // Secrets are never cached: every directory sees the new one from its next lookup.
+        self.write(move |conn| rotate(conn, &vault, &rotation))
+            .await
+    }
+
+    #[tracing::instrument(skip(self), fields(merchant.id = %id))]
+    async fn set_require_timestamp(
+        &self,
+        id: &MerchantId,
+        required: bool,
+    ) -> Result<bool, StoreError> {
+        let id = id.as_str().to_string();
+        let found = self
+            .write(move |conn| {
+                let changed = diesel::update(merchants::table.find(&id))
+                    .set(merchants::require_timestamp.eq(i16::from(required)))
                     .execute(conn)?;
                 Ok::<_, TxError<StoreError>>(changed == 1)
             })

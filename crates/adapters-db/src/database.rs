@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
-use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::MerchantId;
@@ -14,7 +13,9 @@ use domain::MerchantId;
 use crate::cache::TtlMap;
 use crate::conn::DbConn;
 use crate::conn::Manager;
+use crate::crypto::{MasterKey, Vault};
 use crate::queue::InsertQueue;
+use crate::rows::MerchantProfile;
 use crate::target::Target;
 use crate::work::{blocking, retry, write_tx, TxError, Unavailable};
 use domain::ports::StoreError;
@@ -46,7 +47,12 @@ pub struct DbOptions {
     pub connection_timeout: Duration,
     /// How long routes, merchants and providers are served from memory. At most 2 s by
     /// default, so a running gateway sees route, merchant and provider changes well within 5 s.
+    /// Merchant secrets are never served from memory: every lookup reads them.
     pub cache_ttl: Duration,
+    /// `GATEWAY_MASTER_KEY`: with it, merchant secrets and provider credentials are written
+    /// encrypted and encrypted ones are read; without it, they are written as given and an
+    /// encrypted one cannot be read (see [`Database::check_secrets`]).
+    pub master_key: Option<MasterKey>,
 }
 
 impl Default for DbOptions {
@@ -55,6 +61,7 @@ impl Default for DbOptions {
             max_connections: None,
             connection_timeout: Duration::from_secs(5),
             cache_ttl: Duration::from_secs(2),
+            master_key: None,
         }
     }
 }
@@ -76,10 +83,13 @@ pub(crate) struct Inner {
     /// SQLite only: this process's writers take turns here.
     writer: Option<Mutex<()>>,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
-    pub(crate) merchants: TtlMap<MerchantId, Option<Merchant>>,
+    /// Merchants without their secrets, which are read afresh on every lookup.
+    pub(crate) merchants: TtlMap<MerchantId, Option<MerchantProfile>>,
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
+    /// Seals and opens merchant secrets and provider credentials.
+    pub(crate) vault: Arc<Vault>,
 }
 
 impl fmt::Debug for Database {
@@ -100,7 +110,7 @@ impl Database {
         Self::connect_with(url, DbOptions::default())
     }
 
-    /// As [`Database::connect`], with explicit pool and cache options.
+    /// As [`Database::connect`], with explicit pool, cache and master key options.
     pub fn connect_with(url: &str, options: DbOptions) -> anyhow::Result<Database> {
         let target = Target::parse(url)?;
         let backend = match target {
@@ -128,6 +138,7 @@ impl Database {
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
+                vault: Arc::new(Vault::new(options.master_key)),
             }),
         })
     }

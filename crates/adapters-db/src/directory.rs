@@ -1,4 +1,5 @@
-//! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies.
+//! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies; merchant
+//! secrets are read afresh on every lookup.
 
 use std::sync::Arc;
 
@@ -10,9 +11,12 @@ use domain::route::Route;
 use domain::MerchantId;
 
 use crate::conn::DbConn;
+use crate::crypto::Vault;
 use crate::database::Database;
-use crate::rows::{merchant_from_rows, route_from_row, MerchantRow, RouteRow};
-use crate::schema::{merchant_methods, merchants, routes};
+use crate::rows::{
+    profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, RouteRow,
+};
+use crate::schema::{merchant_keys, merchant_methods, merchants, routes};
 use crate::work::{corrupt, TxError};
 
 /// Which merchant to read.
@@ -21,11 +25,11 @@ pub(crate) enum MerchantKey {
     Name(String),
 }
 
-/// The merchant with its access pairs, enabled or not.
-pub(crate) fn read_merchant<E: From<StoreError>>(
+/// The merchant's row and access pairs, enabled or not.
+fn read_profile<E: From<StoreError>>(
     conn: &mut DbConn,
     key: &MerchantKey,
-) -> Result<Option<Merchant>, TxError<E>> {
+) -> Result<Option<MerchantProfile>, TxError<E>> {
     let query = merchants::table.select(MerchantRow::as_select());
     let row = match key {
         MerchantKey::Id(id) => query.filter(merchants::id.eq(id)).first(conn),
@@ -39,7 +43,46 @@ pub(crate) fn read_merchant<E: From<StoreError>>(
         .filter(merchant_methods::merchant_id.eq(&row.id))
         .select((merchant_methods::direction, merchant_methods::method))
         .load(conn)?;
-    merchant_from_rows(row, &methods).map(Some).map_err(corrupt)
+    profile_from_rows(row, &methods).map(Some).map_err(corrupt)
+}
+
+/// Every secret of merchant `id`, opened with `vault`: one query on the primary key.
+fn read_keys<E: From<StoreError>>(
+    conn: &mut DbConn,
+    vault: &Vault,
+    id: &str,
+) -> Result<KeyRows, TxError<E>> {
+    let rows: Vec<KeyRow> = merchant_keys::table
+        .filter(merchant_keys::merchant_id.eq(id))
+        .select(KeyRow::as_select())
+        .load(conn)?;
+    let mut keys = KeyRows::default();
+    for row in rows {
+        keys.push(vault, row).map_err(corrupt)?;
+    }
+    Ok(keys)
+}
+
+/// `profile` with its secrets as stored now.
+fn with_keys<E: From<StoreError>>(
+    conn: &mut DbConn,
+    vault: &Vault,
+    profile: MerchantProfile,
+) -> Result<Merchant, TxError<E>> {
+    let keys = read_keys(conn, vault, profile.id().as_str())?;
+    keys.merchant(profile).map_err(corrupt)
+}
+
+/// The merchant with its access pairs and secrets, enabled or not.
+pub(crate) fn read_merchant<E: From<StoreError>>(
+    conn: &mut DbConn,
+    vault: &Vault,
+    key: &MerchantKey,
+) -> Result<Option<Merchant>, TxError<E>> {
+    match read_profile(conn, key)? {
+        Some(profile) => with_keys(conn, vault, profile).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Every route, enabled or not, by id.
@@ -59,18 +102,32 @@ pub(crate) fn read_routes<E: From<StoreError>>(
 
 #[async_trait]
 impl MerchantDirectory for Database {
-    /// Served from memory for up to the cache TTL (2 s by default), unknown ids included.
+    /// The merchant's row and access pairs are served from memory for up to the cache TTL (2 s
+    /// by default), unknown ids included; its secrets are read on every call, so a rotation
+    /// made by any process applies from the next one.
     async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
         let cache = &self.inner.merchants;
-        if let Some(found) = cache.get(id) {
-            return Ok(found);
+        let vault = Arc::clone(&self.inner.vault);
+        if let Some(cached) = cache.get(id) {
+            let Some(profile) = cached else {
+                return Ok(None);
+            };
+            return self
+                .read(move |conn| with_keys::<StoreError>(conn, &vault, profile.clone()).map(Some))
+                .await;
         }
         let ticket = cache.ticket();
         let key = MerchantKey::Id(id.as_str().to_string());
-        let found = self
-            .read(move |conn| read_merchant::<StoreError>(conn, &key))
+        let (profile, found) = self
+            .read(move |conn| match read_profile::<StoreError>(conn, &key)? {
+                Some(profile) => {
+                    let merchant = with_keys(conn, &vault, profile.clone())?;
+                    Ok((Some(profile), Some(merchant)))
+                }
+                None => Ok((None, None)),
+            })
             .await?;
-        cache.put(id.clone(), ticket, found.clone());
+        cache.put(id.clone(), ticket, profile);
         Ok(found)
     }
 }

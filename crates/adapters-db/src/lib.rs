@@ -34,7 +34,17 @@
 //! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
 //!   per process; PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made
-//!   through this handle show at once).
+//!   through this handle show at once); a merchant's secrets are not: every lookup reads them
+//!   (one query on `merchant_keys`' primary key), so a rotation made by any process applies
+//!   from the next request.
+//! * Merchant secrets are versioned rows of `merchant_keys`, revoked ones kept. A rotation
+//!   adds the next version and ends the older ones under a lock on the merchant's row
+//!   (`SELECT ... FOR UPDATE` on PostgreSQL; SQLite's one writer), so concurrent rotations get
+//!   distinct versions. A stored fingerprint carries the version of the secret that keyed it.
+//! * With a master key ([`DbOptions::master_key`], `GATEWAY_MASTER_KEY`), merchant secrets and
+//!   provider credentials are written AES-256-GCM encrypted (see `crypto`);
+//!   [`Database::check_secrets`] stops a process whose key cannot read them, and
+//!   [`Database::encrypt_secrets`] converts a database written without a key.
 //! * Provider attempts are written with their operation and leased to the reconciler like
 //!   callbacks (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the one writer on SQLite).
 //! * Serving processes report themselves and their circuit breakers to `gateway_processes`
@@ -50,6 +60,7 @@
 mod admin;
 mod cache;
 mod conn;
+mod crypto;
 mod database;
 mod directory;
 mod migrate;
@@ -59,10 +70,13 @@ mod providers;
 mod queue;
 mod rows;
 mod schema;
+mod secrets;
 mod store;
 mod story;
 mod target;
 mod work;
 
+pub use crypto::{MasterKey, MasterKeyError};
 pub use database::{Backend, Database, DbOptions};
 pub use providers::ProviderSignals;
+pub use secrets::SecretsState;

@@ -11,21 +11,23 @@ use domain::provider::AcquirerProvider;
 use domain::Timestamp;
 
 use crate::conn::DbConn;
+use crate::crypto::Vault;
 use crate::database::Database;
 use crate::rows::{NewProviderRow, ProviderChanges, ProviderRow};
 use crate::schema::providers;
 use crate::work::{corrupt, TxError};
 
-/// Every acquirer provider, enabled or not, by name.
+/// Every acquirer provider, enabled or not, by name, its credentials opened with `vault`.
 fn read_providers<E: From<StoreError>>(
     conn: &mut DbConn,
+    vault: &Vault,
 ) -> Result<Vec<AcquirerProvider>, TxError<E>> {
     let rows: Vec<ProviderRow> = providers::table
         .order(providers::name.asc())
         .select(ProviderRow::as_select())
         .load(conn)?;
     rows.into_iter()
-        .map(ProviderRow::into_provider)
+        .map(|row| row.into_provider(vault))
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)
 }
@@ -51,10 +53,11 @@ impl Database {
             return Err(ProviderInsertError::NameTaken);
         }
         let provider = provider.clone();
+        let vault = Arc::clone(&self.inner.vault);
         // Two inserts of one name: the primary key makes the second wait for the first and
         // fail once it commits (PostgreSQL), or run after it (SQLite's one writer).
         self.write_one(move |conn| {
-            let row = NewProviderRow::new(&provider, at).map_err(corrupt)?;
+            let row = NewProviderRow::new(&vault, &provider, at).map_err(corrupt)?;
             diesel::insert_into(providers::table)
                 .values(&row)
                 .execute(conn)
@@ -73,9 +76,10 @@ impl Database {
         at: Timestamp,
     ) -> Result<bool, StoreError> {
         let provider = provider.clone();
+        let vault = Arc::clone(&self.inner.vault);
         let found = self
             .write_one(move |conn| {
-                let changes = ProviderChanges::new(&provider, at).map_err(corrupt)?;
+                let changes = ProviderChanges::new(&vault, &provider, at).map_err(corrupt)?;
                 let changed = diesel::update(providers::table.find(provider.name.as_str()))
                     .set(&changes)
                     .execute(conn)?;
@@ -88,7 +92,8 @@ impl Database {
 
     /// See [`OperatorStore::list_providers`](domain::ports::OperatorStore::list_providers).
     pub(crate) async fn read_provider_rows(&self) -> Result<Vec<AcquirerProvider>, StoreError> {
-        self.read(read_providers).await
+        let vault = Arc::clone(&self.inner.vault);
+        self.read(move |conn| read_providers(conn, &vault)).await
     }
 
     /// Every provider, from memory for up to the cache TTL (2 s by default).
@@ -98,7 +103,7 @@ impl Database {
             return Ok(found);
         }
         let ticket = cache.ticket();
-        let found = Arc::new(self.read(read_providers::<StoreError>).await?);
+        let found = Arc::new(self.read_provider_rows().await?);
         cache.put((), ticket, Arc::clone(&found));
         Ok(found)
     }

@@ -4,10 +4,20 @@ diesel::table! {
     merchants (id) {
         id -> Text,
         name -> Text,
-        deposit_secret -> Text,
-        withdrawal_secret -> Text,
         enabled -> SmallInt,
         created_at -> BigInt,
+        require_timestamp -> SmallInt,
+    }
+}
+
+diesel::table! {
+    merchant_keys (merchant_id, direction, version) {
+        merchant_id -> Text,
+        direction -> Text,
+        version -> Integer,
+        secret -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
     }
 }
 
@@ -63,6 +73,7 @@ diesel::table! {
         updated_at -> BigInt,
         fingerprint -> Nullable<Text>,
         provider -> Text,
+        fingerprint_key -> Nullable<Integer>,
     }
 }
 
@@ -142,6 +153,7 @@ diesel::table! {
         lease_until -> Nullable<BigInt>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        fingerprint_key -> Nullable<Integer>,
     }
 }
 
@@ -210,8 +222,16 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    gateway_settings (name) {
+        name -> Text,
+        value -> Text,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
+    merchant_keys,
     merchant_methods,
     routes,
     operations,
@@ -225,4 +245,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     provider_discrepancies,
     gateway_processes,
     process_circuits,
+    gateway_settings,
 );

@@ -1,22 +1,23 @@
-//! The `merchants`, `merchant_methods` and `routes` rows.
+//! The `merchants`, `merchant_keys`, `merchant_methods` and `routes` rows.
 
 use std::collections::BTreeSet;
 
 use diesel::prelude::*;
-use domain::merchant::{Merchant, Secret};
+use domain::merchant::{KeyRing, Merchant, Secret, SigningKey};
 use domain::route::{Flow, Route};
+use domain::{Direction, MerchantId, PaymentMethod, Timestamp};
 
-use super::{flag, parse};
-use crate::schema::{merchants, routes};
+use super::{bad, flag, parse};
+use crate::crypto::{Place, Vault};
+use crate::schema::{merchant_keys, merchants, routes};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = merchants)]
 pub(crate) struct MerchantRow {
     pub(crate) id: String,
     name: String,
-    deposit_secret: String,
-    withdrawal_secret: String,
     enabled: i16,
+    require_timestamp: i16,
 }
 
 #[derive(Insertable)]
@@ -24,17 +25,32 @@ pub(crate) struct MerchantRow {
 pub(crate) struct NewMerchantRow<'a> {
     pub(crate) id: &'a str,
     pub(crate) name: &'a str,
-    pub(crate) deposit_secret: &'a str,
-    pub(crate) withdrawal_secret: &'a str,
     pub(crate) enabled: i16,
+    pub(crate) require_timestamp: i16,
     pub(crate) created_at: i64,
 }
 
-/// A merchant from its row and its `(direction, method)` rows.
-pub(crate) fn merchant_from_rows(
+/// A merchant without its secrets: what the directory keeps in memory.
+#[derive(Debug, Clone)]
+pub(crate) struct MerchantProfile {
+    id: MerchantId,
+    name: String,
+    access: BTreeSet<(Direction, PaymentMethod)>,
+    enabled: bool,
+    require_timestamp: bool,
+}
+
+impl MerchantProfile {
+    pub(crate) fn id(&self) -> &MerchantId {
+        &self.id
+    }
+}
+
+/// A merchant's profile from its row and its `(direction, method)` rows.
+pub(crate) fn profile_from_rows(
     row: MerchantRow,
     methods: &[(String, String)],
-) -> anyhow::Result<Merchant> {
+) -> anyhow::Result<MerchantProfile> {
     let access = methods
         .iter()
         .map(|(d, m)| {
@@ -45,14 +61,116 @@ pub(crate) fn merchant_from_rows(
             ))
         })
         .collect::<anyhow::Result<BTreeSet<_>>>()?;
-    Ok(Merchant {
+    Ok(MerchantProfile {
         id: super::merchant_id("merchants.id", &row.id)?,
         name: row.name,
-        deposit_secret: Secret::new(row.deposit_secret),
-        withdrawal_secret: Secret::new(row.withdrawal_secret),
         access,
         enabled: flag("merchants.enabled", row.enabled)?,
+        require_timestamp: flag("merchants.require_timestamp", row.require_timestamp)?,
     })
+}
+
+/// One stored secret of a merchant direction.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = merchant_keys)]
+pub(crate) struct KeyRow {
+    pub(crate) merchant_id: String,
+    direction: String,
+    version: i32,
+    secret: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = merchant_keys, treat_none_as_default_value = false)]
+pub(crate) struct NewKeyRow<'a> {
+    merchant_id: &'a str,
+    direction: &'static str,
+    version: i32,
+    secret: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+}
+
+impl<'a> NewKeyRow<'a> {
+    /// The row of `key`, its secret as `vault` stores it.
+    pub(crate) fn new(
+        vault: &Vault,
+        merchant: &'a MerchantId,
+        direction: Direction,
+        key: &SigningKey,
+    ) -> anyhow::Result<Self> {
+        let place = Place::MerchantKey {
+            merchant: merchant.as_str(),
+            direction: direction.as_str(),
+            version: key.version,
+        };
+        Ok(Self {
+            merchant_id: merchant.as_str(),
+            direction: direction.as_str(),
+            version: key.version,
+            secret: vault.store(&place, key.secret.expose())?,
+            created_at: key.created_at.millis(),
+            expires_at: key.expires_at.map(Timestamp::millis),
+        })
+    }
+}
+
+/// The secrets of one merchant's directions, as read from its key rows (in any order).
+#[derive(Default)]
+pub(crate) struct KeyRows {
+    deposit: Vec<SigningKey>,
+    withdrawal: Vec<SigningKey>,
+}
+
+impl KeyRows {
+    /// Adds `row`, its secret opened with `vault`.
+    pub(crate) fn push(&mut self, vault: &Vault, row: KeyRow) -> anyhow::Result<()> {
+        let direction = super::direction("merchant_keys.direction", &row.direction)?;
+        let place = Place::MerchantKey {
+            merchant: &row.merchant_id,
+            direction: direction.as_str(),
+            version: row.version,
+        };
+        let key = SigningKey {
+            version: row.version,
+            secret: Secret::new(vault.read(&place, &row.secret)?),
+            created_at: Timestamp::from_millis(row.created_at),
+            expires_at: row.expires_at.map(Timestamp::from_millis),
+        };
+        match direction {
+            Direction::Deposit => self.deposit.push(key),
+            Direction::Withdrawal => self.withdrawal.push(key),
+        }
+        Ok(())
+    }
+
+    /// The ring of `direction`.
+    pub(crate) fn ring(self, direction: Direction) -> anyhow::Result<KeyRing> {
+        match direction {
+            Direction::Deposit => ring(direction, self.deposit),
+            Direction::Withdrawal => ring(direction, self.withdrawal),
+        }
+    }
+
+    /// The merchant of `profile`, with the rings of both directions.
+    pub(crate) fn merchant(self, profile: MerchantProfile) -> anyhow::Result<Merchant> {
+        Ok(Merchant {
+            id: profile.id,
+            name: profile.name,
+            deposit_keys: ring(Direction::Deposit, self.deposit)?,
+            withdrawal_keys: ring(Direction::Withdrawal, self.withdrawal)?,
+            access: profile.access,
+            enabled: profile.enabled,
+            require_timestamp: profile.require_timestamp,
+        })
+    }
+}
+
+/// A direction's ring: one without secrets, or with a version twice, is corrupt.
+fn ring(direction: Direction, keys: Vec<SigningKey>) -> anyhow::Result<KeyRing> {
+    KeyRing::new(keys).map_err(|e| bad("merchant_keys", format!("{direction}: {e}")))
 }
 
 #[derive(Queryable, Selectable)]

@@ -10,17 +10,19 @@ mod refund;
 
 pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
 pub(crate) use catalog::{
-    merchant_from_rows, route_from_row, MerchantRow, NewMerchantRow, NewRouteRow, RouteRow,
+    profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, NewKeyRow,
+    NewMerchantRow, NewRouteRow, RouteRow,
 };
 pub(crate) use operation::{
     action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,
 };
 pub(crate) use process::{CircuitRow, ProcessRow};
-pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow};
+pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow, API_KEY, WEBHOOK_SECRET};
 pub(crate) use refund::{refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
 
 use anyhow::anyhow;
 use domain::operation::{Decline, DeclineCode, State};
+use domain::signature::Fingerprint;
 use domain::{
     Currency, Direction, MerchantId, OperationId, PaymentMethod, RefundId, Status, ValueError,
 };
@@ -113,6 +115,27 @@ pub(crate) fn state(
         (status, _) => Err(bad(
             &column,
             format!("an error code goes with Declined and only with it, not with {status:?}"),
+        )),
+    }
+}
+
+/// The stored fingerprint of a row of `table` (`operations` or `refunds`) with the version of
+/// the secret that keyed it: one without the other is corrupt.
+pub(crate) fn fingerprint(
+    table: &str,
+    hex: Option<String>,
+    key_version: Option<i32>,
+) -> anyhow::Result<Option<Fingerprint>> {
+    match (hex, key_version) {
+        (None, None) => Ok(None),
+        (Some(hex), Some(version)) => Ok(Some(Fingerprint::from_stored(hex, version))),
+        (Some(_), None) => Err(bad(
+            &format!("{table}.fingerprint_key"),
+            "a fingerprint without the version of its secret",
+        )),
+        (None, Some(version)) => Err(bad(
+            &format!("{table}.fingerprint_key"),
+            format!("{version} without a fingerprint"),
         )),
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::AstPass;
-use diesel::sql_types::{Array, BigInt, Nullable, SmallInt, Text};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, SmallInt, Text};
 use domain::operation::{
     DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart, ProviderState,
 };
@@ -51,6 +51,7 @@ macro_rules! operation_columns {
             updated_at: BigInt = i64, i64;
             fingerprint: Nullable<Text> = Option<&'a str>, Option<String>;
             provider: Text = &'a str, String;
+            fingerprint_key: Nullable<Integer> = Option<i32>, Option<i32>;
         }
     };
 }
@@ -173,6 +174,7 @@ impl<'a> NewOperationRow<'a> {
             updated_at: op.updated_at().millis(),
             fingerprint: fingerprint.map(Fingerprint::as_str),
             provider: op.provider(),
+            fingerprint_key: fingerprint.map(Fingerprint::key_version),
         })
     }
 }
@@ -360,5 +362,6 @@ pub(crate) fn operation_from_row(
     let operation =
         Operation::restore(opening, part, state, Timestamp::from_millis(row.updated_at))
             .map_err(|e| bad("operations.method", e))?;
-    Ok((operation, row.fingerprint.map(Fingerprint::from_stored)))
+    let fingerprint = super::fingerprint("operations", row.fingerprint, row.fingerprint_key)?;
+    Ok((operation, fingerprint))
 }

@@ -1,4 +1,5 @@
-//! The `providers` row: an acquirer and its credentials (stored as given for now).
+//! The `providers` row: an acquirer and its credentials (encrypted when the database has a
+//! master key).
 
 use std::time::Duration;
 
@@ -7,35 +8,52 @@ use domain::merchant::Secret;
 use domain::provider::{check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl};
 
 use super::{bad, flag};
+use crate::crypto::{Place, Vault};
 use crate::schema::providers;
 
 /// The only provider kind stored: the sandbox is built in.
 const ACQUIRER: &str = "acquirer";
+
+/// The credential columns, as their places name them.
+pub(crate) const API_KEY: &str = "api_key";
+pub(crate) const WEBHOOK_SECRET: &str = "webhook_secret";
 
 /// A provider's record as written by an insert or an update (all but its key and creation).
 #[derive(Insertable, AsChangeset)]
 #[diesel(table_name = providers)]
 pub(crate) struct ProviderChanges<'a> {
     url: &'a str,
-    api_key: &'a str,
-    webhook_secret: &'a str,
+    api_key: String,
+    webhook_secret: String,
     timeout_ms: i64,
     allow_insecure: i16,
     enabled: i16,
     updated_at: i64,
 }
 
+/// Where a provider's credential is stored.
+fn place<'a>(name: &'a str, column: &'static str) -> Place<'a> {
+    Place::Provider { name, column }
+}
+
 impl<'a> ProviderChanges<'a> {
+    /// The record of `provider`, its credentials as `vault` stores them.
     pub(crate) fn new(
+        vault: &Vault,
         provider: &'a AcquirerProvider,
         at: domain::Timestamp,
     ) -> anyhow::Result<Self> {
         let timeout_ms = i64::try_from(provider.timeout.as_millis())
             .map_err(|_| anyhow::anyhow!("timeout out of range"))?;
+        let name = provider.name.as_str();
+        let credentials = &provider.credentials;
         Ok(Self {
             url: provider.url.as_str(),
-            api_key: provider.credentials.api_key.expose(),
-            webhook_secret: provider.credentials.webhook_secret.expose(),
+            api_key: vault.store(&place(name, API_KEY), credentials.api_key.expose())?,
+            webhook_secret: vault.store(
+                &place(name, WEBHOOK_SECRET),
+                credentials.webhook_secret.expose(),
+            )?,
             timeout_ms,
             allow_insecure: i16::from(provider.allow_insecure),
             enabled: i16::from(provider.enabled),
@@ -57,13 +75,14 @@ pub(crate) struct NewProviderRow<'a> {
 
 impl<'a> NewProviderRow<'a> {
     pub(crate) fn new(
+        vault: &Vault,
         provider: &'a AcquirerProvider,
         at: domain::Timestamp,
     ) -> anyhow::Result<Self> {
         Ok(Self {
             name: provider.name.as_str(),
             kind: ACQUIRER,
-            record: ProviderChanges::new(provider, at)?,
+            record: ProviderChanges::new(vault, provider, at)?,
             created_at: at.millis(),
         })
     }
@@ -83,7 +102,8 @@ pub(crate) struct ProviderRow {
 }
 
 impl ProviderRow {
-    pub(crate) fn into_provider(self) -> anyhow::Result<AcquirerProvider> {
+    /// The provider, its credentials opened with `vault`.
+    pub(crate) fn into_provider(self, vault: &Vault) -> anyhow::Result<AcquirerProvider> {
         if self.kind != ACQUIRER {
             return Err(bad(
                 "providers.kind",
@@ -94,13 +114,16 @@ impl ProviderRow {
             .map(Duration::from_millis)
             .map_err(|_| bad("providers.timeout_ms", self.timeout_ms))
             .and_then(|t| check_timeout(t).map_err(|e| bad("providers.timeout_ms", e)))?;
+        let credentials = Credentials {
+            api_key: Secret::new(vault.read(&place(&self.name, API_KEY), &self.api_key)?),
+            webhook_secret: Secret::new(
+                vault.read(&place(&self.name, WEBHOOK_SECRET), &self.webhook_secret)?,
+            ),
+        };
         Ok(AcquirerProvider {
             name: ProviderName::from_stored(self.name),
             url: ProviderUrl::from_stored(self.url),
-            credentials: Credentials {
-                api_key: Secret::new(self.api_key),
-                webhook_secret: Secret::new(self.webhook_secret),
-            },
+            credentials,
             timeout,
             allow_insecure: flag("providers.allow_insecure", self.allow_insecure)?,
             enabled: flag("providers.enabled", self.enabled)?,

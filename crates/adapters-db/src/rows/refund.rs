@@ -17,6 +17,7 @@ pub(crate) struct NewRefundRow<'a> {
     merchant_id: &'a str,
     merchant_refund_id: Option<&'a str>,
     fingerprint: Option<&'a str>,
+    fingerprint_key: Option<i32>,
     amount: i64,
     currency: &'a str,
     status: i16,
@@ -42,6 +43,7 @@ impl<'a> NewRefundRow<'a> {
             merchant_id: refund.merchant_id.as_str(),
             merchant_refund_id: refund.merchant_refund_id.as_ref().map(|m| m.as_str()),
             fingerprint: fingerprint.map(Fingerprint::as_str),
+            fingerprint_key: fingerprint.map(Fingerprint::key_version),
             amount: refund.amount.minor(),
             currency: refund.currency.as_str(),
             status: super::status_code(refund.status()),
@@ -62,8 +64,8 @@ impl<'a> NewRefundRow<'a> {
 
 /// The columns [`RefundRow`] reads, for hand-written statements (`RETURNING`).
 pub(crate) const REFUND_COLUMNS: &str = "id, operation_id, merchant_id, merchant_refund_id, \
-     fingerprint, amount, currency, status, error_code, error_message, callback_url, provider, \
-     acquirer_id, check_at, unknown_since, created_at, updated_at";
+     fingerprint, fingerprint_key, amount, currency, status, error_code, error_message, \
+     callback_url, provider, acquirer_id, check_at, unknown_since, created_at, updated_at";
 
 /// A refund as read (its lease is the store's business, not the domain's).
 #[derive(Queryable, Selectable, QueryableByName)]
@@ -74,6 +76,7 @@ pub(crate) struct RefundRow {
     merchant_id: String,
     merchant_refund_id: Option<String>,
     fingerprint: Option<String>,
+    fingerprint_key: Option<i32>,
     amount: i64,
     currency: String,
     status: i16,
@@ -110,5 +113,6 @@ pub(crate) fn refund_from_row(row: RefundRow) -> anyhow::Result<(Refund, Option<
         created_at: Timestamp::from_millis(row.created_at),
         updated_at: Timestamp::from_millis(row.updated_at),
     };
-    Ok((refund, row.fingerprint.map(Fingerprint::from_stored)))
+    let fingerprint = super::fingerprint("refunds", row.fingerprint, row.fingerprint_key)?;
+    Ok((refund, fingerprint))
 }

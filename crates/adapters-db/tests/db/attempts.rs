@@ -93,7 +93,7 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
         );
         let new = NewOperation {
             operation: payout.clone(),
-            fingerprint: Some(domain::signature::Fingerprint::from_stored("f".into())),
+            fingerprint: Some(domain::signature::Fingerprint::from_stored("f".into(), 1)),
             moves: vec![hold_for(&payout)],
             callback: None,
             attempts: vec![first_attempt(&payout, at, at.plus_seconds(5))],

@@ -58,6 +58,7 @@ async fn merchants_are_created_found_listed_and_disabled() {
                 access: access.clone(),
                 deposit_secret: secret('a'),
                 withdrawal_secret: secret('b'),
+                require_timestamp: true,
             })
             .await
             .expect("create");
@@ -81,6 +82,7 @@ async fn merchants_are_created_found_listed_and_disabled() {
             access: full_access(),
             deposit_secret: secret('c'),
             withdrawal_secret: secret('d'),
+            require_timestamp: false,
         };
         assert!(matches!(
             operator(&t.db).create_merchant(another(None, "demo")).await,

@@ -33,6 +33,7 @@ pub async fn merchant(db: &Database) -> Merchant {
         access: full_access(),
         deposit_secret: secret('d'),
         withdrawal_secret: secret('w'),
+        require_timestamp: false,
     })
     .await
     .expect("create merchant")

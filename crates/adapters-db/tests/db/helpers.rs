@@ -13,6 +13,7 @@ use tokio::sync::Barrier;
 pub use crate::doubles::{gateway, operator};
 pub use crate::fixtures::*;
 pub use crate::refund_fixtures::*;
+pub use crate::secret_fixtures::*;
 
 /// One test's database: a temp SQLite file, or a fresh PostgreSQL database dropped afterwards.
 pub struct TestDb {

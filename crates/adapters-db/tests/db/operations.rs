@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::helpers::{
     assert_nobody_is_refused, balance, credit, each_backend, funded_merchant, merchant, now,
-    operation, operation_builder, rub_move, secret,
+    operation, operation_builder, rub_move,
 };
 
 /// `op` under its own id with no merchantOperationId.
@@ -87,7 +87,7 @@ async fn an_operation_round_trips_with_every_field() {
             .expires(now().plus_seconds(600))
             .build();
         assert_eq!(op.method(), PaymentMethod::Card);
-        let fingerprint = Fingerprint::of(&secret('d'), b"{\"amount\":\"123.45\"}");
+        let fingerprint = Fingerprint::of(shop.deposit_keys.newest(), b"{\"amount\":\"123.45\"}");
         let new = NewOperation {
             operation: op.clone(),
             fingerprint: Some(fingerprint.clone()),
@@ -128,7 +128,10 @@ fn declined_payout(shop: &domain::merchant::Merchant, moid: &str) -> NewOperatio
     NewOperation {
         callback: callback_for(&done, &DebugCallbackFormat),
         operation: done,
-        fingerprint: Some(Fingerprint::of(&secret('w'), moid.as_bytes())),
+        fingerprint: Some(Fingerprint::of(
+            shop.withdrawal_keys.newest(),
+            moid.as_bytes(),
+        )),
         moves,
         attempts: Vec::new(),
     }

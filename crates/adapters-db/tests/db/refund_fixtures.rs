@@ -57,7 +57,8 @@ pub fn new_refund(deposit: &Operation, minor: i64, mrid: Option<&str>) -> NewRef
         updated_at: at,
     };
     NewRefund {
-        fingerprint: mrid.map(|m| Fingerprint::from_stored(format!("fp-{m}"))),
+        // Keyed by a secret rotated once: the version is stored with it.
+        fingerprint: mrid.map(|m| Fingerprint::from_stored(format!("fp-{m}"), 2)),
         hold: refund_hold(&refund),
         refund,
     }
