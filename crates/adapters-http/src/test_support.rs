@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use domain::merchant::{full_access, Merchant, Secret};
+use domain::merchant::{Merchant, Secret};
 use domain::operation::{Action, Operation, State};
 use domain::ports::{
     MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,

@@ -128,7 +128,11 @@ pub enum MerchantCommand {
     Update {
         id: String,
         /// Every request must carry x-timestamp (running gateways apply it within 5 s).
-        #[arg(long, conflicts_with = "no_require_timestamp", required_unless_present = "no_require_timestamp")]
+        #[arg(
+            long,
+            conflicts_with = "no_require_timestamp",
+            required_unless_present = "no_require_timestamp"
+        )]
         require_timestamp: bool,
         /// x-timestamp becomes optional again.
         #[arg(long)]
@@ -142,7 +146,7 @@ pub enum MerchantCommand {
         direction: String,
         /// How long older secrets keep working: Ns, Nm, Nh or Nd from 0s (revoked at once)
         /// to 720h.
-        #[arg(long, default_value = "24h")]
+        #[arg(long, default_value = "24h", allow_hyphen_values = true)]
         overlap: String,
         #[arg(long)]
         json: bool,

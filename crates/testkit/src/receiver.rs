@@ -76,11 +76,17 @@ impl Captured {
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0);
         if (now - sent).abs() > 300 {
-            return Err(format!("x-callback-timestamp {sent} is {}s from now", now - sent));
+            return Err(format!(
+                "x-callback-timestamp {sent} is {}s from now",
+                now - sent
+            ));
         }
         let mut message = format!("{stamp}.").into_bytes();
         message.extend_from_slice(&self.body);
-        if !self.header("x-signature-v2").eq_ignore_ascii_case(&mac(&message)) {
+        if !self
+            .header("x-signature-v2")
+            .eq_ignore_ascii_case(&mac(&message))
+        {
             return Err(format!("x-signature-v2 does not fit: {:?}", self.headers));
         }
         Ok(())

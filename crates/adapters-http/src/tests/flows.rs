@@ -63,11 +63,11 @@ async fn a_replay_answers_the_read_shape_and_a_different_request_409() {
     mocks.store.expect_find_by_merchant_operation_id().returning(|_, _, _| {
         // The stored fingerprint is of the canonical form of BODY (key order, spaces ignored).
         let canonical = br#"{"amount":"100.00","currency":"RUB","merchantOperationId":"order-1","paymentMethod":"card","userId":"u-1"}"#;
-        let secret = merchant().signing_secret(Direction::Deposit).clone();
+        let key = merchant().deposit_keys.newest().clone();
         let op = deposit_builder(Status::Processing, Some(Action::Redirect { url: "http://gw/pay/1".into() }))
             .merchant_operation_id("order-1")
             .build();
-        Ok(Some((op, Some(Fingerprint::of(&secret, canonical)))))
+        Ok(Some((op, Some(Fingerprint::of(&key, canonical)))))
     });
     let app = default_service(mocks).await;
     let reordered = r#"{"userId":"u-1","merchantOperationId":"order-1","amount":"100.00","paymentMethod":"card","currency":"RUB"}"#;

@@ -79,7 +79,11 @@ async fn both_secrets_work_during_the_overlap_and_the_old_one_is_refused_after_i
             assert_eq!(deposit_with(&app, &old).await.status, 200);
             assert_eq!(deposit_with(&app, &new).await.status, 200);
             advance(&clock, 3599);
-            assert_eq!(deposit_with(&app, &old).await.status, 200, "one second left");
+            assert_eq!(
+                deposit_with(&app, &old).await.status,
+                200,
+                "one second left"
+            );
             advance(&clock, 1);
             deposit_with(&app, &old)
                 .await
@@ -121,7 +125,10 @@ async fn a_zero_overlap_revokes_the_old_secret_at_once_and_a_rotation_never_exte
             .deposit_keys;
         let now = app.clock.now();
         assert_eq!(keys.live(now).count(), 3);
-        assert_eq!(keys.old_secret_expires_at(now), Some(now.plus_seconds(7200)));
+        assert_eq!(
+            keys.old_secret_expires_at(now),
+            Some(now.plus_seconds(7200))
+        );
         assert_eq!(
             keys.version(1).and_then(|k| k.expires_at),
             Some(now.plus_seconds(60)),
@@ -176,9 +183,7 @@ async fn a_timestamp_within_300_seconds_is_accepted_and_beyond_it_refused() {
                 .post_stamped(&app.shop, "/api/v1/deposits", &body, &secret, &stamp)
                 .await;
             assert_eq!(answer.status, status, "offset {offset}: {}", answer.text);
-            let get = app
-                .get_stamped(&app.shop, "/api/v1/balance", &stamp)
-                .await;
+            let get = app.get_stamped(&app.shop, "/api/v1/balance", &stamp).await;
             assert_eq!(get.status, status, "GET at offset {offset}: {}", get.text);
         }
         // The bare body's signature does not fit once a timestamp is sent.
@@ -261,7 +266,13 @@ async fn the_timestamp_is_not_part_of_the_replay_comparison() {
         let text = body.to_string();
         let now = unix_now(&app);
         let first = app
-            .post_stamped(&app.shop, "/api/v1/deposits", &text, &secret, &now.to_string())
+            .post_stamped(
+                &app.shop,
+                "/api/v1/deposits",
+                &text,
+                &secret,
+                &now.to_string(),
+            )
             .await;
         assert_eq!(first.status, 200, "{}", first.text);
         let later = (now + 5).to_string();

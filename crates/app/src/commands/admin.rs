@@ -96,7 +96,11 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
                         m.id,
                         m.name,
                         m.enabled,
-                        if m.require_timestamp { "required" } else { "optional" },
+                        if m.require_timestamp {
+                            "required"
+                        } else {
+                            "optional"
+                        },
                         live_secrets_text(m.keys(Direction::Deposit), now),
                         live_secrets_text(m.keys(Direction::Withdrawal), now),
                         access_list(m).join(",")
@@ -128,9 +132,10 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
             json,
         } => {
             let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
-            let direction =
-                Direction::parse(&direction).map_err(|e| Usage::new(format!("--direction: {e}")))?;
-            let overlap = parse_overlap(&overlap).map_err(|e| Usage::new(format!("--overlap: {e}")))?;
+            let direction = Direction::parse(&direction)
+                .map_err(|e| Usage::new(format!("--direction: {e}")))?;
+            let overlap =
+                parse_overlap(&overlap).map_err(|e| Usage::new(format!("--overlap: {e}")))?;
             let secret = Secret::new(new_secret());
             let Some(rotated) = operator
                 .rotate_secret(&id, direction, secret, overlap)

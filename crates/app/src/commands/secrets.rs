@@ -42,7 +42,9 @@ pub async fn secrets(
     } else if converted == 0 {
         println!("every stored secret was already encrypted; nothing changed");
     } else {
-        println!("{converted} stored secrets encrypted; no clear copy is left in the database files");
+        println!(
+            "{converted} stored secrets encrypted; no clear copy is left in the database files"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -22,7 +22,7 @@ mod refunds;
 mod restart;
 mod routes;
 mod routing;
-mod secrets;
 mod sandbox_off;
+mod secrets;
 mod startup;
 mod throughput;

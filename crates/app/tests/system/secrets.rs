@@ -76,18 +76,39 @@ async fn rotation_while_serving(db: TestDb) {
     for overlap in ["721h", "31d", "1w", "-1h", "1.5h", "24", ""] {
         let out = gateway(
             &db,
-            &["merchant", "rotate-secret", &shop.id, "--direction", "withdrawal", "--overlap", overlap],
+            &[
+                "merchant",
+                "rotate-secret",
+                &shop.id,
+                "--direction",
+                "withdrawal",
+                "--overlap",
+                overlap,
+            ],
         );
         out.expect_code(2);
         assert!(out.stderr.contains("--overlap"), "{out}");
     }
-    gateway(&db, &["merchant", "rotate-secret", &shop.id, "--direction", "both"]).expect_code(2);
     gateway(
         &db,
-        &["merchant", "rotate-secret", "no-such-shop", "--direction", "deposit"],
+        &["merchant", "rotate-secret", &shop.id, "--direction", "both"],
+    )
+    .expect_code(2);
+    gateway(
+        &db,
+        &[
+            "merchant",
+            "rotate-secret",
+            "no-such-shop",
+            "--direction",
+            "deposit",
+        ],
     )
     .expect_code(3);
-    assert_eq!(listed(&db, &shop.id)["secrets"]["withdrawal"], json!({"live": 1}));
+    assert_eq!(
+        listed(&db, &shop.id)["secrets"]["withdrawal"],
+        json!({"live": 1})
+    );
 
     // A withdrawal rotation with an overlap: both secrets work, callbacks use the new one.
     let rotated = rotate(&db, &shop.id, "withdrawal", "2h");
@@ -104,7 +125,10 @@ async fn rotation_while_serving(db: TestDb) {
     );
     assert_eq!(rotated["merchantId"], shop.id.as_str());
     assert_eq!(rotated["direction"], "withdrawal");
-    let secret = rotated["secret"].as_str().expect("the new secret").to_string();
+    let secret = rotated["secret"]
+        .as_str()
+        .expect("the new secret")
+        .to_string();
     assert_eq!(secret.len(), 64);
     assert_ne!(secret, shop.withdrawal_secret);
     let ends = rotated["oldSecretExpiresAt"].as_str().expect("an end");
@@ -112,15 +136,26 @@ async fn rotation_while_serving(db: TestDb) {
     assert_eq!(listing["secrets"]["withdrawal"]["live"], 2, "{listing}");
     assert_eq!(listing["secrets"]["withdrawal"]["oldSecretExpiresAt"], ends);
     assert_eq!(listing["secrets"]["deposit"], json!({"live": 1}));
-    assert!(!listing.to_string().contains(&secret), "list never shows secrets");
+    assert!(
+        !listing.to_string().contains(&secret),
+        "list never shows secrets"
+    );
 
     let renewed = Merchant {
         withdrawal_secret: secret.clone(),
         ..shop.clone()
     };
     let new = Api::new(&gw, &renewed);
-    assert_eq!(old.get("/api/v1/balance").await.status, 200, "old secret in the overlap");
-    assert_eq!(new.get("/api/v1/balance").await.status, 200, "new secret at once");
+    assert_eq!(
+        old.get("/api/v1/balance").await.status,
+        200,
+        "old secret in the overlap"
+    );
+    assert_eq!(
+        new.get("/api/v1/balance").await.status,
+        200,
+        "new secret at once"
+    );
     let cb = receiver.url("/cb");
     let payout = new
         .post(
@@ -135,7 +170,11 @@ async fn rotation_while_serving(db: TestDb) {
     })
     .await;
     let callback = &receiver.for_operation(&payout_id)[0];
-    assert_eq!(callback.signed_with(&secret), Ok(()), "signed with the newest secret");
+    assert_eq!(
+        callback.signed_with(&secret),
+        Ok(()),
+        "signed with the newest secret"
+    );
     assert!(callback.signed_with(&shop.withdrawal_secret).is_err());
 
     // A deposit rotation with no overlap: the old secret is refused from the next request.
@@ -147,9 +186,14 @@ async fn rotation_while_serving(db: TestDb) {
         deposit_secret: rotated["secret"].as_str().expect("secret").to_string(),
         ..renewed
     };
-    let accepted = Api::new(&gw, &renewed).post("/api/v1/deposits", &body).await;
+    let accepted = Api::new(&gw, &renewed)
+        .post("/api/v1/deposits", &body)
+        .await;
     assert_eq!(accepted.status, 200, "{}", accepted.body);
-    assert_eq!(listed(&db, &shop.id)["secrets"]["deposit"], json!({"live": 1}));
+    assert_eq!(
+        listed(&db, &shop.id)["secrets"]["deposit"],
+        json!({"live": 1})
+    );
 }
 
 on_sqlite_and_postgres!(
@@ -161,7 +205,14 @@ on_sqlite_and_postgres!(
 async fn required_timestamps(db: TestDb) {
     let out = gateway(
         &db,
-        &["merchant", "create", "--name", "strict", "--require-timestamp", "--json"],
+        &[
+            "merchant",
+            "create",
+            "--name",
+            "strict",
+            "--require-timestamp",
+            "--json",
+        ],
     );
     out.expect_code(0);
     let json = out.json();
@@ -176,21 +227,36 @@ async fn required_timestamps(db: TestDb) {
     assert_eq!(bare.get("/api/v1/balance").await.status, 401);
     assert_eq!(bare.stamped().get("/api/v1/balance").await.status, 200);
     let body = deposit("card", "10.00", "stamped", None);
-    assert_eq!(bare.stamped().post("/api/v1/deposits", &body).await.status, 200);
+    assert_eq!(
+        bare.stamped().post("/api/v1/deposits", &body).await.status,
+        200
+    );
 
-    gateway(&db, &["merchant", "update", &strict.id, "--no-require-timestamp"]).expect_code(0);
+    gateway(
+        &db,
+        &["merchant", "update", &strict.id, "--no-require-timestamp"],
+    )
+    .expect_code(0);
     assert_eq!(listed(&db, &strict.id)["requireTimestamp"], false);
     // Running gateways apply it within 5 seconds.
-    wait_until("the timestamp no longer required", Duration::from_secs(10), || {
-        let bare = bare.clone();
-        async move {
-            let status = bare.get("/api/v1/balance").await.status;
-            (status == 200, format!("HTTP {status}"))
-        }
-    })
+    wait_until(
+        "the timestamp no longer required",
+        Duration::from_secs(10),
+        || {
+            let bare = bare.clone();
+            async move {
+                let status = bare.get("/api/v1/balance").await.status;
+                (status == 200, format!("HTTP {status}"))
+            }
+        },
+    )
     .await;
     gateway(&db, &["merchant", "update", &strict.id]).expect_code(2);
-    gateway(&db, &["merchant", "update", "nobody", "--require-timestamp"]).expect_code(3);
+    gateway(
+        &db,
+        &["merchant", "update", "nobody", "--require-timestamp"],
+    )
+    .expect_code(3);
 }
 
 /// Every secret the CLI printed must be absent from the SQLite file and its WAL.
@@ -227,9 +293,16 @@ fn guarded_by_the_master_key(db: &TestDb) {
         let out = keyed(db, bad, &["migrate"]);
         assert_ne!(out.code, 0, "{out}");
         assert!(out.stderr.contains("GATEWAY_MASTER_KEY"), "{out}");
-        assert!(bad.len() < 8 || !out.stderr.contains(bad), "the key is echoed:\n{out}");
+        assert!(
+            bad.len() < 8 || !out.stderr.contains(bad),
+            "the key is echoed:\n{out}"
+        );
     }
-    let out = keyed(db, KEY, &["merchant", "create", "--name", "sealed", "--json"]);
+    let out = keyed(
+        db,
+        KEY,
+        &["merchant", "create", "--name", "sealed", "--json"],
+    );
     out.expect_code(0);
     let created = out.json();
     let secrets: Vec<String> = ["depositSecret", "withdrawalSecret"]
@@ -237,12 +310,22 @@ fn guarded_by_the_master_key(db: &TestDb) {
         .map(|k| created[*k].as_str().expect("a secret").to_string())
         .collect();
     let id = created["merchantId"].as_str().expect("id").to_string();
-    let rotated = run(command(db)
-        .env("GATEWAY_MASTER_KEY", KEY)
-        .args(["merchant", "rotate-secret", &id, "--direction", "deposit", "--json"]));
+    let rotated = run(command(db).env("GATEWAY_MASTER_KEY", KEY).args([
+        "merchant",
+        "rotate-secret",
+        &id,
+        "--direction",
+        "deposit",
+        "--json",
+    ]));
     rotated.expect_code(0);
     let mut secrets = secrets;
-    secrets.push(rotated.json()["secret"].as_str().expect("secret").to_string());
+    secrets.push(
+        rotated.json()["secret"]
+            .as_str()
+            .expect("secret")
+            .to_string(),
+    );
 
     // No key, or another key, on an encrypted database: every command stops.
     for out in [
@@ -311,13 +394,20 @@ async fn encrypted_in_place(db: TestDb) {
         },
     );
     assert_eq!(api.get("/api/v1/balance").await.status, 200);
-    assert_eq!(Api::new(&gw, &shop).get("/api/v1/balance").await.status, 200, "in the overlap");
+    assert_eq!(
+        Api::new(&gw, &shop).get("/api/v1/balance").await.status,
+        200,
+        "in the overlap"
+    );
     let body = deposit("card", "10.00", "encrypted", None);
     assert_eq!(api.post("/api/v1/deposits", &body).await.status, 200);
     // While it serves, converting is refused.
     let busy = keyed(&db, KEY, &["secrets", "encrypt"]);
     busy.expect_code(4);
-    assert!(!contains(gw.log_text().as_bytes(), KEY), "the key is logged");
+    assert!(
+        !contains(gw.log_text().as_bytes(), KEY),
+        "the key is logged"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -330,5 +420,10 @@ async fn postgres_without_a_master_key_warns_at_start() {
     drop(gw);
     let sqlite = TestDb::sqlite();
     let quiet = GatewayProcess::start("b", &sqlite, &Serve::default());
-    assert_eq!(quiet.log_lines("GATEWAY_MASTER_KEY"), 0, "{}", quiet.log_text());
+    assert_eq!(
+        quiet.log_lines("GATEWAY_MASTER_KEY"),
+        0,
+        "{}",
+        quiet.log_text()
+    );
 }

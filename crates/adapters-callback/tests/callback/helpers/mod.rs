@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use adapters_callback::{CallbackConfig, CallbackWorker};
 use async_trait::async_trait;
 use domain::callback::RetrySchedule;
-use domain::merchant::{full_access, Merchant, Secret};
+use domain::merchant::{Merchant, Secret};
 use domain::ports::{Clock, MerchantDirectory, StoreError};
 use domain::{Direction, MerchantId, OperationId, Timestamp};
 use testkit::CallbackReceiver;

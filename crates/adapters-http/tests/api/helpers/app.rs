@@ -10,11 +10,11 @@ use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operator::{ManualMove, NewMerchant, NewProvider, NewRoute, Operator};
+use domain::ports::Clock;
 use domain::provider::Credentials;
 use domain::route::Flow;
 use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
-use domain::ports::Clock;
 use domain::testkit::{RandomIds, WallClock};
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
@@ -350,11 +350,7 @@ pub fn signed_headers<'a>(
     ]
 }
 
-/// The operator's use cases over `db` (merchants, routes).
-pub fn operator(db: &Database) -> Operator {
-    operator_on(db, Arc::new(WallClock))
-}
-
+/// The operator's use cases over `db` (merchants, routes) on `clock`.
 fn operator_on(db: &Database, clock: Arc<dyn Clock>) -> Operator {
     Operator::new(
         Arc::new(db.clone()),

@@ -6,8 +6,8 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use adapters_db::Database;
-use domain::testkit::TestClock;
 use domain::route::Flow;
+use domain::testkit::TestClock;
 use testkit::FreshDatabase;
 
 use super::TestApp;
