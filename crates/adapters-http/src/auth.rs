@@ -87,7 +87,8 @@ async fn verify_signature(
             }
         }
         _ => {
-            // Spend the same work as a real check so timing does not tell merchants apart.
+            // An HMAC on a decoy, as a real check spends. Not exact: a known merchant also costs
+            // a key read and one HMAC per live secret.
             let _ = verify(
                 &decoy_secret(),
                 &signed_message(timestamp, message),

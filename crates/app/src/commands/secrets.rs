@@ -41,10 +41,12 @@ pub async fn secrets(
         print_json(&json!({ "encrypted": converted }));
     } else if converted == 0 {
         println!("every stored secret was already encrypted; nothing changed");
-    } else {
+    } else if database.backend() == adapters_db::Backend::Sqlite {
         println!(
             "{converted} stored secrets encrypted; no clear copy is left in the database files"
         );
+    } else {
+        println!("{converted} stored secrets encrypted and the tables rewritten (VACUUM FULL); PostgreSQL's write-ahead log, replicas and backups may still hold the old values: rotate the merchants' secrets if they may have been read");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -301,7 +301,10 @@ impl Gateway {
         match found {
             None => Ok(None),
             Some((operation, Some(stored)))
-                if stored.matches(merchant.keys(direction), canonical) =>
+                if self
+                    .keyed_by(merchant, direction, &stored)
+                    .await?
+                    .matches(&stored, canonical) =>
             {
                 Ok(Some(Created {
                     operation,
@@ -310,6 +313,26 @@ impl Gateway {
             }
             Some(_) => Err(CreateError::DuplicateOperation),
         }
+    }
+
+    /// The merchant's secrets of `direction` that can check `stored`: those the request was
+    /// authenticated with, or, when a rotation committed since and keyed `stored` with a newer
+    /// version, the merchant's secrets read again.
+    pub(super) async fn keyed_by(
+        &self,
+        merchant: &Merchant,
+        direction: Direction,
+        stored: &Fingerprint,
+    ) -> Result<KeyCheck, crate::ports::StoreError> {
+        let keys = merchant.keys(direction);
+        if keys.version(stored.key_version()).is_some() {
+            return Ok(KeyCheck(keys.clone()));
+        }
+        let fresh = self.ports.merchants.merchant(&merchant.id).await?;
+        Ok(KeyCheck(match fresh {
+            Some(fresh) => fresh.keys(direction).clone(),
+            None => keys.clone(),
+        }))
     }
 
     /// What the new operation opens with: a fresh id, the request's fields, the route, now.
@@ -375,6 +398,15 @@ impl Gateway {
             Err(InsertError::InsufficientBalance) => Err(CreateError::InsufficientBalance),
             Err(InsertError::Store(e)) => Err(e.into()),
         }
+    }
+}
+
+/// The secrets a stored fingerprint is checked with ([`Gateway::keyed_by`]).
+pub(super) struct KeyCheck(crate::merchant::KeyRing);
+
+impl KeyCheck {
+    pub(super) fn matches(&self, stored: &Fingerprint, canonical: &[u8]) -> bool {
+        stored.matches(&self.0, canonical)
     }
 }
 

@@ -189,7 +189,10 @@ impl Gateway {
         {
             None => Ok(None),
             Some((refund, Some(stored)))
-                if stored.matches(merchant.keys(Direction::Deposit), keyed) =>
+                if self
+                    .keyed_by(merchant, Direction::Deposit, &stored)
+                    .await?
+                    .matches(&stored, keyed) =>
             {
                 Ok(Some(CreatedRefund {
                     refund,

@@ -161,3 +161,29 @@ fn a_new_fingerprint_is_keyed_with_the_newest_secret_and_records_its_version() {
     assert_eq!(print.key_version(), 2);
     assert!(print.matches(&rotated_merchant().deposit_keys, CANONICAL));
 }
+
+#[test]
+fn a_replay_keyed_by_a_rotation_newer_than_the_request_reads_the_merchant_again() {
+    // Another request, authenticated after a rotation this one did not see, stored its
+    // fingerprint under version 2: the merchant is read again to check it.
+    let earlier = deposit(existing_id());
+    let rotated = rotated_merchant();
+    let stored = crate::signature::Fingerprint::of(rotated.deposit_keys.newest(), CANONICAL);
+    let mut mocks = Mocks::new();
+    mocks.set_routes(Vec::new());
+    let known = earlier.clone();
+    mocks
+        .store
+        .expect_find_by_merchant_operation_id()
+        .times(1)
+        .returning(move |_, _, _| Ok(Some((known.clone(), Some(stored.clone())))));
+    mocks
+        .merchants
+        .expect_merchant()
+        .times(1)
+        .returning(move |_| Ok(Some(rotated.clone())));
+    mocks.expect_no_deposit_started();
+    let created = deposit_by(&mocks.gateway(), &merchant(), request()).unwrap();
+    assert!(created.replayed);
+    assert_eq!(created.operation, earlier);
+}
