@@ -198,6 +198,39 @@ pub fn manual_move(
     }
 }
 
+/// Who made a manual ledger entry and why; both are stored on the entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualNote {
+    pub actor: crate::console::Actor,
+    /// What the operator gave, trimmed; `manual` when they gave nothing.
+    pub reason: String,
+}
+
+impl ManualNote {
+    /// The longest reason, in characters.
+    pub const MAX_REASON: usize = 500;
+
+    /// A note with `reason` trimmed (`manual` if empty); refused over 500 characters or with
+    /// control characters.
+    pub fn new(
+        actor: crate::console::Actor,
+        reason: Option<&str>,
+    ) -> Result<ManualNote, crate::ValueError> {
+        let reason = reason.map(str::trim).unwrap_or("");
+        if reason.chars().count() > Self::MAX_REASON {
+            return Err(crate::ValueError::new("must be at most 500 characters"));
+        }
+        if reason.chars().any(|c| c.is_control()) {
+            return Err(crate::ValueError::new("must not hold control characters"));
+        }
+        let reason = if reason.is_empty() { "manual" } else { reason };
+        Ok(ManualNote {
+            actor,
+            reason: reason.to_string(),
+        })
+    }
+}
+
 /// A merchant and currency whose balance differs from the sum of its ledger entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerMismatch {

@@ -8,6 +8,7 @@ pub mod acquirer;
 pub mod attempt;
 pub mod callback;
 pub mod circuit;
+pub mod console;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;

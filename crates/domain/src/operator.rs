@@ -443,6 +443,11 @@ impl Operator {
     }
 
     /// Disables a merchant: its requests are refused from then on. `false` if it is unknown.
+    /// Takes a disabled merchant's requests again; `false` if there is no such merchant.
+    pub async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
+        self.store.enable_merchant(id).await
+    }
+
     pub async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
         self.store.disable_merchant(id).await
     }
@@ -570,6 +575,7 @@ impl Operator {
         currency: Currency,
         amount: Amount,
         kind: ManualMove,
+        note: &crate::ledger::ManualNote,
     ) -> Result<Balance, BalanceError> {
         if self.store.find_merchant(merchant).await?.is_none() {
             return Err(BalanceError::UnknownMerchant {
@@ -583,7 +589,7 @@ impl Operator {
             kind == ManualMove::Credit,
             self.clock.now(),
         );
-        match self.store.apply_manual_move(&adjustment).await {
+        match self.store.apply_manual_move(&adjustment, note).await {
             Ok(balance) => Ok(balance),
             Err(ManualMoveError::InsufficientBalance) => {
                 Err(BalanceError::InsufficientBalance { amount, currency })

@@ -9,6 +9,10 @@ use crate::acquirer::{
 };
 use crate::attempt::{Attempt, Discrepancy};
 use crate::callback::{CallbackData, QueuedCallback, RefundCallback, RefundCallbackData};
+use crate::console::{
+    AuditEntry, AuditRecord, ConsoleAccount, Cursor, Health, LedgerCheck, Listed, MinuteCount,
+    OperationEvent, OperationFilter, Session,
+};
 use crate::ledger::{Balance, BalanceMove};
 use crate::merchant::Merchant;
 use crate::operation::{Action, Decline, Operation, ProviderState};
@@ -479,8 +483,15 @@ pub trait OperatorStore: Send + Sync {
     /// Applies a manual credit or debit with its ledger entry and returns the balance of that
     /// merchant and currency after it. MUST return `InsufficientBalance` for a debit larger than
     /// the available balance, writing nothing.
-    async fn apply_manual_move(&self, adjustment: &BalanceMove)
-        -> Result<Balance, ManualMoveError>;
+    /// The ledger entry records `note`'s actor and reason.
+    async fn apply_manual_move(
+        &self,
+        adjustment: &BalanceMove,
+        note: &crate::ledger::ManualNote,
+    ) -> Result<Balance, ManualMoveError>;
+
+    /// Enables a merchant again; `false` if there is no such merchant.
+    async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError>;
 
     /// Every merchant and currency whose balance differs from the sums of its ledger entries
     /// (available and held each), including entries with no balance row. Empty: it holds.
@@ -501,6 +512,90 @@ pub trait OperatorStore: Send + Sync {
         &self,
         id: OperationId,
     ) -> Result<Vec<crate::story::CallbackDelivery>, StoreError>;
+}
+
+/// The operator console's storage: accounts, sessions, failed sign-ins, the audit log, the
+/// operations search, each operation's events and the overview's counters
+/// ([`crate::console`]). Every method is one transaction; sessions and accounts are rows, so
+/// every gateway process on one database shares them.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait ConsoleStore: Send + Sync {
+    /// Stores a new account; `false` (writing nothing) if the name is taken.
+    async fn insert_account(&self, account: &ConsoleAccount) -> Result<bool, StoreError>;
+
+    /// The account with this (lower-case) name, enabled or not.
+    async fn account(&self, name: &str) -> Result<Option<ConsoleAccount>, StoreError>;
+
+    /// Every account, by name.
+    async fn accounts(&self) -> Result<Vec<ConsoleAccount>, StoreError>;
+
+    /// Sets an account's password hash and enables it; `false` if there is no such account.
+    async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError>;
+
+    /// Disables an account and deletes its sessions in the same transaction; `false` if there
+    /// is no such account.
+    async fn disable_account(&self, name: &str) -> Result<bool, StoreError>;
+
+    /// Failed sign-ins recorded for `name` at or after `since`.
+    async fn failed_signins(&self, name: &str, since: Timestamp) -> Result<u32, StoreError>;
+
+    /// Records a failed sign-in for `name` (known or not) at `at`, and MAY delete failures
+    /// older than a day.
+    async fn record_failed_signin(&self, name: &str, at: Timestamp) -> Result<(), StoreError>;
+
+    async fn insert_session(&self, session: &Session) -> Result<(), StoreError>;
+
+    /// The session with this id whose account is enabled, its role read from the account;
+    /// `None` otherwise. Liveness is the caller's ([`Session::is_live`]).
+    async fn session(&self, id: &str) -> Result<Option<Session>, StoreError>;
+
+    /// Sets a session's last-seen time.
+    async fn touch_session(&self, id: &str, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Deletes a session (sign-out, or found expired).
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError>;
+
+    async fn audit(&self, entry: &AuditEntry) -> Result<(), StoreError>;
+
+    /// Audit entries, newest first, older than entry `before` when given.
+    async fn audit_log(
+        &self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<AuditRecord>, StoreError>;
+
+    /// Up to `limit` operations matching `filter`, ordered by `createdAt` then `operationId`,
+    /// both descending, starting after `after`. MUST use a keyset (never an offset).
+    async fn search_operations<'a>(
+        &self,
+        filter: &OperationFilter,
+        after: Option<&'a Cursor>,
+        limit: u32,
+    ) -> Result<Vec<Listed>, StoreError>;
+
+    /// The events of operation `id` and of its refunds, oldest first.
+    async fn operation_events(&self, id: OperationId) -> Result<Vec<OperationEvent>, StoreError>;
+
+    /// The per-minute counters of operations created in `[from, to)`.
+    async fn minute_counts(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Vec<MinuteCount>, StoreError>;
+
+    /// Callbacks pending and failed, operations processing since before `stuck_before`, open
+    /// discrepancies and the last ledger check.
+    async fn health(&self, stuck_before: Timestamp) -> Result<Health, StoreError>;
+
+    async fn record_ledger_check(&self, check: &LedgerCheck) -> Result<(), StoreError>;
+
+    /// Pending and failed callbacks (operations' and refunds'), newest first, at most `limit`.
+    async fn open_callbacks(&self, limit: u32) -> Result<Vec<CallbackStatus>, StoreError>;
+
+    /// Makes a pending callback due at `now` (its attempt count and schedule unchanged);
+    /// `false` if `id` (an operation's or a refund's) has no pending callback.
+    async fn send_callback_now(&self, id: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError>;
 }
 
 /// A provider failure: it could not be reached or answered nonsense. Nothing was started.

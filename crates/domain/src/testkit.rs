@@ -481,3 +481,11 @@ mod tests {
         assert_eq!(clock.now(), at(30));
     }
 }
+
+/// The note of a manual ledger entry made by the CLI user `tester` for `a test`.
+pub fn note() -> crate::ledger::ManualNote {
+    crate::ledger::ManualNote {
+        actor: crate::console::Actor::cli("tester"),
+        reason: "a test".to_string(),
+    }
+}

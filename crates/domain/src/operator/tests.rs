@@ -12,6 +12,7 @@ use crate::ledger::EntryKind;
 use crate::merchant::full_access;
 use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperationStore, MockOperatorStore};
 use crate::route::Flow;
+use crate::testkit::note;
 use crate::Timestamp;
 
 /// 2026-11-21T10:00:00Z.
@@ -118,11 +119,13 @@ fn expect_merchant_stored(
 
 /// Moves `amount` RUB of [`shop`]'s balance by hand.
 fn adjust(mocks: Mocks, amount_text: &str, how: ManualMove) -> Result<Balance, BalanceError> {
-    block_on(
-        mocks
-            .operator()
-            .adjust_balance(&shop(), Currency::RUB, amount(amount_text), how),
-    )
+    block_on(mocks.operator().adjust_balance(
+        &shop(),
+        Currency::RUB,
+        amount(amount_text),
+        how,
+        &note(),
+    ))
 }
 
 // --- merchants ---------------------------------------------------------------------------
@@ -482,8 +485,9 @@ fn a_credit_is_a_manual_ledger_entry_and_answers_the_new_balance() {
     mocks
         .store
         .expect_apply_manual_move()
-        .withf(|m| {
-            m.kind == EntryKind::ManualCredit
+        .withf(|m, n| {
+            n == &note()
+                && m.kind == EntryKind::ManualCredit
                 && (m.available, m.held) == (12_345, 0)
                 && m.merchant_id == shop()
                 && m.currency == Currency::RUB
@@ -491,7 +495,7 @@ fn a_credit_is_a_manual_ledger_entry_and_answers_the_new_balance() {
                 && m.at == now()
         })
         .times(1)
-        .returning(move |_| Ok(after));
+        .returning(move |_, _| Ok(after));
 
     let balance = adjust(mocks, "123.45", ManualMove::Credit).unwrap();
 
@@ -505,9 +509,9 @@ fn a_debit_takes_from_available_and_is_refused_when_it_is_not_covered() {
     mocks
         .store
         .expect_apply_manual_move()
-        .withf(|m| m.kind == EntryKind::ManualDebit && (m.available, m.held) == (-12_345, 0))
+        .withf(|m, _| m.kind == EntryKind::ManualDebit && (m.available, m.held) == (-12_345, 0))
         .times(1)
-        .returning(|_| Err(ManualMoveError::InsufficientBalance));
+        .returning(|_, _| Err(ManualMoveError::InsufficientBalance));
 
     let error = adjust(mocks, "123.45", ManualMove::Debit).unwrap_err();
 
@@ -543,7 +547,7 @@ fn a_balance_move_without_database_keeps_its_cause() {
     mocks
         .store
         .expect_apply_manual_move()
-        .returning(|_| Err(ManualMoveError::Store(unavailable())));
+        .returning(|_, _| Err(ManualMoveError::Store(unavailable())));
 
     let error = adjust(mocks, "1.00", ManualMove::Credit).unwrap_err();
 
