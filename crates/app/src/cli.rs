@@ -49,6 +49,35 @@ pub enum Command {
     /// Encrypt stored secrets with GATEWAY_MASTER_KEY.
     #[command(subcommand)]
     Secrets(SecretsCommand),
+    /// Create, list and disable the operator console's accounts.
+    #[command(subcommand)]
+    Operator(OperatorCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OperatorCommand {
+    /// Create a console account; prints a generated password once (or reads one from stdin).
+    Create {
+        /// Sign-in name: 1 to 64 of a-z 0-9 . _ @ - (folded to lower case).
+        #[arg(long)]
+        name: String,
+        /// viewer (reads), operator (also retries callbacks and cancels) or admin (also
+        /// changes merchants, routes, providers and balances).
+        #[arg(long, default_value = "viewer")]
+        role: String,
+        /// Read the password (12 characters or more) from stdin instead of generating one.
+        #[arg(long)]
+        password_stdin: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable an account: its sessions end at once.
+    Disable { name: String },
+    /// List accounts (never their passwords or hashes).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,6 +100,13 @@ pub struct ServeArgs {
     /// Listen address, HOST:PORT.
     #[arg(long, env = "GATEWAY_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
+    /// The operator console at /admin: off, on (on the main listener) or HOST:PORT (a
+    /// listener of its own). --demo turns it on.
+    #[arg(long, env = "GATEWAY_ADMIN", default_value = "off")]
+    pub admin: String,
+    /// The time zone the console shows times in and starts "today" at, e.g. Europe/Moscow.
+    #[arg(long, env = "GATEWAY_CONSOLE_TIMEZONE", default_value = "UTC")]
+    pub console_timezone: String,
     /// Base of redirectUrl and QR links; defaults to http://{bind}.
     #[arg(long, env = "GATEWAY_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -172,6 +208,9 @@ pub struct BalanceArgs {
     /// Amount with two fraction digits, e.g. 100.00.
     #[arg(long)]
     pub amount: String,
+    /// Why, recorded on the ledger entry and in the audit log (`manual` when left out).
+    #[arg(long)]
+    pub reason: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

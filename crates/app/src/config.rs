@@ -44,6 +44,40 @@ pub struct ServeConfig {
     pub routing_budget: Duration,
     /// Encrypts stored secrets (`GATEWAY_MASTER_KEY`); set by [`master_key`].
     pub master_key: Option<MasterKey>,
+    /// Where the operator console is served (`GATEWAY_ADMIN`).
+    pub admin: AdminListener,
+    /// The console's time zone name (`GATEWAY_CONSOLE_TIMEZONE`), checked when the console is
+    /// built.
+    pub console_timezone: String,
+}
+
+/// Where the operator console is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminListener {
+    Off,
+    /// At `/admin` on the main listener.
+    Main,
+    /// At `/admin` on a listener of its own.
+    Own(SocketAddr),
+}
+
+/// `GATEWAY_ADMIN`: `off`, `on` or `HOST:PORT`; `--demo` turns `off` into `on`.
+pub fn parse_admin(text: &str, demo: bool) -> Result<AdminListener, ConfigError> {
+    let listener = match text.trim() {
+        "off" | "false" | "0" => AdminListener::Off,
+        "on" | "true" | "1" => AdminListener::Main,
+        address => AdminListener::Own(address.parse().map_err(|_| ConfigError {
+            variable: "GATEWAY_ADMIN",
+            flag: "admin",
+            value: text.to_string(),
+            expected: "off, on, or HOST:PORT with an IP address for a listener of its own, e.g. 127.0.0.1:8081",
+        })?),
+    };
+    Ok(if demo && listener == AdminListener::Off {
+        AdminListener::Main
+    } else {
+        listener
+    })
 }
 
 /// `GATEWAY_MASTER_KEY`, if set: 64 hex characters. The error names the variable, never the
@@ -125,6 +159,8 @@ impl ServeConfig {
                     expected: "a duration from 1s to 5m, such as 15s",
                 })?,
             master_key: None,
+            admin: parse_admin(&args.admin, args.demo)?,
+            console_timezone: args.console_timezone.trim().to_string(),
         })
     }
 }
@@ -228,6 +264,8 @@ mod tests {
             sandbox: "true".into(),
             reconcile_after: "60s".into(),
             routing_budget: "15s".into(),
+            admin: "off".into(),
+            console_timezone: "UTC".into(),
         }
     }
 
@@ -300,5 +338,27 @@ mod tests {
             .expect_err("invalid")
             .to_string();
         assert!(error.contains("GATEWAY_DATABASE_URL"), "{error}");
+    }
+
+    #[test]
+    fn the_console_is_off_on_or_a_listener_of_its_own() {
+        assert_eq!(parse_admin("off", false).unwrap(), AdminListener::Off);
+        assert_eq!(parse_admin("on", false).unwrap(), AdminListener::Main);
+        assert_eq!(
+            parse_admin("127.0.0.1:8081", false).unwrap(),
+            AdminListener::Own("127.0.0.1:8081".parse().unwrap())
+        );
+        let refused = parse_admin("localhost:8081", false).unwrap_err();
+        assert_eq!(refused.variable, "GATEWAY_ADMIN");
+        assert!(parse_admin("yes please", false).is_err());
+    }
+
+    #[test]
+    fn the_demo_turns_the_console_on_unless_it_has_a_listener() {
+        assert_eq!(parse_admin("off", true).unwrap(), AdminListener::Main);
+        assert_eq!(
+            parse_admin("127.0.0.1:9", true).unwrap(),
+            AdminListener::Own("127.0.0.1:9".parse().unwrap())
+        );
     }
 }

@@ -2,6 +2,9 @@
 
 use domain::merchant::{full_access, Secret};
 use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
+use domain::console::{hash_password, Actor, ConsoleAccount, Role};
+use domain::ledger::ManualNote;
+use domain::ports::{Clock, ConsoleStore};
 use domain::signature::sign;
 use domain::{Amount, Currency, MerchantId};
 
@@ -31,8 +34,9 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
     match operator.create_merchant(new).await {
         Ok(merchant) => {
             let amount = Amount::parse(DEMO_BALANCE).map_err(|e| anyhow::anyhow!(e))?;
+            let note = ManualNote::new(Actor::cli("demo"), Some("demo starting balance"))?;
             operator
-                .adjust_balance(&merchant.id, Currency::RUB, amount, ManualMove::Credit)
+                .adjust_balance(&merchant.id, Currency::RUB, amount, ManualMove::Credit, &note)
                 .await?;
             tracing::info!("demo merchant created with {DEMO_BALANCE} RUB");
         }
@@ -40,6 +44,28 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
         Err(error) => return Err(anyhow::anyhow!(error)),
     }
     Ok(())
+}
+
+/// The demo console operator's name.
+pub const DEMO_OPERATOR: &str = "demo";
+
+/// Creates the console operator `demo` (admin) once and gives it a fresh generated password
+/// on every demo start, returned to be printed (only a hash is stored).
+pub async fn ensure_demo_operator(store: &dyn ConsoleStore) -> anyhow::Result<String> {
+    let password = crate::system::new_password();
+    let hashed = password.clone();
+    let hash = tokio::task::spawn_blocking(move || hash_password(&hashed)).await?;
+    let account = ConsoleAccount {
+        name: DEMO_OPERATOR.to_string(),
+        role: Role::Admin,
+        password_hash: hash.clone(),
+        enabled: true,
+        created_at: crate::system::SystemClock.now(),
+    };
+    if !store.insert_account(&account).await? {
+        store.set_password(DEMO_OPERATOR, &hash).await?;
+    }
+    Ok(password)
 }
 
 /// The signed curl command that creates a card deposit for the demo merchant.
@@ -51,9 +77,15 @@ pub fn demo_curl(public_url: &str) -> String {
     )
 }
 
-/// Prints the demo merchant's credentials and a request to paste.
-pub fn print_banner(app: &Application) {
+/// Prints the demo merchant's credentials, a request to paste and, with the console on, where
+/// it is and the demo operator's password.
+pub fn print_banner(app: &Application, console_password: Option<&str>) {
     let url = &app.config().public_url;
+    if let (Some(console), Some(password)) = (app.console_url(), console_password) {
+        println!(
+            "\nOperator console: {console}/admin\n  name:     {DEMO_OPERATOR}\n  password: {password} (new at every demo start)"
+        );
+    }
     println!(
         "\nGateway demo on {url} (port {port})\n\n  merchant id:       {DEMO_MERCHANT}\n  deposit secret:    {DEMO_DEPOSIT_SECRET}\n  withdrawal secret: {DEMO_WITHDRAWAL_SECRET}\n  balance:           {DEMO_BALANCE} RUB (credited once)\n\nCreate a card deposit:\n\n{curl}\n\nThen open the redirectUrl it returns to pay with card 4242424242424242.\n",
         port = app.port(),

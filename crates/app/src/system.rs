@@ -41,3 +41,14 @@ impl IdGenerator for UuidIds {
 pub fn new_secret() -> String {
     hex::encode(rand::random::<[u8; 32]>())
 }
+
+/// A generated console password: 20 characters of an alphabet without look-alikes
+/// (about 110 bits).
+pub fn new_password() -> String {
+    use rand::seq::SliceRandom;
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut rng = rand::thread_rng();
+    (0..20)
+        .filter_map(|_| ALPHABET.choose(&mut rng).map(|&b| char::from(b)))
+        .collect()
+}

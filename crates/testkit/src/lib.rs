@@ -14,6 +14,7 @@
 
 mod database;
 mod logs;
+pub mod browser;
 pub mod receiver;
 mod skip;
 

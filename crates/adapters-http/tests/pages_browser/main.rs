@@ -10,81 +10,14 @@
 mod helpers;
 
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix_web::{web, App, HttpResponse, HttpServer};
 use domain::operation::DeclineCode;
 use domain::Status;
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use helpers::{decline_code, serve, TestApp};
-use hyper_util::client::legacy::connect::HttpConnector;
-
-/// chromedriver, stopped when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        // chromedriver leads its own process group, so the browsers it started (left open
-        // when a test fails before closing its session) end with it.
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn start_driver() -> Option<Driver> {
-    let port = free_port();
-    let child = Command::new("chromedriver")
-        .arg(format!("--port={port}"))
-        .process_group(0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let driver = Driver {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed() > Duration::from_secs(10) {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some(driver)
-}
-
-async fn browser(driver: &Driver) -> Client {
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert(
-        "goog:chromeOptions".into(),
-        serde_json::json!({
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--window-size=390,844", "--lang=en-US"]
-        }),
-    );
-    // chromedriver is on loopback: plain HTTP, no TLS stack needed.
-    ClientBuilder::new(HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&driver.url)
-        .await
-        .expect("a browser session")
-}
+use testkit::browser::{screenshot_dir, Driver};
 
 /// The merchant's site: `/success` and `/fail` pages to land on.
 fn merchant() -> String {
@@ -141,27 +74,15 @@ async fn lands_on(client: &Client, url: &str) {
         .unwrap_or_else(|e| panic!("did not land on {url}: {e}"));
 }
 
-fn screenshot_dir() -> Option<PathBuf> {
-    std::env::var_os("GATEWAY_SCREENSHOT_DIR").map(PathBuf::from)
-}
-
 #[actix_web::test]
 async fn a_person_pays_by_card_in_chromium_and_lands_on_the_merchant_site() {
-    let Some(driver) = start_driver() else {
-        assert!(
-            !testkit::required("GATEWAY_REQUIRE_BROWSER"),
-            "GATEWAY_REQUIRE_BROWSER=1 but chromedriver is not available"
-        );
-        testkit::report_skipped(
-            "the browser test did not run: chromedriver is not on the PATH \
-             (install chromium and chromium-driver)",
-        );
+    let Some(driver) = Driver::start_or_skip("the card page's browser test") else {
         return;
     };
     let app = TestApp::new().await;
     let shop = merchant();
     let base = serve(&app);
-    let client = browser(&driver).await;
+    let client = driver.browser(390, 844).await;
     let (success, fail) = (format!("{shop}/success"), format!("{shop}/fail"));
     let expiry = app.future_expiry();
 

@@ -10,14 +10,20 @@ use domain::operator::{
 };
 use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
+use domain::ledger::ManualNote;
 use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod, Timestamp};
 use serde_json::json;
 
+use super::audit::Audit;
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{BalanceArgs, BalanceCommand, MerchantCommand, RouteAddArgs, RouteCommand};
 use crate::system::new_secret;
 
-pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::Result<ExitCode> {
+pub async fn merchant(
+    operator: &Operator,
+    audit: &Audit,
+    command: MerchantCommand,
+) -> anyhow::Result<ExitCode> {
     match command {
         MerchantCommand::Create {
             name,
@@ -39,6 +45,14 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
             };
             match operator.create_merchant(new).await {
                 Ok(merchant) => {
+                    audit
+                        .record(
+                            "merchant.create",
+                            &merchant.id,
+                            None,
+                            Some(merchant_json(&merchant)),
+                        )
+                        .await?;
                     let deposit = merchant.signing_secret(Direction::Deposit).expose();
                     let withdrawal = merchant.signing_secret(Direction::Withdrawal).expose();
                     if json {
@@ -116,7 +130,16 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
         } => {
             let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
             let required = require_timestamp && !no_require_timestamp;
+            let before = find(operator, &id).await?;
             if operator.set_require_timestamp(&id, required).await? {
+                audit
+                    .record(
+                        "merchant.update",
+                        &id,
+                        before.map(|m| json!({"requireTimestamp": m.require_timestamp})),
+                        Some(json!({"requireTimestamp": required})),
+                    )
+                    .await?;
                 let state = if required { "required" } else { "optional" };
                 println!("merchant {id}: x-timestamp {state}");
                 Ok(ExitCode::SUCCESS)
@@ -146,6 +169,14 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
             };
             let secret = rotated.keys.newest().secret.expose();
             let ends = rotated.old_secret_expires_at.to_rfc3339();
+            let after = json!({
+                "direction": direction.as_str(),
+                "version": rotated.keys.newest().version,
+                "oldSecretExpiresAt": ends,
+            });
+            audit
+                .record("merchant.rotate_secret", &id, None, Some(after))
+                .await?;
             if json {
                 print_json(&json!({
                     "merchantId": rotated.merchant_id.as_str(),
@@ -162,7 +193,16 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
         }
         MerchantCommand::Disable { id } => {
             let id = MerchantId::parse(&id).map_err(|e| anyhow!("merchant id: {e}"))?;
+            let before = find(operator, &id).await?;
             if operator.disable_merchant(&id).await? {
+                audit
+                    .record(
+                        "merchant.disable",
+                        &id,
+                        before.map(|m| json!({"enabled": m.enabled})),
+                        Some(json!({"enabled": false})),
+                    )
+                    .await?;
                 println!("merchant {id} disabled");
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -171,6 +211,22 @@ pub async fn merchant(operator: &Operator, command: MerchantCommand) -> anyhow::
             }
         }
     }
+}
+
+/// The merchant with this id, enabled or not.
+async fn find(
+    operator: &Operator,
+    id: &MerchantId,
+) -> anyhow::Result<Option<domain::merchant::Merchant>> {
+    Ok(operator.merchants().await?.into_iter().find(|m| &m.id == id))
+}
+
+/// A merchant as the audit log records it (never its secrets).
+fn merchant_json(m: &domain::merchant::Merchant) -> serde_json::Value {
+    json!({
+        "name": m.name, "enabled": m.enabled, "methods": access_list(m),
+        "requireTimestamp": m.require_timestamp,
+    })
 }
 
 /// A direction's live secrets for `merchant list --json`: how many, and when the older ones
@@ -196,7 +252,11 @@ fn access_list(m: &domain::merchant::Merchant) -> Vec<String> {
     m.access.iter().map(|(d, p)| format!("{d}:{p}")).collect()
 }
 
-pub async fn balance(operator: &Operator, command: BalanceCommand) -> anyhow::Result<ExitCode> {
+pub async fn balance(
+    operator: &Operator,
+    audit: &Audit,
+    command: BalanceCommand,
+) -> anyhow::Result<ExitCode> {
     let (args, kind): (BalanceArgs, ManualMove) = match command {
         BalanceCommand::Credit(args) => (args, ManualMove::Credit),
         BalanceCommand::Debit(args) => (args, ManualMove::Debit),
@@ -204,7 +264,12 @@ pub async fn balance(operator: &Operator, command: BalanceCommand) -> anyhow::Re
     let id = MerchantId::parse(&args.merchant).map_err(|e| anyhow!("--merchant: {e}"))?;
     let currency = Currency::parse(&args.currency).map_err(|e| anyhow!("--currency: {e}"))?;
     let amount = Amount::parse(&args.amount).map_err(|e| anyhow!("--amount: {e}"))?;
-    let (available, held) = match operator.adjust_balance(&id, currency, amount, kind).await {
+    let note = ManualNote::new(audit.actor().clone(), args.reason.as_deref())
+        .map_err(|e| Usage::new(format!("--reason: {e}")))?;
+    let adjusted = operator
+        .adjust_balance(&id, currency, amount, kind, &note)
+        .await;
+    let (available, held) = match adjusted {
         Ok(balance) => (balance.available, balance.held),
         Err(refused @ BalanceError::UnknownMerchant { .. }) => {
             eprintln!("error: {refused}");
@@ -217,6 +282,18 @@ pub async fn balance(operator: &Operator, command: BalanceCommand) -> anyhow::Re
         Err(error) => return Err(anyhow!(error)),
     };
     let credit = kind == ManualMove::Credit;
+    let delta = if credit { amount.minor() } else { -amount.minor() };
+    let figures = |available: i64| {
+        json!({"currency": currency.as_str(), "available": format_minor(available),
+               "held": format_minor(held)})
+    };
+    let mut after = figures(available);
+    after["amount"] = json!(amount.to_string());
+    after["reason"] = json!(note.reason);
+    let action = if credit { "balance.credit" } else { "balance.debit" };
+    audit
+        .record(action, &id, Some(figures(available - delta)), Some(after))
+        .await?;
     if args.json {
         print_json(&json!({
             "merchantId": id.as_str(), "currency": currency.as_str(),
@@ -233,7 +310,11 @@ pub async fn balance(operator: &Operator, command: BalanceCommand) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn route(operator: &Operator, command: RouteCommand) -> anyhow::Result<ExitCode> {
+pub async fn route(
+    operator: &Operator,
+    audit: &Audit,
+    command: RouteCommand,
+) -> anyhow::Result<ExitCode> {
     match command {
         RouteCommand::List { json } => {
             let routes = operator.routes().await?;
@@ -270,6 +351,9 @@ pub async fn route(operator: &Operator, command: RouteCommand) -> anyhow::Result
                 }
                 Err(AddRouteError::Store(error)) => return Err(error.into()),
             };
+            audit
+                .record("route.add", route.id, None, Some(route_json(&route)))
+                .await?;
             if args.json {
                 print_json(&route_json(&route));
             } else {
@@ -279,18 +363,50 @@ pub async fn route(operator: &Operator, command: RouteCommand) -> anyhow::Result
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Disable { id } => {
+            let before = route_by_id(operator, id).await?;
             let done = operator.disable_route(id).await?;
+            audit_route(operator, audit, "route.disable", id, before).await?;
             route_changed(done, id, "disabled")
         }
         RouteCommand::Enable { id } => {
+            let before = route_by_id(operator, id).await?;
             let done = operator.enable_route(id).await?;
+            audit_route(operator, audit, "route.enable", id, before).await?;
             route_changed(done, id, "enabled")
         }
         RouteCommand::SetPriority { id, priority } => {
+            let before = route_by_id(operator, id).await?;
             let done = operator.set_route_priority(id, priority).await?;
+            audit_route(operator, audit, "route.set_priority", id, before).await?;
             route_changed(done, id, &format!("set to priority {priority}"))
         }
     }
+}
+
+async fn route_by_id(operator: &Operator, id: i64) -> anyhow::Result<Option<Route>> {
+    Ok(operator.routes().await?.into_iter().find(|r| r.id == id))
+}
+
+/// Audits a change of route `id` (nothing when there was no such route).
+async fn audit_route(
+    operator: &Operator,
+    audit: &Audit,
+    action: &str,
+    id: i64,
+    before: Option<Route>,
+) -> anyhow::Result<()> {
+    let Some(before) = before else {
+        return Ok(());
+    };
+    let after = route_by_id(operator, id).await?;
+    audit
+        .record(
+            action,
+            id,
+            Some(route_json(&before)),
+            after.as_ref().map(route_json),
+        )
+        .await
 }
 
 /// Exit 0 when the route was changed, 3 when there is no such route.

@@ -6,9 +6,11 @@ use adapters_db::Database;
 use anyhow::anyhow;
 use domain::format_minor;
 use domain::operator::Operator;
-use domain::ports::{CallbackOutbox, CallbackState, Clock};
+use domain::console::LedgerCheck;
+use domain::ports::{CallbackOutbox, CallbackState, Clock, ConsoleStore};
 use serde_json::json;
 
+use super::audit::Audit;
 use super::{print_json, EXIT_NOT_FOUND};
 use crate::cli::{CallbacksCommand, LedgerCommand};
 use crate::system::SystemClock;
@@ -22,12 +24,24 @@ pub(super) fn state_name(state: CallbackState) -> &'static str {
     }
 }
 
-pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Result<ExitCode> {
+pub async fn callbacks(
+    db: &Database,
+    audit: &Audit,
+    command: CallbacksCommand,
+) -> anyhow::Result<ExitCode> {
     match command {
         CallbacksCommand::Retry { id } => {
             let id = uuid::Uuid::parse_str(&id)
                 .map_err(|_| anyhow!("id: must be an operationId or a refundId (a UUID)"))?;
             if db.retry(id, SystemClock.now()).await? {
+                audit
+                    .record(
+                        "callback.retry",
+                        id.hyphenated(),
+                        Some(json!({"state": "failed"})),
+                        Some(json!({"state": "pending"})),
+                    )
+                    .await?;
                 println!("callback of {} queued again", id.hyphenated());
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -86,9 +100,21 @@ pub async fn callbacks(db: &Database, command: CallbacksCommand) -> anyhow::Resu
     }
 }
 
-pub async fn ledger(operator: &Operator, command: LedgerCommand) -> anyhow::Result<ExitCode> {
+pub async fn ledger(
+    operator: &Operator,
+    store: &dyn ConsoleStore,
+    audit: &Audit,
+    command: LedgerCommand,
+) -> anyhow::Result<ExitCode> {
     let LedgerCommand::Verify { json } = command;
     let mismatches = operator.verify_ledger().await?;
+    // The console's overview shows the last check, whoever ran it.
+    let check = LedgerCheck {
+        at: SystemClock.now(),
+        actor: audit.actor().clone(),
+        mismatches: i64::try_from(mismatches.len()).unwrap_or(i64::MAX),
+    };
+    store.record_ledger_check(&check).await?;
     if json {
         let out: Vec<_> = mismatches
             .iter()

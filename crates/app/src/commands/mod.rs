@@ -2,12 +2,17 @@
 //! 2 bad usage (clap's own), 3 not found, 4 refused (name taken, insufficient balance).
 
 mod admin;
+pub mod audit;
 mod ledger;
 mod operations;
+mod operators;
 mod providers;
 mod secrets;
 
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use audit::Audit;
 
 use crate::application::{operator, Application};
 use crate::cli::{Command, ServeArgs};
@@ -44,7 +49,11 @@ pub async fn serve(
     let app = Application::build(config).await?;
     if app.config().demo {
         crate::demo::ensure_demo(&app).await?;
-        crate::demo::print_banner(&app);
+        let password = match app.console_url() {
+            Some(_) => Some(crate::demo::ensure_demo_operator(app.database()).await?),
+            None => None,
+        };
+        crate::demo::print_banner(&app, password.as_deref());
     }
     tracing::info!(port = app.port(), "gateway listening");
     app.run_until_stopped().await?;
@@ -61,20 +70,24 @@ pub async fn run(
     let key = crate::config::master_key(master_key)?;
     let keyed = key.is_some();
     let database = crate::application::open_database(&url, key).await?;
+    let audit = Audit::cli(Arc::new(database.clone()));
     match command {
         Command::Serve(_) => unreachable!("serve is handled by commands::serve"),
         Command::Migrate => {
             println!("migrations applied");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Merchant(cmd) => admin::merchant(&operator(&database), cmd).await,
-        Command::Balance(cmd) => admin::balance(&operator(&database), cmd).await,
-        Command::Route(cmd) => admin::route(&operator(&database), cmd).await,
-        Command::Provider(cmd) => providers::provider(&operator(&database), &database, cmd).await,
-        Command::Operation(cmd) => operations::operation(&database, cmd).await,
-        Command::Callbacks(cmd) => ledger::callbacks(&database, cmd).await,
-        Command::Ledger(cmd) => ledger::ledger(&operator(&database), cmd).await,
-        Command::Secrets(cmd) => secrets::secrets(&database, keyed, cmd).await,
+        Command::Merchant(cmd) => admin::merchant(&operator(&database), &audit, cmd).await,
+        Command::Balance(cmd) => admin::balance(&operator(&database), &audit, cmd).await,
+        Command::Route(cmd) => admin::route(&operator(&database), &audit, cmd).await,
+        Command::Provider(cmd) => {
+            providers::provider(&operator(&database), &database, &audit, cmd).await
+        }
+        Command::Operation(cmd) => operations::operation(&database, &audit, cmd).await,
+        Command::Callbacks(cmd) => ledger::callbacks(&database, &audit, cmd).await,
+        Command::Ledger(cmd) => ledger::ledger(&operator(&database), &database, &audit, cmd).await,
+        Command::Secrets(cmd) => secrets::secrets(&database, keyed, &audit, cmd).await,
+        Command::Operator(cmd) => operators::operator(&database, &audit, cmd).await,
     }
 }
 

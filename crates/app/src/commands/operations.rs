@@ -17,16 +17,21 @@ use domain::story::{CallbackDelivery, LedgerEntry, OperationStory};
 use domain::{format_minor, OperationId, Timestamp};
 use serde_json::{json, Value};
 
+use super::audit::Audit;
 use super::ledger::state_name;
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::application::{gateway_on, operator};
 use crate::cli::OperationCommand;
 use crate::system::SystemClock;
 
-pub async fn operation(database: &Database, command: OperationCommand) -> anyhow::Result<ExitCode> {
+pub async fn operation(
+    database: &Database,
+    audit: &Audit,
+    command: OperationCommand,
+) -> anyhow::Result<ExitCode> {
     match command {
         OperationCommand::Show { id, json } => show_story(database, &id, json).await,
-        OperationCommand::Cancel { id, json } => cancel(database, &id, json).await,
+        OperationCommand::Cancel { id, json } => cancel(database, audit, &id, json).await,
     }
 }
 
@@ -240,7 +245,12 @@ fn shown(text: &str) -> String {
         .collect()
 }
 
-async fn cancel(database: &Database, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+async fn cancel(
+    database: &Database,
+    audit: &Audit,
+    id: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let id = operation_id(id)?;
     // The sandbox is not asked here (its operations are not canceled at a provider).
     let sandbox = Arc::new(SandboxProvider::new(SandboxConfig {
@@ -251,6 +261,18 @@ async fn cancel(database: &Database, id: &str, json: bool) -> anyhow::Result<Exi
     let gateway = gateway_on(database, sandbox, acquirer, AcquirerSettings::default());
     match gateway.cancel_at_provider(id).await {
         Ok(done) => {
+            let after = json!({
+                "status": done.status().name(),
+                "errorCode": done.decline().map(|d| d.code.as_str()),
+            });
+            audit
+                .record(
+                    "operation.cancel",
+                    id,
+                    Some(json!({"status": "processing"})),
+                    Some(after),
+                )
+                .await?;
             show(&done, json, "canceled");
             Ok(ExitCode::SUCCESS)
         }

@@ -12,6 +12,7 @@ use domain::ports::{Clock, ProcessRegistry, ProcessReport};
 use domain::provider::{AcquirerProvider, Credentials, ProviderName, SANDBOX};
 use serde_json::{json, Value};
 
+use super::audit::Audit;
 use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{CredentialArgs, ProviderAddArgs, ProviderCommand, ProviderUpdateArgs};
 use crate::config::parse_duration;
@@ -22,18 +23,48 @@ use crate::system::SystemClock;
 pub async fn provider(
     operator: &Operator,
     processes: &dyn ProcessRegistry,
+    audit: &Audit,
     command: ProviderCommand,
 ) -> anyhow::Result<ExitCode> {
     match command {
-        ProviderCommand::Add(args) => add(operator, args).await,
+        ProviderCommand::Add(args) => add(operator, audit, args).await,
         ProviderCommand::List { json } => list(operator, processes, json).await,
-        ProviderCommand::Enable { name } => set_enabled(operator, &name, true).await,
-        ProviderCommand::Disable { name } => set_enabled(operator, &name, false).await,
-        ProviderCommand::Update(args) => update(operator, args).await,
+        ProviderCommand::Enable { name } => set_enabled(operator, audit, &name, true).await,
+        ProviderCommand::Disable { name } => set_enabled(operator, audit, &name, false).await,
+        ProviderCommand::Update(args) => update(operator, audit, args).await,
     }
 }
 
-async fn add(operator: &Operator, args: ProviderAddArgs) -> anyhow::Result<ExitCode> {
+/// The provider named `name` as the audit log records it (never its credentials).
+async fn recorded(operator: &Operator, name: &str) -> anyhow::Result<Option<Value>> {
+    Ok(operator
+        .providers()
+        .await?
+        .iter()
+        .find(|p| p.name.as_str() == name)
+        .map(provider_json))
+}
+
+/// Audits a change that was made (`result` is Ok); a refusal changed nothing.
+async fn audit_change(
+    audit: &Audit,
+    action: &str,
+    before: Option<Value>,
+    result: &Result<AcquirerProvider, ProviderError>,
+) -> anyhow::Result<()> {
+    let Ok(provider) = result else {
+        return Ok(());
+    };
+    let mut after = provider_json(provider);
+    if action == "provider.update" {
+        after["credentialsChanged"] = json!(true);
+    }
+    audit
+        .record(action, provider.name.as_str(), before, Some(after))
+        .await
+}
+
+async fn add(operator: &Operator, audit: &Audit, args: ProviderAddArgs) -> anyhow::Result<ExitCode> {
     if args.kind != "acquirer" {
         return Err(Usage::new(format!(
             "--kind: {:?} is not a provider kind one can add (acquirer)",
@@ -54,11 +85,17 @@ async fn add(operator: &Operator, args: ProviderAddArgs) -> anyhow::Result<ExitC
         credentials,
     };
     let added = operator.add_provider(new).await;
+    audit_change(audit, "provider.add", None, &added).await?;
     answer(added, args.json, "added")
 }
 
-async fn update(operator: &Operator, args: ProviderUpdateArgs) -> anyhow::Result<ExitCode> {
+async fn update(
+    operator: &Operator,
+    audit: &Audit,
+    args: ProviderUpdateArgs,
+) -> anyhow::Result<ExitCode> {
     checked_name(&args.name)?;
+    let before = recorded(operator, &args.name).await?;
     let changes = ProviderChanges {
         url: args.url,
         allow_insecure: args.allow_insecure.then_some(true),
@@ -66,18 +103,38 @@ async fn update(operator: &Operator, args: ProviderUpdateArgs) -> anyhow::Result
         credentials: credentials(&args.credentials)?,
         enabled: None,
     };
+    let new_credentials = changes.credentials.is_some();
     let updated = operator.update_provider(&args.name, changes).await;
+    let action = if new_credentials {
+        "provider.update"
+    } else {
+        "provider.update_settings"
+    };
+    audit_change(audit, action, before, &updated).await?;
     answer(updated, args.json, "updated")
 }
 
-async fn set_enabled(operator: &Operator, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
+async fn set_enabled(
+    operator: &Operator,
+    audit: &Audit,
+    name: &str,
+    enabled: bool,
+) -> anyhow::Result<ExitCode> {
     checked_name(name)?;
+    let before = recorded(operator, name).await?;
     let changes = ProviderChanges {
         enabled: Some(enabled),
         ..ProviderChanges::default()
     };
     let verb = if enabled { "enabled" } else { "disabled" };
-    answer(operator.update_provider(name, changes).await, false, verb)
+    let changed = operator.update_provider(name, changes).await;
+    let action = if enabled {
+        "provider.enable"
+    } else {
+        "provider.disable"
+    };
+    audit_change(audit, action, before, &changed).await?;
+    answer(changed, false, verb)
 }
 
 /// Prints the provider (never its credentials) or the refusal, and the exit code.

@@ -6,6 +6,7 @@ use adapters_db::Database;
 use domain::ports::{Clock, ProcessRegistry};
 use serde_json::json;
 
+use super::audit::Audit;
 use super::{print_json, Usage, EXIT_REFUSED};
 use crate::cli::SecretsCommand;
 use crate::system::SystemClock;
@@ -17,6 +18,7 @@ const SERVING_WITHIN_SECS: i64 = 3 * crate::processes::REPORT_EVERY.as_secs() as
 pub async fn secrets(
     database: &Database,
     keyed: bool,
+    audit: &Audit,
     command: SecretsCommand,
 ) -> anyhow::Result<ExitCode> {
     let SecretsCommand::Encrypt { json } = command;
@@ -37,6 +39,16 @@ pub async fn secrets(
     }
     let store = database.clone();
     let converted = tokio::task::spawn_blocking(move || store.encrypt_secrets()).await??;
+    if converted > 0 {
+        audit
+            .record(
+                "secrets.encrypt",
+                "stored secrets",
+                None,
+                Some(json!({ "encrypted": converted })),
+            )
+            .await?;
+    }
     if json {
         print_json(&json!({ "encrypted": converted }));
     } else if converted == 0 {

@@ -131,6 +131,8 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
         sandbox: "true".into(),
         reconcile_after: "60s".into(),
         routing_budget: "15s".into(),
+        admin: "off".into(),
+        console_timezone: "UTC".into(),
     };
     ServeConfig::from_args(database_url, &args).expect("a valid test configuration")
 }
