@@ -124,8 +124,8 @@ fn state_of(req: &HttpRequest) -> Result<web::Data<ConsoleState>, Failure> {
 }
 
 /// The session the request's cookie names, if it is live; `Err(true)` when there was a
-/// cookie but no live session (its cookie should be cleared). A dead session is deleted; a
-/// live one's last-seen time is written when it is due.
+/// cookie but no live session (its cookie should be cleared). A dead session is deleted here;
+/// a live one's last-seen time is left to [`Signed::touch`].
 async fn live_session(
     state: &ConsoleState,
     req: &HttpRequest,
@@ -140,14 +140,10 @@ async fn live_session(
     let Some(session) = state.store().session(&id).await? else {
         return Ok(Err(true));
     };
-    let now = state.now();
-    if !session.is_live(now) {
+    if !session.is_live(state.now()) {
         state.store().delete_session(&id).await?;
         tracing::info!(operator = %session.operator, "console session ended");
         return Ok(Err(true));
-    }
-    if session.needs_touch(now) {
-        state.store().touch_session(&id, now).await?;
     }
     Ok(Ok(session))
 }
@@ -160,6 +156,8 @@ pub(crate) struct Signed {
     pub role: Role,
     pub csrf: String,
     pub state: web::Data<ConsoleState>,
+    /// The session as read (its stored id, when it was last seen).
+    session: Session,
 }
 
 impl Signed {
@@ -189,11 +187,26 @@ impl Signed {
             .map_err(|p| Failure::new(lang, p))?;
         Ok(found.map(|session| Signed {
             lang,
-            name: session.operator,
+            name: session.operator.clone(),
             role: session.role,
-            csrf: session.csrf,
+            csrf: session.csrf.clone(),
             state,
+            session,
         }))
+    }
+
+    /// Writes the session's last-seen time when it is due ([`Session::needs_touch`]): for a
+    /// page at once, for a form only once its CSRF token matched.
+    async fn touch(&self) -> Result<(), Failure> {
+        let now = self.state.now();
+        if self.session.needs_touch(now) {
+            self.state
+                .store()
+                .touch_session(&self.session.id, now)
+                .await
+                .map_err(|e| self.fail(e))?;
+        }
+        Ok(())
     }
 }
 
@@ -205,7 +218,10 @@ impl FromRequest for Signed {
         let req = req.clone();
         Box::pin(async move {
             match Signed::of(&req).await? {
-                Ok(signed) => Ok(signed),
+                Ok(signed) => {
+                    signed.touch().await?;
+                    Ok(signed)
+                }
                 Err(clear) => {
                     let mut answer = see_other(LOGIN);
                     if clear {
@@ -318,6 +334,7 @@ impl FromRequest for Posted {
                 tracing::info!(operator = %signed.name, "console form without a valid CSRF token refused");
                 return Err(signed.fail(Problem::BadToken));
             }
+            signed.touch().await?;
             Ok(Posted { signed, fields })
         })
     }
@@ -385,15 +402,19 @@ fn login_page(req: &HttpRequest, status: StatusCode, notice: Notice, name: &str)
 pub(crate) async fn show_login(req: HttpRequest) -> Answer {
     let lang = Lang::of(&req);
     let state = state_of(&req)?;
-    if req.cookie(SESSION_COOKIE).is_some() {
-        let found = live_session(&state, &req)
-            .await
-            .map_err(|p| Failure::new(lang, p))?;
-        if found.is_ok() {
-            return Ok(see_other(pages::OVERVIEW));
+    let found = live_session(&state, &req)
+        .await
+        .map_err(|p| Failure::new(lang, p))?;
+    match found {
+        Ok(_) => Ok(see_other(pages::OVERVIEW)),
+        Err(clear) => {
+            let mut answer = login_page(&req, StatusCode::OK, Notice::None, "");
+            if clear {
+                add_cookie(&mut answer, &removal(&req, SESSION_COOKIE));
+            }
+            Ok(answer)
         }
     }
-    Ok(login_page(&req, StatusCode::OK, Notice::None, ""))
 }
 
 /// `POST /admin/login` with `csrf`, `name` and `password`: a session and `303` to the
@@ -502,15 +523,12 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
 /// `POST /admin/logout`: deletes the session and its cookie, then on to the sign-in page.
 pub(crate) async fn sign_out(req: HttpRequest, posted: Posted) -> Answer {
     let signed = &posted.signed;
-    if let Some(cookie) = req.cookie(SESSION_COOKIE) {
-        let id = session_id(cookie.value());
-        signed
-            .state
-            .store()
-            .delete_session(&id)
-            .await
-            .map_err(|e| signed.fail(e))?;
-    }
+    signed
+        .state
+        .store()
+        .delete_session(&signed.session.id)
+        .await
+        .map_err(|e| signed.fail(e))?;
     tracing::info!(operator = %signed.name, "console sign-out");
     let mut answer = see_other(LOGIN);
     add_cookie(&mut answer, &removal(&req, SESSION_COOKIE));

@@ -73,7 +73,7 @@ pub(crate) fn per_minute(t: &Texts, zone: &Zone, now: Timestamp, minutes: &[[i64
     let count = minutes.len() as i64;
     html! {
         svg.chart role="img" aria-label=(t.chart_per_minute) viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) width=(WIDTH) height=(HEIGHT) xmlns="http://www.w3.org/2000/svg" {
-            (grid(&[(0.0, "0".to_string()), (0.5, format_count(top, 2)), (1.0, top.to_string())]))
+            (grid(&[(0.0, "0".to_string()), (0.5, half(top)), (1.0, top.to_string())]))
             @for (i, counts) in minutes.iter().enumerate() {
                 @let x = LEFT + i as f64 * slot + (slot - bar) / 2.0;
                 @let at = minute_start(now, count - 1 - i as i64);
@@ -97,7 +97,7 @@ pub(crate) fn per_minute(t: &Texts, zone: &Zone, now: Timestamp, minutes: &[[i64
             }
             @for i in [0usize, 15, 30, 45, 59] {
                 @if i < minutes.len() {
-                    text x=(num(LEFT + (i as f64 + 0.5) * slot)) y=(num(HEIGHT - 6.0)) font-size="11" text-anchor="middle" fill="#5a6170" {
+                    text x=(num(LEFT + (i as f64 + 0.5) * slot)) y=(num(HEIGHT - 6.0)) font-size="11" text-anchor=(anchor(i, minutes.len())) fill="#5a6170" {
                         (zone.hour_minute(minute_start(now, count - 1 - i as i64)))
                     }
                 }
@@ -111,8 +111,17 @@ pub(crate) fn per_minute(t: &Texts, zone: &Zone, now: Timestamp, minutes: &[[i64
     }
 }
 
-/// Half of `top`, shown with `digits` significant digits at most (an axis label).
-fn format_count(top: i64, _digits: usize) -> String {
+/// Where an axis label sits on its point: the last one ends there, so it stays inside.
+fn anchor(i: usize, count: usize) -> &'static str {
+    if i + 1 >= count {
+        "end"
+    } else {
+        "middle"
+    }
+}
+
+/// Half of `top`, as an axis label (`2.5` for 5).
+fn half(top: i64) -> String {
     if top % 2 == 0 {
         (top / 2).to_string()
     } else {
@@ -178,7 +187,7 @@ pub(crate) fn approval_by_method(
                 }
                 @for i in [0usize, 6, 12, 18, hours - 1] {
                     @if i < hours {
-                        text x=(num(LEFT + i as f64 * step)) y=(num(HEIGHT - 6.0)) font-size="11" text-anchor="middle" fill="#5a6170" {
+                        text x=(num(LEFT + i as f64 * step)) y=(num(HEIGHT - 6.0)) font-size="11" text-anchor=(anchor(i, hours)) fill="#5a6170" {
                             (zone.hour_minute(hour_start(i)))
                         }
                     }

@@ -86,8 +86,8 @@ impl Zone {
 
     /// A date-range input as a local time in this zone: `YYYY-MM-DD` (midnight),
     /// `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS` (what `<input type=date>` and
-    /// `<input type=datetime-local>` send). A local time that a clock change skips is taken
-    /// as the time after the gap; one that occurs twice, as the earlier.
+    /// `<input type=datetime-local>` send). A local time that a clock change skips is moved
+    /// forward by the gap's length; one that occurs twice is the earlier.
     pub fn parse_local(&self, text: &str) -> Result<Timestamp, String> {
         let refused =
             || format!("{text:?} is not a date (YYYY-MM-DD) or a date and time (YYYY-MM-DDTHH:MM)");

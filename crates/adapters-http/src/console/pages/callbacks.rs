@@ -47,7 +47,7 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
                         @for callback in &open {
                             @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
                             tr {
-                                td.mono { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
+                                td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
                                 td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
                                 td.mono { (callback.merchant_id.as_str()) }
                                 td.mono { (callback.url) }

@@ -151,11 +151,6 @@ fn time(signed: &Signed, at: Option<domain::Timestamp>) -> String {
 /// What the gateway keeps beyond the API's view.
 fn record(signed: &Signed, t: &Texts, op: &Operation) -> Markup {
     let urls = op.urls();
-    let url = |u: &Option<domain::HttpUrl>| {
-        u.as_ref()
-            .map(|u| u.as_str().to_string())
-            .unwrap_or_default()
-    };
     html! {
         dl.fields {
             dt { (t.col_merchant) } dd.mono { (op.merchant_id().as_str()) }
@@ -170,10 +165,9 @@ fn record(signed: &Signed, t: &Texts, op: &Operation) -> Markup {
             @if let Some(decline) = op.decline() {
                 dt { (t.col_error) } dd { code { (decline.code.as_str()) } " " (decline.message) }
             }
-            dt { "callbackUrl" } dd.mono { (url(&urls.callback)) }
-            dt { "successUrl" } dd.mono { (url(&urls.success)) }
-            dt { "failUrl" } dd.mono { (url(&urls.fail)) }
-            dt { "processingUrl" } dd.mono { (url(&urls.processing)) }
+            @for (name, value) in [("callbackUrl", &urls.callback), ("successUrl", &urls.success), ("failUrl", &urls.fail), ("processingUrl", &urls.processing)] {
+                @if let Some(value) = value { dt.mono { (name) } dd.mono { (value.as_str()) } }
+            }
             @for (key, value) in op.user_data().entries() {
                 dt.mono { "userData." (key) } dd.mono { (value) }
             }

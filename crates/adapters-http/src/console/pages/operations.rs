@@ -77,6 +77,16 @@ fn first_page_query(search: &Search) -> String {
     filters::encode_query(pairs)
 }
 
+/// A date-range value as `<input type=datetime-local>` shows it: a date alone is its
+/// midnight (the same instant the filter reads).
+fn local_input(value: &str) -> String {
+    if value.len() == 10 {
+        format!("{value}T00:00")
+    } else {
+        value.to_string()
+    }
+}
+
 /// The filter form (GET): it sends every field; empty ones are not set.
 fn form(t: &Texts, search: &Search) -> Markup {
     let option = |value: &str, label: &str, chosen: &str| {
@@ -106,8 +116,8 @@ fn form(t: &Texts, search: &Search) -> Markup {
             }
             label { (t.col_merchant) input type="text" name="merchant" value=(search.value("merchant")) size="14"; }
             label { (t.col_provider) input type="text" name="provider" value=(search.value("provider")) size="10"; }
-            label { (t.filter_from) input type="datetime-local" name="from" value=(search.value("from")); }
-            label { (t.filter_to) input type="datetime-local" name="to" value=(search.value("to")); }
+            label { (t.filter_from) input type="datetime-local" name="from" value=(local_input(search.value("from"))); }
+            label { (t.filter_to) input type="datetime-local" name="to" value=(local_input(search.value("to"))); }
             label { (t.filter_search) input type="search" name="q" value=(search.value("q")) size="24" placeholder=(t.filter_search_hint); }
             label { (t.filter_limit) input.short type="number" name="limit" min="1" max=(PAGE_MAX) value=(search.limit); }
             button type="submit" { (t.apply) }
@@ -135,12 +145,12 @@ fn table(signed: &Signed, t: &Texts, found: &[Listed]) -> Markup {
                             @let op = &listed.operation;
                             tr {
                                 td.nowrap { (zone.format(op.created_at())) }
-                                td.mono { a href=(format!("{LIST}/{}", op.id())) { (op.id()) } }
+                                td.mono.nowrap { a href=(format!("{LIST}/{}", op.id())) { (op.id()) } }
                                 td.mono { (op.merchant_id().as_str()) }
                                 td.mono { (op.merchant_operation_id().map(|m| m.as_str()).unwrap_or("")) }
                                 td { (direction_name(t, op.direction())) }
                                 td { (op.method().as_str()) }
-                                td { (status_badge(t, op.status())) " " span.muted { (status_code(op.status())) } }
+                                td.nowrap { (status_badge(t, op.status())) " " span.muted { (status_code(op.status())) } }
                                 td.num { (op.amount()) " " (op.currency().as_str()) }
                                 td.num { (format_minor(listed.refunded)) }
                                 td { (op.provider()) }

@@ -386,3 +386,45 @@ async fn sign_out_deletes_the_session_and_clears_its_cookie() {
         "{line}"
     );
 }
+
+#[actix_web::test]
+async fn a_form_touches_its_session_only_once_its_token_matched() {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_session()
+        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    fixture.console.expect_touch_session().never();
+    let app = fixture.app().await;
+    let wrong = TestRequest::post()
+        .uri("/admin/logout")
+        .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
+        .set_form([("csrf", "0".repeat(64))]);
+    assert_eq!(call(&app, wrong).await.0, 403);
+
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_session()
+        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    fixture
+        .console
+        .expect_touch_session()
+        .times(1)
+        .returning(|_, _| Ok(()));
+    fixture
+        .console
+        .expect_delete_session()
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    assert_eq!(call(&app, post("/admin/logout", &[])).await.0, 303);
+}
+
+#[actix_web::test]
+async fn the_sign_in_page_sends_a_signed_in_operator_on_to_the_overview() {
+    let app = Fixture::new().signed_in(Role::Viewer).app().await;
+    let (status, headers, _) = call(&app, get("/admin/login")).await;
+    assert_eq!(status, 303);
+    assert_eq!(header_of(&headers, header::LOCATION), "/admin");
+}
