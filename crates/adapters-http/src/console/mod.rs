@@ -42,7 +42,8 @@ mod tests;
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use actix_web::dev::Server;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer, ResponseError};
 use domain::console::{Actor, AuditEntry, Need, Role};
@@ -148,21 +149,36 @@ pub fn server(listener: TcpListener, state: ConsoleState) -> std::io::Result<Ser
     // Registering fixed, valid names in an empty registry cannot fail.
     let metrics = crate::metrics::Metrics::new(prometheus::Registry::new())
         .unwrap_or_else(|e| unreachable!("console metrics in a fresh registry: {e}"));
-    let server = HttpServer::new(move || {
-        App::new()
-            .wrap(crate::edge::Edge::new(metrics.clone()))
-            .configure(console.clone())
-            .route(
-                "/",
-                web::get().to(|| async { layout::see_other(pages::OVERVIEW) }),
-            )
-            .default_service(web::to(|req: HttpRequest| async move {
-                Failure::new(Lang::of(&req), Problem::NotFound).error_response()
-            }))
-    })
-    .listen(listener)?
-    .run();
+    let server = HttpServer::new(move || standalone(console.clone(), metrics.clone()))
+        .listen(listener)?
+        .run();
     Ok(server)
+}
+
+/// The console's own app: the edge middleware, the console, `/` on to the overview and an
+/// HTML 404 for anything else.
+pub(crate) fn standalone(
+    console: impl FnOnce(&mut web::ServiceConfig),
+    metrics: crate::metrics::Metrics,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .wrap(crate::edge::Edge::new(metrics))
+        .configure(console)
+        .route(
+            "/",
+            web::get().to(|| async { layout::see_other(pages::OVERVIEW) }),
+        )
+        .default_service(web::to(|req: HttpRequest| async move {
+            Failure::new(Lang::of(&req), Problem::NotFound).error_response()
+        }))
 }
 
 /// Why a console request failed, as the page it answers.

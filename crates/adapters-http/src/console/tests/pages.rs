@@ -446,3 +446,76 @@ async fn the_operation_page_reads_a_withdrawal_without_refunds() {
     assert_eq!(status, 200, "{body}");
     assert!(!body.contains("/cancel"), "a viewer has no actions");
 }
+
+#[actix_web::test]
+async fn on_its_own_listener_the_console_sends_the_root_to_the_overview() {
+    let (console, _) = Fixture::new().state();
+    let metrics = crate::metrics::Metrics::new(prometheus::Registry::new()).expect("fresh");
+    let app =
+        actix_web::test::init_service(crate::console::standalone(mount(console), metrics)).await;
+    let (status, headers, _) = call(&app, actix_web::test::TestRequest::get().uri("/")).await;
+    assert_eq!(status, 303);
+    assert_eq!(header_of(&headers, header::LOCATION), "/admin");
+    let (status, headers, body) = call(
+        &app,
+        actix_web::test::TestRequest::get().uri("/api/v1/balance"),
+    )
+    .await;
+    assert_eq!(status, 404, "only the console is served there");
+    assert_eq!(
+        header_of(&headers, header::CONTENT_TYPE),
+        "text/html; charset=utf-8"
+    );
+    assert!(body.contains("Not found"));
+    let (status, headers, _) = call(&app, actix_web::test::TestRequest::get().uri("/admin")).await;
+    assert_eq!(status, 303);
+    assert_eq!(header_of(&headers, header::LOCATION), "/admin/login");
+}
+
+/// `n` audit records numbered down from `newest`.
+fn records(newest: i64, n: i64) -> Vec<domain::console::AuditRecord> {
+    (0..n)
+        .map(|i| domain::console::AuditRecord {
+            id: newest - i,
+            entry: domain::console::AuditEntry {
+                actor: Actor::operator("bob"),
+                action: "route.disable".into(),
+                target: "3".into(),
+                before: Some(r#"{"enabled":true}"#.into()),
+                after: Some(r#"{"enabled":false}"#.into()),
+                at: at(-i),
+            },
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn the_audit_log_pages_back_with_before() {
+    let mut fixture = Fixture::new().signed_in(Role::Viewer);
+    fixture
+        .console
+        .expect_audit_log()
+        .withf(|before, limit| before.is_none() && *limit == 50)
+        .returning(|_, _| Ok(records(120, 50)));
+    fixture
+        .console
+        .expect_audit_log()
+        .withf(|before, _| *before == Some(71))
+        .returning(|_, _| Ok(records(70, 3)));
+    let app = fixture.app().await;
+    let (status, _, body) = call(&app, get("/admin/audit")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#"href="/admin/audit?before=71""#), "{body}");
+    assert!(body.contains("operator:bob") && body.contains("route.disable"));
+    assert!(body.contains("{&quot;enabled&quot;:false}"));
+    let (status, _, body) = call(&app, get("/admin/audit?before=71")).await;
+    assert_eq!(status, 200);
+    assert!(!body.contains("before=68"), "a short page is the last");
+    for bad in ["before=abc", "before=-3", "before=1&before=2", "page=2"] {
+        assert_eq!(
+            call(&app, get(&format!("/admin/audit?{bad}"))).await.0,
+            400,
+            "{bad}"
+        );
+    }
+}
