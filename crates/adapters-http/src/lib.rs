@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod console;
 mod dto;
 pub mod edge;
 pub mod errors;

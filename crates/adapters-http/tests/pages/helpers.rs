@@ -166,7 +166,13 @@ impl TestApp {
             self.clock.clone(),
             Arc::new(RandomIds),
         )
-        .adjust_balance(&self.merchant.id, Currency::RUB, value, ManualMove::Credit)
+        .adjust_balance(
+            &self.merchant.id,
+            Currency::RUB,
+            value,
+            ManualMove::Credit,
+            &domain::testkit::note(),
+        )
         .await
         .expect("credited");
         let requisites = KeptObject::new()

@@ -311,6 +311,7 @@ impl TestApp {
                 Currency::RUB,
                 amount,
                 ManualMove::Credit,
+                &domain::testkit::note(),
             )
             .await
             .expect("credited");

@@ -1,0 +1,343 @@
+//! The console's page shell (header with navigation, the operator and sign-out; footer with
+//! the time zone), its style sheet, the pieces pages share and the headers of every answer.
+
+use actix_web::http::header::{self, ContentType};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, HttpResponseBuilder};
+use domain::console::{Need, Role};
+use domain::Status;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::auth::{csrf_field, Signed, LOGIN};
+use super::i18n::{texts, Texts};
+use super::Problem;
+use crate::pages::Lang;
+
+/// One inline style sheet, dense for people who read tables all day; the palette of the
+/// hosted pages.
+const CSS: &str = "\
+*{box-sizing:border-box}\
+body{margin:0;font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;background:#f2f3f5;color:#16181d}\
+header.top{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem;background:#16181d;color:#fff;padding:.4rem 1rem}\
+header.top .brand{font-weight:600;margin-right:.5rem}\
+header.top nav{display:flex;flex-wrap:wrap;gap:.1rem}\
+header.top nav a{color:#d7dae0;text-decoration:none;padding:.3rem .6rem;border-radius:6px}\
+header.top nav a.on,header.top nav a:hover{background:#2f343d;color:#fff}\
+header.top .who{margin-left:auto;display:flex;align-items:center;gap:.6rem;color:#d7dae0}\
+header.top .who form{margin:0}\
+header.top .who button{background:#2f343d;color:#fff;border:1px solid #4a505b;padding:.25rem .6rem;margin:0}\
+main{padding:1rem;max-width:110rem;margin:0 auto}\
+footer{padding:.5rem 1rem 1.5rem;color:#5a6170;font-size:.8rem;text-align:center}\
+h1{font-size:1.3rem;margin:.2rem 0 .8rem}\
+h2{font-size:1.05rem;margin:1.2rem 0 .5rem}\
+.box{background:#fff;border-radius:8px;padding:.8rem 1rem;box-shadow:0 1px 3px rgba(0,0,0,.12);margin-bottom:1rem}\
+.narrow{max-width:24rem;margin:3rem auto}\
+.tiles{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.6rem;margin-bottom:1rem}\
+.tile{background:#fff;border-radius:8px;padding:.6rem .8rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}\
+.tile .n{font-size:1.4rem;font-weight:600}.tile .l{color:#5a6170;font-size:.8rem}\
+.tile.warn .n{color:#9a5b00}.tile.bad .n{color:#b3261e}\
+table{border-collapse:collapse;width:100%;background:#fff;font-size:.85rem}\
+th,td{padding:.3rem .5rem;border-bottom:1px solid #e3e5e8;text-align:left;vertical-align:top}\
+th{background:#f7f8fa;font-weight:600;white-space:nowrap}\
+tbody tr:hover{background:#f7f9fc}\
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+td.mono,code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.8rem}\
+.scroll{overflow-x:auto}\
+.badge{display:inline-block;padding:.05rem .45rem;border-radius:999px;font-size:.75rem;font-weight:600;white-space:nowrap}\
+.b-ok{background:#e3f4e8;color:#1d6b3a}.b-bad{background:#fdecea;color:#b3261e}\
+.b-wait{background:#fff4dc;color:#8a5300}.b-off{background:#eceef1;color:#5a6170}.b-info{background:#e5edfb;color:#1a56b8}\
+form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:0 .2rem .2rem 0}\
+form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:flex-end}\
+form.filters label{display:flex;flex-direction:column;font-size:.75rem;color:#5a6170;gap:.1rem}\
+input,select{font:inherit;padding:.25rem .4rem;border:1px solid #b8bdc7;border-radius:6px;background:#fff}\
+input.short{width:6rem}\
+button,.button{font:inherit;padding:.3rem .7rem;border:0;border-radius:6px;background:#1d6b3a;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}\
+button.danger{background:#b3261e}button.plain,.button.plain{background:#fff;color:#1a56b8;border:1px solid #b8bdc7}\
+form.signin label{display:block;margin:.6rem 0 .2rem;font-weight:500}\
+form.signin input{width:100%;font-size:1rem;padding:.5rem}\
+form.signin button{width:100%;margin-top:1rem;padding:.6rem;font-size:1rem}\
+.flash{padding:.5rem .8rem;border-radius:6px;margin:0 0 .8rem}\
+.flash.ok{background:#e3f4e8;color:#1d6b3a}.flash.bad{background:#fdecea;color:#b3261e}\
+.muted{color:#5a6170}.nowrap{white-space:nowrap}\
+dl.fields{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}\
+dl.fields dt{color:#5a6170}dl.fields dd{margin:0;word-break:break-all}\
+.pager{margin:.6rem 0;display:flex;gap:.6rem}\
+svg{max-width:100%;height:auto;background:#fff}\
+.legend{display:flex;flex-wrap:wrap;gap:.8rem;font-size:.8rem;margin:.3rem 0}\
+.legend i{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-1px}\
+a{color:#1a56b8}";
+
+/// No script at all; inline styles and SVG; forms post to the console only.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; \
+                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The console's pages, for the navigation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nav {
+    Overview,
+    Operations,
+    Callbacks,
+    Merchants,
+    Routes,
+    Providers,
+    Audit,
+}
+
+impl Nav {
+    const ALL: [Nav; 7] = [
+        Nav::Overview,
+        Nav::Operations,
+        Nav::Callbacks,
+        Nav::Merchants,
+        Nav::Routes,
+        Nav::Providers,
+        Nav::Audit,
+    ];
+
+    fn path(self) -> &'static str {
+        match self {
+            Nav::Overview => "/admin",
+            Nav::Operations => "/admin/operations",
+            Nav::Callbacks => "/admin/callbacks",
+            Nav::Merchants => "/admin/merchants",
+            Nav::Routes => "/admin/routes",
+            Nav::Providers => "/admin/providers",
+            Nav::Audit => "/admin/audit",
+        }
+    }
+
+    fn label(self, t: &Texts) -> &'static str {
+        match self {
+            Nav::Overview => t.nav_overview,
+            Nav::Operations => t.nav_operations,
+            Nav::Callbacks => t.nav_callbacks,
+            Nav::Merchants => t.nav_merchants,
+            Nav::Routes => t.nav_routes,
+            Nav::Providers => t.nav_providers,
+            Nav::Audit => t.nav_audit,
+        }
+    }
+}
+
+fn head(t: &Texts, title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="robots" content="noindex, nofollow";
+            title { (title) " · " (t.brand) }
+            style { (PreEscaped(CSS)) }
+        }
+    }
+}
+
+fn footer(t: &Texts, zone: Option<&str>) -> Markup {
+    html! {
+        footer {
+            (t.brand)
+            @if let Some(zone) = zone { " · " (t.times_in) " " strong { (zone) } }
+        }
+    }
+}
+
+/// A whole console page for a signed-in operator: the header (navigation, name, role,
+/// sign-out), `body`, the footer naming the time zone.
+pub(crate) fn shell(signed: &Signed, active: Nav, title: &str, body: Markup) -> Markup {
+    let t = texts(signed.lang);
+    html! {
+        (DOCTYPE)
+        html lang=(t.lang) {
+            (head(t, title))
+            body {
+                header.top {
+                    span.brand { (t.brand) }
+                    nav {
+                        @for item in Nav::ALL {
+                            a class=[(item == active).then_some("on")] href=(item.path()) { (item.label(t)) }
+                        }
+                    }
+                    div.who {
+                        span { strong { (signed.name) } " · " (role_name(t, signed.role)) }
+                        form method="post" action="/admin/logout" {
+                            (csrf_field(&signed.csrf))
+                            button type="submit" { (t.sign_out) }
+                        }
+                    }
+                }
+                main { (body) }
+                (footer(t, Some(signed.state.zone().name())))
+            }
+        }
+    }
+}
+
+/// A small page without navigation (sign-in, errors before a session).
+pub(crate) fn bare_shell(lang: Lang, title: &str, body: Markup, zone: Option<&str>) -> Markup {
+    let t = texts(lang);
+    html! {
+        (DOCTYPE)
+        html lang=(t.lang) {
+            (head(t, title))
+            body {
+                main { div.box.narrow { (body) } }
+                (footer(t, zone))
+            }
+        }
+    }
+}
+
+/// The headers of every console answer: nothing cached or leaked, no framing.
+fn protect(builder: &mut HttpResponseBuilder) {
+    builder
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP));
+}
+
+/// An HTML answer in `lang`.
+pub(crate) fn respond(status: StatusCode, lang: Lang, markup: Markup) -> HttpResponse {
+    let mut builder = HttpResponse::build(status);
+    protect(&mut builder);
+    builder
+        .insert_header((header::CONTENT_LANGUAGE, texts(lang).lang))
+        .insert_header((header::VARY, "Accept-Language, Cookie"))
+        .content_type(ContentType::html())
+        .body(markup.into_string())
+}
+
+/// `303 See Other`: after a form the browser GETs `location`.
+pub(crate) fn see_other(location: &str) -> HttpResponse {
+    let mut builder = HttpResponse::SeeOther();
+    protect(&mut builder);
+    builder.insert_header((header::LOCATION, location)).finish()
+}
+
+/// A failure as a page.
+pub(crate) fn problem_page(
+    status: StatusCode,
+    lang: Lang,
+    problem: &Problem,
+    zone: Option<&str>,
+) -> HttpResponse {
+    let t = texts(lang);
+    let (title, body) = match problem {
+        Problem::BadRequest(message) => (
+            t.bad_request_title,
+            html! { p { (t.bad_request_hint) } p { code { (message) } } },
+        ),
+        Problem::Forbidden { role, need } => (
+            t.forbidden_title,
+            html! {
+                p { (t.forbidden_hint) " " strong { (role_name(t, *role)) } "." }
+                p { (t.forbidden_needs) " " strong { (role_name(t, needed_role(*need))) } "." }
+            },
+        ),
+        Problem::BadToken => (t.bad_token_title, html! { p { (t.bad_token_hint) } }),
+        Problem::SignedOut => (
+            t.signed_out_title,
+            html! { p { a href=(LOGIN) { (t.signin_again) } } },
+        ),
+        Problem::NotFound => (t.not_found_title, html! { p { (t.not_found_hint) } }),
+        Problem::Unavailable(_) => (t.unavailable_title, html! { p { (t.unavailable_hint) } }),
+        Problem::Internal { correlation } => (
+            t.internal_title,
+            html! { p { (t.internal_hint) " " code { (correlation) } } },
+        ),
+    };
+    let body = html! {
+        h1 { (title) }
+        (body)
+        p { a href="/admin" { (t.back_to_console) } }
+    };
+    respond(status, lang, bare_shell(lang, title, body, zone))
+}
+
+/// A role's name in the operator's language.
+pub(crate) fn role_name(t: &Texts, role: Role) -> &'static str {
+    match role {
+        Role::Viewer => t.role_viewer,
+        Role::Operator => t.role_operator,
+        Role::Admin => t.role_admin,
+    }
+}
+
+/// The least role that may do what `need` asks.
+fn needed_role(need: Need) -> Role {
+    match need {
+        Need::Read => Role::Viewer,
+        Need::Act => Role::Operator,
+        Need::Administer => Role::Admin,
+    }
+}
+
+/// A status as a coloured badge: its name and the API's number.
+pub(crate) fn status_badge(t: &Texts, status: Status) -> Markup {
+    let (class, name) = match status {
+        Status::Approved => ("badge b-ok", t.status_approved),
+        Status::Declined => ("badge b-bad", t.status_declined),
+        Status::Processing => ("badge b-wait", t.status_processing),
+    };
+    html! { span class=(class) title=(status.name()) { (name) } }
+}
+
+/// The status of the API's number (1, 2, 3) as a badge; anything else as it is.
+pub(crate) fn status_code_badge(t: &Texts, code: u8) -> Markup {
+    match code {
+        1 => status_badge(t, Status::Approved),
+        2 => status_badge(t, Status::Declined),
+        3 => status_badge(t, Status::Processing),
+        other => html! { span.badge.b-off { (other) } },
+    }
+}
+
+/// Enabled or disabled, as a badge.
+pub(crate) fn enabled_badge(t: &Texts, enabled: bool) -> Markup {
+    if enabled {
+        html! { span.badge.b-ok { (t.enabled) } }
+    } else {
+        html! { span.badge.b-off { (t.disabled) } }
+    }
+}
+
+/// A direction in the operator's language.
+pub(crate) fn direction_name(t: &Texts, direction: domain::Direction) -> &'static str {
+    match direction {
+        domain::Direction::Deposit => t.deposit,
+        domain::Direction::Withdrawal => t.withdrawal,
+    }
+}
+
+/// A flash message (after an action), good or bad.
+pub(crate) fn flash(message: Option<(bool, &str)>) -> Markup {
+    html! {
+        @if let Some((good, text)) = message {
+            p class=(if good { "flash ok" } else { "flash bad" }) role="status" { (text) }
+        }
+    }
+}
+
+/// A POST button form carrying the session's CSRF token and `hidden` fields.
+pub(crate) fn action_button(
+    signed: &Signed,
+    action: &str,
+    label: &str,
+    hidden: &[(&str, &str)],
+    danger: bool,
+) -> Markup {
+    html! {
+        form.inline method="post" action=(action) {
+            (csrf_field(&signed.csrf))
+            @for (name, value) in hidden {
+                input type="hidden" name=(name) value=(value);
+            }
+            button class=[danger.then_some("danger")] type="submit" { (label) }
+        }
+    }
+}
+
+/// A money amount in minor units as the API writes it (`1234.50`), with its currency.
+pub(crate) fn money(minor: i64, currency: &str) -> String {
+    format!("{} {currency}", domain::format_minor(minor))
+}

@@ -1,0 +1,142 @@
+//! `GET /admin/callbacks`: pending and failed callbacks, newest first. A failed one can be
+//! queued again with a fresh schedule (`callback.retry`), a pending one made due at once
+//! (`callback.send_now`); both need the operator role.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use domain::console::Need;
+use domain::ports::CallbackState;
+use maud::html;
+use serde_json::json;
+
+use super::{audit, back, flash_of};
+use crate::console::auth::{Posted, Signed};
+use crate::console::i18n::texts;
+use crate::console::layout::{action_button, flash, respond, shell, Nav};
+use crate::console::{Answer, Failure, Problem};
+
+const LIST: &str = "/admin/callbacks";
+
+/// The most callbacks the page lists.
+const SHOWN: u32 = 200;
+
+pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
+    let state = &signed.state;
+    let open = state
+        .store()
+        .open_callbacks(SHOWN)
+        .await
+        .map_err(|e| signed.fail(e))?;
+    let t = texts(signed.lang);
+    let zone = state.zone();
+    let can_act = signed.role.allows(Need::Act);
+    let body = html! {
+        h1 { (t.nav_callbacks) }
+        (flash(flash_of(&req, signed.lang)))
+        div.box {
+            @if open.is_empty() {
+                p.muted { (t.no_open_callbacks) }
+            } @else {
+                div.scroll { table {
+                    thead { tr {
+                        th { (t.col_operation) } th { (t.col_refund) } th { (t.col_merchant) } th { "URL" }
+                        th { (t.col_state) } th.num { (t.col_attempts) } th { (t.next_attempt) }
+                        th { (t.last_error) } th {}
+                    } }
+                    tbody {
+                        @for callback in &open {
+                            @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
+                            tr {
+                                td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
+                                td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
+                                td.mono { (callback.merchant_id.as_str()) }
+                                td.mono { (callback.url) }
+                                td {
+                                    @match callback.state {
+                                        CallbackState::Pending => span.badge.b-wait { (t.cb_pending) },
+                                        CallbackState::Failed => span.badge.b-bad { (t.cb_failed) },
+                                        CallbackState::Delivered => span.badge.b-ok { (t.cb_delivered) },
+                                    }
+                                }
+                                td.num { (callback.attempts) }
+                                td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
+                                td { (callback.last_error.as_deref().unwrap_or("")) }
+                                td.nowrap {
+                                    @if can_act {
+                                        @match callback.state {
+                                            CallbackState::Failed => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
+                                            CallbackState::Pending => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
+                                            CallbackState::Delivered => {},
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+    };
+    Ok(respond(
+        StatusCode::OK,
+        signed.lang,
+        shell(&signed, Nav::Callbacks, t.nav_callbacks, body),
+    ))
+}
+
+/// The callback id of a path: an operation's or a refund's id (a UUID).
+fn parse_target(signed: &Signed, text: &str) -> Result<uuid::Uuid, Failure> {
+    uuid::Uuid::parse_str(text).map_err(|_| signed.fail(Problem::NotFound))
+}
+
+/// `POST /admin/callbacks/{id}/retry` (operator+).
+pub(crate) async fn retry(posted: Posted, path: web::Path<String>) -> Answer {
+    posted.need(Need::Act)?;
+    let signed = &posted.signed;
+    let target = parse_target(signed, &path)?;
+    let state = &signed.state;
+    let retried = state
+        .ports
+        .outbox
+        .retry(target, state.now())
+        .await
+        .map_err(|e| signed.fail(e))?;
+    if !retried {
+        return Ok(back(LIST, false, "no_failed_callback"));
+    }
+    audit(
+        &posted,
+        "callback.retry",
+        &target.to_string(),
+        Some(json!({ "state": "failed" })),
+        Some(json!({ "state": "pending" })),
+    )
+    .await?;
+    Ok(back(LIST, true, "callback_retried"))
+}
+
+/// `POST /admin/callbacks/{id}/send-now` (operator+): due at once, its schedule unchanged.
+pub(crate) async fn send_now(posted: Posted, path: web::Path<String>) -> Answer {
+    posted.need(Need::Act)?;
+    let signed = &posted.signed;
+    let target = parse_target(signed, &path)?;
+    let state = &signed.state;
+    let now = state.now();
+    let sent = state
+        .store()
+        .send_callback_now(target, now)
+        .await
+        .map_err(|e| signed.fail(e))?;
+    if !sent {
+        return Ok(back(LIST, false, "no_pending_callback"));
+    }
+    audit(
+        &posted,
+        "callback.send_now",
+        &target.to_string(),
+        Some(json!({ "state": "pending" })),
+        Some(json!({ "state": "pending", "dueAt": now.to_rfc3339() })),
+    )
+    .await?;
+    Ok(back(LIST, true, "callback_sent"))
+}

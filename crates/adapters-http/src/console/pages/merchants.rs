@@ -1,0 +1,233 @@
+//! `GET /admin/merchants`: every merchant with its methods, state and balances (never a
+//! secret). Admins enable and disable merchants and credit or debit balances with a reason.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use domain::console::{Actor, Need};
+use domain::ledger::ManualNote;
+use domain::merchant::Merchant;
+use domain::operator::{BalanceError, ManualMove};
+use domain::{format_minor, Amount, Currency, Direction, MerchantId};
+use maud::{html, Markup};
+use serde_json::json;
+
+use super::{audit, back, flash_of};
+use crate::console::auth::{csrf_field, Posted, Signed};
+use crate::console::i18n::{texts, Texts};
+use crate::console::layout::{
+    action_button, direction_name, enabled_badge, flash, respond, shell, Nav,
+};
+use crate::console::{Answer, Failure, Problem};
+
+const LIST: &str = "/admin/merchants";
+
+pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
+    let state = &signed.state;
+    let merchants = state
+        .ports
+        .operator
+        .merchants()
+        .await
+        .map_err(|e| signed.fail(e))?;
+    let mut rows = Vec::with_capacity(merchants.len());
+    for merchant in merchants {
+        let balances = state
+            .ports
+            .gateway
+            .balances(&merchant.id)
+            .await
+            .map_err(|e| signed.fail(e))?;
+        rows.push((merchant, balances));
+    }
+    let t = texts(signed.lang);
+    let admin = signed.role.allows(Need::Administer);
+    let body = html! {
+        h1 { (t.nav_merchants) }
+        (flash(flash_of(&req, signed.lang)))
+        div.box {
+            @if rows.is_empty() {
+                p.muted { (t.nothing_found) }
+            } @else {
+                div.scroll { table {
+                    thead { tr {
+                        th { (t.col_merchant) } th { (t.col_name) } th { (t.col_state) } th { (t.col_methods) }
+                        th.num { (t.available) } th.num { (t.held) }
+                        @if admin { th { (t.col_actions) } }
+                    } }
+                    tbody {
+                        @for (merchant, balances) in &rows {
+                            tr {
+                                td.mono { (merchant.id.as_str()) }
+                                td { (merchant.name) }
+                                td { (enabled_badge(t, merchant.enabled)) }
+                                td { (methods(t, merchant)) }
+                                td.num {
+                                    @for b in balances { div { (format_minor(b.available)) " " (b.currency.as_str()) } }
+                                }
+                                td.num {
+                                    @for b in balances { div { (format_minor(b.held)) " " (b.currency.as_str()) } }
+                                }
+                                @if admin {
+                                    td { (admin_forms(&signed, t, merchant)) }
+                                }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+    };
+    Ok(respond(
+        StatusCode::OK,
+        signed.lang,
+        shell(&signed, Nav::Merchants, t.nav_merchants, body),
+    ))
+}
+
+/// The merchant's methods, per direction.
+fn methods(t: &Texts, merchant: &Merchant) -> Markup {
+    html! {
+        @for direction in Direction::ALL {
+            @let names: Vec<&str> = merchant.access.iter().filter(|(d, _)| *d == direction).map(|(_, m)| m.as_str()).collect();
+            @if !names.is_empty() {
+                div { span.muted { (direction_name(t, direction)) ": " } (names.join(", ")) }
+            }
+        }
+    }
+}
+
+fn admin_forms(signed: &Signed, t: &Texts, merchant: &Merchant) -> Markup {
+    let base = format!("{LIST}/{}", merchant.id.as_str());
+    html! {
+        @if merchant.enabled {
+            (action_button(signed, &format!("{base}/disable"), t.disable, &[], true))
+        } @else {
+            (action_button(signed, &format!("{base}/enable"), t.enable, &[], false))
+        }
+        form.inline method="post" action=(format!("{base}/balance")) {
+            (csrf_field(&signed.csrf))
+            select name="kind" aria-label=(t.col_kind) {
+                option value="credit" { (t.credit) }
+                option value="debit" { (t.debit) }
+            }
+            input.short type="text" name="amount" placeholder="100.00" inputmode="decimal" required aria-label=(t.col_amount);
+            input type="text" name="currency" value="RUB" size="3" maxlength="3" required aria-label=(t.currency);
+            input type="text" name="reason" placeholder=(t.reason) maxlength="500" required aria-label=(t.reason);
+            button type="submit" { (t.apply) }
+        }
+    }
+}
+
+/// The merchant a path names, as stored now; unknown or malformed is 404.
+async fn find(signed: &Signed, text: &str) -> Result<Merchant, Failure> {
+    let id = MerchantId::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
+    signed
+        .state
+        .ports
+        .operator
+        .merchants()
+        .await
+        .map_err(|e| signed.fail(e))?
+        .into_iter()
+        .find(|m| m.id == id)
+        .ok_or_else(|| signed.fail(Problem::NotFound))
+}
+
+async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> Answer {
+    posted.need(Need::Administer)?;
+    let signed = &posted.signed;
+    let merchant = find(signed, &path).await?;
+    let operator = &signed.state.ports.operator;
+    let done = if enabled {
+        operator.enable_merchant(&merchant.id).await
+    } else {
+        operator.disable_merchant(&merchant.id).await
+    }
+    .map_err(|e| signed.fail(e))?;
+    if !done {
+        return Err(signed.fail(Problem::NotFound));
+    }
+    let (action, code) = if enabled {
+        ("merchant.enable", "merchant_enabled")
+    } else {
+        ("merchant.disable", "merchant_disabled")
+    };
+    audit(
+        &posted,
+        action,
+        merchant.id.as_str(),
+        Some(json!({ "enabled": merchant.enabled })),
+        Some(json!({ "enabled": enabled })),
+    )
+    .await?;
+    Ok(back(LIST, true, code))
+}
+
+/// `POST /admin/merchants/{id}/enable` (admin).
+pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
+    set_enabled(posted, path, true).await
+}
+
+/// `POST /admin/merchants/{id}/disable` (admin).
+pub(crate) async fn disable(posted: Posted, path: web::Path<String>) -> Answer {
+    set_enabled(posted, path, false).await
+}
+
+/// `POST /admin/merchants/{id}/balance` with `kind` (`credit` or `debit`), `amount`
+/// (`100.00`), `currency` (`RUB`) and `reason` (admin): a manual ledger move by the operator.
+pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
+    posted.need(Need::Administer)?;
+    let signed = &posted.signed;
+    let bad = |field: &str, rule: &dyn std::fmt::Display| {
+        posted.fail(Problem::BadRequest(format!("{field}: {rule}")))
+    };
+    let id = MerchantId::parse(&path).map_err(|_| signed.fail(Problem::NotFound))?;
+    let kind = match posted.field("kind")? {
+        "credit" => ManualMove::Credit,
+        "debit" => ManualMove::Debit,
+        _ => return Err(bad("kind", &"must be credit or debit")),
+    };
+    let amount = Amount::parse(posted.field("amount")?.trim()).map_err(|e| bad("amount", &e))?;
+    let currency =
+        Currency::parse(posted.field("currency")?.trim()).map_err(|e| bad("currency", &e))?;
+    let reason = posted.optional("reason")?;
+    let note =
+        ManualNote::new(Actor::operator(&signed.name), reason).map_err(|e| bad("reason", &e))?;
+    let result = signed
+        .state
+        .ports
+        .operator
+        .adjust_balance(&id, currency, amount, kind, &note)
+        .await;
+    let after = match result {
+        Ok(after) => after,
+        Err(BalanceError::UnknownMerchant { .. }) => return Err(signed.fail(Problem::NotFound)),
+        Err(BalanceError::InsufficientBalance { .. }) => {
+            return Ok(back(LIST, false, "insufficient_balance"))
+        }
+        Err(BalanceError::Store(e)) => return Err(signed.fail(e)),
+    };
+    let (action, delta) = match kind {
+        ManualMove::Credit => ("balance.credit", amount.minor()),
+        ManualMove::Debit => ("balance.debit", -amount.minor()),
+    };
+    audit(
+        &posted,
+        action,
+        id.as_str(),
+        Some(json!({
+            "currency": currency.as_str(),
+            "available": format_minor(after.available - delta),
+            "held": format_minor(after.held),
+        })),
+        Some(json!({
+            "currency": currency.as_str(),
+            "available": format_minor(after.available),
+            "held": format_minor(after.held),
+            "amount": amount.to_string(),
+            "reason": note.reason,
+        })),
+    )
+    .await?;
+    Ok(back(LIST, true, "balance_changed"))
+}

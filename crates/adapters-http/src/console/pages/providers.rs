@@ -1,0 +1,204 @@
+//! `GET /admin/providers`: the acquirers (never their credentials) and every live serving
+//! process's circuits. Admins enable and disable acquirers.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use domain::circuit::CircuitState;
+use domain::console::Need;
+use domain::operator::{ProviderChanges, ProviderError};
+use domain::provider::{AcquirerProvider, ProviderName};
+use maud::{html, Markup};
+use serde_json::json;
+
+use super::{audit, back, flash_of};
+use crate::console::auth::{Posted, Signed};
+use crate::console::i18n::{texts, Texts};
+use crate::console::layout::{action_button, enabled_badge, flash, respond, shell, Nav};
+use crate::console::{Answer, Failure, Problem};
+
+const LIST: &str = "/admin/providers";
+
+/// A process counts as live when it reported within this many seconds.
+pub(crate) const LIVE_WITHIN_SECONDS: i64 = 15;
+
+pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
+    let state = &signed.state;
+    let providers = state
+        .ports
+        .operator
+        .providers()
+        .await
+        .map_err(|e| signed.fail(e))?;
+    let processes = state
+        .ports
+        .processes
+        .processes(state.now().plus_seconds(-LIVE_WITHIN_SECONDS))
+        .await
+        .map_err(|e| signed.fail(e))?;
+    let t = texts(signed.lang);
+    let zone = state.zone();
+    let admin = signed.role.allows(Need::Administer);
+    let body = html! {
+        h1 { (t.nav_providers) }
+        (flash(flash_of(&req, signed.lang)))
+        div.box {
+            @if providers.is_empty() {
+                p.muted { (t.no_acquirers) }
+            } @else {
+                div.scroll { table {
+                    thead { tr {
+                        th { (t.col_name) } th { "URL" } th.num { (t.timeout) } th { (t.col_state) }
+                        @for process in &processes { th { (t.circuit) " " code { (short(&process.id)) } } }
+                        @if admin { th { (t.col_actions) } }
+                    } }
+                    tbody {
+                        @for provider in &providers {
+                            tr {
+                                td { (provider.name.as_str()) }
+                                td.mono {
+                                    (provider.url.as_str())
+                                    @if provider.allow_insecure { " " span.badge.b-wait { (t.insecure) } }
+                                }
+                                td.num { (provider.timeout.as_millis()) " ms" }
+                                td { (enabled_badge(t, provider.enabled)) }
+                                @for process in &processes {
+                                    td {
+                                        @match process.circuits.iter().find(|c| c.provider == provider.name.as_str()) {
+                                            Some(circuit) => (circuit_badge(t, zone, circuit.state)),
+                                            None => span.muted { (t.not_called) },
+                                        }
+                                    }
+                                }
+                                @if admin {
+                                    td {
+                                        @let base = format!("{LIST}/{}", provider.name.as_str());
+                                        @if provider.enabled {
+                                            (action_button(&signed, &format!("{base}/disable"), t.disable, &[], true))
+                                        } @else {
+                                            (action_button(&signed, &format!("{base}/enable"), t.enable, &[], false))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+        div.box {
+            h2 { (t.processes) }
+            @if processes.is_empty() {
+                p.muted { (t.no_processes) }
+            } @else {
+                div.scroll { table {
+                    thead { tr { th { "id" } th { (t.version) } th { (t.started) } th { (t.seen) } th { (t.circuits) } } }
+                    tbody {
+                        @for process in &processes {
+                            tr {
+                                td.mono { (process.id) }
+                                td { (process.version) }
+                                td.nowrap { (zone.format(process.started_at)) }
+                                td.nowrap { (zone.format(process.seen_at)) }
+                                td {
+                                    @if process.circuits.is_empty() { span.muted { "—" } }
+                                    @for circuit in &process.circuits {
+                                        div { (circuit.provider) " " (circuit_badge(t, zone, circuit.state)) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+    };
+    Ok(respond(
+        StatusCode::OK,
+        signed.lang,
+        shell(&signed, Nav::Providers, t.nav_providers, body),
+    ))
+}
+
+/// The first 8 characters of a process id (a column heading).
+fn short(id: &str) -> String {
+    id.chars().take(8).collect()
+}
+
+fn circuit_badge(t: &Texts, zone: &crate::console::Zone, state: CircuitState) -> Markup {
+    match state {
+        CircuitState::Closed { failures } => html! {
+            span.badge.b-ok { (t.circuit_closed) }
+            @if failures > 0 { " " span.muted { (failures) " " (t.failures) } }
+        },
+        CircuitState::Open { until } => html! {
+            span.badge.b-bad { (t.circuit_open) } " " span.muted { (t.until) " " (zone.format(until)) }
+        },
+        CircuitState::HalfOpen { trial } => html! {
+            span.badge.b-wait { (t.circuit_half_open) }
+            @if trial { " " span.muted { (t.trial_running) } }
+        },
+    }
+}
+
+/// The acquirer a path names, as stored now; unknown or malformed is 404.
+async fn find(signed: &Signed, text: &str) -> Result<AcquirerProvider, Failure> {
+    let name = ProviderName::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
+    signed
+        .state
+        .ports
+        .operator
+        .providers()
+        .await
+        .map_err(|e| signed.fail(e))?
+        .into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| signed.fail(Problem::NotFound))
+}
+
+async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> Answer {
+    posted.need(Need::Administer)?;
+    let signed = &posted.signed;
+    let provider = find(signed, &path).await?;
+    let changes = ProviderChanges {
+        enabled: Some(enabled),
+        ..ProviderChanges::default()
+    };
+    let updated = match signed
+        .state
+        .ports
+        .operator
+        .update_provider(provider.name.as_str(), changes)
+        .await
+    {
+        Ok(updated) => updated,
+        Err(ProviderError::Unknown(_)) => return Err(signed.fail(Problem::NotFound)),
+        Err(invalid @ (ProviderError::Invalid { .. } | ProviderError::NameTaken(_))) => {
+            return Err(signed.fail(Problem::BadRequest(invalid.to_string())))
+        }
+        Err(ProviderError::Store(e)) => return Err(signed.fail(e)),
+    };
+    let (action, code) = if enabled {
+        ("provider.enable", "provider_enabled")
+    } else {
+        ("provider.disable", "provider_disabled")
+    };
+    audit(
+        &posted,
+        action,
+        updated.name.as_str(),
+        Some(json!({ "enabled": provider.enabled })),
+        Some(json!({ "enabled": updated.enabled })),
+    )
+    .await?;
+    Ok(back(LIST, true, code))
+}
+
+/// `POST /admin/providers/{name}/enable` (admin).
+pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
+    set_enabled(posted, path, true).await
+}
+
+/// `POST /admin/providers/{name}/disable` (admin).
+pub(crate) async fn disable(posted: Posted, path: web::Path<String>) -> Answer {
+    set_enabled(posted, path, false).await
+}

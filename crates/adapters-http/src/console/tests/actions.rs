@@ -1,0 +1,431 @@
+//! The console's actions: who may do them, what they call, what they audit.
+
+use actix_web::http::header;
+use domain::console::{AuditEntry, Role};
+use domain::ledger::{Balance, EntryKind};
+use domain::ports::{ManualMoveError, MockHostedCheckout};
+use domain::{Currency, Status};
+
+use super::*;
+use crate::test_support::{deposit, merchant, op_id, MERCHANT};
+
+/// An audit entry by alice with this action and target.
+fn audited(entry: &AuditEntry, action: &str, target: &str) -> bool {
+    entry.actor.as_str() == "operator:alice"
+        && entry.action == action
+        && entry.target == target
+        && entry.at == now()
+}
+
+#[actix_web::test]
+async fn a_viewer_cannot_credit_a_balance() {
+    for role in [Role::Viewer, Role::Operator] {
+        let mut fixture = Fixture::new().signed_in(role);
+        fixture.operator.expect_find_merchant().never();
+        fixture.operator.expect_apply_manual_move().never();
+        fixture.console.expect_audit().never();
+        let app = fixture.app().await;
+        let form = [
+            ("kind", "credit"),
+            ("amount", "100.00"),
+            ("currency", "RUB"),
+            ("reason", "goodwill"),
+        ];
+        let (status, _, body) = call(&app, post("/admin/merchants/m-1/balance", &form)).await;
+        assert_eq!(status, 403, "{role}: {body}");
+        assert!(body.contains("Not allowed"), "{body}");
+        assert!(body.contains("admin"), "names the role it needs: {body}");
+    }
+}
+
+#[actix_web::test]
+async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audited() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture
+        .operator
+        .expect_find_merchant()
+        .returning(|id| Ok((id.as_str() == MERCHANT).then(merchant)));
+    fixture
+        .operator
+        .expect_apply_manual_move()
+        .withf(|adjustment, note| {
+            adjustment.merchant_id.as_str() == MERCHANT
+                && adjustment.kind == EntryKind::ManualCredit
+                && adjustment.available == 12_550
+                && adjustment.held == 0
+                && adjustment.currency == Currency::RUB
+                && note.actor.as_str() == "operator:alice"
+                && note.reason == "goodwill for order 7"
+        })
+        .times(1)
+        .returning(|_, _| {
+            Ok(Balance {
+                currency: Currency::RUB,
+                available: 112_550,
+                held: 300,
+            })
+        });
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "balance.credit", MERCHANT)
+                && entry.before.as_deref()
+                    == Some(r#"{"available":"1000.00","currency":"RUB","held":"3.00"}"#)
+                && entry.after.as_deref()
+                    == Some(r#"{"amount":"125.50","available":"1125.50","currency":"RUB","held":"3.00","reason":"goodwill for order 7"}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let form = [
+        ("kind", "credit"),
+        ("amount", "125.50"),
+        ("currency", "RUB"),
+        ("reason", "  goodwill for order 7 "),
+    ];
+    let (status, headers, body) = call(&app, post("/admin/merchants/m-1/balance", &form)).await;
+    assert_eq!(status, 303, "{body}");
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        "/admin/merchants?done=balance_changed"
+    );
+}
+
+#[actix_web::test]
+async fn a_refused_debit_shows_the_error_and_audits_nothing() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture
+        .operator
+        .expect_find_merchant()
+        .returning(|_| Ok(Some(merchant())));
+    fixture
+        .operator
+        .expect_apply_manual_move()
+        .withf(|adjustment, _| {
+            adjustment.available == -500_000 && adjustment.kind == EntryKind::ManualDebit
+        })
+        .returning(|_, _| Err(ManualMoveError::InsufficientBalance));
+    fixture.console.expect_audit().never();
+    fixture
+        .operator
+        .expect_list_merchants()
+        .returning(|| Ok(vec![merchant()]));
+    fixture
+        .mocks
+        .store
+        .expect_balances()
+        .returning(|_| Ok(Vec::new()));
+    let app = fixture.app().await;
+    let form = [
+        ("kind", "debit"),
+        ("amount", "5000.00"),
+        ("currency", "RUB"),
+        ("reason", ""),
+    ];
+    let (status, headers, _) = call(&app, post("/admin/merchants/m-1/balance", &form)).await;
+    assert_eq!(status, 303);
+    let location = header_of(&headers, header::LOCATION).to_string();
+    assert_eq!(location, "/admin/merchants?error=insufficient_balance");
+    let (status, _, page) = call(&app, get(&location)).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("Refused: the available balance is lower than the debit."),
+        "{page}"
+    );
+}
+
+#[actix_web::test]
+async fn a_malformed_balance_form_is_400_and_moves_nothing() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture.operator.expect_apply_manual_move().never();
+    fixture.operator.expect_find_merchant().never();
+    let app = fixture.app().await;
+    for (form, named) in [
+        (
+            vec![("kind", "gift"), ("amount", "1.00"), ("currency", "RUB")],
+            "kind:",
+        ),
+        (
+            vec![("kind", "credit"), ("amount", "1"), ("currency", "RUB")],
+            "amount:",
+        ),
+        (
+            vec![("kind", "credit"), ("amount", "-1.00"), ("currency", "RUB")],
+            "amount:",
+        ),
+        (
+            vec![("kind", "credit"), ("amount", "1.00"), ("currency", "rub")],
+            "currency:",
+        ),
+        (vec![("kind", "credit"), ("currency", "RUB")], "amount:"),
+        (
+            vec![
+                ("kind", "credit"),
+                ("amount", "1.00"),
+                ("currency", "RUB"),
+                ("reason", "a\nb"),
+            ],
+            "reason:",
+        ),
+    ] {
+        let (status, _, body) = call(&app, post("/admin/merchants/m-1/balance", &form)).await;
+        assert_eq!(status, 400, "{form:?}");
+        assert!(body.contains(named), "{named}: {body}");
+    }
+}
+
+#[actix_web::test]
+async fn disabling_a_merchant_is_audited_with_before_and_after() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture
+        .operator
+        .expect_list_merchants()
+        .returning(|| Ok(vec![merchant()]));
+    fixture
+        .operator
+        .expect_disable_merchant()
+        .withf(|id| id.as_str() == MERCHANT)
+        .times(1)
+        .returning(|_| Ok(true));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "merchant.disable", MERCHANT)
+                && entry.before.as_deref() == Some(r#"{"enabled":true}"#)
+                && entry.after.as_deref() == Some(r#"{"enabled":false}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let (status, headers, _) = call(&app, post("/admin/merchants/m-1/disable", &[])).await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        "/admin/merchants?done=merchant_disabled"
+    );
+}
+
+#[actix_web::test]
+async fn an_operator_retries_a_failed_callback_and_it_is_audited() {
+    let mut fixture = Fixture::new().signed_in(Role::Operator);
+    fixture
+        .outbox
+        .expect_retry()
+        .withf(|id, at| *id == op_id().as_uuid() && *at == now())
+        .times(1)
+        .returning(|_, _| Ok(true));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "callback.retry", &op_id().to_string())
+                && entry.before.as_deref() == Some(r#"{"state":"failed"}"#)
+                && entry.after.as_deref() == Some(r#"{"state":"pending"}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let path = format!("/admin/operations/{}/callback-retry", op_id());
+    let (status, headers, _) = call(&app, post(&path, &[])).await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        format!("/admin/operations/{}?done=callback_retried", op_id())
+    );
+}
+
+#[actix_web::test]
+async fn a_viewer_cannot_retry_callbacks_or_send_them_now() {
+    let mut fixture = Fixture::new().signed_in(Role::Viewer);
+    fixture.outbox.expect_retry().never();
+    fixture.console.expect_send_callback_now().never();
+    let app = fixture.app().await;
+    let id = op_id();
+    for path in [
+        format!("/admin/operations/{id}/callback-retry"),
+        format!("/admin/callbacks/{id}/retry"),
+        format!("/admin/callbacks/{id}/send-now"),
+        format!("/admin/operations/{id}/cancel"),
+        "/admin/ledger/verify".to_string(),
+    ] {
+        assert_eq!(call(&app, post(&path, &[])).await.0, 403, "{path}");
+    }
+}
+
+#[actix_web::test]
+async fn send_now_makes_a_pending_callback_due_and_is_audited() {
+    let mut fixture = Fixture::new().signed_in(Role::Operator);
+    fixture
+        .console
+        .expect_send_callback_now()
+        .withf(|id, at| *id == op_id().as_uuid() && *at == now())
+        .times(1)
+        .returning(|_, _| Ok(true));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| audited(entry, "callback.send_now", &op_id().to_string()))
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let (status, headers, _) = call(
+        &app,
+        post(&format!("/admin/callbacks/{}/send-now", op_id()), &[]),
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        "/admin/callbacks?done=callback_sent"
+    );
+}
+
+#[actix_web::test]
+async fn verify_now_records_the_check_with_the_operator_and_audits_it() {
+    let mut fixture = Fixture::new().signed_in(Role::Operator);
+    fixture
+        .operator
+        .expect_verify_ledger()
+        .times(1)
+        .returning(|| Ok(Vec::new()));
+    fixture
+        .console
+        .expect_record_ledger_check()
+        .withf(|check| {
+            check.actor.as_str() == "operator:alice" && check.mismatches == 0 && check.at == now()
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "ledger.verify", "ledger")
+                && entry.after.as_deref() == Some(r#"{"mismatches":0}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let (status, headers, _) = call(&app, post("/admin/ledger/verify", &[])).await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        "/admin?done=ledger_holds"
+    );
+}
+
+#[actix_web::test]
+async fn the_sandboxs_complete_approves_a_processing_sandbox_operation_and_is_audited() {
+    let mut fixture = Fixture::new().signed_in(Role::Operator);
+    let mut hosted = MockHostedCheckout::new();
+    hosted.expect_provider().return_const("sandbox");
+    fixture.hosted = Some(hosted);
+    fixture
+        .mocks
+        .store
+        .expect_get()
+        .returning(|_| Ok(Some(deposit(Status::Processing, None))));
+    fixture
+        .mocks
+        .store
+        .expect_finish()
+        .withf(|completion| completion.operation.status() == Status::Approved)
+        .times(1)
+        .returning(|_| Ok(()));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "sandbox.complete", &op_id().to_string())
+                && entry.before.as_deref() == Some(r#"{"status":3}"#)
+                && entry.after.as_deref() == Some(r#"{"status":1}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let path = format!("/admin/operations/{}/complete", op_id());
+    let (status, headers, body) = call(&app, post(&path, &[("outcome", "approve")])).await;
+    assert_eq!(status, 303, "{body}");
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        format!("/admin/operations/{}?done=completed", op_id())
+    );
+    let (status, _, _) = call(&app, post(&path, &[("outcome", "maybe")])).await;
+    assert_eq!(status, 400);
+}
+
+#[actix_web::test]
+async fn without_the_sandbox_complete_changes_nothing() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture.mocks.store.expect_finish().never();
+    fixture.console.expect_audit().never();
+    let app = fixture.app().await;
+    let path = format!("/admin/operations/{}/complete", op_id());
+    let (status, headers, _) = call(&app, post(&path, &[("outcome", "decline")])).await;
+    assert_eq!(status, 303);
+    assert!(header_of(&headers, header::LOCATION).ends_with("?error=sandbox_off"));
+}
+
+#[actix_web::test]
+async fn cancelling_a_sandbox_operation_at_a_provider_is_refused_as_a_flash() {
+    let mut fixture = Fixture::new().signed_in(Role::Operator);
+    fixture
+        .mocks
+        .store
+        .expect_get()
+        .returning(|_| Ok(Some(deposit(Status::Processing, None))));
+    fixture.console.expect_audit().never();
+    let app = fixture.app().await;
+    let (status, headers, _) = call(
+        &app,
+        post(&format!("/admin/operations/{}/cancel", op_id()), &[]),
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        header_of(&headers, header::LOCATION),
+        format!("/admin/operations/{}?error=not_at_acquirer", op_id())
+    );
+}
+
+#[actix_web::test]
+async fn route_priority_is_admin_only_and_audited() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture
+        .operator
+        .expect_list_routes()
+        .returning(|| Ok(crate::test_support::routes()));
+    fixture
+        .operator
+        .expect_set_route_priority()
+        .withf(|id, priority| *id == 2 && *priority == 250)
+        .times(1)
+        .returning(|_, _| Ok(true));
+    fixture
+        .console
+        .expect_audit()
+        .withf(|entry| {
+            audited(entry, "route.priority", "2")
+                && entry.before.as_deref() == Some(r#"{"priority":100}"#)
+                && entry.after.as_deref() == Some(r#"{"priority":250}"#)
+        })
+        .times(1)
+        .returning(|_| Ok(()));
+    let app = fixture.app().await;
+    let (status, _, body) = call(
+        &app,
+        post("/admin/routes/2/priority", &[("priority", "250")]),
+    )
+    .await;
+    assert_eq!(status, 303, "{body}");
+    let (status, _, _) = call(
+        &app,
+        post("/admin/routes/2/priority", &[("priority", "high")]),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, _, _) = call(&app, post("/admin/routes/999/enable", &[])).await;
+    assert_eq!(status, 404);
+}

@@ -1,0 +1,190 @@
+//! The console through the whole app (edge middleware, routes, extractors) on mockall mocks:
+//! no I/O. Every port a test does not set up panics when called, so a test that sets none
+//! proves nothing was read or written.
+
+mod actions;
+mod export;
+mod pages;
+mod signin;
+
+use std::sync::Arc;
+
+use actix_web::body::{to_bytes, MessageBody};
+use actix_web::cookie::Cookie;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::test::{self, TestRequest};
+use actix_web::web;
+use domain::console::{Role, Session};
+use domain::operator::Operator;
+use domain::ports::{
+    MockCallbackOutbox, MockClock, MockConsoleStore, MockHostedCheckout, MockIdGenerator,
+    MockOperationStore, MockOperatorStore, MockProcessRegistry,
+};
+use domain::service::{Checkout, Gateway, Ports};
+use domain::Timestamp;
+
+use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
+use super::{mount, ConsolePorts, ConsoleState, Zone};
+use crate::state::{AlwaysReady, HttpSettings, HttpState};
+use crate::test_support::{now, Mocks};
+
+/// The session cookie's token in these tests, and the session's CSRF token.
+pub(super) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+pub(super) const CSRF: &str = "c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0c5f0";
+/// The signed-in operator.
+pub(super) const NAME: &str = "alice";
+
+/// A session of [`NAME`] with `role`, created `age_secs` ago and last seen `idle_secs` ago.
+pub(super) fn session(role: Role, age_secs: i64, idle_secs: i64) -> Session {
+    Session {
+        id: session_id(TOKEN),
+        operator: NAME.to_string(),
+        role,
+        csrf: CSRF.to_string(),
+        created_at: now().plus_seconds(-age_secs),
+        last_seen_at: now().plus_seconds(-idle_secs),
+    }
+}
+
+/// Every port of the console, as mocks; the clock says [`now`].
+pub(super) struct Fixture {
+    pub console: MockConsoleStore,
+    pub outbox: MockCallbackOutbox,
+    pub processes: MockProcessRegistry,
+    pub operator: MockOperatorStore,
+    /// The gateway's mocks; its operation store is also the operator's.
+    pub mocks: Mocks,
+    /// `Some`: the sandbox is in service with this checkout side.
+    pub hosted: Option<MockHostedCheckout>,
+    pub zone: Zone,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        Self {
+            console: MockConsoleStore::new(),
+            outbox: MockCallbackOutbox::new(),
+            processes: MockProcessRegistry::new(),
+            operator: MockOperatorStore::new(),
+            mocks: Mocks::new(),
+            hosted: None,
+            zone: Zone::utc(),
+        }
+    }
+
+    /// The request's cookie names a session of `role` that is live and recently seen.
+    pub fn signed_in(mut self, role: Role) -> Self {
+        self.console
+            .expect_session()
+            .withf(|id| id == session_id(TOKEN))
+            .returning(move |_| Ok(Some(session(role, 3600, 10))));
+        self
+    }
+
+    pub fn state(self) -> (ConsoleState, Gateway) {
+        let clock: Arc<MockClock> = Arc::new({
+            let mut clock = MockClock::new();
+            clock.expect_now().returning(now);
+            clock
+        });
+        let ids = Arc::new(MockIdGenerator::new());
+        let operations: Arc<MockOperationStore> = Arc::new(self.mocks.store);
+        let gateway = Gateway::new(Ports {
+            store: operations.clone(),
+            refunds: Arc::new(self.mocks.refunds),
+            merchants: Arc::new(self.mocks.merchants),
+            routes: Arc::new(self.mocks.routes),
+            provider: Arc::new(self.mocks.provider),
+            providers: Arc::new(domain::testkit::NoAcquirers),
+            acquirer: Arc::new(domain::testkit::NoAcquirers),
+            clock: clock.clone(),
+            ids: ids.clone(),
+            callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+            qr: Arc::new(domain::testkit::TextQr),
+        });
+        let operator = Operator::new(Arc::new(self.operator), operations, clock.clone(), ids);
+        let checkout = self
+            .hosted
+            .map(|hosted| Checkout::new(gateway.clone(), Arc::new(hosted)));
+        let ports = ConsolePorts {
+            store: Arc::new(self.console),
+            outbox: Arc::new(self.outbox),
+            processes: Arc::new(self.processes),
+            operator,
+            gateway: gateway.clone(),
+            checkout,
+            clock,
+        };
+        (ConsoleState::new(ports, self.zone), gateway)
+    }
+
+    /// The whole app (the API's edge and routes) with the console mounted as `extra`.
+    pub async fn app(
+        self,
+    ) -> impl Service<
+        actix_http::Request,
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+    > {
+        let (console, gateway) = self.state();
+        let http = HttpState::new(gateway, Arc::new(AlwaysReady), HttpSettings::default());
+        test::init_service(crate::app(web::Data::new(http), mount(console))).await
+    }
+}
+
+/// A GET carrying the session cookie.
+pub(super) fn get(path: &str) -> TestRequest {
+    TestRequest::get()
+        .uri(path)
+        .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
+}
+
+/// A form POST carrying the session cookie, the session's CSRF token and `fields`.
+pub(super) fn post(path: &str, fields: &[(&str, &str)]) -> TestRequest {
+    let mut form: Vec<(&str, &str)> = vec![(CSRF_FIELD, CSRF)];
+    form.extend_from_slice(fields);
+    TestRequest::post()
+        .uri(path)
+        .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
+        .set_form(form)
+}
+
+/// Status, headers and the body as text.
+pub(super) async fn call<S, B>(app: &S, req: TestRequest) -> (u16, HeaderMap, String)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let res = test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let bytes = to_bytes(res.into_body()).await.ok().unwrap_or_default();
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+/// A header's value as text ("" if absent).
+pub(super) fn header_of(headers: &HeaderMap, name: header::HeaderName) -> &str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// Every `Set-Cookie` of an answer.
+pub(super) fn set_cookies(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::SET_COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The instant `seconds` after [`now`].
+pub(super) fn at(seconds: i64) -> Timestamp {
+    now().plus_seconds(seconds)
+}
