@@ -30,6 +30,10 @@ ci:
 bench:
     bash bench/run.sh
 
+# The operator console on 1,000,000 operations in PostgreSQL: overview and search timings (docs/console.md).
+bench-console:
+    bash bench/console.sh
+
 # Schemathesis on docs/openapi.yaml, signed, on SQLite and PostgreSQL (or: just fuzz-api sqlite|postgres).
 fuzz-api backend="all":
     bash scripts/fuzz-api.sh {{backend}}

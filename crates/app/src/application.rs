@@ -7,6 +7,7 @@ use std::time::Duration;
 use adapters_acquirer::AcquirerClient;
 use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
 use adapters_db::{Backend, Database, DbOptions, MasterKey};
+use adapters_http::console::{ConsolePorts, ConsoleState, Zone};
 use adapters_http::ReadyFn;
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
@@ -17,7 +18,7 @@ use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::config::ServeConfig;
+use crate::config::{AdminListener, ServeConfig};
 use crate::processes::{ProcessReporter, REPORT_EVERY};
 use crate::signals::ProviderSignals;
 use crate::system::{SystemClock, UuidIds};
@@ -32,6 +33,10 @@ pub struct Application {
     callbacks: CallbackWorker,
     signals: ProviderSignals,
     reporter: ProcessReporter,
+    /// The console's own listener and its address, with `GATEWAY_ADMIN=HOST:PORT`.
+    console: Option<(actix_web::dev::Server, std::net::SocketAddr)>,
+    /// Where the console is reached (`http://HOST:PORT`), when it is on.
+    console_url: Option<String>,
 }
 
 impl Application {
@@ -93,8 +98,32 @@ impl Application {
         let checkout = config
             .sandbox
             .then(|| Checkout::new(gateway.clone(), provider));
-        let pages = adapters_http::pages::mount(checkout, gateway.clone());
-        let server = adapters_http::server(listener, state, pages)?;
+        let pages = adapters_http::pages::mount(checkout.clone(), gateway.clone());
+        let console_state = match config.admin {
+            AdminListener::Off => None,
+            _ => Some(console_state(&database, &config, &gateway, checkout)?),
+        };
+        let (console, console_url) = match (config.admin, console_state.clone()) {
+            (AdminListener::Own(bind), Some(state)) => {
+                let listener = TcpListener::bind(bind)
+                    .with_context(|| format!("cannot listen on {bind} (GATEWAY_ADMIN)"))?;
+                let address = listener.local_addr()?;
+                let server = adapters_http::console::server(listener, state)?;
+                (Some((server, address)), Some(format!("http://{address}")))
+            }
+            (AdminListener::Main, Some(_)) => (None, Some(config.public_url.clone())),
+            _ => (None, None),
+        };
+        let on_main = (config.admin == AdminListener::Main)
+            .then_some(console_state)
+            .flatten()
+            .map(adapters_http::console::mount);
+        let server = adapters_http::server(listener, state, move |cfg| {
+            pages(cfg);
+            if let Some(console) = &on_main {
+                console(cfg);
+            }
+        })?;
         Ok(Self {
             port: address.port(),
             server,
@@ -104,7 +133,20 @@ impl Application {
             callbacks,
             signals,
             reporter,
+            console,
+            console_url,
         })
+    }
+
+    /// Where the operator console is reached (`http://HOST:PORT`, then `/admin`), when it is
+    /// on.
+    pub fn console_url(&self) -> Option<&str> {
+        self.console_url.as_deref()
+    }
+
+    /// The port of the console's own listener, with `GATEWAY_ADMIN=HOST:PORT`.
+    pub fn console_port(&self) -> Option<u16> {
+        self.console.as_ref().map(|(_, address)| address.port())
     }
 
     /// The port the server listens on.
@@ -149,7 +191,19 @@ impl Application {
         ));
         workers.push(spawn_reports(self.reporter.clone(), stopped.clone()));
         workers.push(tokio::spawn(self.callbacks.run(wait_for_stop(stopped))));
+        // The console's own listener stops with the main one.
+        let console = self.console.map(|(server, _)| server);
+        let console_handle = console.as_ref().map(|server| server.handle());
+        let console_task = console.map(tokio::spawn);
         let result = self.server.await;
+        if let Some(handle) = console_handle {
+            handle.stop(true).await;
+        }
+        if let Some(task) = console_task {
+            if let Ok(Err(error)) = task.await {
+                tracing::error!(%error, "the console's listener failed");
+            }
+        }
         let _ = stop.send(true);
         for worker in workers {
             if let Err(error) = worker.await {
@@ -159,6 +213,32 @@ impl Application {
         self.reporter.forget().await;
         result.context("the HTTP server failed")
     }
+}
+
+/// The operator console over `database` and the running gateway, in the configured zone.
+fn console_state(
+    database: &Database,
+    config: &ServeConfig,
+    gateway: &Gateway,
+    checkout: Option<Checkout>,
+) -> anyhow::Result<ConsoleState> {
+    let zone = Zone::parse(&config.console_timezone).map_err(|e| {
+        anyhow::anyhow!(
+            "GATEWAY_CONSOLE_TIMEZONE (--console-timezone): invalid value {:?}: {e}",
+            config.console_timezone
+        )
+    })?;
+    let store = Arc::new(database.clone());
+    let ports = ConsolePorts {
+        store: store.clone(),
+        outbox: store.clone(),
+        processes: store,
+        operator: operator(database),
+        gateway: gateway.clone(),
+        checkout,
+        clock: Arc::new(SystemClock),
+    };
+    Ok(ConsoleState::new(ports, zone))
 }
 
 /// How often the sweepers look for expired deposits and due payouts.
