@@ -63,6 +63,7 @@ mod conn;
 mod crypto;
 mod database;
 mod directory;
+mod journal;
 mod migrate;
 mod outbox;
 mod processes;
