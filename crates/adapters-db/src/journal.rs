@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::AstPass;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::attempt::{Attempt, Discrepancy};
 use domain::console::{status_code, EventDetail};
@@ -181,24 +181,50 @@ impl NewEvent {
 
 type Backend = <DbConn as Connection>::Backend;
 
-/// `rows` tuples of `columns` bind parameters each (`($1, $2), ($3, $4)` or `(?, ?), (?, ?)`),
-/// in the dialect of `conn`'s backend: the `VALUES` of a multi-row insert.
-fn tuples(conn: &DbConn, rows: usize, columns: usize) -> String {
-    let mut n = 0;
-    let mut param = || match conn {
-        DbConn::Pg(_) => {
-            n += 1;
-            format!("${n}")
+/// A row of a multi-row insert: its values as bind parameters, comma-separated.
+trait Values {
+    fn push<'b>(&'b self, out: &mut AstPass<'_, 'b, Backend>) -> QueryResult<()>;
+}
+
+/// `head`, then `rows` as `(...), (...)`, then `tail`. Its text depends only on the number of
+/// rows, so each backend prepares it once per connection and row count (diesel caches it by
+/// its text, which it does not do for `sql_query`).
+struct InsertRows<'a, R> {
+    head: &'static str,
+    rows: &'a [R],
+    tail: &'static str,
+}
+
+impl<R> QueryId for InsertRows<'_, R> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<R: Values> QueryFragment<Backend> for InsertRows<'_, R> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Backend>) -> QueryResult<()> {
+        out.push_sql(self.head);
+        for (i, row) in self.rows.iter().enumerate() {
+            out.push_sql(if i == 0 { "(" } else { ", (" });
+            row.push(&mut out)?;
+            out.push_sql(")");
         }
-        DbConn::Sqlite(_) => "?".to_string(),
-    };
-    (0..rows)
-        .map(|_| {
-            let params: Vec<String> = (0..columns).map(|_| param()).collect();
-            format!("({})", params.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        out.push_sql(self.tail);
+        Ok(())
+    }
+}
+
+impl<R> RunQueryDsl<DbConn> for InsertRows<'_, R> {}
+
+impl Values for NewEvent {
+    fn push<'b>(&'b self, out: &mut AstPass<'_, 'b, Backend>) -> QueryResult<()> {
+        out.push_bind_param::<Text, _>(&self.operation_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.refund_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.detail)
+    }
 }
 
 /// Writes `events`, in order, inside the caller's transaction (one statement).
@@ -209,19 +235,12 @@ pub(crate) fn write_events<E: From<StoreError>>(
     if events.is_empty() {
         return Ok(());
     }
-    let sql = format!(
-        "INSERT INTO operation_events (operation_id, refund_id, at, detail) VALUES {}",
-        tuples(conn, events.len(), 4)
-    );
-    let mut query = diesel::sql_query(sql).into_boxed::<Backend>();
-    for event in events {
-        query = query
-            .bind::<Text, _>(event.operation_id.clone())
-            .bind::<Nullable<Text>, _>(event.refund_id.clone())
-            .bind::<BigInt, _>(event.at)
-            .bind::<Text, _>(event.detail.clone());
+    InsertRows {
+        head: "INSERT INTO operation_events (operation_id, refund_id, at, detail) VALUES ",
+        rows: events,
+        tail: "",
     }
-    query.execute(conn)?;
+    .execute(conn)?;
     Ok(())
 }
 
@@ -277,12 +296,33 @@ pub(crate) const ADD_TO_COUNTS: &str =
 pub(crate) const COUNT_COLUMNS: &str =
     "minute, direction, method, status, currency, slot, count, amount";
 
-/// The upsert of `rows` counters in the dialect of `conn`'s backend.
-fn bump_sql(conn: &DbConn, rows: usize) -> String {
-    format!(
-        "INSERT INTO operation_counts ({COUNT_COLUMNS}) VALUES {}{ADD_TO_COUNTS}",
-        tuples(conn, rows, 8)
-    )
+/// One counter's addition, on the slot of its unit of work.
+struct Addition {
+    key: CountKey,
+    slot: i16,
+    count: i64,
+    amount: i64,
+}
+
+impl Values for Addition {
+    fn push<'b>(&'b self, out: &mut AstPass<'_, 'b, Backend>) -> QueryResult<()> {
+        let key = &self.key;
+        out.push_bind_param::<BigInt, _>(&key.minute)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&key.direction)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&key.method)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SmallInt, _>(&key.status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&key.currency)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SmallInt, _>(&self.slot)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.count)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.amount)
+    }
 }
 
 /// Adds `counts` to their counters inside the caller's transaction, in one statement, on
@@ -303,19 +343,22 @@ pub(crate) fn bump<E: From<StoreError>>(
         return Ok(());
     }
     let slot = slot();
-    let mut query = diesel::sql_query(bump_sql(conn, merged.len())).into_boxed::<Backend>();
-    for (key, (count, amount)) in merged {
-        query = query
-            .bind::<BigInt, _>(key.minute)
-            .bind::<Text, _>(key.direction)
-            .bind::<Text, _>(key.method)
-            .bind::<SmallInt, _>(key.status)
-            .bind::<Text, _>(key.currency)
-            .bind::<SmallInt, _>(slot)
-            .bind::<BigInt, _>(count)
-            .bind::<BigInt, _>(amount);
+    let additions: Vec<Addition> = merged
+        .into_iter()
+        .map(|(key, (count, amount))| Addition {
+            key,
+            slot,
+            count,
+            amount,
+        })
+        .collect();
+    InsertRows {
+        head: "INSERT INTO operation_counts (minute, direction, method, status, currency, \
+               slot, count, amount) VALUES ",
+        rows: &additions,
+        tail: ADD_TO_COUNTS,
     }
-    query.execute(conn)?;
+    .execute(conn)?;
     Ok(())
 }
 

@@ -200,9 +200,10 @@ fn claim(
     }
 }
 
+/// A callback as an operator sees it, as stored.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = callback_outbox)]
-struct StatusRow {
+pub(crate) struct StatusRow {
     operation_id: String,
     refund_id: Option<String>,
     merchant_id: String,
@@ -224,7 +225,7 @@ pub(crate) fn state_from(text: &str) -> anyhow::Result<CallbackState> {
 }
 
 impl StatusRow {
-    fn into_status(self) -> anyhow::Result<CallbackStatus> {
+    pub(crate) fn into_status(self) -> anyhow::Result<CallbackStatus> {
         Ok(CallbackStatus {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
             refund_id: refund_of(self.refund_id.as_deref())?,

@@ -1,5 +1,6 @@
 -- Back to the schema before the console: its tables, the counters, the events and the
 -- search indexes go; manual ledger entries lose who made them and why.
+DROP INDEX callback_outbox_failed;
 DROP INDEX operations_search_moid;
 DROP INDEX operations_method_created;
 DROP INDEX operations_provider_created;
