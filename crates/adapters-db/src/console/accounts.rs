@@ -186,6 +186,7 @@ pub(super) fn record_failed_signin(
     Ok(())
 }
 
+/// Stores a new session (its account must exist).
 pub(super) fn insert_session(
     conn: &mut DbConn,
     session: &Session,
@@ -211,6 +212,7 @@ pub(super) fn session(conn: &mut DbConn, id: &str) -> Result<Option<Session>, Tx
         .map_err(corrupt)
 }
 
+/// Sets the session's last-seen time; nothing if there is no such session.
 pub(super) fn touch_session(
     conn: &mut DbConn,
     id: &str,
@@ -222,6 +224,7 @@ pub(super) fn touch_session(
     Ok(())
 }
 
+/// Deletes the session; nothing if there is no such session.
 pub(super) fn delete_session(conn: &mut DbConn, id: &str) -> Result<(), TxError<StoreError>> {
     diesel::delete(console_sessions::table.find(id)).execute(conn)?;
     Ok(())

@@ -38,6 +38,7 @@ impl AuditRow {
     }
 }
 
+/// Appends `entry` to the audit log.
 pub(super) fn audit(conn: &mut DbConn, entry: &AuditEntry) -> Result<(), TxError<StoreError>> {
     diesel::insert_into(audit_log::table)
         .values((
@@ -70,6 +71,7 @@ pub(super) fn audit_log(
     Ok(rows.into_iter().map(AuditRow::into_record).collect())
 }
 
+/// Records a run of the ledger check.
 pub(super) fn record_ledger_check(
     conn: &mut DbConn,
     check: &LedgerCheck,

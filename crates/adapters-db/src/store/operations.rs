@@ -61,6 +61,9 @@ fn final_status(op: &Operation) -> Result<i16, StoreError> {
 
 #[async_trait]
 impl OperationStore for Database {
+    /// The operation row first, then its attempts, its events (creation, then each attempt),
+    /// its callback, its moves and, last, its counters (see `crate::journal`); on PostgreSQL
+    /// the common shapes go in one statement each (`store::single`, `store::batched`).
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id()))]
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
         let new = new.clone();
@@ -115,7 +118,8 @@ impl OperationStore for Database {
     }
 
     /// Writes the status, decline, `updated_at` and a cleared `due_at` (what
-    /// `Operation::finish` changes), guarded by `status = 3`, then the callback and the moves.
+    /// `Operation::finish` changes), guarded by `status = 3`, then its event, the callback,
+    /// the moves and, last, its counters (see `crate::journal`).
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id()))]
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError> {
         let completion = completion.clone();
