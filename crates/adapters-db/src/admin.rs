@@ -13,7 +13,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use domain::ledger::{Balance, BalanceMove, LedgerMismatch};
+use domain::ledger::{Balance, BalanceMove, LedgerMismatch, ManualNote};
 use domain::merchant::{KeyRing, Merchant, SigningKey};
 use domain::operator::{CheckedRoute, KeyRotation};
 use domain::ports::{
@@ -32,7 +32,7 @@ use crate::rows::{
     self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow, NewRouteRow,
 };
 use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
-use crate::store::{apply_move, ledger_sums};
+use crate::store::{apply_noted_move, ledger_sums};
 use crate::work::{corrupt, TxError};
 
 /// Which unique constraint a merchant insert broke.
@@ -162,6 +162,22 @@ enum RouteChange {
 }
 
 impl Database {
+    /// Enables or disables merchant `id`; `Ok(false)` if there is none. This process's
+    /// directory sees it at once.
+    async fn set_merchant_enabled(&self, id: &MerchantId, on: bool) -> Result<bool, StoreError> {
+        let id = id.as_str().to_string();
+        let found = self
+            .write(move |conn| {
+                let changed = diesel::update(merchants::table.find(&id))
+                    .set(merchants::enabled.eq(i16::from(on)))
+                    .execute(conn)?;
+                Ok::<_, TxError<StoreError>>(changed == 1)
+            })
+            .await?;
+        self.inner.merchants.clear();
+        Ok(found)
+    }
+
     /// Applies `change` to route `id`; `Ok(false)` if there is none. This process's routing
     /// sees it at once.
     async fn change_route(&self, id: i64, change: RouteChange) -> Result<bool, StoreError> {
@@ -288,17 +304,12 @@ impl OperatorStore for Database {
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
     async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
-        let id = id.as_str().to_string();
-        let found = self
-            .write(move |conn| {
-                let changed = diesel::update(merchants::table.find(&id))
-                    .set(merchants::enabled.eq(0_i16))
-                    .execute(conn)?;
-                Ok::<_, TxError<StoreError>>(changed == 1)
-            })
-            .await?;
-        self.inner.merchants.clear();
-        Ok(found)
+        self.set_merchant_enabled(id, false).await
+    }
+
+    #[tracing::instrument(skip(self), fields(merchant.id = %id))]
+    async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
+        self.set_merchant_enabled(id, true).await
     }
 
     #[tracing::instrument(skip_all, fields(merchant.id = %rotation.merchant, direction = %rotation.direction))]
@@ -394,14 +405,17 @@ impl OperatorStore for Database {
         self.read_provider_rows().await
     }
 
-    #[tracing::instrument(skip_all, fields(merchant.id = %adjustment.merchant_id))]
+    /// The ledger entry records `note`'s actor and reason.
+    #[tracing::instrument(skip_all, fields(merchant.id = %adjustment.merchant_id, actor = %note.actor))]
     async fn apply_manual_move(
         &self,
         adjustment: &BalanceMove,
+        note: &ManualNote,
     ) -> Result<Balance, ManualMoveError> {
-        let adjustment = adjustment.clone();
+        let (adjustment, note) = (adjustment.clone(), note.clone());
         self.write(move |conn| {
-            match apply_move(conn, &adjustment, || ManualMoveError::InsufficientBalance) {
+            let short = || ManualMoveError::InsufficientBalance;
+            match apply_noted_move(conn, &adjustment, Some(&note), short) {
                 Ok(()) => read_balance(conn, &adjustment),
                 // The merchant does not exist (the domain looks first; this is a race or a bug).
                 Err(TxError::Db(DieselError::DatabaseError(

@@ -8,10 +8,12 @@
 //! [`RouteTable`](domain::ports::RouteTable),
 //! [`ProviderDirectory`](domain::ports::ProviderDirectory),
 //! [`ProcessRegistry`](domain::ports::ProcessRegistry),
-//! [`CallbackOutbox`](domain::ports::CallbackOutbox) and
+//! [`CallbackOutbox`](domain::ports::CallbackOutbox),
 //! [`OperatorStore`](domain::ports::OperatorStore) (the storage of the operator's use cases in
 //! `domain::operator`: merchants, routes, providers, manual balance moves, `ledger verify`,
-//! and an operation's ledger entries and callbacks for `operation show`).
+//! and an operation's ledger entries and callbacks for `operation show`) and
+//! [`ConsoleStore`](domain::ports::ConsoleStore) (the operator console's accounts, sessions,
+//! audit log, operations search, events and overview counters).
 //!
 //! * URLs: `sqlite://PATH` (relative, e.g. `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`,
 //!   `sqlite:PATH`, `postgres://...`, `postgresql://...`.
@@ -49,6 +51,11 @@
 //!   callbacks (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the one writer on SQLite).
 //! * Serving processes report themselves and their circuit breakers to `gateway_processes`
 //!   and `process_circuits`; each report forgets the processes silent for an hour.
+//! * Every change to an operation (its creation, status, waiting step, provider attempts,
+//!   discrepancies, refunds, callback deliveries) writes its event to `operation_events`,
+//!   and creations and status changes their per-minute counters to `operation_counts`, in
+//!   the change's own transaction (see `journal`); PostgreSQL's one-statement writes stay
+//!   one statement. Counters are written last, after balances, on one of eight slots.
 //! * Migrations are linear: a database holds every embedded migration up to the newest it
 //!   lists, and one that lists a migration this binary does not embed is refused (see
 //!   [`Database::migrate`]).
@@ -60,9 +67,11 @@
 mod admin;
 mod cache;
 mod conn;
+mod console;
 mod crypto;
 mod database;
 mod directory;
+mod journal;
 mod migrate;
 mod outbox;
 mod processes;

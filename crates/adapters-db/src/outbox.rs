@@ -17,12 +17,13 @@ use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
+use crate::journal::{write_events, NewEvent};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox};
 use crate::work::{corrupt, TxError};
 
-/// What one attempt writes: the outbox row's new state (if this owner still holds its lease)
-/// and the attempt's log entry.
+/// What one attempt writes: the outbox row's new state (if this owner still holds its lease),
+/// the attempt's log entry and its event (see `crate::journal`).
 #[derive(Clone)]
 struct Recorded {
     /// The outbox row's key (see [`callback_key`]).
@@ -38,10 +39,11 @@ struct Recorded {
     duration_ms: i64,
     http_status: Option<i32>,
     attempt_error: Option<String>,
+    event: NewEvent,
 }
 
-/// PostgreSQL: both writes as one statement (prepared once per connection); it inserts the
-/// attempt only if the lease still matched, so it affects one row or none.
+/// PostgreSQL: the writes as one statement (prepared once per connection); it inserts the
+/// attempt and its event only if the lease still matched, so it affects one row or none.
 struct RecordedId;
 
 impl QueryId for Recorded {
@@ -66,7 +68,18 @@ impl QueryFragment<Pg> for Recorded {
         out.push_sql(" AND lease_owner = ");
         out.push_bind_param::<Text, _>(&self.owner)?;
         out.push_sql(
-            " RETURNING id) INSERT INTO callback_attempts \
+            " RETURNING id), ev AS (INSERT INTO operation_events \
+             (operation_id, refund_id, at, detail) SELECT ",
+        );
+        out.push_bind_param::<Text, _>(self.event.operation_id())?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(self.event.refund_id())?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(self.event.at())?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.event.detail())?;
+        out.push_sql(
+            " FROM lease) INSERT INTO callback_attempts \
              (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
         );
         out.push_bind_param::<Integer, _>(&self.attempt)?;
@@ -187,9 +200,10 @@ fn claim(
     }
 }
 
+/// A callback as an operator sees it, as stored.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = callback_outbox)]
-struct StatusRow {
+pub(crate) struct StatusRow {
     operation_id: String,
     refund_id: Option<String>,
     merchant_id: String,
@@ -211,7 +225,7 @@ pub(crate) fn state_from(text: &str) -> anyhow::Result<CallbackState> {
 }
 
 impl StatusRow {
-    fn into_status(self) -> anyhow::Result<CallbackStatus> {
+    pub(crate) fn into_status(self) -> anyhow::Result<CallbackStatus> {
         Ok(CallbackStatus {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
             refund_id: refund_of(self.refund_id.as_deref())?,
@@ -289,6 +303,7 @@ impl CallbackOutbox for Database {
             duration_ms: attempt.duration_ms,
             http_status: attempt.http_status.map(i32::from),
             attempt_error: attempt.error.clone(),
+            event: NewEvent::callback(&attempt).map_err(StoreError::Other)?,
         };
         if self.backend() == Backend::Postgres {
             // One statement, one round trip: the outbox update and, if it matched, the attempt.
@@ -333,6 +348,7 @@ impl CallbackOutbox for Database {
                     callback_attempts::error.eq(&r.attempt_error),
                 ))
                 .execute(conn)?;
+            write_events(conn, std::slice::from_ref(&r.event))?;
             Ok(true)
         })
         .await

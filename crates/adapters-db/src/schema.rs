@@ -97,6 +97,8 @@ diesel::table! {
         operation_id -> Nullable<Text>,
         created_at -> BigInt,
         refund_id -> Nullable<Text>,
+        actor -> Nullable<Text>,
+        reason -> Nullable<Text>,
     }
 }
 
@@ -229,6 +231,80 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    console_accounts (name) {
+        name -> Text,
+        role -> Text,
+        password_hash -> Text,
+        enabled -> SmallInt,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    console_sessions (id) {
+        id -> Text,
+        operator -> Text,
+        csrf -> Text,
+        created_at -> BigInt,
+        last_seen_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    signin_failures (id) {
+        id -> BigInt,
+        name -> Text,
+        at -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_log (id) {
+        id -> BigInt,
+        actor -> Text,
+        action -> Text,
+        target -> Text,
+        before_value -> Nullable<Text>,
+        after_value -> Nullable<Text>,
+        at -> BigInt,
+    }
+}
+
+diesel::table! {
+    operation_events (id) {
+        id -> BigInt,
+        operation_id -> Text,
+        refund_id -> Nullable<Text>,
+        at -> BigInt,
+        detail -> Text,
+    }
+}
+
+diesel::table! {
+    operation_counts (minute, direction, method, status, currency, slot) {
+        minute -> BigInt,
+        direction -> Text,
+        method -> Text,
+        status -> SmallInt,
+        currency -> Text,
+        slot -> SmallInt,
+        count -> BigInt,
+        amount -> BigInt,
+    }
+}
+
+diesel::table! {
+    ledger_checks (id) {
+        id -> BigInt,
+        at -> BigInt,
+        actor -> Text,
+        mismatches -> BigInt,
+    }
+}
+
+diesel::joinable!(console_sessions -> console_accounts (operator));
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     merchant_keys,
@@ -246,4 +322,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     gateway_processes,
     process_circuits,
     gateway_settings,
+    console_accounts,
+    console_sessions,
+    signin_failures,
+    audit_log,
+    operation_events,
+    operation_counts,
+    ledger_checks,
 );

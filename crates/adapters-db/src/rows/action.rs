@@ -51,6 +51,18 @@ pub(crate) struct StepColumn {
     description: String,
 }
 
+/// The `kind` an action is stored with (`redirect`, `requisites`, `input_fields`,
+/// `instruction`, `confirmation`): what the console's events call it.
+pub(crate) fn action_kind(action: &Action) -> &'static str {
+    match action {
+        Action::Redirect { .. } => "redirect",
+        Action::Requisites { .. } => "requisites",
+        Action::InputFields { .. } => "input_fields",
+        Action::Instruction { .. } => "instruction",
+        Action::Confirmation { .. } => "confirmation",
+    }
+}
+
 impl From<&Action> for ActionColumn {
     fn from(action: &Action) -> Self {
         match action.clone() {
@@ -161,6 +173,8 @@ mod tests {
         let json = serde_json::to_value(ActionColumn::from(action)).unwrap();
         let back: ActionColumn = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(&Action::from(back), action);
+        // The events name an action by the kind it is stored with.
+        assert_eq!(json["kind"], action_kind(action));
         json
     }
 

@@ -1,11 +1,11 @@
-//! The `provider_attempts` and `provider_discrepancies` rows.
+//! The `provider_attempts` rows.
 
 use diesel::prelude::*;
-use domain::attempt::{Attempt, AttemptState, Discrepancy};
+use domain::attempt::{Attempt, AttemptState};
 use domain::Timestamp;
 
 use super::bad;
-use crate::schema::{provider_attempts, provider_discrepancies};
+use crate::schema::provider_attempts;
 
 /// An attempt as written when it is created: not leased.
 #[derive(Insertable)]
@@ -142,25 +142,5 @@ impl AttemptRow {
             unknown_since: self.unknown_since.map(Timestamp::from_millis),
             reads: count("provider_attempts.reads", self.reads)?,
         })
-    }
-}
-
-#[derive(Insertable)]
-#[diesel(table_name = provider_discrepancies)]
-pub(crate) struct NewDiscrepancyRow<'a> {
-    operation_id: String,
-    provider: &'a str,
-    reported: &'a str,
-    at: i64,
-}
-
-impl<'a> NewDiscrepancyRow<'a> {
-    pub(crate) fn new(discrepancy: &'a Discrepancy) -> Self {
-        Self {
-            operation_id: discrepancy.operation_id.to_string(),
-            provider: &discrepancy.provider,
-            reported: &discrepancy.reported,
-            at: discrepancy.at.millis(),
-        }
     }
 }

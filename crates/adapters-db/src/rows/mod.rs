@@ -8,7 +8,8 @@ mod process;
 mod provider;
 mod refund;
 
-pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
+pub(crate) use action::action_kind;
+pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow};
 pub(crate) use catalog::{
     profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, NewKeyRow,
     NewMerchantRow, NewRouteRow, RouteRow,

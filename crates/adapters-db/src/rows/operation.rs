@@ -18,6 +18,7 @@ use domain::{
 
 use super::action::ActionColumn;
 use super::{bad, parse};
+use crate::journal;
 use crate::schema::operations;
 
 /// Calls `$then!` with every column of `operations`, in table order: its name, its SQL type,
@@ -80,10 +81,18 @@ macro_rules! operation_rows {
         /// Many new operations as one PostgreSQL statement: one array parameter per column,
         /// unnested into rows. The text never changes with the number of rows, so it is
         /// prepared once per connection. Rows whose id or merchantOperationId is taken are
-        /// skipped (`ON CONFLICT DO NOTHING`); the statement returns the ids it inserted.
+        /// skipped (`ON CONFLICT DO NOTHING`); the rows inserted get their `created` events
+        /// and counters in the same statement (see `crate::journal`). The statement returns
+        /// the ids it inserted.
         pub(crate) struct InsertMany<'a> {
             $first: Vec<&'a $first_write>,
             $($column: Vec<&'a $write>,)*
+            /// Each row's minute of creation, for its counter.
+            minute: Vec<i64>,
+            /// Each row's `created` event detail.
+            detail: Vec<String>,
+            /// The counter slot of the statement.
+            slot: i16,
         }
 
         impl<'a> NewOperationRow<'a> {
@@ -108,11 +117,17 @@ macro_rules! operation_rows {
         }
 
         impl<'a> InsertMany<'a> {
-            pub(crate) fn new(rows: &'a [NewOperationRow<'a>]) -> Self {
-                Self {
+            pub(crate) fn new(rows: &'a [NewOperationRow<'a>]) -> anyhow::Result<Self> {
+                Ok(Self {
                     $first: rows.iter().map(|r| &r.$first).collect(),
                     $($column: rows.iter().map(|r| &r.$column).collect(),)*
-                }
+                    minute: rows.iter().map(|r| journal::minute_of(r.created_at)).collect(),
+                    detail: rows
+                        .iter()
+                        .map(|r| journal::created_text(r.status))
+                        .collect::<anyhow::Result<_>>()?,
+                    slot: journal::slot(),
+                })
             }
 
             /// The column arrays as bind parameters, comma-separated, in
@@ -124,6 +139,14 @@ macro_rules! operation_rows {
                     out.push_bind_param::<Array<$sql>, _>(&self.$column)?;
                 )*
                 Ok(())
+            }
+
+            /// The arrays of each row's minute and event detail, each after a comma.
+            fn push_journal<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+                out.push_sql(", ");
+                out.push_bind_param::<Array<BigInt>, _>(&self.minute)?;
+                out.push_sql(", ");
+                out.push_bind_param::<Array<Text>, _>(&self.detail)
             }
         }
     };
@@ -189,19 +212,27 @@ impl diesel::query_builder::QueryId for InsertMany<'_> {
 
 impl diesel::query_builder::QueryFragment<Pg> for InsertMany<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("INSERT INTO operations (");
-        out.push_sql(NewOperationRow::COLUMNS);
-        out.push_sql(") SELECT * FROM unnest(");
+        out.push_sql("WITH req AS (SELECT * FROM unnest(");
         self.push_arrays(out.reborrow())?;
-        out.push_sql(") ON CONFLICT DO NOTHING RETURNING id");
+        self.push_journal(out.reborrow())?;
+        out.push_sql(") AS r (");
+        out.push_sql(NewOperationRow::COLUMNS);
+        out.push_sql(", minute, detail)), op AS (INSERT INTO operations (");
+        out.push_sql(NewOperationRow::COLUMNS);
+        out.push_sql(") SELECT ");
+        out.push_sql(NewOperationRow::REQ_COLUMNS);
+        out.push_sql(" FROM req r ON CONFLICT DO NOTHING RETURNING id)");
+        journal::push_created(&mut out, &self.slot)?;
+        out.push_sql(" SELECT id FROM op");
         Ok(())
     }
 }
 
 /// Many payouts with their holds as one PostgreSQL statement: for each merchant and currency
 /// the batch's holds are summed and taken with one conditional update (the balance rows are
-/// locked in key order first); the operations and ledger entries of the merchants whose
-/// update found the money are inserted. Returns the ids written; a merchant that was short
+/// locked in key order first); the operations, their `created` events and counters (see
+/// `crate::journal`) and ledger entries of the merchants whose update found the money are
+/// inserted. Returns the ids written; a merchant that was short
 /// for the whole batch writes nothing, and its rows are retried one by one. A taken
 /// merchantOperationId fails the whole statement (no `ON CONFLICT` here: a hold must not be
 /// taken for a row that is not written).
@@ -219,14 +250,14 @@ impl<'a> HoldMany<'a> {
     pub(crate) fn new(
         rows: &'a [NewOperationRow<'a>],
         moves: &[&domain::ledger::BalanceMove],
-    ) -> Self {
-        Self {
-            ops: InsertMany::new(rows),
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
+            ops: InsertMany::new(rows)?,
             kind: moves.iter().map(|m| m.kind.as_str()).collect(),
             available: moves.iter().map(|m| m.available).collect(),
             held: moves.iter().map(|m| m.held).collect(),
             at: moves.iter().map(|m| m.at.millis()).collect(),
-        }
+        })
     }
 }
 
@@ -250,10 +281,11 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
         out.push_bind_param::<Array<BigInt>, _>(&self.held)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<BigInt>, _>(&self.at)?;
+        self.ops.push_journal(out.reborrow())?;
         out.push_sql(") AS r (");
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(
-            ", kind, da, dh, at)), \
+            ", kind, da, dh, at, minute, detail)), \
              need AS (SELECT merchant_id, currency, CAST(sum(da) AS BIGINT) AS da, \
                  CAST(sum(dh) AS BIGINT) AS dh FROM req GROUP BY merchant_id, currency), \
              locked AS (SELECT b.merchant_id FROM balances b JOIN need n \
@@ -272,8 +304,11 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
         out.push_sql(NewOperationRow::REQ_COLUMNS);
         out.push_sql(
             " FROM req r JOIN hold h ON h.merchant_id = r.merchant_id AND h.currency = r.currency \
-             RETURNING id) \
-             INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
+             RETURNING id)",
+        );
+        journal::push_created(&mut out, &self.ops.slot)?;
+        out.push_sql(
+            " INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
                  operation_id, created_at) \
              SELECT r.merchant_id, r.currency, r.kind, r.da, r.dh, r.id, r.at \
              FROM req r JOIN op ON op.id = r.id RETURNING operation_id",

@@ -3,19 +3,21 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
-use domain::attempt::{Attempt, Discrepancy};
+use domain::attempt::{Attempt, AttemptState, Discrepancy};
 use domain::ports::StoreError;
 use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::rows::{AttemptChanges, AttemptRow, NewAttemptRow, NewDiscrepancyRow};
-use crate::schema::{operations, provider_attempts, provider_discrepancies};
+use crate::journal::{write_events, NewEvent};
+use crate::rows::{bad, AttemptChanges, AttemptRow, NewAttemptRow};
+use crate::schema::{operations, provider_attempts};
 use crate::work::{corrupt, TxError};
 
 use super::operations::PROCESSING;
 
-/// Writes a new attempt inside the caller's transaction (after its operation).
+/// Writes a new attempt inside the caller's transaction (after its operation); its event
+/// ([`NewEvent::attempt`]) is the caller's to write.
 pub(crate) fn insert_attempt<E: From<StoreError>>(
     conn: &mut DbConn,
     attempt: &Attempt,
@@ -56,7 +58,8 @@ RETURNING operation_id, number, route_id, provider, state, acquirer_id, failure_
 /// to `sent` or `unknown` (nor its `unknown_since` set). The lease ends.
 ///
 /// Binds: 1 state, 2 acquirer id, 3 failure code, 4 redirect URL, 5 latency, 6 updated at,
-/// 7 next check, 8 unknown since, 9 reads, 10 operation id, 11 number.
+/// 7 next check, 8 unknown since, 9 reads, 10 operation id, 11 number. Followed by
+/// `RETURNING state` ([`save_sql`]) or by the rest of [`SAVE_JOURNALED`].
 const SAVE: &str = "\
 UPDATE provider_attempts SET
     state = CASE WHEN state IN ('ok', 'declined', 'unavailable') AND {p}1 IN ('sent', 'unknown')
@@ -74,13 +77,39 @@ UPDATE provider_attempts SET
     lease_until = NULL
 WHERE operation_id = {p}10 AND number = {p}11";
 
-/// Merges `attempt` into its row ([`SAVE`]) inside the caller's transaction.
-fn save_attempt<E: From<StoreError>>(
-    conn: &mut DbConn,
-    attempt: &Attempt,
-) -> Result<(), TxError<E>> {
-    let c = AttemptChanges::new(attempt).map_err(corrupt)?;
-    let changed = diesel::sql_query(save_sql(conn))
+/// PostgreSQL: [`SAVE`] as one statement with the attempt's event, written when the state
+/// changed. The row is locked first (`before`, which the update waits for through its
+/// condition) so that the state compared is the one the update replaces. A changed state is
+/// always the one written (a state kept is the stored one), so the event binds it.
+///
+/// Binds: those of [`SAVE`], then 12 the event's detail.
+const SAVE_JOURNALED: &str = "\
+WITH before AS (SELECT state FROM provider_attempts
+    WHERE operation_id = $10 AND number = $11 FOR UPDATE),
+saved AS ({save} AND (SELECT COUNT(*) FROM before) >= 0 RETURNING state),
+ev AS (INSERT INTO operation_events (operation_id, at, detail)
+    SELECT $10, $6, $12 FROM saved, before WHERE saved.state <> before.state)
+SELECT state FROM saved";
+
+/// A state as a statement returns it.
+#[derive(QueryableByName)]
+struct StateRow {
+    #[diesel(sql_type = Text)]
+    state: String,
+}
+
+type Backend = <DbConn as diesel::Connection>::Backend;
+
+/// `sql` (a [`SAVE`] statement) with the binds of `attempt`'s changes.
+fn bound_save<'a>(
+    sql: String,
+    attempt: &'a Attempt,
+) -> anyhow::Result<
+    diesel::query_builder::BoxedSqlQuery<'a, Backend, diesel::query_builder::SqlQuery>,
+> {
+    let c = AttemptChanges::new(attempt)?;
+    Ok(diesel::sql_query(sql)
+        .into_boxed::<Backend>()
         .bind::<Text, _>(c.state)
         .bind::<Nullable<Text>, _>(c.acquirer_id)
         .bind::<Nullable<Text>, _>(c.failure_code)
@@ -91,16 +120,75 @@ fn save_attempt<E: From<StoreError>>(
         .bind::<Nullable<BigInt>, _>(c.unknown_since)
         .bind::<Integer, _>(c.reads)
         .bind::<Text, _>(attempt.operation_id.to_string())
-        .bind::<Integer, _>(c.number)
-        .execute(conn)?;
-    if changed == 0 {
-        return Err(corrupt(anyhow::anyhow!(
+        .bind::<Integer, _>(c.number))
+}
+
+/// The state a save left, from the rows its statement returned (one, or none if the attempt
+/// does not exist, which is a bug).
+fn saved_state<E: From<StoreError>>(
+    rows: Vec<StateRow>,
+    attempt: &Attempt,
+) -> Result<String, TxError<E>> {
+    rows.into_iter().next().map(|row| row.state).ok_or_else(|| {
+        corrupt(anyhow::anyhow!(
             "attempt {} of operation {} does not exist",
             attempt.number,
             attempt.operation_id
-        )));
+        ))
+    })
+}
+
+/// Merges `attempt` into its row ([`SAVE`]) inside the caller's transaction; the state it
+/// has after.
+fn save_attempt<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<String, TxError<E>> {
+    let rows: Vec<StateRow> = bound_save(save_sql(conn), attempt)
+        .map_err(corrupt)?
+        .load(conn)?;
+    saved_state(rows, attempt)
+}
+
+/// The event of a save that took the attempt's state from `before` to `after`, if it did.
+fn state_change(
+    attempt: &Attempt,
+    before: Option<&str>,
+    after: &str,
+) -> anyhow::Result<Option<NewEvent>> {
+    if before == Some(after) {
+        return Ok(None);
     }
-    Ok(())
+    let state = AttemptState::parse(after)
+        .ok_or_else(|| bad("provider_attempts.state", format!("{after:?}")))?;
+    let saved = Attempt {
+        state,
+        ..attempt.clone()
+    };
+    NewEvent::attempt(&saved).map(Some)
+}
+
+/// [`save_attempt`] with its event when the state changed, inside the caller's transaction;
+/// the row is locked (PostgreSQL) and its state read first.
+fn save_with_event<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<(), TxError<E>> {
+    let before = stored_state(conn, attempt)?;
+    let after = save_attempt(conn, attempt)?;
+    let event = state_change(attempt, before.as_deref(), &after).map_err(corrupt)?;
+    write_events(conn, event.as_slice())
+}
+
+/// PostgreSQL: [`save_with_event`] as one statement ([`SAVE_JOURNALED`]), on its own.
+fn save_journaled(conn: &mut DbConn, attempt: &Attempt) -> Result<(), TxError<StoreError>> {
+    let event = NewEvent::attempt(attempt).map_err(corrupt)?;
+    let sql = SAVE_JOURNALED.replace("{save}", &SAVE.replace("{p}", "$"));
+    let rows: Vec<StateRow> = bound_save(sql, attempt)
+        .map_err(corrupt)?
+        .bind::<Text, _>(event.detail().to_string())
+        .load(conn)?;
+    saved_state(rows, attempt).map(|_| ())
 }
 
 /// The stored state of `attempt`'s row, locked until the commit on PostgreSQL.
@@ -138,13 +226,30 @@ fn number_of<E: From<StoreError>>(attempt: &Attempt) -> Result<i32, TxError<E>> 
     i32::try_from(attempt.number).map_err(|e| corrupt(e.into()))
 }
 
-/// [`SAVE`] in the dialect of `conn`'s backend.
+/// [`SAVE`] returning the state after it, in the dialect of `conn`'s backend.
 fn save_sql(conn: &DbConn) -> String {
     let placeholder = match conn {
         DbConn::Pg(_) => "$",
         DbConn::Sqlite(_) => "?",
     };
-    SAVE.replace("{p}", placeholder)
+    format!("{} RETURNING state", SAVE.replace("{p}", placeholder))
+}
+
+/// A discrepancy, unless the same one is recorded (`provider_discrepancies_once`).
+///
+/// Binds: 1 operation id, 2 provider, 3 reported status, 4 at.
+const DISCREPANCY: &str = "\
+INSERT INTO provider_discrepancies (operation_id, provider, reported, at)
+VALUES ({p}1, {p}2, {p}3, {p}4)
+ON CONFLICT (operation_id, provider, reported) DO NOTHING";
+
+/// [`DISCREPANCY`] in the dialect of `conn`'s backend.
+fn discrepancy_sql(conn: &DbConn) -> String {
+    let placeholder = match conn {
+        DbConn::Pg(_) => "$",
+        DbConn::Sqlite(_) => "?",
+    };
+    DISCREPANCY.replace("{p}", placeholder)
 }
 
 /// [`CLAIM`] in the dialect of `conn`'s backend.
@@ -175,10 +280,16 @@ impl Database {
     /// The writers of an attempt (the creation call, notifications, the reconciler) each
     /// hold a copy that may be older than the row, so [`SAVE`] merges rather than replaces:
     /// what the acquirer said (its id, failure code, page, a known state) is never lost.
+    ///
+    /// A save that changes the attempt's state writes its event (see `crate::journal`); one
+    /// that changes only what else is known of it (a read, the next check) writes none.
     pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         let attempt = attempt.clone();
-        self.write_one(move |conn| save_attempt(conn, &attempt))
-            .await
+        self.write_one(move |conn| match conn {
+            DbConn::Pg(_) => save_journaled(conn, &attempt),
+            DbConn::Sqlite(_) => save_with_event(conn, &attempt),
+        })
+        .await
     }
 
     /// See [`OperationStore::add_attempts`](domain::ports::OperationStore::add_attempts).
@@ -195,9 +306,10 @@ impl Database {
         let next = next.to_vec();
         let called = next.iter().find(|a| a.was_tried()).cloned();
         self.write(move |conn| {
+            // Locks in the order attempt row, then operation row.
+            let before = stored_state(conn, &finished)?;
             if let Some(called) = &called {
-                // Locks in the order attempt row, then operation row.
-                if stored_state(conn, &finished)?.as_deref() != Some("sent") {
+                if before.as_deref() != Some("sent") {
                     return Ok(false);
                 }
                 let moved = diesel::update(
@@ -214,10 +326,20 @@ impl Database {
                     return Ok(false);
                 }
             }
-            save_attempt(conn, &finished)?;
+            let after = save_attempt(conn, &finished)?;
             for attempt in &next {
                 insert_attempt(conn, attempt)?;
             }
+            let events = state_change(&finished, before.as_deref(), &after)
+                .and_then(|change| {
+                    change
+                        .into_iter()
+                        .map(Ok)
+                        .chain(next.iter().map(NewEvent::attempt))
+                        .collect::<anyhow::Result<Vec<_>>>()
+                })
+                .map_err(corrupt)?;
+            write_events(conn, &events)?;
             Ok(true)
         })
         .await
@@ -263,19 +385,20 @@ impl Database {
         discrepancy: &Discrepancy,
     ) -> Result<(), StoreError> {
         let discrepancy = discrepancy.clone();
-        self.write_one(move |conn| {
+        let event = NewEvent::discrepancy(&discrepancy).map_err(StoreError::Other)?;
+        self.write(move |conn| {
             // The same report again (an acquirer retries its notifications) is the same
-            // discrepancy: it is recorded and counted once.
-            let inserted = diesel::insert_into(provider_discrepancies::table)
-                .values(NewDiscrepancyRow::new(&discrepancy))
-                .execute(conn);
+            // discrepancy: it is recorded, counted and shown once.
+            let d = &discrepancy;
+            let inserted = diesel::sql_query(discrepancy_sql(conn))
+                .bind::<Text, _>(d.operation_id.to_string())
+                .bind::<Text, _>(&d.provider)
+                .bind::<Text, _>(&d.reported)
+                .bind::<BigInt, _>(d.at.millis())
+                .execute(conn)?;
             match inserted {
-                Ok(_)
-                | Err(diesel::result::Error::DatabaseError(
-                    diesel::result::DatabaseErrorKind::UniqueViolation,
-                    _,
-                )) => Ok(()),
-                Err(error) => Err(error.into()),
+                0 => Ok(()),
+                _ => write_events(conn, std::slice::from_ref(&event)),
             }
         })
         .await

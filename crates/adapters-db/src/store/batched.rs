@@ -70,6 +70,7 @@ impl Database {
             };
             let ids: Vec<Option<String>> = match lane {
                 Lane::Plain => InsertMany::new(&rows)
+                    .map_err(corrupt::<StoreError>)?
                     .load::<String>(pg)?
                     .into_iter()
                     .map(Some)
@@ -79,7 +80,9 @@ impl Database {
                         .iter()
                         .filter_map(|job| job.new.moves.first())
                         .collect();
-                    HoldMany::new(&rows, &moves).load::<Option<String>>(pg)?
+                    HoldMany::new(&rows, &moves)
+                        .map_err(corrupt::<StoreError>)?
+                        .load::<Option<String>>(pg)?
                 }
             };
             Ok(ids)

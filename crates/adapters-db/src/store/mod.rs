@@ -7,7 +7,9 @@ mod operations;
 mod refunds;
 mod single;
 
-pub(crate) use money::{apply_move, ledger_sums, queue_callback, queue_refund_callback};
+pub(crate) use money::{
+    apply_move, apply_noted_move, ledger_sums, queue_callback, queue_refund_callback,
+};
 
 use domain::ports::{InsertError, NewOperation};
 

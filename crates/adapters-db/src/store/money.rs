@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Text};
 use domain::callback::{QueuedCallback, RefundCallback};
-use domain::ledger::BalanceMove;
+use domain::ledger::{BalanceMove, ManualNote};
 use domain::Direction;
 
 use crate::conn::DbConn;
@@ -19,6 +19,16 @@ use crate::work::TxError;
 pub(crate) fn apply_move<E>(
     conn: &mut DbConn,
     mv: &BalanceMove,
+    short: impl Fn() -> E,
+) -> Result<(), TxError<E>> {
+    apply_noted_move(conn, mv, None, short)
+}
+
+/// [`apply_move`], its ledger entry recording `note` (who made a manual move and why).
+pub(crate) fn apply_noted_move<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    note: Option<&ManualNote>,
     short: impl Fn() -> E,
 ) -> Result<(), TxError<E>> {
     use crate::schema::balances::dsl::*;
@@ -36,6 +46,8 @@ pub(crate) fn apply_move<E>(
             ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
             ledger::refund_id.eq(mv.refund_id.map(|id| id.to_string())),
             ledger::created_at.eq(mv.at.millis()),
+            ledger::actor.eq(note.map(|n| n.actor.as_str())),
+            ledger::reason.eq(note.map(|n| n.reason.as_str())),
         ))
         .execute(conn)?;
     let changed = diesel::update(

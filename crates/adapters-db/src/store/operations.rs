@@ -18,7 +18,10 @@ use super::attempts::{insert_attempt, Claim};
 use super::{apply_move, queue_callback, single};
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
-use crate::rows::{self, action_json, operation_from_row, NewOperationRow, OperationRow};
+use crate::journal::{self, write_events, NewEvent};
+use crate::rows::{
+    self, action_json, action_kind, operation_from_row, NewOperationRow, OperationRow,
+};
 use crate::schema::{balances, operations};
 use crate::work::{corrupt, TxError};
 
@@ -39,6 +42,13 @@ fn load_operation<E: From<StoreError>>(
     row.map(operation_from_row).transpose().map_err(corrupt)
 }
 
+/// The events of a new operation: its creation, then each of its first attempts.
+fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
+    std::iter::once(NewEvent::created(&new.operation))
+        .chain(new.attempts.iter().map(NewEvent::attempt))
+        .collect()
+}
+
 /// `Operation::finish` only yields final statuses; anything else is a bug in the caller.
 fn final_status(op: &Operation) -> Result<i16, StoreError> {
     match op.status() {
@@ -51,6 +61,9 @@ fn final_status(op: &Operation) -> Result<i16, StoreError> {
 
 #[async_trait]
 impl OperationStore for Database {
+    /// The operation row first, then its attempts, its events (creation, then each attempt),
+    /// its callback, its moves and, last, its counters (see `crate::journal`); on PostgreSQL
+    /// the common shapes go in one statement each (`store::single`, `store::batched`).
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %new.operation.id()))]
     async fn insert(&self, new: &NewOperation) -> Result<(), InsertError> {
         let new = new.clone();
@@ -90,6 +103,7 @@ impl OperationStore for Database {
             for attempt in &new.attempts {
                 insert_attempt(conn, attempt)?;
             }
+            write_events(conn, &created_events(&new).map_err(corrupt)?)?;
             if let Some(callback) = &new.callback {
                 queue_callback(conn, callback)?;
             }
@@ -97,13 +111,15 @@ impl OperationStore for Database {
             for mv in &new.moves {
                 apply_move(conn, mv, || InsertError::InsufficientBalance)?;
             }
-            Ok(())
+            // The counters after the balances (see `crate::journal`).
+            journal::bump(conn, journal::created(&new.operation))
         })
         .await
     }
 
     /// Writes the status, decline, `updated_at` and a cleared `due_at` (what
-    /// `Operation::finish` changes), guarded by `status = 3`, then the callback and the moves.
+    /// `Operation::finish` changes), guarded by `status = 3`, then its event, the callback,
+    /// the moves and, last, its counters (see `crate::journal`).
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %completion.operation.id()))]
     async fn finish(&self, completion: &Completion) -> Result<(), FinishError> {
         let completion = completion.clone();
@@ -135,6 +151,8 @@ impl OperationStore for Database {
                     return Err(TxError::Fail(FinishError::NotProcessing));
                 }
             }
+            let event = NewEvent::status(done, Status::Processing, None).map_err(corrupt)?;
+            write_events(conn, &[event])?;
             if let Some(callback) = &completion.callback {
                 queue_callback(conn, callback)?;
             }
@@ -142,7 +160,8 @@ impl OperationStore for Database {
             for mv in &completion.moves {
                 apply_move(conn, mv, || FinishError::InsufficientBalance)?;
             }
-            Ok(())
+            // The counters after the balances (see `crate::journal`).
+            journal::bump(conn, journal::changed(done, Status::Processing))
         })
         .await
     }
@@ -158,6 +177,9 @@ impl OperationStore for Database {
         let state = operation.provider_state().map(|s| s.as_str().to_string());
         let due = operation.due_at().map(Timestamp::millis);
         let at = operation.updated_at().millis();
+        let kind = operation.action().map(action_kind);
+        let event = NewEvent::step(operation.id(), kind, operation.updated_at())
+            .map_err(StoreError::Other)?;
         self.write(move |conn| {
             use crate::schema::operations::dsl as o;
             let changed = diesel::update(
@@ -174,7 +196,7 @@ impl OperationStore for Database {
             .execute(conn)?;
             match changed {
                 0 => Err(TxError::Fail(FinishError::NotProcessing)),
-                _ => Ok(()),
+                _ => write_events(conn, std::slice::from_ref(&event)),
             }
         })
         .await
@@ -190,6 +212,8 @@ impl OperationStore for Database {
     ) -> Result<(), FinishError> {
         let expected = action_json(expected).map_err(StoreError::Other)?;
         let replacement = action_json(action).map_err(StoreError::Other)?;
+        let event =
+            NewEvent::step(op_id, Some(action_kind(action)), at).map_err(StoreError::Other)?;
         self.write(move |conn| {
             use crate::schema::operations::dsl as o;
             let changed = diesel::update(
@@ -202,7 +226,7 @@ impl OperationStore for Database {
             .execute(conn)?;
             match changed {
                 0 => Err(TxError::Fail(FinishError::NotProcessing)),
-                _ => Ok(()),
+                _ => write_events(conn, std::slice::from_ref(&event)),
             }
         })
         .await

@@ -17,6 +17,7 @@ use super::operations::PROCESSING;
 use super::{apply_move, queue_refund_callback};
 use crate::conn::DbConn;
 use crate::database::Database;
+use crate::journal::{write_events, NewEvent};
 use crate::rows::{self, refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
 use crate::schema::{operations, refunds};
 use crate::work::{corrupt, TxError};
@@ -145,10 +146,13 @@ fn claim_sql(conn: &DbConn) -> String {
 impl RefundStore for Database {
     /// Under the deposit's lock, in the port's order: the refund row (`Duplicate`), the
     /// deposit's status (`NotApproved`), the sum of its refunds that count, this one included
-    /// (`ExceedsAmount`), then the hold (`InsufficientBalance`). Any refusal rolls back all.
+    /// (`ExceedsAmount`), then its event (see `crate::journal`) and the hold
+    /// (`InsufficientBalance`). Any refusal rolls back all.
     #[tracing::instrument(level = "debug", skip_all, fields(refund.id = %new.refund.id, operation.id = %new.refund.operation_id))]
     async fn insert_refund(&self, new: &NewRefund) -> Result<(), RefundInsertError> {
         let new = new.clone();
+        let event =
+            NewEvent::refund(&new.refund, new.refund.created_at).map_err(StoreError::Other)?;
         self.write(move |conn| {
             let refund = &new.refund;
             let deposit_id = refund.operation_id.to_string();
@@ -175,6 +179,7 @@ impl RefundStore for Database {
             if counted_refunds(conn, &deposit_id)? > deposit.amount {
                 return Err(TxError::Fail(RefundInsertError::ExceedsAmount));
             }
+            write_events(conn, std::slice::from_ref(&event))?;
             // The balance update last: it holds the balance row's lock until the commit.
             apply_move(conn, &new.hold, || RefundInsertError::InsufficientBalance)
         })
@@ -182,11 +187,13 @@ impl RefundStore for Database {
     }
 
     /// Writes the status, decline, `updated_at`, a known acquirer id, and clears the check
-    /// time and lease, guarded by `status = 3`; then the callback and the moves.
+    /// time and lease, guarded by `status = 3`; then its event, the callback and the moves.
     #[tracing::instrument(level = "debug", skip_all, fields(refund.id = %completion.refund.id))]
     async fn finish_refund(&self, completion: &RefundCompletion) -> Result<(), FinishError> {
         let completion = completion.clone();
         let status_code = final_status(&completion.refund)?;
+        let done = &completion.refund;
+        let event = NewEvent::refund(done, done.updated_at).map_err(StoreError::Other)?;
         self.write(move |conn| {
             use crate::schema::refunds::dsl::*;
             let done = &completion.refund;
@@ -211,6 +218,7 @@ impl RefundStore for Database {
             if changed == 0 {
                 return Err(TxError::Fail(FinishError::NotProcessing));
             }
+            write_events(conn, std::slice::from_ref(&event))?;
             if let Some(callback) = &completion.callback {
                 queue_refund_callback(conn, callback)?;
             }
@@ -223,6 +231,7 @@ impl RefundStore for Database {
         .await
     }
 
+    /// Writes no event: a saved refund is still processing (its status does not change).
     #[tracing::instrument(level = "debug", skip_all, fields(refund.id = %refund.id))]
     async fn save_refund(&self, refund: &Refund) -> Result<(), FinishError> {
         let refund = refund.clone();

@@ -2,11 +2,14 @@
 //! round trip instead of BEGIN, two or three statements and COMMIT.
 //!
 //! * A new operation with no balance move and no callback (a deposit waiting for the user)
-//!   is one `INSERT`, committed on its own.
+//!   is one `INSERT` (a batch of one, [`InsertMany`]), committed on its own.
 //! * A new operation with one move that takes money (a payout's hold) and no callback is one
 //!   statement: the conditional balance update, then the operation and its ledger entry
 //!   inserted only if the update found the money. It is atomic like any single statement, and
 //!   the balance row is locked only from that statement to its commit.
+//!
+//! Either statement also writes the operation's `created` event and counter (see
+//! `crate::journal`), so they commit with it.
 //!
 //! Everything else (declines at creation, operations written with their first provider
 //! attempt, SQLite) keeps the general unit of work in
@@ -16,13 +19,14 @@ use diesel::pg::{Pg, PgConnection};
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::ledger::BalanceMove;
+use domain::operation::Operation;
 use domain::ports::{InsertError, NewOperation};
 
-use crate::rows::NewOperationRow;
-use crate::schema::operations;
-use crate::work::TxError;
+use crate::journal::{self, NewEvent};
+use crate::rows::{self, InsertMany, NewOperationRow};
+use crate::work::{corrupt, TxError};
 
 /// Which single statement writes `new`, if one can.
 pub(crate) enum Shape {
@@ -47,7 +51,8 @@ impl Shape {
     }
 }
 
-/// `UPDATE balances ... RETURNING`, then the operation and the ledger entry from its result.
+/// `UPDATE balances ... RETURNING`, then the operation, its event, its counter and the ledger
+/// entry from its result.
 struct InsertWithHold<'a> {
     row: &'a NewOperationRow<'a>,
     merchant_id: &'a str,
@@ -57,6 +62,34 @@ struct InsertWithHold<'a> {
     held: i64,
     operation_id: Option<String>,
     at: i64,
+    /// The operation's `created` event.
+    event: NewEvent,
+    counter: Counter,
+}
+
+/// The counter a new operation adds one to.
+struct Counter {
+    minute: i64,
+    direction: &'static str,
+    method: &'static str,
+    status: i16,
+    currency: String,
+    slot: i16,
+    amount: i64,
+}
+
+impl Counter {
+    fn of(op: &Operation) -> Counter {
+        Counter {
+            minute: journal::minute_of(op.created_at().millis()),
+            direction: op.direction().as_str(),
+            method: op.method().as_str(),
+            status: rows::status_code(op.status()),
+            currency: op.currency().as_str().to_string(),
+            slot: journal::slot(),
+            amount: op.amount().minor(),
+        }
+    }
 }
 
 /// The statement's text never changes, so diesel prepares it once per connection.
@@ -85,8 +118,10 @@ impl QueryFragment<Pg> for InsertWithHold<'_> {
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(") SELECT ");
         self.row.push_values(out.reborrow())?;
+        out.push_sql(" FROM hold RETURNING 1)");
+        self.push_journal(out.reborrow())?;
         out.push_sql(
-            " FROM hold RETURNING 1) INSERT INTO ledger (merchant_id, currency, kind, \
+            " INSERT INTO ledger (merchant_id, currency, kind, \
              available_delta, held_delta, operation_id, created_at) SELECT ",
         );
         out.push_bind_param::<Text, _>(&self.merchant_id)?;
@@ -103,6 +138,39 @@ impl QueryFragment<Pg> for InsertWithHold<'_> {
         out.push_sql(", ");
         out.push_bind_param::<BigInt, _>(&self.at)?;
         out.push_sql(" FROM op");
+        Ok(())
+    }
+}
+
+impl InsertWithHold<'_> {
+    /// The event and the counter, each written only if the operation was (`FROM op`).
+    fn push_journal<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(", ev AS (INSERT INTO operation_events (operation_id, at, detail) SELECT ");
+        out.push_bind_param::<Text, _>(self.event.operation_id())?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(self.event.at())?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.event.detail())?;
+        out.push_sql(" FROM op), cnt AS (INSERT INTO operation_counts (");
+        out.push_sql(journal::COUNT_COLUMNS);
+        out.push_sql(") SELECT ");
+        let c = &self.counter;
+        out.push_bind_param::<BigInt, _>(&c.minute)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&c.direction)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&c.method)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SmallInt, _>(&c.status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&c.currency)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SmallInt, _>(&c.slot)?;
+        out.push_sql(", 1, ");
+        out.push_bind_param::<BigInt, _>(&c.amount)?;
+        out.push_sql(" FROM op");
+        out.push_sql(journal::ADD_TO_COUNTS);
+        out.push_sql(")");
         Ok(())
     }
 }
@@ -127,19 +195,22 @@ pub(crate) fn insert(
 ) -> Result<(), TxError<InsertError>> {
     match shape {
         Shape::Plain => {
-            diesel::insert_into(operations::table)
-                .values(row)
-                .execute(conn)
+            // A taken id or merchantOperationId is skipped (`ON CONFLICT DO NOTHING`).
+            let written: Vec<String> = InsertMany::new(std::slice::from_ref(row))
+                .map_err(corrupt)?
+                .load(conn)
                 .map_err(duplicate)?;
+            if written.is_empty() {
+                return Err(TxError::Fail(InsertError::Duplicate));
+            }
             Ok(())
         }
         Shape::Hold => {
             let [mv] = new.moves.as_slice() else {
-                return Err(TxError::Fail(InsertError::Store(
-                    domain::ports::StoreError::Other(anyhow::anyhow!("a hold needs one move")),
-                )));
+                return Err(corrupt(anyhow::anyhow!("a hold needs one move")));
             };
-            let written = hold_statement(row, mv).execute(conn).map_err(duplicate)?;
+            let statement = hold_statement(row, &new.operation, mv).map_err(corrupt)?;
+            let written = statement.execute(conn).map_err(duplicate)?;
             if written == 1 {
                 return Ok(());
             }
@@ -155,8 +226,12 @@ pub(crate) fn insert(
     }
 }
 
-fn hold_statement<'a>(row: &'a NewOperationRow<'a>, mv: &'a BalanceMove) -> InsertWithHold<'a> {
-    InsertWithHold {
+fn hold_statement<'a>(
+    row: &'a NewOperationRow<'a>,
+    op: &Operation,
+    mv: &'a BalanceMove,
+) -> anyhow::Result<InsertWithHold<'a>> {
+    Ok(InsertWithHold {
         row,
         merchant_id: mv.merchant_id.as_str(),
         currency: mv.currency.as_str(),
@@ -165,7 +240,9 @@ fn hold_statement<'a>(row: &'a NewOperationRow<'a>, mv: &'a BalanceMove) -> Inse
         held: mv.held,
         operation_id: mv.operation_id.map(|id| id.to_string()),
         at: mv.at.millis(),
-    }
+        event: NewEvent::created(op)?,
+        counter: Counter::of(op),
+    })
 }
 
 fn taken(

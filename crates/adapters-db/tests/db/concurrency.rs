@@ -183,7 +183,7 @@ async fn concurrent_first_credits_create_one_balance() {
         let results = all_at_once(20, |i| {
             let (db, id) = (t.db.clone(), shop.id.clone());
             async move {
-                db.apply_manual_move(&rub_move(id, i as i64 + 1, true))
+                db.apply_manual_move(&rub_move(id, i as i64 + 1, true), &domain::testkit::note())
                     .await
             }
         })

@@ -55,14 +55,16 @@ pub fn rub_move(merchant: MerchantId, minor: i64, credit: bool) -> BalanceMove {
 /// Credits `minor` units of RUB by hand.
 pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
     let mv = rub_move(merchant.id.clone(), minor, true);
-    db.apply_manual_move(&mv).await.expect("credit");
+    db.apply_manual_move(&mv, &domain::testkit::note())
+        .await
+        .expect("credit");
 }
 
 /// A credit to the unknown merchant `nobody` is refused, naming it.
 pub async fn assert_nobody_is_refused(db: &Database) {
     let nobody = MerchantId::parse("nobody").expect("id");
     let refused = db
-        .apply_manual_move(&rub_move(nobody, 1, true))
+        .apply_manual_move(&rub_move(nobody, 1, true), &domain::testkit::note())
         .await
         .expect_err("unknown merchant");
     assert!(

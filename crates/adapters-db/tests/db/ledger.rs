@@ -43,7 +43,7 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
         let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
         assert_eq!(at_creation.operation.status(), Status::Declined);
         let debit = rub_move(shop.id.clone(), 1_00, false);
-        t.db.apply_manual_move(&debit).await.expect("debit");
+        t.db.apply_manual_move(&debit, &domain::testkit::note()).await.expect("debit");
         assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
 
         // A balance changed behind the ledger's back.
@@ -95,23 +95,29 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
         };
         let credit = rub_move(shop.id.clone(), 10_00, true);
         assert_eq!(
-            t.db.apply_manual_move(&credit).await.expect("credit"),
+            t.db.apply_manual_move(&credit, &domain::testkit::note())
+                .await
+                .expect("credit"),
             rub_balance(10_00)
         );
         let too_much = rub_move(shop.id.clone(), 10_01, false);
         assert!(matches!(
-            t.db.apply_manual_move(&too_much).await,
+            t.db.apply_manual_move(&too_much, &domain::testkit::note())
+                .await,
             Err(ManualMoveError::InsufficientBalance)
         ));
         let usd = Currency::parse("USD").expect("currency");
         let never_held = manual_move(shop.id.clone(), usd, rub(1), false, now());
         assert!(matches!(
-            t.db.apply_manual_move(&never_held).await,
+            t.db.apply_manual_move(&never_held, &domain::testkit::note())
+                .await,
             Err(ManualMoveError::InsufficientBalance)
         ));
         let debit = rub_move(shop.id.clone(), 4_00, false);
         assert_eq!(
-            t.db.apply_manual_move(&debit).await.expect("debit"),
+            t.db.apply_manual_move(&debit, &domain::testkit::note())
+                .await
+                .expect("debit"),
             rub_balance(6_00)
         );
 

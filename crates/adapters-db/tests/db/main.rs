@@ -7,6 +7,7 @@
 mod attempts;
 mod catalog;
 mod concurrency;
+mod console;
 mod doubles;
 mod encryption;
 mod fingerprints;

@@ -204,7 +204,8 @@ async fn an_uncovered_hold_writes_nothing() {
         assert_eq!(balance(&t.db, &shop).await, (0, 1_00));
         let debit = rub_move(shop.id.clone(), 1, false);
         assert!(matches!(
-            t.db.apply_manual_move(&debit).await,
+            t.db.apply_manual_move(&debit, &domain::testkit::note())
+                .await,
             Err(ManualMoveError::InsufficientBalance)
         ));
         assert_nobody_is_refused(&t.db).await;

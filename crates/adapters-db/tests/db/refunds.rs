@@ -196,7 +196,9 @@ async fn a_refund_the_available_balance_cannot_hold_is_refused_and_writes_nothin
         let shop = merchant(&t.db).await;
         let deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let debit = rub_move(shop.id.clone(), 60_00, false);
-        t.db.apply_manual_move(&debit).await.expect("debit");
+        t.db.apply_manual_move(&debit, &domain::testkit::note())
+            .await
+            .expect("debit");
 
         let before = written(&t);
         let error = refused(&t.db, &new_refund(&deposit, 50_00, Some("big"))).await;

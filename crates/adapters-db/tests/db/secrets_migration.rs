@@ -12,7 +12,7 @@ use crate::helpers::{
     acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
     rotate_now,
 };
-use crate::migrations::{recorded_in, revert_newest, SECRETS};
+use crate::migrations::{recorded_in, revert_newest, CONSOLE, SECRETS};
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
 async fn revert(url: &str) -> Result<String, String> {
@@ -25,6 +25,7 @@ async fn revert(url: &str) -> Result<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
         // Rows as the version before wrote them: a merchant with its two secrets, a deposit
         // and a refund of it, each with a fingerprint made with the deposit secret.
@@ -48,7 +49,7 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         ));
 
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (5, 0, 1, 1, 1, 1, 1));
         assert!(t.try_exec("SELECT deposit_secret FROM merchants").is_err());
         assert!(t
             .try_exec("SELECT withdrawal_secret FROM merchants")
@@ -117,8 +118,9 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         let op_columns = "SELECT fingerprint_key FROM operations";
 
         // One clear secret per direction: the old columns come back with them.
+        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
-        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0));
+        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0, 0));
         let restored = format!(
             "id = '{}' AND deposit_secret = '{}' AND withdrawal_secret = '{}'",
             shop.id,
@@ -138,18 +140,20 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             Some(shop.clone())
         );
 
-        // An encrypted secret is refused, changing nothing.
+        // An encrypted secret is refused, changing nothing (the console's migration, newer,
+        // reverts first).
         let keyed = t.with_key(&random_key_text());
         keyed
             .insert_provider(&acquirer("bank-a", "a"), now())
             .await
             .expect("insert");
+        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         let refused = revert(&t.url).await.expect_err("encrypted");
         assert!(
             refused.contains("no_encrypted_secrets") || refused.contains("secrets are encrypted"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1), "nothing changed");
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0), "nothing changed");
         assert!(t.try_exec(op_columns).is_ok());
         t.exec("DELETE FROM providers");
 
@@ -161,7 +165,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
                 || refused.contains("more than one secret"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1), "nothing changed");
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0), "nothing changed");
         let kept =
             t.db.find_merchant(&shop.id)
                 .await
@@ -175,6 +179,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upgraded_database_is_encrypted_without_a_clear_copy_of_the_old_columns() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
         let (deposit, withdrawal) = (random_secret(), random_secret());
         let secrets = [
