@@ -10,6 +10,7 @@ mod acquirer_faults;
 mod callbacks;
 mod circuits;
 mod cli;
+mod console;
 mod console_cli;
 mod demo;
 mod failover;

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod console;
 pub mod db;
 pub mod process;
 pub mod sandbox;
