@@ -11,6 +11,7 @@ mod callbacks;
 mod circuits;
 mod cli;
 mod console;
+mod console_browser;
 mod console_cli;
 mod demo;
 mod failover;
