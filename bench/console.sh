@@ -45,14 +45,14 @@ start=$(date +%s)
 psql -q -v ON_ERROR_STOP=1 "$URL" >/dev/null <<SQL
 \set now_ms $(date +%s%3N)
 INSERT INTO operations (id, merchant_id, direction, method, status, amount, currency, user_id,
-                        merchant_operation_id, error_code, error_message, route_id, created_at,
-                        updated_at, provider)
+                        merchant_operation_id, fingerprint, fingerprint_key, error_code,
+                        error_message, route_id, created_at, updated_at, provider)
 SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-8'
          || substr(h, 18, 3) || '-' || substr(h, 21, 12),
        ($list)[1 + i % 20], 'deposit',
        (ARRAY['card', 'sbp', 'sbp_qr', 'bank_a_pay'])[1 + i % 4],
        CASE WHEN i % 10 < 7 THEN 1 WHEN i % 10 < 9 THEN 2 ELSE 3 END,
-       10000 + (i * 7919) % 990000, 'RUB', 'user-' || (i % 5000), 'order-' || i,
+       10000 + (i::bigint * 7919) % 990000, 'RUB', 'user-' || (i % 5000), 'order-' || i, h || h, 1,
        CASE WHEN i % 10 IN (7, 8) THEN 'CardDeclined' END,
        CASE WHEN i % 10 IN (7, 8) THEN 'The card was declined.' END,
        1, :now_ms - (i::bigint * 2592000000 / $ROWS), :now_ms - (i::bigint * 2592000000 / $ROWS), 'sandbox'

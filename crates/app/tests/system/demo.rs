@@ -3,6 +3,7 @@
 
 use app::demo::{DEMO_DEPOSIT_SECRET, DEMO_MERCHANT, DEMO_WITHDRAWAL_SECRET};
 
+use crate::helpers::console::Visitor;
 use crate::helpers::{deposit, gateway, Api, GatewayProcess, Merchant, Serve, TestDb};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,8 +33,17 @@ async fn the_demo_merchant_is_created_once_and_works() {
         let body = deposit("card", "100.00", &format!("demo-{round}"), None);
         let answer = api.post("/api/v1/deposits", &body).await;
         assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
+        // The console is on, and the banner's password signs the demo operator in (an admin).
+        let password = banner_password(&gw.log_text());
+        let mut visitor = Visitor::new(&gw.url(""));
+        let signed = visitor.sign_in("demo", &password).await;
+        assert_eq!(signed.status, 303, "start {round}: {signed:?}");
+        let merchants = visitor.get("/admin/merchants").await;
+        assert!(merchants.body.contains("admin"), "the demo operator is an admin");
         gw.terminate();
     }
+    let operators = gateway(&db, &["operator", "list", "--json"]).json();
+    assert_eq!(operators.as_array().map(Vec::len), Some(1), "created once: {operators}");
     let list = gateway(&db, &["merchant", "list", "--json"]);
     list.expect_code(0);
     let merchants = list.json();
@@ -41,4 +51,13 @@ async fn the_demo_merchant_is_created_once_and_works() {
     assert_eq!(merchants.len(), 1, "{merchants:?}");
     assert_eq!(merchants[0]["merchantId"], DEMO_MERCHANT);
     gateway(&db, &["ledger", "verify"]).expect_code(0);
+}
+
+/// The console password the demo banner printed (`  password: ...`).
+fn banner_password(log: &str) -> String {
+    log.lines()
+        .find_map(|line| line.trim().strip_prefix("password: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no console password in the banner:\n{log}"))
+        .to_string()
 }

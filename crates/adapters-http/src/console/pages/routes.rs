@@ -162,7 +162,7 @@ pub(crate) async fn priority(posted: Posted, path: web::Path<String>) -> Answer 
     }
     audit(
         &posted,
-        "route.priority",
+        "route.set_priority",
         &route.id.to_string(),
         Some(json!({ "priority": route.priority })),
         Some(json!({ "priority": priority })),

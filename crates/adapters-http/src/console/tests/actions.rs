@@ -407,7 +407,7 @@ async fn route_priority_is_admin_only_and_audited() {
         .console
         .expect_audit()
         .withf(|entry| {
-            audited(entry, "route.priority", "2")
+            audited(entry, "route.set_priority", "2")
                 && entry.before.as_deref() == Some(r#"{"priority":100}"#)
                 && entry.after.as_deref() == Some(r#"{"priority":250}"#)
         })
