@@ -342,23 +342,32 @@ mod tests {
 
     #[test]
     fn the_console_is_off_on_or_a_listener_of_its_own() {
-        assert_eq!(parse_admin("off", false).unwrap(), AdminListener::Off);
-        assert_eq!(parse_admin("on", false).unwrap(), AdminListener::Main);
         assert_eq!(
-            parse_admin("127.0.0.1:8081", false).unwrap(),
-            AdminListener::Own("127.0.0.1:8081".parse().unwrap())
+            parse_admin("off", false).expect("valid"),
+            AdminListener::Off
         );
-        let refused = parse_admin("localhost:8081", false).unwrap_err();
+        assert_eq!(
+            parse_admin("on", false).expect("valid"),
+            AdminListener::Main
+        );
+        assert_eq!(
+            parse_admin("127.0.0.1:8081", false).expect("valid"),
+            AdminListener::Own("127.0.0.1:8081".parse().expect("valid"))
+        );
+        let refused = parse_admin("localhost:8081", false).expect_err("refused");
         assert_eq!(refused.variable, "GATEWAY_ADMIN");
         assert!(parse_admin("yes please", false).is_err());
     }
 
     #[test]
     fn the_demo_turns_the_console_on_unless_it_has_a_listener() {
-        assert_eq!(parse_admin("off", true).unwrap(), AdminListener::Main);
         assert_eq!(
-            parse_admin("127.0.0.1:9", true).unwrap(),
-            AdminListener::Own("127.0.0.1:9".parse().unwrap())
+            parse_admin("off", true).expect("valid"),
+            AdminListener::Main
+        );
+        assert_eq!(
+            parse_admin("127.0.0.1:9", true).expect("valid"),
+            AdminListener::Own("127.0.0.1:9".parse().expect("valid"))
         );
     }
 }

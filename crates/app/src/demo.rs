@@ -1,9 +1,9 @@
 //! `gateway serve --demo`: a ready merchant and a request to paste.
 
-use domain::merchant::{full_access, Secret};
-use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
 use domain::console::{hash_password, Actor, ConsoleAccount, Role};
 use domain::ledger::ManualNote;
+use domain::merchant::{full_access, Secret};
+use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
 use domain::ports::{Clock, ConsoleStore};
 use domain::signature::sign;
 use domain::{Amount, Currency, MerchantId};
@@ -36,7 +36,13 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
             let amount = Amount::parse(DEMO_BALANCE).map_err(|e| anyhow::anyhow!(e))?;
             let note = ManualNote::new(Actor::cli("demo"), Some("demo starting balance"))?;
             operator
-                .adjust_balance(&merchant.id, Currency::RUB, amount, ManualMove::Credit, &note)
+                .adjust_balance(
+                    &merchant.id,
+                    Currency::RUB,
+                    amount,
+                    ManualMove::Credit,
+                    &note,
+                )
                 .await?;
             tracing::info!("demo merchant created with {DEMO_BALANCE} RUB");
         }
@@ -50,8 +56,17 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
 pub const DEMO_OPERATOR: &str = "demo";
 
 /// Creates the console operator `demo` (admin) once and gives it a fresh generated password
-/// on every demo start, returned to be printed (only a hash is stored).
-pub async fn ensure_demo_operator(store: &dyn ConsoleStore) -> anyhow::Result<String> {
+/// on every demo start, returned to be printed (only a hash is stored). A `demo` account an
+/// operator disabled stays disabled: `None` then.
+pub async fn ensure_demo_operator(
+    store: &dyn ConsoleStore,
+    audit: &crate::commands::audit::Audit,
+) -> anyhow::Result<Option<String>> {
+    let existing = store.account(DEMO_OPERATOR).await?;
+    if existing.as_ref().is_some_and(|account| !account.enabled) {
+        tracing::warn!("the demo console operator is disabled; it stays so");
+        return Ok(None);
+    }
     let password = crate::system::new_password();
     let hashed = password.clone();
     let hash = tokio::task::spawn_blocking(move || hash_password(&hashed)).await?;
@@ -62,10 +77,18 @@ pub async fn ensure_demo_operator(store: &dyn ConsoleStore) -> anyhow::Result<St
         enabled: true,
         created_at: crate::system::SystemClock.now(),
     };
-    if !store.insert_account(&account).await? {
+    if existing.is_none() && store.insert_account(&account).await? {
+        let after = serde_json::json!({"name": DEMO_OPERATOR, "role": "admin", "enabled": true});
+        audit
+            .record("operator.create", DEMO_OPERATOR, None, Some(after))
+            .await?;
+    } else {
         store.set_password(DEMO_OPERATOR, &hash).await?;
+        audit
+            .record("operator.password", DEMO_OPERATOR, None, None)
+            .await?;
     }
-    Ok(password)
+    Ok(Some(password))
 }
 
 /// The signed curl command that creates a card deposit for the demo merchant.

@@ -301,7 +301,11 @@ pub fn csv_row(listed: &Listed) -> String {
             .unwrap_or_default(),
         crate::format_minor(op.amount().minor()),
         op.currency().as_str().to_string(),
-        crate::format_minor(listed.refunded),
+        // Only deposits are refunded; the API shows no refundedAmount for a withdrawal.
+        match op.direction() {
+            Direction::Deposit => crate::format_minor(listed.refunded),
+            Direction::Withdrawal => String::new(),
+        },
         op.user_id().as_str().to_string(),
         op.provider().to_string(),
         op.created_at().to_rfc3339(),
@@ -432,9 +436,10 @@ pub struct Overview {
     /// Per minute of the last hour (oldest first, 60 entries): counts by status
     /// (approved, declined, processing).
     pub per_minute: Vec<[i64; 3]>,
-    /// Per method: approval rate per hour over the last 24 hours (oldest first, 24 entries),
-    /// `None` for an hour with no final operation.
-    pub approval_by_method: BTreeMap<PaymentMethod, Vec<Option<f64>>>,
+    /// Per direction and method (deposits by card and payouts by card are two lines):
+    /// approval rate per hour over the last 24 hours (oldest first, 24 entries), `None` for
+    /// an hour with no final operation.
+    pub approval_by_method: BTreeMap<(Direction, PaymentMethod), Vec<Option<f64>>>,
     pub health: Health,
 }
 
@@ -455,7 +460,7 @@ impl Overview {
             ..Overview::default()
         };
         let (mut approved, mut declined) = (0i64, 0i64);
-        let mut hourly: BTreeMap<PaymentMethod, Vec<(i64, i64)>> = BTreeMap::new();
+        let mut hourly: BTreeMap<(Direction, PaymentMethod), Vec<(i64, i64)>> = BTreeMap::new();
         for c in counts {
             if c.minute >= today_minute && c.minute <= now_minute {
                 let key = FigureKey {
@@ -480,7 +485,9 @@ impl Overview {
             }
             let hours_ago = ago.div_euclid(60);
             if (0..24).contains(&hours_ago) && c.status.is_final() {
-                let hours = hourly.entry(c.method).or_insert_with(|| vec![(0, 0); 24]);
+                let hours = hourly
+                    .entry((c.direction, c.method))
+                    .or_insert_with(|| vec![(0, 0); 24]);
                 let hour = &mut hours[(23 - hours_ago) as usize];
                 if c.status == Status::Approved {
                     hour.0 += c.count;
@@ -491,9 +498,9 @@ impl Overview {
         overview.approval_rate = rate(approved, approved + declined);
         overview.approval_by_method = hourly
             .into_iter()
-            .map(|(method, hours)| {
+            .map(|(key, hours)| {
                 let rates = hours.into_iter().map(|(a, all)| rate(a, all)).collect();
-                (method, rates)
+                (key, rates)
             })
             .collect();
         overview

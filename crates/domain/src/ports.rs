@@ -541,8 +541,23 @@ pub trait ConsoleStore: Send + Sync {
     async fn failed_signins(&self, name: &str, since: Timestamp) -> Result<u32, StoreError>;
 
     /// Records a failed sign-in for `name` (known or not) at `at`, and MAY delete failures
-    /// older than a day.
+    /// older than a day (of every name).
     async fn record_failed_signin(&self, name: &str, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Reserves a sign-in attempt before its password is checked: records it as a failure of
+    /// `name` at `at` and returns the record's id with the failures of `name` at or after
+    /// `since`, this one included, in one transaction (so concurrent attempts each see the
+    /// others that were reserved before them). A successful attempt is then forgotten
+    /// ([`ConsoleStore::forget_signin`]).
+    async fn reserve_signin(
+        &self,
+        name: &str,
+        at: Timestamp,
+        since: Timestamp,
+    ) -> Result<(i64, u32), StoreError>;
+
+    /// Deletes the reserved attempt `id` (its password matched).
+    async fn forget_signin(&self, id: i64) -> Result<(), StoreError>;
 
     async fn insert_session(&self, session: &Session) -> Result<(), StoreError>;
 

@@ -458,6 +458,14 @@ pub fn merchant_with_secrets(
     }
 }
 
+/// The note of a manual ledger entry made by the CLI user `tester` for `a test`.
+pub fn note() -> crate::ledger::ManualNote {
+    crate::ledger::ManualNote {
+        actor: crate::console::Actor::cli("tester"),
+        reason: "a test".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -479,13 +487,5 @@ mod tests {
         let clock = TestClock::at(T0);
         clock.advance(30);
         assert_eq!(clock.now(), at(30));
-    }
-}
-
-/// The note of a manual ledger entry made by the CLI user `tester` for `a test`.
-pub fn note() -> crate::ledger::ManualNote {
-    crate::ledger::ManualNote {
-        actor: crate::console::Actor::cli("tester"),
-        reason: "a test".to_string(),
     }
 }

@@ -12,9 +12,9 @@
 //!   output of a plain `cargo test` (past libtest's capture of passing tests), and fails
 //!   instead when the run requires it (`GATEWAY_REQUIRE_POSTGRES=1`, as CI sets).
 
+pub mod browser;
 mod database;
 mod logs;
-pub mod browser;
 pub mod receiver;
 mod skip;
 

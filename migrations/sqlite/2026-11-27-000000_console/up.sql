@@ -34,6 +34,8 @@ CREATE TABLE signin_failures (
     at   BIGINT NOT NULL
 );
 CREATE INDEX signin_failures_name ON signin_failures (name, at);
+-- Forgetting every name's failures older than a day.
+CREATE INDEX signin_failures_at ON signin_failures (at);
 
 -- Who changed what. `before_value` and `after_value` are JSON texts of the changed thing's
 -- relevant fields, never a secret, a password or a hash.

@@ -177,12 +177,60 @@ pub(super) fn record_failed_signin(
             signin_failures::at.eq(at.millis()),
         ))
         .execute(conn)?;
+    forget_old_failures(conn, at)
+}
+
+/// Forgets every name's failures older than a day before `at` (names tried once, e.g.
+/// unknown ones, would otherwise stay for ever).
+fn forget_old_failures(conn: &mut DbConn, at: Timestamp) -> Result<(), TxError<StoreError>> {
     diesel::delete(
-        signin_failures::table
-            .filter(signin_failures::name.eq(name))
-            .filter(signin_failures::at.lt(at.millis() - FAILURES_KEPT_MS)),
+        signin_failures::table.filter(signin_failures::at.lt(at.millis() - FAILURES_KEPT_MS)),
     )
     .execute(conn)?;
+    Ok(())
+}
+
+/// Records an attempt of `name` at `at` as a failure and returns its id with the failures of
+/// `name` since `since`, itself included, inside the caller's transaction.
+pub(super) fn reserve_signin(
+    conn: &mut DbConn,
+    name: &str,
+    at: Timestamp,
+    since: Timestamp,
+) -> Result<(i64, u32), TxError<StoreError>> {
+    let row = (
+        signin_failures::name.eq(name),
+        signin_failures::at.eq(at.millis()),
+    );
+    let id: i64 = match conn {
+        DbConn::Pg(pg) => {
+            // Attempts for one name reserve one after another (until commit), so each counts
+            // every one reserved before it; SQLite's single writer does the same.
+            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .bind::<diesel::sql_types::Text, _>(format!("signin:{name}"))
+                .execute(pg)?;
+            diesel::insert_into(signin_failures::table)
+                .values(row)
+                .returning(signin_failures::id)
+                .get_result(pg)?
+        }
+        DbConn::Sqlite(lite) => {
+            diesel::insert_into(signin_failures::table)
+                .values(row)
+                .execute(lite)?;
+            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                "last_insert_rowid()",
+            ))
+            .get_result(lite)?
+        }
+    };
+    forget_old_failures(conn, at)?;
+    Ok((id, failed_signins(conn, name, since)?))
+}
+
+/// Deletes the attempt `id`.
+pub(super) fn forget_signin(conn: &mut DbConn, id: i64) -> Result<(), TxError<StoreError>> {
+    diesel::delete(signin_failures::table.filter(signin_failures::id.eq(id))).execute(conn)?;
     Ok(())
 }
 

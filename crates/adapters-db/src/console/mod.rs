@@ -70,6 +70,22 @@ impl ConsoleStore for Database {
             .await
     }
 
+    async fn reserve_signin(
+        &self,
+        name: &str,
+        at: Timestamp,
+        since: Timestamp,
+    ) -> Result<(i64, u32), StoreError> {
+        let name = name.to_string();
+        self.write(move |conn| accounts::reserve_signin(conn, &name, at, since))
+            .await
+    }
+
+    async fn forget_signin(&self, id: i64) -> Result<(), StoreError> {
+        self.write(move |conn| accounts::forget_signin(conn, id))
+            .await
+    }
+
     #[tracing::instrument(level = "debug", skip_all, fields(operator = %session.operator))]
     async fn insert_session(&self, session: &Session) -> Result<(), StoreError> {
         let session = session.clone();

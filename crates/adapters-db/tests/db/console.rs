@@ -277,6 +277,40 @@ async fn sessions_are_shared_by_every_process_on_the_database() {
     .await;
 }
 
+/// Attempts for one name sent at once reserve one after another: each sees every attempt
+/// reserved before it, so their counts are 1 to N, each once, and never all "first".
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_sign_in_reservations_each_count_the_ones_before() {
+    each_backend(|t| async move {
+        let t0 = Timestamp::from_millis(200_000_000);
+        let tasks: Vec<_> = (0..16)
+            .map(|i| {
+                let db = t.db.clone();
+                tokio::spawn(async move {
+                    db.reserve_signin("alice", t0.plus_millis(i), t0)
+                        .await
+                        .expect("reserve")
+                })
+            })
+            .collect();
+        let mut counts = Vec::new();
+        let mut ids = HashSet::new();
+        for task in tasks {
+            let (id, count) = task.await.expect("joined");
+            counts.push(count);
+            ids.insert(id);
+        }
+        counts.sort_unstable();
+        assert_eq!(counts, (1..=16).collect::<Vec<u32>>());
+        assert_eq!(ids.len(), 16);
+        // A success forgets its own reservation only.
+        let first = *ids.iter().next().expect("an id");
+        t.db.forget_signin(first).await.expect("forget");
+        assert_eq!(t.db.failed_signins("alice", t0).await.expect("count"), 15);
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn failed_sign_ins_are_counted_from_since_and_forgotten_after_a_day() {
     each_backend(|t| async move {
@@ -304,13 +338,14 @@ async fn failed_sign_ins_are_counted_from_since_and_forgotten_after_a_day() {
         );
         assert_eq!(db.failed_signins("bob", t0).await.expect("count"), 0);
 
-        // A failure more than a day later forgets the name's older ones, not others'.
+        // A failure more than a day later forgets every name's failures older than a day
+        // (names tried once would otherwise stay for ever).
         let next_day = t0.plus_seconds(24 * 3600 + 15);
         db.record_failed_signin("alice", next_day)
             .await
             .expect("record");
         assert_eq!(t.rows_where("signin_failures", "name = 'alice'"), 2);
-        assert_eq!(t.rows_where("signin_failures", "name = 'nobody'"), 1);
+        assert_eq!(t.rows_where("signin_failures", "name = 'nobody'"), 0);
         let epoch = Timestamp::from_millis(0);
         assert_eq!(db.failed_signins("alice", epoch).await.expect("count"), 2);
     })

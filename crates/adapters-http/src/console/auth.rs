@@ -26,7 +26,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use domain::console::{
     operator_name, signin_limited, verify_password, Need, Role, Session, SESSION_ABSOLUTE_MS,
-    SIGNIN_WINDOW_MS,
+    SIGNIN_FAILURE_LIMIT, SIGNIN_WINDOW_MS,
 };
 use maud::{html, Markup};
 use rand::RngCore;
@@ -417,6 +417,21 @@ pub(crate) async fn show_login(req: HttpRequest) -> Answer {
     }
 }
 
+/// How long a sign-in waits for one of the process's password checks before it is answered
+/// 503 (a flood of sign-ins must not queue real operators for ever).
+const SIGNIN_PERMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The form again, 429, for a name with too many recent failures (nothing was hashed).
+fn too_many(req: &HttpRequest, name: &str) -> HttpResponse {
+    tracing::info!("console sign-in refused: too many failures for the name");
+    let mut answer = login_page(req, StatusCode::TOO_MANY_REQUESTS, Notice::TooMany, name);
+    answer.headers_mut().insert(
+        actix_web::http::header::RETRY_AFTER,
+        actix_web::http::header::HeaderValue::from(SIGNIN_WINDOW_MS / 1000),
+    );
+    answer
+}
+
 /// `POST /admin/login` with `csrf`, `name` and `password`: a session and `303` to the
 /// overview, or the form again (401 for any wrong name or password, 429 for a limited name).
 pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
@@ -445,19 +460,25 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
         ));
     };
     let now = state.now();
+    let since = now.plus_millis(-SIGNIN_WINDOW_MS);
     let failures = state
         .store()
-        .failed_signins(&name, now.plus_millis(-SIGNIN_WINDOW_MS))
+        .failed_signins(&name, since)
         .await
         .map_err(|e| fail(e.into()))?;
     if signin_limited(failures) {
-        tracing::info!("console sign-in refused: too many failures for the name");
-        let mut answer = login_page(&req, StatusCode::TOO_MANY_REQUESTS, Notice::TooMany, &name);
-        answer.headers_mut().insert(
-            actix_web::http::header::RETRY_AFTER,
-            actix_web::http::header::HeaderValue::from(SIGNIN_WINDOW_MS / 1000),
-        );
-        return Ok(answer);
+        return Ok(too_many(&req, &name));
+    }
+    // The attempt counts as a failure before its password is checked, so that attempts
+    // sent at once (to this process or others) each see the ones reserved before them: at
+    // most a few pass this line however many arrive together.
+    let (attempt, counted) = state
+        .store()
+        .reserve_signin(&name, now, since)
+        .await
+        .map_err(|e| fail(e.into()))?;
+    if counted > SIGNIN_FAILURE_LIMIT {
+        return Ok(too_many(&req, &name));
     }
     let account = state
         .store()
@@ -469,24 +490,29 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
         Some(account) => account.password_hash.clone(),
         None => DUMMY_HASH.to_string(),
     };
-    let matched = {
-        let _permit = state.signin_checks.acquire().await.map_err(|e| {
-            fail(Problem::internal(&anyhow::anyhow!(
-                "sign-in permits closed: {e}"
-            )))
-        })?;
-        web::block(move || verify_password(&hash, &password))
-            .await
-            .map_err(|e| fail(Problem::internal(&anyhow::anyhow!("password check: {e}"))))?
-    };
+    // At most SIGNIN_CHECKS_AT_ONCE checks run in this process: the permit travels with the
+    // check onto its blocking thread, so a request dropped while it runs does not free it.
+    let permit = tokio::time::timeout(
+        SIGNIN_PERMIT_WAIT,
+        state.signin_checks.clone().acquire_owned(),
+    )
+    .await
+    .map_err(|_| fail(Problem::Busy))?
+    .map_err(|e| {
+        fail(Problem::internal(&anyhow::anyhow!(
+            "sign-in permits closed: {e}"
+        )))
+    })?;
+    let matched = web::block(move || {
+        let _permit = permit;
+        verify_password(&hash, &password)
+    })
+    .await
+    .map_err(|e| fail(Problem::internal(&anyhow::anyhow!("password check: {e}"))))?;
     let account = match account {
         Some(account) if matched => account,
         _ => {
-            state
-                .store()
-                .record_failed_signin(&name, now)
-                .await
-                .map_err(|e| fail(e.into()))?;
+            // The reserved attempt stays: it is this failure.
             tracing::info!("console sign-in refused: wrong name or password");
             return Ok(login_page(
                 &req,
@@ -496,6 +522,11 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
             ));
         }
     };
+    state
+        .store()
+        .forget_signin(attempt)
+        .await
+        .map_err(|e| fail(e.into()))?;
     let token = new_token();
     let session = Session {
         id: session_id(&token),

@@ -64,6 +64,11 @@ texts! {
     unavailable_title: "Temporarily unavailable", "Временно недоступно";
     unavailable_hint: "The database cannot be reached. Nothing was changed; try again in a minute.",
         "База данных недоступна. Ничего не изменено; попробуйте через минуту.";
+    busy_hint: "Too many sign-ins at once. Nothing was checked; try again in a few seconds.",
+        "Слишком много входов одновременно. Ничего не проверено; попробуйте через несколько секунд.";
+    unaudited_title: "Done, but not in the audit log", "Сделано, но не записано в журнал аудита";
+    unaudited_hint: "The change was made, but its audit entry could not be written. Do not repeat it; check the page first. The error is logged under the reference",
+        "Изменение сделано, но запись аудита не сохранилась. Не повторяйте его; сначала проверьте страницу. Ошибка записана в журнал под кодом";
     internal_title: "Something went wrong", "Что-то пошло не так";
     internal_hint: "The error is logged under the reference", "Ошибка записана в журнал под кодом";
     method_title: "Method not allowed", "Метод не разрешён";
@@ -114,7 +119,7 @@ texts! {
     tile_callbacks_pending: "callbacks pending", "колбэков в очереди";
     tile_callbacks_failed: "callbacks failed", "колбэков не доставлено";
     tile_stuck: "processing for over 24 h", "в обработке дольше 24 ч";
-    tile_discrepancies: "open discrepancies", "открытых расхождений";
+    tile_discrepancies: "discrepancies recorded", "расхождений зафиксировано";
     tile_ledger: "ledger mismatches at the last check,", "расхождений баланса и проводок при проверке";
     tile_ledger_never: "the ledger was never checked", "проверка проводок ещё не запускалась";
     verify_now: "Verify now", "Проверить сейчас";

@@ -241,6 +241,11 @@ pub(crate) fn problem_page(
         ),
         Problem::NotFound => (t.not_found_title, html! { p { (t.not_found_hint) } }),
         Problem::Unavailable(_) => (t.unavailable_title, html! { p { (t.unavailable_hint) } }),
+        Problem::Busy => (t.unavailable_title, html! { p { (t.busy_hint) } }),
+        Problem::Unaudited { correlation } => (
+            t.unaudited_title,
+            html! { p { (t.unaudited_hint) " " code { (correlation) } } },
+        ),
         Problem::Internal { correlation } => (
             t.internal_title,
             html! { p { (t.internal_hint) " " code { (correlation) } } },

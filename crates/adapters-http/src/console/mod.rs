@@ -198,6 +198,14 @@ pub(crate) enum Problem {
     NotFound,
     /// Storage cannot be reached; nothing changed.
     Unavailable(BoxError),
+    /// Every password check of this process is busy (a flood of sign-ins); nothing was
+    /// checked.
+    Busy,
+    /// The change was made, but its audit entry could not be written: logged once with a
+    /// correlation id. Repeating the change would make it twice.
+    Unaudited {
+        correlation: String,
+    },
     /// A bug: logged once, where the failure is made.
     Internal {
         correlation: String,
@@ -275,8 +283,10 @@ impl ResponseError for Failure {
                 StatusCode::FORBIDDEN
             }
             Problem::NotFound => StatusCode::NOT_FOUND,
-            Problem::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Problem::Internal { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            Problem::Unavailable(_) | Problem::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            Problem::Internal { .. } | Problem::Unaudited { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 

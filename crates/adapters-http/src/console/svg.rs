@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use domain::{PaymentMethod, Timestamp};
+use domain::{Direction, PaymentMethod, Timestamp};
 use maud::{html, Markup};
 
 use super::i18n::Texts;
@@ -140,13 +140,13 @@ fn grid(lines: &[(f64, String)]) -> Markup {
     }
 }
 
-/// Each method's approval rate per hour over the last 24 hours (oldest first): one line per
-/// method, broken where an hour had no final operation.
+/// Each direction and method's approval rate per hour over the last 24 hours (oldest first):
+/// one line each (payouts dashed), broken where an hour had no final operation.
 pub(crate) fn approval_by_method(
     t: &Texts,
     zone: &Zone,
     now: Timestamp,
-    rates: &BTreeMap<PaymentMethod, Vec<Option<f64>>>,
+    rates: &BTreeMap<(Direction, PaymentMethod), Vec<Option<f64>>>,
 ) -> Markup {
     let hours = rates.values().map(Vec::len).max().unwrap_or(24).max(2);
     let step = plot_width() / (hours - 1) as f64;
@@ -156,12 +156,19 @@ pub(crate) fn approval_by_method(
             TOP + plot_height() * (1.0 - rate.clamp(0.0, 1.0)),
         )
     };
-    let colour = |method: &PaymentMethod| {
+    let colour = |(_, method): &(Direction, PaymentMethod)| {
         let index = PaymentMethod::ALL
             .iter()
             .position(|m| m == method)
             .unwrap_or(0);
         METHOD_COLOURS[index % METHOD_COLOURS.len()]
+    };
+    let dashes = |(direction, _): &(Direction, PaymentMethod)| match direction {
+        Direction::Deposit => "none",
+        Direction::Withdrawal => "6 3",
+    };
+    let label = |(direction, method): &(Direction, PaymentMethod)| {
+        format!("{} {}", direction.as_str(), method.as_str())
     };
     // The start of hour bucket `i`: it covers the 60 minutes up to `(hours - 1 - i)` hours ago.
     let hour_start = |i: usize| minute_start(now, (hours - 1 - i) as i64 * 60 + 59);
@@ -171,15 +178,15 @@ pub(crate) fn approval_by_method(
         } @else {
             svg.chart role="img" aria-label=(t.chart_approval) viewBox=(format!("0 0 {WIDTH} {HEIGHT}")) width=(WIDTH) height=(HEIGHT) xmlns="http://www.w3.org/2000/svg" {
                 (grid(&[(0.0, "0%".to_string()), (0.5, "50%".to_string()), (1.0, "100%".to_string())]))
-                @for (method, series) in rates {
+                @for (key, series) in rates {
                     g {
-                        title { (method.as_str()) }
+                        title { (label(key)) }
                         @for segment in segments(series) {
                             @if segment.len() == 1 {
                                 @let (x, y) = point(segment[0].0, segment[0].1);
-                                circle cx=(num(x)) cy=(num(y)) r="2.5" fill=(colour(method)) {}
+                                circle cx=(num(x)) cy=(num(y)) r="2.5" fill=(colour(key)) {}
                             } @else {
-                                polyline fill="none" stroke=(colour(method)) stroke-width="2"
+                                polyline fill="none" stroke=(colour(key)) stroke-width="2" stroke-dasharray=(dashes(key))
                                     points=(segment.iter().map(|(i, r)| { let (x, y) = point(*i, *r); format!("{},{}", num(x), num(y)) }).collect::<Vec<_>>().join(" ")) {}
                             }
                         }
@@ -194,8 +201,8 @@ pub(crate) fn approval_by_method(
                 }
             }
             div.legend {
-                @for method in rates.keys() {
-                    span { i style=(format!("background:{}", colour(method))) {} (method.as_str()) }
+                @for key in rates.keys() {
+                    span { i style=(format!("background:{}", colour(key))) {} (label(key)) }
                 }
             }
         }
@@ -284,11 +291,11 @@ mod tests {
         card[20] = Some(1.0);
         card[21] = Some(0.5);
         card[23] = Some(0.0);
-        rates.insert(PaymentMethod::Card, card);
+        rates.insert((Direction::Deposit, PaymentMethod::Card), card);
         let svg = approval_by_method(texts(Lang::En), &Zone::utc(), now, &rates).into_string();
         assert_eq!(svg.matches("<polyline").count(), 1);
         assert_eq!(svg.matches("<circle").count(), 1, "the lone last hour");
-        assert!(svg.contains("<title>card</title>"));
+        assert!(svg.contains("<title>deposit card</title>"));
         let empty = approval_by_method(texts(Lang::En), &Zone::utc(), now, &BTreeMap::new());
         assert!(!empty.into_string().contains("<svg"));
     }

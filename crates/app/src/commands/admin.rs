@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::anyhow;
+use domain::ledger::ManualNote;
 use domain::merchant::{full_access, parse_access, KeyRing, Secret};
 use domain::operator::{
     acquirer_flow, parse_overlap, route_amounts, route_lifetime, AddRouteError, BalanceError,
@@ -10,7 +11,6 @@ use domain::operator::{
 };
 use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
-use domain::ledger::ManualNote;
 use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod, Timestamp};
 use serde_json::json;
 
@@ -218,7 +218,11 @@ async fn find(
     operator: &Operator,
     id: &MerchantId,
 ) -> anyhow::Result<Option<domain::merchant::Merchant>> {
-    Ok(operator.merchants().await?.into_iter().find(|m| &m.id == id))
+    Ok(operator
+        .merchants()
+        .await?
+        .into_iter()
+        .find(|m| &m.id == id))
 }
 
 /// A merchant as the audit log records it (never its secrets).
@@ -282,7 +286,11 @@ pub async fn balance(
         Err(error) => return Err(anyhow!(error)),
     };
     let credit = kind == ManualMove::Credit;
-    let delta = if credit { amount.minor() } else { -amount.minor() };
+    let delta = if credit {
+        amount.minor()
+    } else {
+        -amount.minor()
+    };
     let figures = |available: i64| {
         json!({"currency": currency.as_str(), "available": format_minor(available),
                "held": format_minor(held)})
@@ -290,7 +298,11 @@ pub async fn balance(
     let mut after = figures(available);
     after["amount"] = json!(amount.to_string());
     after["reason"] = json!(note.reason);
-    let action = if credit { "balance.credit" } else { "balance.debit" };
+    let action = if credit {
+        "balance.credit"
+    } else {
+        "balance.debit"
+    };
     audit
         .record(action, &id, Some(figures(available - delta)), Some(after))
         .await?;

@@ -51,9 +51,8 @@ impl Audit {
             after: after.map(|v| v.to_string()),
             at: SystemClock.now(),
         };
-        self.store
-            .audit(&entry)
-            .await
-            .map_err(|e| anyhow::anyhow!("the change was made but its audit entry was not written: {e}"))
+        self.store.audit(&entry).await.map_err(|e| {
+            anyhow::anyhow!("the change was made but its audit entry was not written: {e}")
+        })
     }
 }

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use adapters_db::Database;
 use anyhow::anyhow;
+use domain::console::LedgerCheck;
 use domain::format_minor;
 use domain::operator::Operator;
-use domain::console::LedgerCheck;
 use domain::ports::{CallbackOutbox, CallbackState, Clock, ConsoleStore};
 use serde_json::json;
 

@@ -50,7 +50,10 @@ pub async fn serve(
     if app.config().demo {
         crate::demo::ensure_demo(&app).await?;
         let password = match app.console_url() {
-            Some(_) => Some(crate::demo::ensure_demo_operator(app.database()).await?),
+            Some(_) => {
+                let audit = Audit::cli(Arc::new(app.database().clone()));
+                crate::demo::ensure_demo_operator(app.database(), &audit).await?
+            }
             None => None,
         };
         crate::demo::print_banner(&app, password.as_deref());

@@ -45,9 +45,13 @@ pub async fn operator(
                 eprintln!("error: an operator named {name:?} already exists");
                 return Ok(ExitCode::from(EXIT_REFUSED));
             }
-            let after = json!({"name": name, "role": role.as_str(), "enabled": true});
-            audit.record("operator.create", &name, None, Some(after)).await?;
+            // Printed before the audit entry is written: the account exists now, and its
+            // generated password is shown only this once.
             print_created(&name, role, shown.as_deref(), json);
+            let after = json!({"name": name, "role": role.as_str(), "enabled": true});
+            audit
+                .record("operator.create", &name, None, Some(after))
+                .await?;
             Ok(ExitCode::SUCCESS)
         }
         OperatorCommand::Disable { name } => {
@@ -120,6 +124,7 @@ fn read_password() -> anyhow::Result<String> {
     std::io::stdin().read_to_string(&mut text)?;
     let password = text.strip_suffix('\n').unwrap_or(&text);
     let password = password.strip_suffix('\r').unwrap_or(password).to_string();
-    check_password(&password).map_err(|e| Usage::new(format!("--password-stdin: the password {e}")))?;
+    check_password(&password)
+        .map_err(|e| Usage::new(format!("--password-stdin: the password {e}")))?;
     Ok(password)
 }

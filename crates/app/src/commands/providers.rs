@@ -64,7 +64,11 @@ async fn audit_change(
         .await
 }
 
-async fn add(operator: &Operator, audit: &Audit, args: ProviderAddArgs) -> anyhow::Result<ExitCode> {
+async fn add(
+    operator: &Operator,
+    audit: &Audit,
+    args: ProviderAddArgs,
+) -> anyhow::Result<ExitCode> {
     if args.kind != "acquirer" {
         return Err(Usage::new(format!(
             "--kind: {:?} is not a provider kind one can add (acquirer)",

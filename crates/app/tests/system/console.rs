@@ -43,7 +43,10 @@ async fn without_a_session(base: &str, shop: &Merchant) {
     }
     let credit = format!("/admin/merchants/{}/balance", shop.id);
     let page = nobody
-        .post(&credit, &[("kind", "credit"), ("amount", "1.00"), ("currency", "RUB")])
+        .post(
+            &credit,
+            &[("kind", "credit"), ("amount", "1.00"), ("currency", "RUB")],
+        )
         .await;
     assert_eq!(page.status, 403, "a POST without a session: {page:?}");
 }
@@ -58,10 +61,16 @@ async fn signin_limit(base: &str) {
             assert_eq!(page.status, 401, "{name} attempt {attempt}: {page:?}");
         }
         let sixth = visitor.sign_in(name, "wrong password!").await;
-        assert_eq!(sixth.status, 429, "{name}: the 6th wrong password: {sixth:?}");
+        assert_eq!(
+            sixth.status, 429,
+            "{name}: the 6th wrong password: {sixth:?}"
+        );
         let right = visitor.sign_in(name, PASSWORD).await;
         assert_eq!(right.status, 429, "{name}: limited whatever the password");
-        assert!(right.set_cookies.iter().all(|c| !c.starts_with("console_session=")));
+        assert!(right
+            .set_cookies
+            .iter()
+            .all(|c| !c.starts_with("console_session=")));
     }
 }
 
@@ -78,10 +87,16 @@ async fn viewer_cannot_credit(base: &str, shop: &Merchant, api: &Api) {
     for attribute in ["HttpOnly", "SameSite=Strict", "Path=/admin"] {
         assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
     }
-    assert!(!cookie.contains("Secure"), "plain http: no Secure: {cookie}");
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http: no Secure: {cookie}"
+    );
     let overview = vic.get("/admin").await;
     assert_eq!(overview.status, 200);
-    assert!(overview.body.contains("vic"), "the operator's name is shown");
+    assert!(
+        overview.body.contains("vic"),
+        "the operator's name is shown"
+    );
     assert!(overview.body.contains("UTC"), "the time zone is named");
     let token = vic.token("/admin/merchants").await;
     let credit = format!("/admin/merchants/{}/balance", shop.id);
@@ -157,7 +172,10 @@ async fn export_matches_the_api(base: &str, shop: &Merchant, api: &Api) {
     let text = csv.body;
     assert!(!text.starts_with('\u{feff}'), "no BOM");
     assert!(text.ends_with("\r\n"));
-    assert!(!text.replace("\r\n", "").contains('\n'), "every line ends in CRLF");
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "every line ends in CRLF"
+    );
     let lines: Vec<&str> = text.trim_end_matches("\r\n").split("\r\n").collect();
     assert_eq!(
         lines[0],
@@ -165,12 +183,21 @@ async fn export_matches_the_api(base: &str, shop: &Merchant, api: &Api) {
     );
     assert_eq!(lines.len(), 1 + ids.len(), "{text}");
     for id in &ids {
-        assert_eq!(lines.iter().filter(|l| l.starts_with(id.as_str())).count(), 1);
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with(id.as_str())).count(),
+            1
+        );
     }
-    assert!(text.contains(r#""'=HYPERLINK(""http://x"",""y"")""#), "{text}");
+    assert!(
+        text.contains(r#""'=HYPERLINK(""http://x"",""y"")""#),
+        "{text}"
+    );
     assert!(text.contains(",'-5+3,"), "{text}");
     assert!(text.contains(",'@SUM(A1:A9),"), "{text}");
-    assert!(text.contains(r#","user ""quoted"", with comma","#), "{text}");
+    assert!(
+        text.contains(r#","user ""quoted"", with comma","#),
+        "{text}"
+    );
     assert!(text.contains(",'+7,") && text.contains(",'=1+1,"), "{text}");
     assert!(text.contains(r#","a,b","#), "{text}");
     // The amount column (the 8th) of every row, read by an RFC 4180 reader, sums to the API's.
@@ -181,7 +208,10 @@ async fn export_matches_the_api(base: &str, shop: &Merchant, api: &Api) {
         .sum();
     assert_eq!(exported, sum);
     let audit = ada.get("/admin/audit").await;
-    assert!(audit.body.contains("operations.export"), "exports are audited");
+    assert!(
+        audit.body.contains("operations.export"),
+        "exports are audited"
+    );
 }
 
 /// "12.34" in minor units.

@@ -20,7 +20,12 @@ const PASSWORD: &str = "correct horse battery staple";
 const DEADLINE: Duration = Duration::from_secs(30);
 
 async fn path_of(client: &Client) -> String {
-    client.current_url().await.expect("the current URL").path().to_string()
+    client
+        .current_url()
+        .await
+        .expect("the current URL")
+        .path()
+        .to_string()
 }
 
 async fn wait_for_path(client: &Client, path: &str) {
@@ -30,7 +35,10 @@ async fn wait_for_path(client: &Client, path: &str) {
         if now == path {
             return;
         }
-        assert!(started.elapsed() < DEADLINE, "never reached {path}; at {now}");
+        assert!(
+            started.elapsed() < DEADLINE,
+            "never reached {path}; at {now}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -83,14 +91,20 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
 
     // Some traffic for the overview and the list, then the operation under test, whose
     // callback fails every attempt (the default test schedule: 1 + 3 attempts).
-    for (i, method) in ["card", "sbp", "bank_a_pay", "card", "sbp"].iter().enumerate() {
+    for (i, method) in ["card", "sbp", "bank_a_pay", "card", "sbp"]
+        .iter()
+        .enumerate()
+    {
         let body = deposit(method, &format!("{}.00", 100 + i), &format!("bg-{i}"), None);
         let id = api.post("/api/v1/deposits", &body).await.operation_id();
         sandbox.complete(&id, if i % 3 == 2 { 2 } else { 1 }).await;
     }
     let moid = "browser-order-1";
     let answer = api
-        .post("/api/v1/deposits", &deposit("card", "123.45", moid, Some(&hook)))
+        .post(
+            "/api/v1/deposits",
+            &deposit("card", "123.45", moid, Some(&hook)),
+        )
         .await;
     let id = answer.operation_id();
     sandbox.complete(&id, 1).await;
@@ -134,7 +148,11 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let listed = source(&client).await;
-    assert_eq!(listed.matches("href=\"/admin/operations/").count(), 1, "only the match");
+    assert_eq!(
+        listed.matches("href=\"/admin/operations/").count(),
+        1,
+        "only the match"
+    );
     // The list screenshot shows every operation.
     client
         .goto(&format!("{base}/admin/operations"))
@@ -148,7 +166,10 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
     assert!(page.contains(moid), "{page}");
     assert!(page.contains("123.45"));
     assert!(page.contains("500"), "the attempts' HTTP status: {page}");
-    assert!(page.matches(" ms<").count() >= 4, "each attempt's latency: {page}");
+    assert!(
+        page.matches(" ms<").count() >= 4,
+        "each attempt's latency: {page}"
+    );
     screenshot(&client, "console-operation.png").await;
 
     // The merchant is back: retry the callback from the page.
@@ -171,7 +192,10 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
     // Sign out: the session is gone.
     click(&client, "form[action='/admin/logout'] button").await;
     wait_for_path(&client, "/admin/login").await;
-    client.goto(&format!("{base}/admin")).await.expect("the overview");
+    client
+        .goto(&format!("{base}/admin"))
+        .await
+        .expect("the overview");
     wait_for_path(&client, "/admin/login").await;
     client.close().await.expect("the browser closes");
 }

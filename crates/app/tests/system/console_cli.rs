@@ -26,10 +26,18 @@ async fn operators_and_audit(db: TestDb) {
 }
 
 fn accounts(db: &TestDb) {
-    let made = gateway(db, &["operator", "create", "--name", "Alice", "--role", "operator", "--json"]);
+    let made = gateway(
+        db,
+        &[
+            "operator", "create", "--name", "Alice", "--role", "operator", "--json",
+        ],
+    );
     made.expect_code(0);
     let json = made.json();
-    assert_eq!(json["name"], "alice", "names are folded to lower case: {made}");
+    assert_eq!(
+        json["name"], "alice",
+        "names are folded to lower case: {made}"
+    );
     assert_eq!(json["role"], "operator");
     let password = json["password"].as_str().expect("a generated password");
     assert_eq!(password.chars().count(), 20, "{made}");
@@ -37,21 +45,39 @@ fn accounts(db: &TestDb) {
     // The name is taken (in any case): exit 4.
     gateway(db, &["operator", "create", "--name", "ALICE"]).expect_code(4);
     // Bad values: exit 2, naming the flag.
-    let role = gateway(db, &["operator", "create", "--name", "bob", "--role", "root"]);
+    let role = gateway(
+        db,
+        &["operator", "create", "--name", "bob", "--role", "root"],
+    );
     role.expect_code(2);
     assert!(role.stderr.contains("--role"), "{role}");
     gateway(db, &["operator", "create", "--name", "b b"]).expect_code(2);
 
     // A password from stdin is checked, and never printed.
-    let short = with_stdin(db, &["operator", "create", "--name", "carol", "--password-stdin"], "short\n");
+    let short = with_stdin(
+        db,
+        &["operator", "create", "--name", "carol", "--password-stdin"],
+        "short\n",
+    );
     short.expect_code(2);
     let chosen = with_stdin(
         db,
-        &["operator", "create", "--name", "carol", "--role", "admin", "--password-stdin"],
+        &[
+            "operator",
+            "create",
+            "--name",
+            "carol",
+            "--role",
+            "admin",
+            "--password-stdin",
+        ],
         "a long enough password\n",
     );
     chosen.expect_code(0);
-    assert!(!chosen.stdout.contains("a long enough password"), "{chosen}");
+    assert!(
+        !chosen.stdout.contains("a long enough password"),
+        "{chosen}"
+    );
 
     let list = gateway(db, &["operator", "list", "--json"]);
     list.expect_code(0);
@@ -69,7 +95,10 @@ fn accounts(db: &TestDb) {
             )
         })
         .collect();
-    assert_eq!(names, vec![("alice", "operator", true), ("carol", "admin", true)]);
+    assert_eq!(
+        names,
+        vec![("alice", "operator", true), ("carol", "admin", true)]
+    );
 
     gateway(db, &["operator", "disable", "alice"]).expect_code(0);
     gateway(db, &["operator", "disable", "nobody"]).expect_code(3);
@@ -106,19 +135,54 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
     let shop = Merchant::create(db, "audited-shop");
     let credit = gateway(
         db,
-        &["balance", "credit", "--merchant", &shop.id, "--amount", "100.00", "--reason", "opening float"],
+        &[
+            "balance",
+            "credit",
+            "--merchant",
+            &shop.id,
+            "--amount",
+            "100.00",
+            "--reason",
+            "opening float",
+        ],
     );
     credit.expect_code(0);
-    gateway(db, &["balance", "debit", "--merchant", &shop.id, "--amount", "30.00"]).expect_code(0);
+    gateway(
+        db,
+        &[
+            "balance",
+            "debit",
+            "--merchant",
+            &shop.id,
+            "--amount",
+            "30.00",
+        ],
+    )
+    .expect_code(0);
     // A refused debit changes nothing and is not audited.
-    gateway(db, &["balance", "debit", "--merchant", &shop.id, "--amount", "1000.00"]).expect_code(4);
+    gateway(
+        db,
+        &[
+            "balance",
+            "debit",
+            "--merchant",
+            &shop.id,
+            "--amount",
+            "1000.00",
+        ],
+    )
+    .expect_code(4);
     gateway(db, &["merchant", "disable", &shop.id]).expect_code(0);
     gateway(db, &["route", "set-priority", "1", "7"]).expect_code(0);
     let before_reads = entries(db).await.len();
     gateway(db, &["merchant", "list"]).expect_code(0);
     gateway(db, &["route", "list"]).expect_code(0);
     gateway(db, &["operator", "list"]).expect_code(0);
-    assert_eq!(entries(db).await.len(), before_reads, "reads are not audited");
+    assert_eq!(
+        entries(db).await.len(),
+        before_reads,
+        "reads are not audited"
+    );
 
     gateway(db, &["ledger", "verify"]).expect_code(0);
     let store = database(db).await;
@@ -147,7 +211,10 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
         "{log:#?}"
     );
     for record in &log {
-        assert!(record.entry.actor.as_str().starts_with("cli:"), "{record:?}");
+        assert!(
+            record.entry.actor.as_str().starts_with("cli:"),
+            "{record:?}"
+        );
     }
     let credit = log
         .iter()
@@ -156,8 +223,8 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
     assert_eq!(credit.entry.target, shop.id);
     let before: Value = serde_json::from_str(credit.entry.before.as_deref().expect("before"))
         .expect("before is JSON");
-    let after: Value = serde_json::from_str(credit.entry.after.as_deref().expect("after"))
-        .expect("after is JSON");
+    let after: Value =
+        serde_json::from_str(credit.entry.after.as_deref().expect("after")).expect("after is JSON");
     assert_eq!(before["available"], "0.00", "{before}");
     assert_eq!(after["available"], "100.00", "{after}");
     assert_eq!(after["reason"], "opening float");
@@ -165,9 +232,12 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
         .iter()
         .find(|r| r.entry.action == "balance.debit")
         .expect("the debit");
-    let after: Value = serde_json::from_str(debit.entry.after.as_deref().expect("after"))
-        .expect("after is JSON");
-    assert_eq!(after["reason"], "manual", "no --reason is recorded as manual");
+    let after: Value =
+        serde_json::from_str(debit.entry.after.as_deref().expect("after")).expect("after is JSON");
+    assert_eq!(
+        after["reason"], "manual",
+        "no --reason is recorded as manual"
+    );
     let priority = log
         .iter()
         .find(|r| r.entry.action == "route.set_priority")

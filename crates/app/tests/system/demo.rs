@@ -39,11 +39,18 @@ async fn the_demo_merchant_is_created_once_and_works() {
         let signed = visitor.sign_in("demo", &password).await;
         assert_eq!(signed.status, 303, "start {round}: {signed:?}");
         let merchants = visitor.get("/admin/merchants").await;
-        assert!(merchants.body.contains("admin"), "the demo operator is an admin");
+        assert!(
+            merchants.body.contains("admin"),
+            "the demo operator is an admin"
+        );
         gw.terminate();
     }
     let operators = gateway(&db, &["operator", "list", "--json"]).json();
-    assert_eq!(operators.as_array().map(Vec::len), Some(1), "created once: {operators}");
+    assert_eq!(
+        operators.as_array().map(Vec::len),
+        Some(1),
+        "created once: {operators}"
+    );
     let list = gateway(&db, &["merchant", "list", "--json"]);
     list.expect_code(0);
     let merchants = list.json();

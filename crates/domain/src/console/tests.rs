@@ -115,6 +115,16 @@ fn a_csv_row_has_every_column_in_order_and_ends_in_crlf() {
     assert_eq!(cells[7], crate::format_minor(op.amount().minor()));
     assert_eq!(cells[9], "10.50");
     assert_eq!(cells[12], op.created_at().to_rfc3339());
+    let payout = OperationBuilder::payout(PaymentMethod::Card).build();
+    let row = csv_row(&Listed {
+        operation: payout,
+        refunded: 0,
+    });
+    assert_eq!(
+        row.split(',').nth(9),
+        Some(""),
+        "no refundedAmount for a payout"
+    );
 }
 
 fn count(minute: i64, method: PaymentMethod, status: Status, n: i64) -> MinuteCount {
@@ -156,12 +166,14 @@ fn the_overview_counts_today_and_draws_the_last_hour_and_day() {
     assert_eq!(o.per_minute[59], [3, 1, 0]);
     assert_eq!(o.per_minute[54], [0, 0, 2]);
     assert_eq!(o.per_minute[39], [0, 4, 0]);
-    let card = &o.approval_by_method[&PaymentMethod::Card];
+    let card = &o.approval_by_method[&(Direction::Deposit, PaymentMethod::Card)];
     assert_eq!(card.len(), 24);
     assert_eq!(card[23], Some(3.0 / 8.0));
     assert_eq!(card[0], Some(1.0));
     assert_eq!(card[10], None);
-    assert!(!o.approval_by_method.contains_key(&PaymentMethod::Sbp));
+    assert!(!o
+        .approval_by_method
+        .contains_key(&(Direction::Deposit, PaymentMethod::Sbp)));
 }
 
 #[test]
@@ -177,16 +189,18 @@ fn a_manual_note_defaults_to_manual_and_refuses_control_characters() {
     use crate::ledger::ManualNote;
     let actor = Actor::cli("root");
     assert_eq!(
-        ManualNote::new(actor.clone(), None).unwrap().reason,
+        ManualNote::new(actor.clone(), None).expect("valid").reason,
         "manual"
     );
     assert_eq!(
-        ManualNote::new(actor.clone(), Some("  ")).unwrap().reason,
+        ManualNote::new(actor.clone(), Some("  "))
+            .expect("valid")
+            .reason,
         "manual"
     );
     assert_eq!(
         ManualNote::new(actor.clone(), Some(" refund of #12 "))
-            .unwrap()
+            .expect("valid")
             .reason,
         "refund of #12"
     );

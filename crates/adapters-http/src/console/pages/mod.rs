@@ -12,6 +12,7 @@ mod routes;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::ports::Chain;
 use serde_json::Value;
 
 use super::auth::{self, Posted, Signed};
@@ -125,7 +126,9 @@ fn back(path: &str, good: bool, code: &str) -> HttpResponse {
     see_other(&format!("{path}?{key}={code}"))
 }
 
-/// Writes an audit entry for `posted`'s operator; a failure to write it fails the request.
+/// Writes an audit entry for `posted`'s operator after its change was made. A failure to write
+/// it answers a page that says the change was made (never "nothing changed", which would
+/// invite a second one).
 async fn audit(
     posted: &Posted,
     action: &str,
@@ -138,5 +141,12 @@ async fn audit(
         .state
         .audit(&signed.name, action, target, before, after)
         .await
-        .map_err(|e| signed.fail(e))
+        .map_err(|e| {
+            let correlation = uuid::Uuid::new_v4().to_string();
+            tracing::error!(
+                correlation.id = %correlation, action, target, error = %Chain(&e),
+                "console change made but not audited"
+            );
+            signed.fail(Problem::Unaudited { correlation })
+        })
 }

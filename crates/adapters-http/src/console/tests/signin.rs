@@ -214,6 +214,14 @@ fn signin_fixture(
         .expect_failed_signins()
         .withf(|name, since| name == NAME && *since == now().plus_millis(-SIGNIN_WINDOW_MS))
         .returning(move |_, _| Ok(failures));
+    // The attempt is reserved (counted as a failure) before the password is checked.
+    fixture
+        .console
+        .expect_reserve_signin()
+        .withf(|name, at, since| {
+            name == NAME && *at == now() && *since == now().plus_millis(-SIGNIN_WINDOW_MS)
+        })
+        .returning(move |_, _, _| Ok((7, failures + 1)));
     fixture
         .console
         .expect_account()
@@ -234,7 +242,13 @@ fn signin_fixture(
 #[actix_web::test]
 async fn a_right_password_opens_a_session_with_a_strict_http_only_cookie() {
     let (mut fixture, written) = signin_fixture(2, Some(account(Role::Operator)));
-    fixture.console.expect_record_failed_signin().never();
+    // Its reserved attempt is forgotten: a success is not a failure.
+    fixture
+        .console
+        .expect_forget_signin()
+        .withf(|id| *id == 7)
+        .times(1)
+        .returning(|_| Ok(()));
     let app = fixture.app().await;
     // The name is case-folded.
     let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, " Alice", PASSWORD)).await;
@@ -267,7 +281,8 @@ async fn a_right_password_opens_a_session_with_a_strict_http_only_cookie() {
 
 #[actix_web::test]
 async fn the_cookie_is_secure_when_the_request_came_over_https() {
-    let (fixture, _) = signin_fixture(0, Some(account(Role::Viewer)));
+    let (mut fixture, _) = signin_fixture(0, Some(account(Role::Viewer)));
+    fixture.console.expect_forget_signin().returning(|_| Ok(()));
     let app = fixture.app().await;
     let forwarded =
         sign_in(LOGIN_TOKEN, NAME, PASSWORD).insert_header(("x-forwarded-proto", "https"));
@@ -290,7 +305,7 @@ async fn a_limited_name_answers_429_without_looking_the_account_up_or_hashing() 
         .expect_failed_signins()
         .returning(|_, _| Ok(SIGNIN_FAILURE_LIMIT));
     fixture.console.expect_account().never();
-    fixture.console.expect_record_failed_signin().never();
+    fixture.console.expect_reserve_signin().never();
     fixture.console.expect_insert_session().never();
     let app = fixture.app().await;
     // Even the right password is not looked at.
@@ -312,12 +327,8 @@ async fn a_wrong_password_an_unknown_or_a_disabled_name_answer_401_and_are_count
     ] {
         let known = account.is_some();
         let (mut fixture, written) = signin_fixture(SIGNIN_FAILURE_LIMIT - 1, account);
-        fixture
-            .console
-            .expect_record_failed_signin()
-            .withf(|name, at| name == NAME && *at == now())
-            .times(1)
-            .returning(|_, _| Ok(()));
+        // The reserved attempt stays: it is the failure.
+        fixture.console.expect_forget_signin().never();
         let app = fixture.app().await;
         let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, password)).await;
         assert_eq!(status, 401, "known {known}: {body}");
@@ -330,6 +341,30 @@ async fn a_wrong_password_an_unknown_or_a_disabled_name_answer_401_and_are_count
         assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
         assert!(written.lock().expect("not poisoned").is_none());
     }
+}
+
+/// Attempts sent at once all pass the first count; the reservation's count, which includes
+/// the ones reserved before, stops every one past the limit before it is hashed.
+#[actix_web::test]
+async fn an_attempt_reserved_past_the_limit_answers_429_without_hashing() {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_failed_signins()
+        .returning(|_, _| Ok(0));
+    fixture
+        .console
+        .expect_reserve_signin()
+        .times(1)
+        .returning(|_, _, _| Ok((9, SIGNIN_FAILURE_LIMIT + 1)));
+    fixture.console.expect_account().never();
+    fixture.console.expect_forget_signin().never();
+    fixture.console.expect_insert_session().never();
+    let app = fixture.app().await;
+    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(header_of(&headers, header::RETRY_AFTER), "60");
+    assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
 }
 
 #[actix_web::test]

@@ -11,7 +11,15 @@ use super::db::TestDb;
 /// Creates a console account with `password` and `role` on `db` (exit 0 or the test fails).
 pub fn create_operator(db: &TestDb, name: &str, role: &str, password: &str) {
     let mut child = command(db)
-        .args(["operator", "create", "--name", name, "--role", role, "--password-stdin"])
+        .args([
+            "operator",
+            "create",
+            "--name",
+            name,
+            "--role",
+            role,
+            "--password-stdin",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -109,7 +117,10 @@ impl Visitor {
     }
 
     pub async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
-        let request = self.client.post(format!("{}{path}", self.base)).form(fields);
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .form(fields);
         self.send(request).await
     }
 
