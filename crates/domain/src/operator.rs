@@ -443,6 +443,25 @@ impl Operator {
     }
 
     /// Disables a merchant: its requests are refused from then on. `false` if it is unknown.
+    /// The merchant with this id, enabled or not.
+    pub async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
+        self.store.find_merchant(id).await
+    }
+
+    /// The route with this id, enabled or not.
+    pub async fn route(&self, id: i64) -> Result<Option<Route>, StoreError> {
+        Ok(self.routes().await?.into_iter().find(|r| r.id == id))
+    }
+
+    /// The acquirer with this name, enabled or not.
+    pub async fn provider(&self, name: &str) -> Result<Option<AcquirerProvider>, StoreError> {
+        Ok(self
+            .providers()
+            .await?
+            .into_iter()
+            .find(|p| p.name.as_str() == name))
+    }
+
     /// Takes a disabled merchant's requests again; `false` if there is no such merchant.
     pub async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
         self.store.enable_merchant(id).await

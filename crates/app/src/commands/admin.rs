@@ -130,7 +130,7 @@ pub async fn merchant(
         } => {
             let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
             let required = require_timestamp && !no_require_timestamp;
-            let before = find(operator, &id).await?;
+            let before = operator.merchant(&id).await?;
             if operator.set_require_timestamp(&id, required).await? {
                 audit
                     .record(
@@ -193,7 +193,7 @@ pub async fn merchant(
         }
         MerchantCommand::Disable { id } => {
             let id = MerchantId::parse(&id).map_err(|e| anyhow!("merchant id: {e}"))?;
-            let before = find(operator, &id).await?;
+            let before = operator.merchant(&id).await?;
             if operator.disable_merchant(&id).await? {
                 audit
                     .record(
@@ -211,18 +211,6 @@ pub async fn merchant(
             }
         }
     }
-}
-
-/// The merchant with this id, enabled or not.
-async fn find(
-    operator: &Operator,
-    id: &MerchantId,
-) -> anyhow::Result<Option<domain::merchant::Merchant>> {
-    Ok(operator
-        .merchants()
-        .await?
-        .into_iter()
-        .find(|m| &m.id == id))
 }
 
 /// A merchant as the audit log records it (never its secrets).
@@ -375,28 +363,24 @@ pub async fn route(
             Ok(ExitCode::SUCCESS)
         }
         RouteCommand::Disable { id } => {
-            let before = route_by_id(operator, id).await?;
+            let before = operator.route(id).await?;
             let done = operator.disable_route(id).await?;
             audit_route(operator, audit, "route.disable", id, before).await?;
             route_changed(done, id, "disabled")
         }
         RouteCommand::Enable { id } => {
-            let before = route_by_id(operator, id).await?;
+            let before = operator.route(id).await?;
             let done = operator.enable_route(id).await?;
             audit_route(operator, audit, "route.enable", id, before).await?;
             route_changed(done, id, "enabled")
         }
         RouteCommand::SetPriority { id, priority } => {
-            let before = route_by_id(operator, id).await?;
+            let before = operator.route(id).await?;
             let done = operator.set_route_priority(id, priority).await?;
             audit_route(operator, audit, "route.set_priority", id, before).await?;
             route_changed(done, id, &format!("set to priority {priority}"))
         }
     }
-}
-
-async fn route_by_id(operator: &Operator, id: i64) -> anyhow::Result<Option<Route>> {
-    Ok(operator.routes().await?.into_iter().find(|r| r.id == id))
 }
 
 /// Audits a change of route `id` (nothing when there was no such route).
@@ -410,7 +394,7 @@ async fn audit_route(
     let Some(before) = before else {
         return Ok(());
     };
-    let after = route_by_id(operator, id).await?;
+    let after = operator.route(id).await?;
     audit
         .record(
             action,

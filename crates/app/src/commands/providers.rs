@@ -37,12 +37,7 @@ pub async fn provider(
 
 /// The provider named `name` as the audit log records it (never its credentials).
 async fn recorded(operator: &Operator, name: &str) -> anyhow::Result<Option<Value>> {
-    Ok(operator
-        .providers()
-        .await?
-        .iter()
-        .find(|p| p.name.as_str() == name)
-        .map(provider_json))
+    Ok(operator.provider(name).await?.as_ref().map(provider_json))
 }
 
 /// Audits a change that was made (`result` is Ok); a refusal changed nothing.

@@ -9,7 +9,7 @@ use domain::ports::CallbackState;
 use maud::html;
 use serde_json::json;
 
-use super::{audit, back, flash_of};
+use super::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::texts;
 use crate::console::layout::{action_button, flash, respond, shell, Nav};
@@ -94,24 +94,9 @@ pub(crate) async fn retry(posted: Posted, path: web::Path<String>) -> Answer {
     posted.need(Need::Act)?;
     let signed = &posted.signed;
     let target = parse_target(signed, &path)?;
-    let state = &signed.state;
-    let retried = state
-        .ports
-        .outbox
-        .retry(target, state.now())
-        .await
-        .map_err(|e| signed.fail(e))?;
-    if !retried {
+    if !queue_again(&posted, target).await? {
         return Ok(back(LIST, false, "no_failed_callback"));
     }
-    audit(
-        &posted,
-        "callback.retry",
-        &target.to_string(),
-        Some(json!({ "state": "failed" })),
-        Some(json!({ "state": "pending" })),
-    )
-    .await?;
     Ok(back(LIST, true, "callback_retried"))
 }
 

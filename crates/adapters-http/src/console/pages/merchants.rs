@@ -11,7 +11,7 @@ use domain::{format_minor, Amount, Currency, Direction, MerchantId};
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::{audit, back, flash_of};
+use super::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::{texts, Texts};
 use crate::console::layout::{
@@ -121,15 +121,9 @@ fn admin_forms(signed: &Signed, t: &Texts, merchant: &Merchant) -> Markup {
 /// The merchant a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<Merchant, Failure> {
     let id = MerchantId::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
-    signed
-        .state
-        .ports
-        .operator
-        .merchants()
-        .await
+    let found = signed.state.ports.operator.merchant(&id).await;
+    found
         .map_err(|e| signed.fail(e))?
-        .into_iter()
-        .find(|m| m.id == id)
         .ok_or_else(|| signed.fail(Problem::NotFound))
 }
 
@@ -147,20 +141,8 @@ async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> 
     if !done {
         return Err(signed.fail(Problem::NotFound));
     }
-    let (action, code) = if enabled {
-        ("merchant.enable", "merchant_enabled")
-    } else {
-        ("merchant.disable", "merchant_disabled")
-    };
-    audit(
-        &posted,
-        action,
-        merchant.id.as_str(),
-        Some(json!({ "enabled": merchant.enabled })),
-        Some(json!({ "enabled": enabled })),
-    )
-    .await?;
-    Ok(back(LIST, true, code))
+    let id = merchant.id.as_str();
+    toggled(&posted, "merchant", id, merchant.enabled, enabled, LIST).await
 }
 
 /// `POST /admin/merchants/{id}/enable` (admin).

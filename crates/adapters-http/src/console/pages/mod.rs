@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::auth::{self, Posted, Signed};
 use super::i18n::{flash_text, texts};
 use super::layout::{respond, see_other};
-use super::{ConsoleState, Failure, Problem};
+use super::{Answer, ConsoleState, Failure, Problem};
 use crate::pages::Lang;
 
 /// The overview, where a sign-in leads.
@@ -124,6 +124,44 @@ fn flash_of(req: &HttpRequest, lang: Lang) -> Option<(bool, &'static str)> {
 fn back(path: &str, good: bool, code: &str) -> HttpResponse {
     let key = if good { "done" } else { "error" };
     see_other(&format!("{path}?{key}={code}"))
+}
+
+/// Audits a change of `target`'s enabled flag from `was` to `now` (`{kind}.enable` or
+/// `{kind}.disable`) and answers `303` back to `list` with the flash `{kind}_enabled` or
+/// `{kind}_disabled`.
+async fn toggled(
+    posted: &Posted,
+    kind: &str,
+    target: &str,
+    was: bool,
+    now: bool,
+    list: &str,
+) -> Answer {
+    let verb = if now { "enable" } else { "disable" };
+    let action = format!("{kind}.{verb}");
+    let before = Some(serde_json::json!({ "enabled": was }));
+    let after = Some(serde_json::json!({ "enabled": now }));
+    audit(posted, &action, target, before, after).await?;
+    Ok(back(list, true, &format!("{kind}_{verb}d")))
+}
+
+/// Queues `target`'s failed callback (an operation's or a refund's) again and audits it;
+/// `false` (nothing done) when it has no failed callback.
+async fn queue_again(posted: &Posted, target: uuid::Uuid) -> Result<bool, Failure> {
+    let signed = &posted.signed;
+    let state = &signed.state;
+    let retried = state
+        .ports
+        .outbox
+        .retry(target, state.now())
+        .await
+        .map_err(|e| signed.fail(e))?;
+    if retried {
+        let before = Some(serde_json::json!({ "state": "failed" }));
+        let after = Some(serde_json::json!({ "state": "pending" }));
+        audit(posted, "callback.retry", &target.to_string(), before, after).await?;
+    }
+    Ok(retried)
 }
 
 /// Writes an audit entry for `posted`'s operator after its change was made. A failure to write

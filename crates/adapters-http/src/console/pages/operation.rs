@@ -17,7 +17,7 @@ use maud::{html, Markup};
 use serde_json::{json, Value};
 
 use super::operations::LIST;
-use super::{audit, back, flash_of};
+use super::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
 use crate::console::layout::{
@@ -426,24 +426,9 @@ pub(crate) async fn retry_callback(posted: Posted, path: web::Path<String>) -> A
             .as_uuid(),
         None => id.as_uuid(),
     };
-    let state = &signed.state;
-    let retried = state
-        .ports
-        .outbox
-        .retry(target, state.now())
-        .await
-        .map_err(|e| signed.fail(e))?;
-    if !retried {
+    if !queue_again(&posted, target).await? {
         return Ok(back(&page_path(id), false, "no_failed_callback"));
     }
-    audit(
-        &posted,
-        "callback.retry",
-        &target.to_string(),
-        Some(json!({ "state": "failed" })),
-        Some(json!({ "state": "pending" })),
-    )
-    .await?;
     Ok(back(&page_path(id), true, "callback_retried"))
 }
 

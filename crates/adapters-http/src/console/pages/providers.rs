@@ -8,9 +8,8 @@ use domain::console::Need;
 use domain::operator::{ProviderChanges, ProviderError};
 use domain::provider::{AcquirerProvider, ProviderName};
 use maud::{html, Markup};
-use serde_json::json;
 
-use super::{audit, back, flash_of};
+use super::{flash_of, toggled};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
 use crate::console::layout::{action_button, enabled_badge, flash, respond, shell, Nav};
@@ -143,15 +142,9 @@ fn circuit_badge(t: &Texts, zone: &crate::console::Zone, state: CircuitState) ->
 /// The acquirer a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<AcquirerProvider, Failure> {
     let name = ProviderName::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
-    signed
-        .state
-        .ports
-        .operator
-        .providers()
-        .await
+    let found = signed.state.ports.operator.provider(name.as_str()).await;
+    found
         .map_err(|e| signed.fail(e))?
-        .into_iter()
-        .find(|p| p.name == name)
         .ok_or_else(|| signed.fail(Problem::NotFound))
 }
 
@@ -177,20 +170,16 @@ async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> 
         }
         Err(ProviderError::Store(e)) => return Err(signed.fail(e)),
     };
-    let (action, code) = if enabled {
-        ("provider.enable", "provider_enabled")
-    } else {
-        ("provider.disable", "provider_disabled")
-    };
-    audit(
+    let name = updated.name.as_str();
+    toggled(
         &posted,
-        action,
-        updated.name.as_str(),
-        Some(json!({ "enabled": provider.enabled })),
-        Some(json!({ "enabled": updated.enabled })),
+        "provider",
+        name,
+        provider.enabled,
+        updated.enabled,
+        LIST,
     )
-    .await?;
-    Ok(back(LIST, true, code))
+    .await
 }
 
 /// `POST /admin/providers/{name}/enable` (admin).

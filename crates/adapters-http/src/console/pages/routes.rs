@@ -9,7 +9,7 @@ use domain::route::Route;
 use maud::html;
 use serde_json::json;
 
-use super::{audit, back, flash_of};
+use super::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::texts;
 use crate::console::layout::{
@@ -88,15 +88,9 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
 /// The route a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<Route, Failure> {
     let id: i64 = text.parse().map_err(|_| signed.fail(Problem::NotFound))?;
-    signed
-        .state
-        .ports
-        .operator
-        .routes()
-        .await
+    let found = signed.state.ports.operator.route(id).await;
+    found
         .map_err(|e| signed.fail(e))?
-        .into_iter()
-        .find(|r| r.id == id)
         .ok_or_else(|| signed.fail(Problem::NotFound))
 }
 
@@ -114,20 +108,8 @@ async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> 
     if !done {
         return Err(signed.fail(Problem::NotFound));
     }
-    let (action, code) = if enabled {
-        ("route.enable", "route_enabled")
-    } else {
-        ("route.disable", "route_disabled")
-    };
-    audit(
-        &posted,
-        action,
-        &route.id.to_string(),
-        Some(json!({ "enabled": route.enabled })),
-        Some(json!({ "enabled": enabled })),
-    )
-    .await?;
-    Ok(back(LIST, true, code))
+    let id = route.id.to_string();
+    toggled(&posted, "route", &id, route.enabled, enabled, LIST).await
 }
 
 /// `POST /admin/routes/{id}/enable` (admin).

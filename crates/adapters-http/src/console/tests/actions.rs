@@ -180,8 +180,9 @@ async fn disabling_a_merchant_is_audited_with_before_and_after() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture
         .operator
-        .expect_list_merchants()
-        .returning(|| Ok(vec![merchant()]));
+        .expect_find_merchant()
+        .withf(|id| id.as_str() == MERCHANT)
+        .returning(|_| Ok(Some(merchant())));
     fixture
         .operator
         .expect_disable_merchant()
