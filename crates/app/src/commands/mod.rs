@@ -59,6 +59,9 @@ pub async fn serve(
         crate::demo::print_banner(&app, password.as_deref());
     }
     tracing::info!(port = app.port(), "gateway listening");
+    if let Some(console_port) = app.console_port() {
+        tracing::info!(console_port, "operator console listening on its own port");
+    }
     app.run_until_stopped().await?;
     Ok(ExitCode::SUCCESS)
 }

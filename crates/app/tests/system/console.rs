@@ -272,3 +272,35 @@ async fn sessions_are_shared_by_two_processes_on_postgres() {
     assert_eq!(after.status, 303, "signed out on b is signed out on a");
     assert_eq!(after.location.as_deref(), Some("/admin/login"));
 }
+
+/// `GATEWAY_ADMIN=HOST:PORT`: the console on a listener of its own, and not on the API's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_can_have_a_listener_of_its_own() {
+    let db = TestDb::sqlite();
+    create_operator(&db, "ada", "admin", PASSWORD);
+    let gw = GatewayProcess::start(
+        "a",
+        &db,
+        &Serve::default().with("GATEWAY_ADMIN", "127.0.0.1:0"),
+    );
+    let needle = "console_port=";
+    gw.wait_for_log(needle, std::time::Duration::from_secs(30));
+    let log = gw.log_text();
+    let at = log.find(needle).expect("the console's port") + needle.len();
+    let port: u16 = log[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .expect("a port number");
+    assert_ne!(port, gw.port);
+    let mut visitor = Visitor::new(&format!("http://127.0.0.1:{port}"));
+    let first = visitor.get("/admin").await;
+    assert_eq!(first.status, 303, "{first:?}");
+    assert_eq!(first.location.as_deref(), Some("/admin/login"));
+    assert_eq!(visitor.sign_in("ada", PASSWORD).await.status, 303);
+    assert_eq!(visitor.get("/admin/operations").await.status, 200);
+    // The API's listener does not serve it.
+    let mut on_api = Visitor::new(&gw.url(""));
+    assert_eq!(on_api.get("/admin/login").await.status, 404);
+}
