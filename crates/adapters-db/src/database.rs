@@ -14,6 +14,7 @@ use crate::cache::TtlMap;
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
+use crate::group::WriteGroups;
 use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
 use crate::target::Target;
@@ -88,6 +89,8 @@ pub(crate) struct Inner {
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
+    /// SQLite: units of work waiting to be written together (see `crate::group`).
+    pub(crate) groups: WriteGroups,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -138,6 +141,7 @@ impl Database {
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
+                groups: WriteGroups::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         })
@@ -181,26 +185,35 @@ impl Database {
 /// Units of work on the pool (see `crate::work`).
 impl Database {
     /// Runs `work` as one write transaction on a blocking thread, retrying transient conflicts.
-    /// `work` may run more than once, each time in a fresh transaction.
+    /// `work` may run more than once, each time in a fresh transaction. On SQLite the
+    /// transaction is shared with the other writes queued at the time, each in a savepoint of
+    /// its own (see `crate::group`): `work` sees the writes committed before it, and its
+    /// result is returned after its writes are committed.
     pub(crate) async fn write<T, E, F>(&self, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
         F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
     {
+        if self.backend() == Backend::Sqlite {
+            return self.write_grouped(work).await;
+        }
         let db = self.clone();
         blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
     }
 
     /// Runs `work`, one PostgreSQL statement atomic by itself, on a blocking thread: without
     /// BEGIN and COMMIT around it (one round trip). On SQLite it is a write transaction like
-    /// [`Database::write`]. Transient conflicts are retried as there.
+    /// [`Database::write`], grouped as there. Transient conflicts are retried as there.
     pub(crate) async fn write_one<T, E, F>(&self, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
         F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
     {
+        if self.backend() == Backend::Sqlite {
+            return self.write_grouped(work).await;
+        }
         let db = self.clone();
         blocking(move || {
             db.retrying(true, |conn| match conn {
@@ -226,7 +239,7 @@ impl Database {
     pub(crate) fn retrying<T, E: From<StoreError>>(
         &self,
         write: bool,
-        once: impl Fn(&mut DbConn) -> Result<T, TxError<E>>,
+        mut once: impl FnMut(&mut DbConn) -> Result<T, TxError<E>>,
     ) -> Result<T, E> {
         retry(|| {
             // SQLite has one writer at a time: queue this process's writers here rather

@@ -34,7 +34,8 @@
 //! * The callback outbox is keyed by `id`: the operation's id for its own callback, the
 //!   refund's id for a refund's, which sits beside its deposit's.
 //! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
-//!   per process; PostgreSQL runs read committed.
+//!   per process, which commits the writes queued meanwhile together, each in a savepoint of
+//!   its own and each answered after the commit (see `group`); PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made
 //!   through this handle show at once); a merchant's secrets are not: every lookup reads them
 //!   (one query on `merchant_keys`' primary key), so a rotation made by any process applies
@@ -71,6 +72,7 @@ mod console;
 mod crypto;
 mod database;
 mod directory;
+mod group;
 mod journal;
 mod migrate;
 mod outbox;

@@ -38,7 +38,7 @@ const MAX_ATTEMPTS: u32 = 6;
 const RETRY_BUDGET: Duration = Duration::from_secs(8);
 
 /// Errors after which the transaction was rolled back and a fresh attempt may succeed.
-fn is_transient(error: &DieselError) -> bool {
+pub(crate) fn is_transient(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => true,
         // diesel has no kinds for these: SQLITE_BUSY / SQLITE_LOCKED and PostgreSQL's 40P01.
