@@ -64,6 +64,7 @@ impl WriteGroups {
     }
 
     /// Groups written since the start: fewer than the units when writes were grouped.
+    #[cfg(test)]
     pub(crate) fn written(&self) -> u64 {
         self.written.load(Ordering::Relaxed)
     }
@@ -107,7 +108,7 @@ where
         self.result = None;
         <DbConn as TransactionManager<DbConn>>::begin_transaction(conn)?;
         let outcome = (self.work)(conn);
-        let keep = matches!(outcome, Ok(_));
+        let keep = outcome.is_ok();
         if keep {
             <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
         } else {
