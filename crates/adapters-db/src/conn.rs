@@ -20,11 +20,16 @@ pub(crate) enum DbConn {
 pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 
 /// Set on every SQLite connection: WAL so readers never block the writer, a busy timeout,
-/// foreign keys, and `synchronous = NORMAL` (durable across process crashes in WAL mode).
+/// foreign keys, `synchronous = NORMAL` (durable across process crashes in WAL mode), the
+/// savepoints' sub-journals in memory (each grouped write runs in a savepoint, see
+/// `crate::group`; on disk they were a write per page touched), and checkpoints left to the
+/// checkpoint thread up to a backstop (see `crate::checkpoint`).
 fn sqlite_pragmas() -> String {
+    let backstop = crate::checkpoint::BACKSTOP_PAGES;
     format!(
         "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
-         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"
+         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; \
+         PRAGMA wal_autocheckpoint = {backstop};"
     )
 }
 

@@ -132,7 +132,7 @@ impl Database {
             .connection_timeout(options.connection_timeout)
             .build(Manager::new(target))
             .with_context(|| format!("cannot open the {backend} database"))?;
-        Ok(Database {
+        let database = Database {
             inner: Arc::new(Inner {
                 pool,
                 backend,
@@ -144,7 +144,11 @@ impl Database {
                 groups: WriteGroups::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
-        })
+        };
+        if backend == Backend::Sqlite {
+            crate::checkpoint::start(&database.inner);
+        }
+        Ok(database)
     }
 
     /// The backend this database runs on.

@@ -67,6 +67,7 @@
 
 mod admin;
 mod cache;
+mod checkpoint;
 mod conn;
 mod console;
 mod crypto;
