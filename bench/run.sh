@@ -1,21 +1,40 @@
 #!/usr/bin/env bash
 # The gateway's benchmark (`just bench` or `bash bench/run.sh`); docs/performance.md explains it.
 #
-# In one run on this machine:
-#   1. starts PostgreSQL if needed and creates fresh databases;
-#   2. runs the bare transactions with pgbench (deposit insert, withdrawal transaction);
-#   3. drives `gateway serve` on PostgreSQL over HTTP with pre-signed requests (wrk);
-#   4. does the same on the embedded SQLite database;
-#   5. times the delivery of 10,000 callbacks to a local receiver;
-#   6. drives payouts routed to two acquirer-sim processes on PostgreSQL, first with the
-#      primary healthy, then with it down and its circuit open (served by the secondary),
-#      at BENCH_FAILOVER_CONNECTIONS (8) connections;
-#   7. prints one table (also written to $OUT/table.md).
+# Phases, in this order (BENCH_PHASES picks some; each can run alone):
+#   fsync      the disk's fdatasync rate (pg_test_fsync -s BENCH_FSYNC_SECS, or dd as a
+#              fallback), shown in the table's header so runs on different machines compare;
+#   pgbench    the bare one-transaction-per-request baselines (deposit insert, withdrawal
+#              transaction), closed loop, BENCH_PGBENCH_CLIENTS clients;
+#   batch      the bare batched baselines: BENCH_BATCH_ROWS deposits per INSERT, and one
+#              statement taking BENCH_BATCH_ROWS payouts' holds of one merchant (rows/s);
+#   postgres   `gateway serve` on PostgreSQL at saturation: wrk, BENCH_CONNECTIONS
+#              connections, pre-signed distinct requests (deposits, then withdrawals);
+#   rate       open loop at BENCH_RATE_PERCENT (50) % of the postgres phase's saturation rate:
+#              the gateway with bench_load (fresh requests), then the bare transaction with
+#              `pgbench -R` at the same rate; it needs the saturation rates, so it runs the
+#              postgres phase's saturation runs itself when `postgres` is not selected;
+#   sqlite     the postgres phase's saturation runs on the embedded SQLite database;
+#   callbacks  the delivery of BENCH_CALLBACKS callbacks to a local receiver;
+#   acquirer   payouts and card payins routed to one acquirer-sim: saturation with wrk at
+#              BENCH_CONNECTIONS, then at BENCH_RATE_PERCENT % of it, with bench_load, the
+#              gateway path and the same calls sent to the simulator directly;
+#   failover   payouts routed to two acquirer-sim processes, the primary healthy, then down
+#              with its circuit open, at BENCH_FAILOVER_CONNECTIONS (8) connections.
+# Then one table (also written to $OUT/table.md) with every target, each a ratio of figures
+# of this same run.
 #
-# Knobs (environment): BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
-# (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per phase, 450000),
-# BENCH_CALLBACKS (10000), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_PORT
-# (18080), BENCH_RECEIVER_PORT (18099), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
+# Knobs (environment): BENCH_PHASES ("fsync pgbench batch postgres rate sqlite callbacks
+# acquirer failover"), BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
+# (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per saturation run,
+# 450000), BENCH_ACQUIRER_REQUESTS (the same for the acquirer phase, 150000), BENCH_BATCH_ROWS
+# (32), BENCH_RATE_PERCENT (50), BENCH_FSYNC_SECS (2), BENCH_FSYNC_DIR (where the fsync test
+# writes: $OUT; put it on PostgreSQL's WAL disk if that is another one), BENCH_CALLBACKS
+# (10000), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_DB_PREFIX (bench_: every
+# database this script drops and creates is named with it), BENCH_PORT (18080),
+# BENCH_RECEIVER_PORT (18099), BENCH_SIM_PORT (18101: the simulators use it and the next two
+# ports, their control APIs the same plus 10), BENCH_WRK_THREADS (2), BENCH_LOAD_THREADS (2),
+# BENCH_FAILOVER_CONNECTIONS (8), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -30,13 +49,21 @@ PG_URL=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 PORT=${BENCH_PORT:-18080}
 RECEIVER_PORT=${BENCH_RECEIVER_PORT:-18099}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
-PHASES=" ${BENCH_PHASES:-pgbench postgres sqlite callbacks failover} "
+PHASES=" ${BENCH_PHASES:-fsync pgbench batch postgres rate sqlite callbacks acquirer failover} "
 SIM_PORT=${BENCH_SIM_PORT:-18101}
+DB_PREFIX=${BENCH_DB_PREFIX:-bench_}
+[[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "bench: BENCH_DB_PREFIX must be [a-z0-9_]" >&2; exit 1; }
+ACQ_REQUESTS=${BENCH_ACQUIRER_REQUESTS:-150000}
+BATCH_ROWS=${BENCH_BATCH_ROWS:-32}
+RATE_PERCENT=${BENCH_RATE_PERCENT:-50}
+FSYNC_SECS=${BENCH_FSYNC_SECS:-2}
+LOAD_THREADS=${BENCH_LOAD_THREADS:-2}
 # Connections of the failover phase: below saturation, so its latencies show the path a
 # payout takes (skipping the primary or not) rather than queueing.
 FAILOVER_CONNECTIONS=${BENCH_FAILOVER_CONNECTIONS:-8}
 export RUST_LOG=${RUST_LOG:-warn}
 OUT=${BENCH_OUT:-$ROOT/bench/out/$(date +%Y%m%d-%H%M%S)}
+FSYNC_DIR=${BENCH_FSYNC_DIR:-$OUT}
 RUN_ID=$(date +%s)
 BASE="http://127.0.0.1:$PORT"
 CALLBACK_URL="http://127.0.0.1:$RECEIVER_PORT/callback"
@@ -76,14 +103,15 @@ if ! pg_isready -h "$PG_HOST" -p "$PG_PORT" -q 2>/dev/null; then
   pg_isready -h "$PG_HOST" -p "$PG_PORT" -q || die "PostgreSQL does not answer at $PG_HOST:$PG_PORT"
 fi
 
-say "building the gateway and the callback receiver (release)"
-cargo build --release -q -p app --bin gateway --example bench_receiver
+say "building the gateway, the simulator, the callback receiver and the load generator (release)"
+cargo build --release -q -p app --bin gateway --example bench_receiver --example bench_load
 cargo build --release -q -p acquirer-sim
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 GATEWAY=$TARGET_DIR/release/gateway
 SIMULATOR=$TARGET_DIR/release/acquirer-sim
 RECEIVER=$TARGET_DIR/release/examples/bench_receiver
-[ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] && [ -x "$SIMULATOR" ] ||
+LOADGEN=$TARGET_DIR/release/examples/bench_load
+[ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] && [ -x "$SIMULATOR" ] && [ -x "$LOADGEN" ] ||
   die "built binaries not found under $TARGET_DIR/release"
 
 psql_admin() { psql "$PG_URL/postgres" -v ON_ERROR_STOP=1 -qAt "$@"; }
@@ -109,30 +137,80 @@ make_merchants() { # make_merchants DATABASE_URL FILE
     done
 }
 
-# --- 2. bare PostgreSQL: pgbench --------------------------------------------------------
+# --- 2. the disk, and bare PostgreSQL: pgbench -------------------------------------------
 
 phase() { [[ "$PHASES" == *" $1 "* ]]; }
 
 say "uptime before: $(uptime)"
-if phase pgbench; then
-PGB_DB=bench_pgbench
-fresh_db $PGB_DB
-psql "$PG_URL/$PGB_DB" -v ON_ERROR_STOP=1 -q -v nmerchants="$MERCHANTS" -f bench/pgbench/setup.sql
+if phase fsync; then
+  say "fsync rate: pg_test_fsync -s $FSYNC_SECS in $FSYNC_DIR"
+  mkdir -p "$FSYNC_DIR"
+  FSYNC_FILE="$FSYNC_DIR/bench_fsync.tmp"
+  PG_TEST_FSYNC=$(command -v pg_test_fsync || ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | tail -1 || true)
+  FSYNC_OPS= FSYNC_TOOL=
+  if [ -n "$PG_TEST_FSYNC" ] && [ -x "$PG_TEST_FSYNC" ]; then
+    "$PG_TEST_FSYNC" -s "$FSYNC_SECS" -f "$FSYNC_FILE" >"$OUT/fsync.txt" 2>&1 || true
+    # The fdatasync line of "Compare file sync methods using one 8kB write".
+    FSYNC_OPS=$(awk '/one 8kB write/ {s = 1} s && $1 == "fdatasync" {print $2; exit}' "$OUT/fsync.txt")
+    FSYNC_TOOL="pg_test_fsync -s $FSYNC_SECS"
+  fi
+  if [ -z "$FSYNC_OPS" ] || [ "$FSYNC_OPS" = n/a ]; then
+    # Fallback: 8 kB writes each followed by fdatasync (dd's oflag=dsync), for FSYNC_SECS.
+    say "pg_test_fsync unavailable; dd oflag=dsync instead"
+    n=0 start=$(date +%s%N)
+    while [ $(( $(date +%s%N) - start )) -lt $((FSYNC_SECS * 1000000000)) ]; do
+      dd if=/dev/zero of="$FSYNC_FILE" bs=8k count=200 oflag=dsync conv=notrunc 2>/dev/null
+      n=$((n + 200))
+    done
+    FSYNC_OPS=$(python3 -c "import sys; print(f'{$n / (($(date +%s%N) - $start) / 1e9):.1f}')")
+    FSYNC_TOOL="dd bs=8k oflag=dsync"
+  fi
+  rm -f "$FSYNC_FILE"
+  WAL_SYNC=$(psql "$PG_URL/postgres" -qAtc "SHOW wal_sync_method" 2>/dev/null || echo "?")
+  python3 bench/report.py fsync "$FSYNC_TOOL" "$FSYNC_OPS" "$WAL_SYNC" >>"$RESULTS"
+fi
 
-pgbench_run() { # pgbench_run NAME SCRIPT
-  local name=$1 script=$2 log="$OUT/pgbench-$1"
-  psql "$PG_URL/$PGB_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
-  say "pgbench $name: $PGBENCH_CLIENTS clients, ${DURATION}s"
-  (cd "$OUT" && pgbench -n -M prepared -c "$PGBENCH_CLIENTS" -j 2 -T "$DURATION" \
-    -D nmerchants="$MERCHANTS" -f "$ROOT/$script" -l --log-prefix="pgblog-$name" \
-    "$PG_URL/$PGB_DB") >"$log.txt" 2>&1 || { cat "$log.txt" >&2; die "pgbench $name failed"; }
-  python3 bench/report.py pgbench "$name" "$log.txt" "$OUT"/pgblog-"$name".* >>"$RESULTS"
-  rm -f "$OUT"/pgblog-"$name".*
+PGB_DB=${DB_PREFIX}pgbench
+PGB_READY=
+pgbench_db() { # the bare runs' database, made once per run
+  [ -n "$PGB_READY" ] && return 0
+  fresh_db "$PGB_DB"
+  psql "$PG_URL/$PGB_DB" -v ON_ERROR_STOP=1 -q -v nmerchants="$MERCHANTS" -f bench/pgbench/setup.sql
+  PGB_READY=1
 }
-pgbench_run deposit bench/pgbench/deposit.sql
-pgbench_run withdrawal bench/pgbench/withdrawal.sql
-GATEWAY_DATABASE_URL="$PG_URL/$PGB_DB" "$GATEWAY" ledger verify >/dev/null 2>&1 ||
-  die "ledger verify failed on the pgbench database"
+
+pgbench_run() { # pgbench_run NAME SCRIPT ROWS_PER_TRANSACTION [PGBENCH_ARGS...]
+  local name=$1 script=$2 rows=$3 log="$OUT/pgbench-$1"
+  shift 3
+  pgbench_db
+  psql "$PG_URL/$PGB_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+  say "pgbench $name: $PGBENCH_CLIENTS clients, ${DURATION}s $*"
+  (cd "$OUT" && pgbench -n -M prepared -c "$PGBENCH_CLIENTS" -j 2 -T "$DURATION" \
+    -D nmerchants="$MERCHANTS" -D batch="$rows" -f "$ROOT/$script" -l \
+    --log-prefix="pgblog-$name" "$@" "$PG_URL/$PGB_DB") >"$log.txt" 2>&1 ||
+    { cat "$log.txt" >&2; die "pgbench $name failed"; }
+}
+pgbench_report() { # pgbench_report NAME MODE ROWS_OR_RATE [NAME_IN_THE_TABLE]
+  python3 bench/report.py "$2" "${4:-$1}" "$3" "$OUT/pgbench-$1.txt" "$OUT"/pgblog-"$1".* >>"$RESULTS"
+  rm -f "$OUT"/pgblog-"$1".*
+}
+pgbench_verify() {
+  GATEWAY_DATABASE_URL="$PG_URL/$PGB_DB" "$GATEWAY" ledger verify >/dev/null 2>&1 ||
+    die "ledger verify failed on the pgbench database"
+}
+
+if phase pgbench; then
+  pgbench_run deposit bench/pgbench/deposit.sql 1 && pgbench_report deposit pgbench 1
+  pgbench_run withdrawal bench/pgbench/withdrawal.sql 1 && pgbench_report withdrawal pgbench 1
+  pgbench_verify
+fi
+
+if phase batch; then
+  pgbench_run deposit-batch bench/pgbench/deposit_batch.sql "$BATCH_ROWS" &&
+    pgbench_report deposit-batch pgbench "$BATCH_ROWS"
+  pgbench_run withdrawal-batch bench/pgbench/withdrawal_batch.sql "$BATCH_ROWS" &&
+    pgbench_report withdrawal-batch pgbench "$BATCH_ROWS"
+  pgbench_verify
 fi
 
 # --- 3./4. the gateway over HTTP --------------------------------------------------------
@@ -153,6 +231,9 @@ cleanup() {
   [ -n "$SIM_PIDS" ] && kill $SIM_PIDS 2>/dev/null || true
 }
 trap cleanup EXIT
+# Killed or interrupted: exit, so that the EXIT trap stops what the script started.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 start_gateway() { # start_gateway DATABASE_URL LOG [ENV=VALUE...]
   local url=$1 log=$2
@@ -177,43 +258,110 @@ gen() { # gen KIND MERCHANTS_FILE OUTPUT COUNT SEED
     --run-id "$RUN_ID-$5" --callback-url "$CALLBACK_URL" >"$3"
 }
 
+fresh_stats() { # before each measured run on PostgreSQL, as before each pgbench run: fresh
+  # statistics and a checkpoint, so no run starts with the previous one's checkpoint debt.
+  [ "$1" = sqlite ] || psql "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+}
+
 wrk_run() { # wrk_run BACKEND KIND FILE PATH
   local backend=$1 kind=$2 file=$3 path=$4 log="$OUT/wrk-$1-$2.txt"
-  # As before each pgbench run: fresh statistics and a checkpoint, so no phase starts with
-  # the previous phase's checkpoint debt.
-  if [ "$backend" = postgres ]; then
-    psql "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
-  fi
+  fresh_stats "$backend"
   say "gateway on $backend, ${kind}s: $CONNECTIONS connections, ${DURATION}s"
   wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/signed.lua "$BASE" \
     -- "$file" "$path" "$WRK_THREADS" >"$log" 2>&1 || { cat "$log" >&2; die "wrk failed"; }
   python3 bench/report.py wrk "$backend" "$kind" "$log" "$(peak_rss_kb)" "$CONNECTIONS" >>"$RESULTS"
 }
 
+# The rate at RATE_PERCENT % of this run's saturation rate of BACKEND and KIND (wrk).
+half_rate() { # half_rate BACKEND KIND
+  python3 - "$RESULTS" "$1" "$2" "$RATE_PERCENT" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sat = [r["rate"] for r in rows if r["kind"] == "gateway" and r["backend"] == sys.argv[2]
+       and r["name"] == sys.argv[3]]
+if not sat:
+    sys.exit(f"no saturation run of {sys.argv[2]} {sys.argv[3]} in this run")
+print(max(1, int(sat[-1] * float(sys.argv[4]) / 100)))
+EOF
+}
+
+load_run() { # load_run BACKEND KIND TARGET FILE URL PATH RATE [bench_load ARGS...]
+  local backend=$1 kind=$2 target=$3 file=$4 url=$5 path=$6 rate=$7 rss=0
+  local log="$OUT/load-$1-$2-$3.json"
+  shift 7
+  fresh_stats "$backend"
+  say "$target ($backend), ${kind}s: open loop at $rate/s, $CONNECTIONS connections, ${DURATION}s"
+  "$LOADGEN" --url "$url" --path "$path" --file "$file" --rate "$rate" --duration "$DURATION" \
+    --connections "$CONNECTIONS" --threads "$LOAD_THREADS" "$@" >"$log" 2>"$log.err" ||
+    { cat "$log.err" >&2; die "bench_load failed"; }
+  [ "$target" = gateway ] && rss=$(peak_rss_kb)
+  python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" >>"$RESULTS"
+  rm -f "$file"
+}
+
+# The rate phase on the running PostgreSQL gateway: deposits and withdrawals at RATE_PERCENT %
+# of their saturation rates, open loop; the rates are kept for pgbench -R afterwards.
+RATES=
+rate_runs() { # rate_runs MERCHANTS_FILE
+  local kind rate count seed=10
+  for kind in deposit withdrawal; do
+    rate=$(half_rate postgres "$kind")
+    count=$((rate * DURATION + 100))
+    say "signing $count ${kind}s for the open-loop run at $rate/s"
+    gen "$kind" "$1" "$OUT/rate-$kind-postgres.tsv" "$count" $((seed++))
+    load_run postgres "$kind" gateway "$OUT/rate-$kind-postgres.tsv" "$BASE" "/api/v1/${kind}s" \
+      "$rate" --warm-path /healthz
+    RATES="$RATES $kind:$rate"
+  done
+}
+
+# The bare transactions at the same rates, open loop (pgbench -R: latency from each
+# transaction's scheduled start), with the gateway stopped.
+bare_rate_runs() {
+  local pair kind rate
+  for pair in $RATES; do
+    kind=${pair%%:*} rate=${pair##*:}
+    pgbench_run "$kind-rate" "bench/pgbench/$kind.sql" 1 -R "$rate"
+    pgbench_report "$kind-rate" pgbench-rate "$rate" "$kind"
+  done
+  pgbench_verify
+}
+
 gateway_phase() { # gateway_phase BACKEND DATABASE_URL
   local backend=$1 url=$2 merchants="$OUT/merchants-$1.json"
   make_merchants "$url" "$merchants"
   say "signing $REQUESTS deposits and $REQUESTS withdrawals for $backend"
+  local gens=
   gen deposit "$merchants" "$OUT/deposits-$backend.tsv" "$REQUESTS" 1 &
+  gens="$gens $!"
   gen withdrawal "$merchants" "$OUT/withdrawals-$backend.tsv" "$REQUESTS" 2 &
+  gens="$gens $!"
   gen deposit "$merchants" "$OUT/warmup-$backend.tsv" 20000 3 &
-  wait
+  gens="$gens $!"
+  wait $gens
   # Payouts settle after an hour: the phases measure creation, as the bare transactions do.
   start_gateway "$url" "$OUT/gateway-$backend.log" GATEWAY_SANDBOX_SETTLE_MS=3600000
   wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
     -- "$OUT/warmup-$backend.tsv" /api/v1/deposits "$WRK_THREADS" >"$OUT/wrk-$backend-warmup.txt" 2>&1
   wrk_run "$backend" deposit "$OUT/deposits-$backend.tsv" /api/v1/deposits
   wrk_run "$backend" withdrawal "$OUT/withdrawals-$backend.tsv" /api/v1/withdrawals
+  rm -f "$OUT"/*-"$backend".tsv
+  if [ "$backend" = postgres ] && phase rate; then
+    rate_runs "$merchants"
+  fi
   stop_gateway
   GATEWAY_DATABASE_URL=$url "$GATEWAY" ledger verify >>"$OUT/gateway-$backend.log" 2>&1 ||
     die "ledger verify failed after the $backend run"
-  rm -f "$OUT"/*-"$backend".tsv
 }
 
-if phase postgres; then
-  GW_DB=bench_gateway
-  fresh_db $GW_DB
+# The rate phase needs this run's saturation rates: it makes the postgres phase's runs too.
+if phase postgres || phase rate; then
+  GW_DB=${DB_PREFIX}gateway
+  fresh_db "$GW_DB"
   gateway_phase postgres "$PG_URL/$GW_DB"
+  if phase rate; then
+    bare_rate_runs
+  fi
 fi
 
 if phase sqlite; then
@@ -227,8 +375,8 @@ fi
 # --- 5. callbacks -----------------------------------------------------------------------
 
 if phase callbacks; then
-CB_DB=bench_callbacks
-fresh_db $CB_DB
+CB_DB=${DB_PREFIX}callbacks
+fresh_db "$CB_DB"
 make_merchants "$PG_URL/$CB_DB" "$OUT/merchants-callbacks.json"
 say "queueing $CALLBACKS final statuses with callbacks (no gateway running)"
 psql "$PG_URL/$CB_DB" -v ON_ERROR_STOP=1 -q -v n="$CALLBACKS" -v url="$CALLBACK_URL" \
@@ -248,16 +396,14 @@ DELIVERED=$(psql "$PG_URL/$CB_DB" -qAtc "SELECT count(*) FROM callback_outbox WH
 python3 bench/report.py callbacks "$OUT/receiver.json" "$START_MS" "$CB_RSS" "$DELIVERED" "$CALLBACKS" >>"$RESULTS"
 fi
 
-# --- 6. routing across two acquirers ---------------------------------------------------
-
-if phase failover; then
-FO_DB=bench_failover
-fresh_db $FO_DB
-FO_URL="$PG_URL/$FO_DB"
 SIM_KEY=bench-sim-api-key-0123456789
 SIM_SECRET=bench-sim-webhook-secret-0123456789
-start_sim() { # start_sim NAME API_PORT CONTROL_PORT
+export BENCH_SIM_KEY=$SIM_KEY # bench_load --mode acquirer reads the simulator's key from it
+start_sim() { # start_sim NAME API_PORT CONTROL_PORT DATABASE_URL
   # Payouts settle after an hour: the phase measures creation, as the others do.
+  if curl -s -o /dev/null "http://127.0.0.1:$2/" || curl -s -o /dev/null "http://127.0.0.1:$3/"; then
+    die "something already listens on 127.0.0.1:$2 or :$3 (set BENCH_SIM_PORT)"
+  fi
   "$SIMULATOR" --bind "127.0.0.1:$2" --control-bind "127.0.0.1:$3" --api-key "$SIM_KEY" \
     --webhook-secret "$SIM_SECRET" --settle-ms 3600000 >"$OUT/sim-$1.log" 2>&1 &
   SIM_PIDS="$SIM_PIDS $!"
@@ -266,12 +412,78 @@ start_sim() { # start_sim NAME API_PORT CONTROL_PORT
     sleep 0.1
   done
   curl -fs "http://127.0.0.1:$3/_sim/stats" >/dev/null || die "acquirer-sim $1 did not start"
-  SIM_KEY=$SIM_KEY SIM_SECRET=$SIM_SECRET GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" provider add \
+  SIM_KEY=$SIM_KEY SIM_SECRET=$SIM_SECRET GATEWAY_DATABASE_URL=$4 "$GATEWAY" provider add \
     --name "$1" --kind acquirer --url "http://127.0.0.1:$2" \
     --api-key-env SIM_KEY --webhook-secret-env SIM_SECRET >/dev/null
 }
-start_sim primary "$SIM_PORT" $((SIM_PORT + 10))
-start_sim secondary $((SIM_PORT + 1)) $((SIM_PORT + 11))
+stop_sims() {
+  local pid
+  for pid in $SIM_PIDS; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  SIM_PIDS=
+}
+
+# --- 6. the acquirer path --------------------------------------------------------------
+
+if phase acquirer; then
+AQ_DB=${DB_PREFIX}acquirer
+fresh_db "$AQ_DB"
+AQ_URL="$PG_URL/$AQ_DB"
+AQ_SIM_PORT=$((SIM_PORT + 2))
+start_sim bank "$AQ_SIM_PORT" $((AQ_SIM_PORT + 10)) "$AQ_URL"
+# SBP payouts and card deposits go to the simulator (above the sandbox's routes).
+GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" route add --direction withdrawal --method sbp \
+  --provider bank --priority 300 >/dev/null
+GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" route add --direction deposit --method card \
+  --provider bank --priority 300 >/dev/null
+make_merchants "$AQ_URL" "$OUT/merchants-acquirer.json"
+say "signing $ACQ_REQUESTS payouts and $ACQ_REQUESTS card deposits for the acquirer path"
+GENS=
+gen withdrawal "$OUT/merchants-acquirer.json" "$OUT/payouts-acquirer.tsv" "$ACQ_REQUESTS" 21 &
+GENS="$GENS $!"
+gen deposit "$OUT/merchants-acquirer.json" "$OUT/payins-acquirer.tsv" "$ACQ_REQUESTS" 22 &
+GENS="$GENS $!"
+gen deposit "$OUT/merchants-acquirer.json" "$OUT/warmup-acquirer.tsv" 5000 23 &
+GENS="$GENS $!"
+wait $GENS # not the simulator, which runs on
+start_gateway "$AQ_URL" "$OUT/gateway-acquirer.log" GATEWAY_PUBLIC_URL="$BASE"
+wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
+  -- "$OUT/warmup-acquirer.tsv" /api/v1/deposits "$WRK_THREADS" >"$OUT/wrk-acquirer-warmup.txt" 2>&1
+GW_DB=$AQ_DB
+wrk_run acquirer-path payout "$OUT/payouts-acquirer.tsv" /api/v1/withdrawals
+wrk_run acquirer-path payin "$OUT/payins-acquirer.tsv" /api/v1/deposits
+rm -f "$OUT"/*-acquirer.tsv
+seed=24
+for kind in payout payin; do
+  rate=$(half_rate acquirer-path "$kind")
+  count=$((rate * DURATION + 100))
+  gateway_kind=$([ "$kind" = payout ] && echo withdrawal || echo deposit)
+  say "signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
+  gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
+  python3 bench/gen_requests.py --kind "sim-$kind" --count "$count" --seed $((seed++)) \
+    --run-id "$RUN_ID" --callback-url "$CALLBACK_URL" --public-url "$BASE" \
+    >"$OUT/rate-$kind-simulator.tsv"
+  load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
+    "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz
+  load_run acquirer-path "$kind" simulator "$OUT/rate-$kind-simulator.tsv" \
+    "http://127.0.0.1:$AQ_SIM_PORT" /v1/payments "$rate" --mode acquirer --warm-path /
+done
+# An operation the gateway declined (say, the acquirer refused it) is an error too.
+DECLINED=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
+python3 bench/report.py declines "acquirer path" "$DECLINED" >>"$RESULTS"
+stop_gateway
+stop_sims
+GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" ledger verify >>"$OUT/gateway-acquirer.log" 2>&1 ||
+  die "ledger verify failed after the acquirer run"
+fi
+
+# --- 7. routing across two acquirers ---------------------------------------------------
+
+if phase failover; then
+FO_DB=${DB_PREFIX}failover
+fresh_db "$FO_DB"
+FO_URL="$PG_URL/$FO_DB"
+start_sim primary "$SIM_PORT" $((SIM_PORT + 10)) "$FO_URL"
+start_sim secondary $((SIM_PORT + 1)) $((SIM_PORT + 11)) "$FO_URL"
 GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" route add --direction withdrawal --method sbp \
   --provider primary --priority 300 >/dev/null
 GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" route add --direction withdrawal --method sbp \
@@ -306,14 +518,13 @@ wrk_run acquirer payout-primary-down "$OUT/payouts-down.tsv" /api/v1/withdrawals
 curl -fs "$BASE/metrics" | grep 'gateway_provider_circuit_open' >"$OUT/circuit-after.txt" || true
 CONNECTIONS=$SATURATING
 stop_gateway
-kill $SIM_PIDS 2>/dev/null || true
-SIM_PIDS=
+stop_sims
 GATEWAY_DATABASE_URL=$FO_URL "$GATEWAY" ledger verify >>"$OUT/gateway-failover.log" 2>&1 ||
   die "ledger verify failed after the failover run"
 rm -f "$OUT"/*-failover.tsv "$OUT"/payouts-*.tsv
 fi
 
-# --- 7. the table -----------------------------------------------------------------------
+# --- 8. the table -----------------------------------------------------------------------
 
 say "uptime after: $(uptime)"
 python3 bench/report.py table "$RESULTS" "$(nproc)" "$(uptime)" | tee "$OUT/table.md"

@@ -55,10 +55,11 @@ function done(summary, latency, _)
   end
   io.write(string.format(
     'WRK_JSON {"requests":%d,"duration_us":%d,"rps":%.1f,"p50_us":%d,"p90_us":%d,'
-      .. '"p99_us":%d,"max_us":%d,"mean_us":%.1f,"err_connect":%d,"err_read":%d,'
+      .. '"p99_us":%d,"p999_us":%d,"max_us":%d,"mean_us":%.1f,"err_connect":%d,"err_read":%d,'
       .. '"err_write":%d,"err_status":%d,"err_timeout":%d,"sent":%d,"exhausted":%s}\n',
     summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency.max,
     latency.mean, e.connect, e.read, e.write, e.status, e.timeout, sent_total,
     tostring(exhausted_any)))
 end

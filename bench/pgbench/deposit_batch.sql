@@ -1,0 +1,7 @@
+-- The bare batched deposit: :batch card deposits written by one multi-row INSERT, as the
+-- gateway's group commit writes them (one statement per batch, autocommitted), each row
+-- the same 25 columns as bench/pgbench/deposit.sql with its own unique
+-- merchant_operation_id, the merchants taken in turn from a random first one.
+-- Variables: nmerchants, batch (-D). Rows per second = tps x batch.
+\set m random(0, :nmerchants - 1)
+INSERT INTO operations (id, merchant_id, direction, method, status, amount, currency, user_id, merchant_operation_id, callback_url, success_url, fail_url, processing_url, requisites, user_data, action, error_code, error_message, route_id, expires_at, provider_state, due_at, created_at, updated_at, fingerprint, fingerprint_key) SELECT gen_random_uuid()::text, '00000000-0000-4000-8000-' || lpad(((:m + g) % :nmerchants)::text, 12, '0'), 'deposit', 'card', 3, 100 + floor(random() * 999900)::bigint, 'RUB', 'user-' || (1 + floor(random() * 100000)::int), 'pgbench-d-' || gen_random_uuid()::text, 'http://127.0.0.1:18099/callback', NULL, NULL, NULL, NULL, NULL, '{"kind":"redirect","url":"http://127.0.0.1:18080/pay/00000000-0000-4000-8000-000000000000"}', NULL, NULL, 1, (extract(epoch from clock_timestamp()) * 1000)::bigint + 600000, NULL, NULL, (extract(epoch from clock_timestamp()) * 1000)::bigint, (extract(epoch from clock_timestamp()) * 1000)::bigint, md5(random()::text) || md5(random()::text), 1 FROM generate_series(1, :batch) AS g;
