@@ -11,6 +11,7 @@ use domain::route::Route;
 use domain::MerchantId;
 
 use crate::cache::TtlMap;
+use crate::checkpoint::CatchUp;
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
@@ -91,6 +92,8 @@ pub(crate) struct Inner {
     pub(crate) inserts: InsertQueue,
     /// SQLite: units of work waiting to be written together (see `crate::group`).
     pub(crate) groups: WriteGroups,
+    /// SQLite: set when the writer should checkpoint between groups (see `crate::checkpoint`).
+    pub(crate) catch_up: CatchUp,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -142,6 +145,7 @@ impl Database {
                 providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
                 groups: WriteGroups::default(),
+                catch_up: CatchUp::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         };

@@ -191,6 +191,20 @@ impl Database {
                 queued.units.drain(..n).collect()
             };
             self.write_group(units);
+            if self.inner.catch_up.take() {
+                self.catch_up_wal();
+            }
+        }
+    }
+
+    /// Checkpoints the frames the checkpoint thread has not copied yet, between two groups and
+    /// under the writer lock, so the next write starts the WAL over (see `crate::checkpoint`).
+    fn catch_up_wal(&self) {
+        let done = self.retrying(true, |conn| {
+            crate::checkpoint::checkpoint(conn).map_err(TxError::<StoreError>::Db)
+        });
+        if let Err(error) = done {
+            tracing::debug!(error = %domain::ports::Chain(&error), "WAL catch-up checkpoint failed");
         }
     }
 
