@@ -14,6 +14,8 @@ use crate::cache::TtlMap;
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
+use crate::group::Group;
+use crate::outbox::RecordJob;
 use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
 use crate::target::Target;
@@ -88,6 +90,8 @@ pub(crate) struct Inner {
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
+    /// PostgreSQL: callback attempt records waiting to be written together.
+    pub(crate) records: Group<RecordJob>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -138,6 +142,7 @@ impl Database {
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
+                records: Group::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         })

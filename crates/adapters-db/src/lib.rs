@@ -37,8 +37,11 @@
 //!   per process; PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made
 //!   through this handle show at once); a merchant's secrets are not: every lookup reads them
-//!   (one query on `merchant_keys`' primary key), so a rotation made by any process applies
-//!   from the next request.
+//!   (one query on `merchant_keys`' primary key; one query for all the merchants of a claimed
+//!   batch of callbacks), so a rotation made by any process applies from the next request.
+//! * PostgreSQL: callback attempt records are written together like the common creations
+//!   (see `group`): one statement updates the outbox rows still leased by their recorder and
+//!   logs their attempts and events; a failed group is written again row by row.
 //! * Merchant secrets are versioned rows of `merchant_keys`, revoked ones kept. A rotation
 //!   adds the next version and ends the older ones under a lock on the merchant's row
 //!   (`SELECT ... FOR UPDATE` on PostgreSQL; SQLite's one writer), so concurrent rotations get
@@ -71,6 +74,7 @@ mod console;
 mod crypto;
 mod database;
 mod directory;
+mod group;
 mod journal;
 mod migrate;
 mod outbox;

@@ -1,0 +1,112 @@
+//! Group commit on PostgreSQL: a request queues its job and awaits the answer; whichever
+//! request finds fewer than the allowed writers running starts one, a blocking task that
+//! takes everything queued (up to a batch's size), writes it with one statement and answers
+//! each job, until the queue is empty.
+//!
+//! No request waits for a batch to fill: a writer takes what is there, so under light load a
+//! batch is one job, and under heavy load the jobs that arrived during the previous write.
+//! Used by the operation inserts (`crate::queue`, `store::batched`) and by the outbox's
+//! attempt records (`outbox::grouped`).
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// Jobs waiting to be written and how many writers take them.
+pub(crate) struct Group<J> {
+    state: Mutex<Pending<J>>,
+}
+
+struct Pending<J> {
+    jobs: VecDeque<J>,
+    writers: usize,
+}
+
+impl<J> Default for Group<J> {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(Pending {
+                jobs: VecDeque::new(),
+                writers: 0,
+            }),
+        }
+    }
+}
+
+impl<J> Group<J> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending<J>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `job`; `true` if fewer than `writers` writers run, in which case the caller
+    /// MUST start one (counted already) that calls [`Group::drain`].
+    pub(crate) fn push(&self, job: J, writers: usize) -> bool {
+        let mut pending = self.pending();
+        pending.jobs.push_back(job);
+        let start = pending.writers < writers;
+        if start {
+            pending.writers += 1;
+        }
+        start
+    }
+
+    /// A writer's loop: hands `write` up to `max` queued jobs at a time until the queue is
+    /// empty, then stops counting itself. If `write` panics, the writer is uncounted all the
+    /// same, so the next push starts a fresh one for the jobs still queued.
+    pub(crate) fn drain(&self, max: usize, mut write: impl FnMut(Vec<J>)) {
+        let _counted = Counted(self);
+        loop {
+            let jobs: Vec<J> = {
+                let mut pending = self.pending();
+                if pending.jobs.is_empty() {
+                    return;
+                }
+                let n = pending.jobs.len().min(max.max(1));
+                pending.jobs.drain(..n).collect()
+            };
+            write(jobs);
+        }
+    }
+}
+
+/// Uncounts a writer when it stops, however it stops.
+struct Counted<'a, J>(&'a Group<J>);
+
+impl<J> Drop for Counted<'_, J> {
+    fn drop(&mut self) {
+        let mut pending = self.0.pending();
+        pending.writers = pending.writers.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_pushes_start_writers_up_to_the_limit() {
+        let group = Group::default();
+        assert!(group.push(1, 2));
+        assert!(group.push(2, 2));
+        assert!(!group.push(3, 2));
+        let mut batches = Vec::new();
+        group.drain(2, |jobs| batches.push(jobs));
+        assert_eq!(batches, vec![vec![1, 2], vec![3]]);
+        // One writer stopped: the next push may start one again.
+        assert!(group.push(4, 2));
+    }
+
+    #[test]
+    fn a_panicking_writer_is_uncounted_and_its_queue_kept() {
+        let group = Group::default();
+        assert!(group.push(1, 1));
+        assert!(!group.push(2, 1));
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            group.drain(1, |_| panic!("write failed"));
+        }));
+        assert!(panicked.is_err());
+        assert!(group.push(3, 1), "no writer is counted any more");
+        let mut left = Vec::new();
+        group.drain(10, |jobs| left.extend(jobs));
+        assert_eq!(left, vec![2, 3]);
+    }
+}
