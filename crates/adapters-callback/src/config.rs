@@ -29,8 +29,8 @@ impl Default for CallbackConfig {
             schedule: RetrySchedule::standard(),
             timeout: Duration::from_secs(10),
             allow_private: false,
-            concurrency: 64,
-            batch: 64,
+            concurrency: 256,
+            batch: 128,
             lease: Duration::from_secs(30),
             poll_interval: Duration::from_millis(250),
         }

@@ -15,9 +15,11 @@ use crate::checkpoint::CatchUp;
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
-use crate::group::WriteGroups;
+use crate::group::Group;
+use crate::outbox::RecordJob;
 use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
+use crate::sqlite_group::WriteGroups;
 use crate::target::Target;
 use crate::work::{blocking, retry, write_tx, TxError, Unavailable};
 use domain::ports::StoreError;
@@ -90,10 +92,12 @@ pub(crate) struct Inner {
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
-    /// SQLite: units of work waiting to be written together (see `crate::group`).
+    /// SQLite: units of work waiting to be written together (see `crate::sqlite_group`).
     pub(crate) groups: WriteGroups,
     /// SQLite: set when the writer should checkpoint between groups (see `crate::checkpoint`).
     pub(crate) catch_up: CatchUp,
+    /// PostgreSQL: callback attempt records waiting to be written together.
+    pub(crate) records: Group<RecordJob>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -146,6 +150,7 @@ impl Database {
                 inserts: InsertQueue::default(),
                 groups: WriteGroups::default(),
                 catch_up: CatchUp::default(),
+                records: Group::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         };

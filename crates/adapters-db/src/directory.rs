@@ -1,6 +1,7 @@
 //! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies; merchant
 //! secrets are read afresh on every lookup.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -61,6 +62,48 @@ fn read_keys<E: From<StoreError>>(
         keys.push(vault, row).map_err(corrupt)?;
     }
     Ok(keys)
+}
+
+/// The secrets of every merchant of `ids`, opened with `vault`, by merchant id: one query.
+fn read_keys_of<E: From<StoreError>>(
+    conn: &mut DbConn,
+    vault: &Vault,
+    ids: &[String],
+) -> Result<HashMap<String, KeyRows>, TxError<E>> {
+    let rows: Vec<KeyRow> = merchant_keys::table
+        .filter(merchant_keys::merchant_id.eq_any(ids))
+        .select(KeyRow::as_select())
+        .load(conn)?;
+    let mut keys: HashMap<String, KeyRows> = HashMap::new();
+    for row in rows {
+        let of = keys.entry(row.merchant_id.clone()).or_default();
+        of.push(vault, row).map_err(corrupt)?;
+    }
+    Ok(keys)
+}
+
+/// `profiles` with their secrets as stored now (one query for all).
+fn with_keys_of<E: From<StoreError>>(
+    conn: &mut DbConn,
+    vault: &Vault,
+    profiles: Vec<MerchantProfile>,
+) -> Result<Vec<Merchant>, TxError<E>> {
+    if profiles.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = profiles
+        .iter()
+        .map(|p| p.id().as_str().to_string())
+        .collect();
+    let mut keys = read_keys_of(conn, vault, &ids)?;
+    profiles
+        .into_iter()
+        .map(|profile| {
+            let of = keys.remove(profile.id().as_str()).unwrap_or_default();
+            of.merchant(profile)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(corrupt)
 }
 
 /// `profile` with its secrets as stored now.
@@ -128,6 +171,45 @@ impl MerchantDirectory for Database {
             })
             .await?;
         cache.put(id.clone(), ticket, profile);
+        Ok(found)
+    }
+
+    /// As [`MerchantDirectory::merchant`] for each, in one unit of work: the rows of the
+    /// merchants not in memory, then the secrets of all of them with one query.
+    async fn merchants(&self, ids: &[MerchantId]) -> Result<Vec<Merchant>, StoreError> {
+        let cache = &self.inner.merchants;
+        let (mut cached, mut missing) = (Vec::new(), Vec::new());
+        let mut seen = HashSet::new();
+        for id in ids.iter().filter(|id| seen.insert(*id)) {
+            match cache.get(id) {
+                Some(Some(profile)) => cached.push(profile),
+                Some(None) => {}
+                None => missing.push(id.clone()),
+            }
+        }
+        if cached.is_empty() && missing.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ticket = cache.ticket();
+        let vault = Arc::clone(&self.inner.vault);
+        let (read, found) = self
+            .read(move |conn| {
+                let mut read = Vec::with_capacity(missing.len());
+                for id in &missing {
+                    let key = MerchantKey::Id(id.as_str().to_string());
+                    read.push((id.clone(), read_profile::<StoreError>(conn, &key)?));
+                }
+                let profiles = cached
+                    .iter()
+                    .chain(read.iter().filter_map(|(_, profile)| profile.as_ref()))
+                    .cloned()
+                    .collect();
+                Ok((read, with_keys_of(conn, &vault, profiles)?))
+            })
+            .await?;
+        for (id, profile) in read {
+            cache.put(id, ticket, profile);
+        }
         Ok(found)
     }
 }

@@ -1,392 +1,125 @@
-//! SQLite: group commit. Every write of this process joins a queue; one writer takes
-//! everything queued (at most [`MAX_GROUP`] units of work) and runs it in one `BEGIN
-//! IMMEDIATE` transaction, each unit inside a savepoint of its own, then commits once and
-//! answers each unit.
+//! Group commit on PostgreSQL: a request queues its job and awaits the answer; whichever
+//! request finds fewer than the allowed writers running starts one, a blocking task that
+//! takes everything queued (up to a batch's size), writes it with one statement and answers
+//! each job, until the queue is empty.
 //!
-//! SQLite has one writer at a time anyway, so running units one after the other inside one
-//! transaction changes nothing they can observe: each sees the writes of those before it,
-//! exactly as if they had committed. What it saves is the per-transaction cost: the lock
-//! hand-over between threads, and the WAL frames of the pages every unit touches (the
-//! operations table and its indexes, the counters, the balances), which are now appended once
-//! per group instead of once per unit.
-//!
-//! The rules:
-//!
-//! * **One answer per commit.** No unit is answered before the commit that holds its writes,
-//!   failures included (a unit refused for a short balance read a balance written by units of
-//!   the same group).
-//! * **A unit fails alone.** A unit that returns an error is rolled back to its savepoint and
-//!   answered with that error after the commit; the others keep their writes.
-//! * **Transient conflicts are retried alone.** A unit that asks to be retried
-//!   ([`TxError::Retry`], or a transient database error) is rolled back to its savepoint and run
-//!   again after the commit as its own transaction, with the usual retries.
-//! * **A failed group is run again unit by unit.** If the group's own statements fail (its
-//!   `BEGIN IMMEDIATE` stays busy because another process writes, a savepoint cannot be
-//!   released, the commit fails), the transaction is rolled back and every unit is run again
-//!   as its own transaction, so each gets its exact answer.
-//!
-//! Nobody waits for a group to fill: the writer takes what is there, so under light load a
-//! group is one unit.
+//! No request waits for a batch to fill: a writer takes what is there, so under light load a
+//! batch is one job, and under heavy load the jobs that arrived during the previous write.
+//! Used by the operation inserts (`crate::queue`, `store::batched`) and by the outbox's
+//! attempt records (`outbox::grouped`).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use diesel::connection::TransactionManager;
-use domain::ports::StoreError;
-use tokio::sync::oneshot;
-
-use crate::conn::DbConn;
-use crate::database::Database;
-use crate::work::{is_transient, store_error, write_tx, TxError};
-
-/// Most units of work in one transaction: enough to amortise the commit, few enough that a
-/// unit arriving just after a group started does not wait long for it.
-pub(crate) const MAX_GROUP: usize = 128;
-
-/// The units waiting for the writer, and whether a writer runs.
-#[derive(Default)]
-pub(crate) struct WriteGroups {
-    queue: Mutex<Queued>,
-    /// Groups committed (or failed and run unit by unit) since the start.
-    written: AtomicU64,
+/// Jobs waiting to be written and how many writers take them.
+pub(crate) struct Group<J> {
+    state: Mutex<Pending<J>>,
 }
 
-#[derive(Default)]
-struct Queued {
-    units: VecDeque<Box<dyn Unit>>,
-    writing: bool,
+struct Pending<J> {
+    jobs: VecDeque<J>,
+    writers: usize,
 }
 
-impl WriteGroups {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queued> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Groups written since the start: fewer than the units when writes were grouped.
-    #[cfg(test)]
-    pub(crate) fn written(&self) -> u64 {
-        self.written.load(Ordering::Relaxed)
-    }
-}
-
-/// What running a unit inside the group's transaction came to.
-enum Ran {
-    /// Its writes stay (or it failed and was rolled back to its savepoint): answer it after
-    /// the commit.
-    Done,
-    /// It asked to be retried: run it again, alone, after the commit.
-    Alone,
-}
-
-/// A unit of work with its answer, its types erased so units of any result share one queue.
-trait Unit: Send {
-    /// Runs the work inside a savepoint of the open transaction and keeps its result. An
-    /// error here is the group's: the savepoint could not be taken, released or rolled back.
-    fn run(&mut self, conn: &mut DbConn) -> diesel::QueryResult<Ran>;
-
-    /// Sends the result kept by [`Unit::run`] (after the group's commit).
-    fn answer(self: Box<Self>);
-
-    /// Runs the work as its own transaction, with the usual retries, and answers.
-    fn run_alone(self: Box<Self>, db: &Database);
-}
-
-struct Typed<T, E, F> {
-    work: F,
-    result: Option<Result<T, E>>,
-    reply: oneshot::Sender<Result<T, E>>,
-}
-
-impl<T, E, F> Unit for Typed<T, E, F>
-where
-    T: Send + 'static,
-    E: From<StoreError> + Send + 'static,
-    F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-{
-    fn run(&mut self, conn: &mut DbConn) -> diesel::QueryResult<Ran> {
-        self.result = None;
-        <DbConn as TransactionManager<DbConn>>::begin_transaction(conn)?;
-        let outcome = (self.work)(conn);
-        let keep = outcome.is_ok();
-        if keep {
-            <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
-        } else {
-            <DbConn as TransactionManager<DbConn>>::rollback_transaction(conn)?;
+impl<J> Default for Group<J> {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(Pending {
+                jobs: VecDeque::new(),
+                writers: 0,
+            }),
         }
-        self.result = match outcome {
-            Ok(value) => Some(Ok(value)),
-            Err(TxError::Fail(error)) => Some(Err(error)),
-            Err(TxError::Db(error)) if !is_transient(&error) => {
-                Some(Err(E::from(store_error(error))))
-            }
-            Err(TxError::Db(_) | TxError::Retry(_)) => return Ok(Ran::Alone),
-        };
-        Ok(Ran::Done)
-    }
-
-    fn answer(self: Box<Self>) {
-        let answer = self.result.unwrap_or_else(|| {
-            Err(E::from(StoreError::Other(anyhow::anyhow!(
-                "a grouped write was answered before it ran"
-            ))))
-        });
-        let _ = self.reply.send(answer);
-    }
-
-    fn run_alone(self: Box<Self>, db: &Database) {
-        let work = &self.work;
-        let answer = db.retrying(true, |conn| write_tx(conn, work));
-        let _ = self.reply.send(answer);
     }
 }
 
-impl Database {
-    /// SQLite: runs `work` in the next group's transaction (see the module docs) and returns
-    /// its result once that transaction has committed. `work` may run more than once.
-    pub(crate) async fn write_grouped<T, E, F>(&self, work: F) -> Result<T, E>
-    where
-        T: Send + 'static,
-        E: From<StoreError> + Send + 'static,
-        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-    {
-        let (reply, answer) = oneshot::channel();
-        let unit = Box::new(Typed {
-            work,
-            result: None,
-            reply,
-        });
-        let start_writer = {
-            let mut queued = self.inner.groups.lock();
-            queued.units.push_back(unit);
-            !std::mem::replace(&mut queued.writing, true)
-        };
-        if start_writer {
-            let db = self.clone();
-            tokio::task::spawn_blocking(move || db.write_groups());
-        }
-        answer.await.unwrap_or_else(|_| {
-            Err(E::from(StoreError::Other(anyhow::anyhow!(
-                "the grouped write was dropped"
-            ))))
-        })
+impl<J> Group<J> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending<J>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Writes groups until the queue is empty.
-    fn write_groups(&self) {
-        let mut writing = Writing {
-            db: self,
-            stopped: false,
+    /// Queues `job`; `true` if fewer than `writers` writers run, in which case the caller
+    /// MUST start one (counted already) that calls [`Group::drain`].
+    pub(crate) fn push(&self, job: J, writers: usize) -> bool {
+        let mut pending = self.pending();
+        pending.jobs.push_back(job);
+        let start = pending.writers < writers;
+        if start {
+            pending.writers += 1;
+        }
+        start
+    }
+
+    /// A writer's loop: hands `write` up to `max` queued jobs at a time until the queue is
+    /// empty, then stops counting itself. If `write` panics, the writer is uncounted all the
+    /// same, so the next push starts a fresh one for the jobs still queued.
+    pub(crate) fn drain(&self, max: usize, mut write: impl FnMut(Vec<J>)) {
+        let mut counted = Counted {
+            group: self,
+            counted: true,
         };
         loop {
-            let units: Vec<Box<dyn Unit>> = {
-                let mut queued = self.inner.groups.lock();
-                if queued.units.is_empty() {
-                    // Under the lock: a unit queued after this starts a writer of its own.
-                    queued.writing = false;
-                    writing.stopped = true;
+            let jobs: Vec<J> = {
+                let mut pending = self.pending();
+                if pending.jobs.is_empty() {
+                    // Under the lock: a job pushed after this sees one writer fewer and
+                    // starts its own, so none is left queued with no writer to take it.
+                    pending.writers = pending.writers.saturating_sub(1);
+                    counted.counted = false;
                     return;
                 }
-                let n = queued.units.len().min(MAX_GROUP);
-                queued.units.drain(..n).collect()
+                let n = pending.jobs.len().min(max.max(1));
+                pending.jobs.drain(..n).collect()
             };
-            self.write_group(units);
-            if self.inner.catch_up.take() {
-                self.catch_up_wal();
-            }
-        }
-    }
-
-    /// Checkpoints the frames the checkpoint thread has not copied yet, between two groups and
-    /// under the writer lock, so the next write starts the WAL over (see `crate::checkpoint`).
-    fn catch_up_wal(&self) {
-        let done = self.retrying(true, |conn| {
-            crate::checkpoint::checkpoint(conn).map_err(TxError::<StoreError>::Db)
-        });
-        if let Err(error) = done {
-            tracing::debug!(error = %domain::ports::Chain(&error), "WAL catch-up checkpoint failed");
-        }
-    }
-
-    /// One group: one transaction, then the answers (see the module docs).
-    fn write_group(&self, mut units: Vec<Box<dyn Unit>>) {
-        self.inner.groups.written.fetch_add(1, Ordering::Relaxed);
-        let size = units.len();
-        let ran = self.retrying(true, |conn| {
-            write_tx(conn, |conn| {
-                units
-                    .iter_mut()
-                    .map(|unit| unit.run(conn).map_err(TxError::<StoreError>::Db))
-                    .collect::<Result<Vec<Ran>, _>>()
-            })
-        });
-        match ran {
-            Ok(ran) => {
-                let mut alone = Vec::new();
-                for (unit, ran) in units.into_iter().zip(ran) {
-                    match ran {
-                        Ran::Done => unit.answer(),
-                        Ran::Alone => alone.push(unit),
-                    }
-                }
-                if !alone.is_empty() {
-                    tracing::debug!(units = alone.len(), "grouped writes retried alone");
-                }
-                for unit in alone {
-                    unit.run_alone(self);
-                }
-            }
-            Err(error) => {
-                tracing::debug!(error = %domain::ports::Chain(&error), units = size, "grouped write failed; units run one by one");
-                for unit in units {
-                    unit.run_alone(self);
-                }
-            }
+            write(jobs);
         }
     }
 }
 
-/// Marks the writer stopped if a unit panicked: the next write starts a new one. The units
-/// still queued are dropped, which answers their callers with an error rather than leaving
-/// them waiting for a writer that may never come.
-struct Writing<'a> {
-    db: &'a Database,
-    stopped: bool,
+/// Uncounts a writer that stops by panicking (one that finds the queue empty uncounts itself
+/// under the lock).
+struct Counted<'a, J> {
+    group: &'a Group<J>,
+    counted: bool,
 }
 
-impl Drop for Writing<'_> {
+impl<J> Drop for Counted<'_, J> {
     fn drop(&mut self) {
-        if !self.stopped {
-            let mut queued = self.db.inner.groups.lock();
-            queued.writing = false;
-            queued.units.clear();
+        if self.counted {
+            let mut pending = self.group.pending();
+            pending.writers = pending.writers.saturating_sub(1);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-
-    use diesel::connection::SimpleConnection;
-    use diesel::prelude::*;
-    use diesel::sql_types::BigInt;
-
     use super::*;
 
-    fn scratch_database() -> (Database, std::path::PathBuf) {
-        let path = std::env::temp_dir().join(format!("group-{}.db", uuid::Uuid::new_v4()));
-        let db = Database::connect(&format!("sqlite://{}", path.display())).expect("connect");
-        (db, path)
+    #[test]
+    fn the_first_pushes_start_writers_up_to_the_limit() {
+        let group = Group::default();
+        assert!(group.push(1, 2));
+        assert!(group.push(2, 2));
+        assert!(!group.push(3, 2));
+        let mut batches = Vec::new();
+        group.drain(2, |jobs| batches.push(jobs));
+        assert_eq!(batches, vec![vec![1, 2], vec![3]]);
+        // One writer stopped: the next push may start one again.
+        assert!(group.push(4, 2));
     }
 
-    async fn create_table(db: &Database) {
-        db.write(|conn| {
-            conn.batch_execute("CREATE TABLE scratch (k INTEGER PRIMARY KEY)")?;
-            Ok::<_, TxError<StoreError>>(())
-        })
-        .await
-        .expect("table");
-    }
-
-    fn insert(conn: &mut DbConn, k: i64) -> Result<(), TxError<StoreError>> {
-        diesel::sql_query("INSERT INTO scratch (k) VALUES (?)")
-            .bind::<BigInt, _>(k)
-            .execute(conn)?;
-        Ok(())
-    }
-
-    #[derive(QueryableByName)]
-    struct Key {
-        #[diesel(sql_type = BigInt)]
-        k: i64,
-    }
-
-    async fn keys(db: &Database) -> Vec<i64> {
-        db.read(|conn| {
-            Ok::<_, TxError<StoreError>>(
-                diesel::sql_query("SELECT k FROM scratch ORDER BY k").load::<Key>(conn)?,
-            )
-        })
-        .await
-        .expect("keys")
-        .into_iter()
-        .map(|key| key.k)
-        .collect()
-    }
-
-    /// 300 writes at once: every 10th (from 3) fails after writing, every 10th (from 7) asks
-    /// to be retried the first time it runs. Each gets its own answer, the failed ones leave
-    /// nothing, the others all commit, and far fewer transactions than writes were used.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn units_of_one_group_fail_and_retry_alone() {
-        let (db, path) = scratch_database();
-        create_table(&db).await;
-        let before = db.inner.groups.written();
-        let tasks: Vec<_> = (0..300i64)
-            .map(|k| {
-                let db = db.clone();
-                let first = Arc::new(AtomicBool::new(true));
-                tokio::spawn(async move {
-                    db.write(move |conn| {
-                        insert(conn, k)?;
-                        match k % 10 {
-                            3 => Err(TxError::Fail(StoreError::Other(anyhow::anyhow!("no")))),
-                            7 if first.swap(false, Ordering::SeqCst) => Err(TxError::Retry("once")),
-                            _ => Ok(k),
-                        }
-                    })
-                    .await
-                })
-            })
-            .collect();
-        for (k, task) in (0..300i64).zip(tasks) {
-            let answer = task.await.expect("task");
-            if k % 10 == 3 {
-                assert!(answer.is_err(), "{k}: {answer:?}");
-            } else {
-                assert_eq!(answer.expect("written"), k);
-            }
-        }
-        let expected: Vec<i64> = (0..300).filter(|k| k % 10 != 3).collect();
-        assert_eq!(keys(&db).await, expected);
-        let groups = db.inner.groups.written() - before;
-        assert!(groups < 300, "{groups} groups for 300 writes");
-        std::fs::remove_file(&path).ok();
-    }
-
-    /// A write that breaks its group's transaction (here by rolling it back itself) makes the
-    /// group run again write by write: it alone fails, the others are written.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_broken_group_is_run_again_one_by_one() {
-        let (db, path) = scratch_database();
-        create_table(&db).await;
-        let tasks: Vec<_> = (0..50i64)
-            .map(|k| {
-                let db = db.clone();
-                tokio::spawn(async move {
-                    db.write(move |conn| {
-                        insert(conn, k)?;
-                        if k == 25 {
-                            conn.batch_execute("ROLLBACK")?;
-                        }
-                        Ok::<_, TxError<StoreError>>(k)
-                    })
-                    .await
-                })
-            })
-            .collect();
-        for (k, task) in (0..50i64).zip(tasks) {
-            let answer = task.await.expect("task");
-            if k == 25 {
-                assert!(answer.is_err(), "{answer:?}");
-            } else {
-                assert_eq!(answer.expect("written"), k);
-            }
-        }
-        let expected: Vec<i64> = (0..50).filter(|k| *k != 25).collect();
-        assert_eq!(keys(&db).await, expected);
-        std::fs::remove_file(&path).ok();
+    #[test]
+    fn a_panicking_writer_is_uncounted_and_its_queue_kept() {
+        let group = Group::default();
+        assert!(group.push(1, 1));
+        assert!(!group.push(2, 1));
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            group.drain(1, |_| panic!("write failed"));
+        }));
+        assert!(panicked.is_err());
+        assert!(group.push(3, 1), "no writer is counted any more");
+        let mut left = Vec::new();
+        group.drain(10, |jobs| left.extend(jobs));
+        assert_eq!(left, vec![2, 3]);
     }
 }

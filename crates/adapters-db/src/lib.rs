@@ -35,11 +35,15 @@
 //!   refund's id for a refund's, which sits beside its deposit's.
 //! * SQLite runs in WAL mode with `BEGIN IMMEDIATE` write transactions, one writer at a time
 //!   per process, which commits the writes queued meanwhile together, each in a savepoint of
-//!   its own and each answered after the commit (see `group`); PostgreSQL runs read committed.
+//!   its own and each answered after the commit (see `sqlite_group`), and leaves WAL
+//!   checkpoints to a thread of their own (see `checkpoint`); PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made
 //!   through this handle show at once); a merchant's secrets are not: every lookup reads them
-//!   (one query on `merchant_keys`' primary key), so a rotation made by any process applies
-//!   from the next request.
+//!   (one query on `merchant_keys`' primary key; one query for all the merchants of a claimed
+//!   batch of callbacks), so a rotation made by any process applies from the next request.
+//! * PostgreSQL: callback attempt records are written together like the common creations
+//!   (see `group`): one statement updates the outbox rows still leased by their recorder and
+//!   logs their attempts and events; a failed group is written again row by row.
 //! * Merchant secrets are versioned rows of `merchant_keys`, revoked ones kept. A rotation
 //!   adds the next version and ends the older ones under a lock on the merchant's row
 //!   (`SELECT ... FOR UPDATE` on PostgreSQL; SQLite's one writer), so concurrent rotations get
@@ -83,6 +87,7 @@ mod queue;
 mod rows;
 mod schema;
 mod secrets;
+mod sqlite_group;
 mod store;
 mod story;
 mod target;

@@ -15,23 +15,22 @@
 //!
 //! A request queues its row and waits for the answer; up to the lane's writer count of
 //! blocking tasks take everything queued (up to [`MAX_BATCH`] rows) and write it with one
-//! statement, one round trip and one commit for the lot, then answer each request. No
-//! request waits for a batch to fill: a writer takes what is there, so under light load a
-//! batch is one row, and under heavy load the rows that arrived during the previous write.
-//! Each request is still answered only after its row is committed.
+//! statement, one round trip and one commit for the lot, then answer each request (the
+//! queueing is `crate::group`'s). No request waits for a batch to fill: a writer takes what
+//! is there, so under light load a batch is one row, and under heavy load the rows that
+//! arrived during the previous write. Each request is still answered only after its row is
+//! committed.
 //!
 //! If the statement fails as a whole (a row that breaks a constraint, a taken
 //! merchantOperationId among the holds), each row is written again on its own, so one bad row
 //! answers for itself alone.
-
 //!
 //! This module holds the queues and decides the lane; the writers are in `store::batched`.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
-
 use domain::ports::{InsertError, NewOperation};
 use tokio::sync::oneshot;
+
+use crate::group::Group;
 
 /// Which statement writes a queued row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,27 +64,20 @@ pub(crate) struct Job {
     pub(crate) reply: oneshot::Sender<Result<(), InsertError>>,
 }
 
-#[derive(Default)]
-pub(crate) struct Queue {
-    pub(crate) jobs: VecDeque<Job>,
-    pub(crate) writers: usize,
-}
-
 /// The rows waiting to be written and how many writers run, per lane.
 #[derive(Default)]
 pub(crate) struct InsertQueue {
-    plain: Mutex<Queue>,
-    holds: [Mutex<Queue>; HOLD_SHARDS],
+    plain: Group<Job>,
+    holds: [Group<Job>; HOLD_SHARDS],
 }
 
 impl InsertQueue {
-    pub(crate) fn lock(&self, lane: Lane, shard: usize) -> std::sync::MutexGuard<'_, Queue> {
+    /// The queue of `lane` and `shard` (see [`shard_of`]).
+    pub(crate) fn group(&self, lane: Lane, shard: usize) -> &Group<Job> {
         match lane {
             Lane::Plain => &self.plain,
             Lane::Hold => &self.holds[shard % HOLD_SHARDS],
         }
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
     }
 }
 

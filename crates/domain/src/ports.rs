@@ -297,6 +297,12 @@ pub trait MerchantDirectory: Send + Sync {
     /// current (a rotation made by any process applies from the next call), revoked ones
     /// included; the rest may be up to 5 seconds old.
     async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError>;
+
+    /// The merchants among `ids` that exist, enabled or not, each once and in any order;
+    /// unknown ids are left out. Their secrets MUST be current as of the call, as for
+    /// [`MerchantDirectory::merchant`]. One read for them all: the callback worker reads the
+    /// merchants of a claimed batch with it instead of one read per callback.
+    async fn merchants(&self, ids: &[MerchantId]) -> Result<Vec<Merchant>, StoreError>;
 }
 
 /// The route table.

@@ -22,40 +22,21 @@ impl Database {
     ) -> Result<(), InsertError> {
         let (reply, answer) = oneshot::channel();
         let shard = shard_of(lane, &new);
-        let start_writer = {
-            let mut queue = self.inner.inserts.lock(lane, shard);
-            queue.jobs.push_back(Job { new, reply });
-            let start = queue.writers < lane.writers();
-            if start {
-                queue.writers += 1;
-            }
-            start
-        };
-        if start_writer {
+        let group = self.inner.inserts.group(lane, shard);
+        if group.push(Job { new, reply }, lane.writers()) {
             let db = self.clone();
-            tokio::task::spawn_blocking(move || db.write_queued(lane, shard));
+            tokio::task::spawn_blocking(move || {
+                db.inner
+                    .inserts
+                    .group(lane, shard)
+                    .drain(MAX_BATCH, |jobs| db.write_batch(lane, jobs));
+            });
         }
         answer.await.unwrap_or_else(|_| {
             Err(InsertError::Store(StoreError::Other(anyhow::anyhow!(
                 "the batched insert was dropped"
             ))))
         })
-    }
-
-    /// Writes batches until the queue is empty.
-    fn write_queued(&self, lane: Lane, shard: usize) {
-        loop {
-            let jobs: Vec<Job> = {
-                let mut queue = self.inner.inserts.lock(lane, shard);
-                if queue.jobs.is_empty() {
-                    queue.writers -= 1;
-                    return;
-                }
-                let n = queue.jobs.len().min(MAX_BATCH);
-                queue.jobs.drain(..n).collect()
-            };
-            self.write_batch(lane, jobs);
-        }
     }
 
     fn write_batch(&self, lane: Lane, jobs: Vec<Job>) {

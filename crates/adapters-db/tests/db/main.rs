@@ -17,6 +17,7 @@ mod ledger;
 mod migrations;
 mod operations;
 mod outbox;
+mod outbox_grouped;
 mod processes;
 mod providers;
 mod refund_callbacks;

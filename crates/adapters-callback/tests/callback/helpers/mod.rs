@@ -59,6 +59,22 @@ impl MerchantDirectory for FakeMerchants {
         }
         Ok(self.merchants.lock().expect("lock").get(id).cloned())
     }
+
+    /// Fails as a whole if `failing` is among `ids`, as one database read would.
+    async fn merchants(&self, ids: &[MerchantId]) -> Result<Vec<Merchant>, StoreError> {
+        if let Some(failing) = self.failing.lock().expect("lock").as_ref() {
+            if ids.contains(failing) {
+                return Err(StoreError::Unavailable("merchant table locked".into()));
+            }
+        }
+        let merchants = self.merchants.lock().expect("lock");
+        let mut found: Vec<Merchant> = ids
+            .iter()
+            .filter_map(|id| merchants.get(id).cloned())
+            .collect();
+        found.dedup_by(|a, b| a.id == b.id);
+        Ok(found)
+    }
 }
 
 /// Settings for tests: private targets allowed, tiny delays, quick polling.

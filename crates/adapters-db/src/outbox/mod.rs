@@ -3,12 +3,12 @@
 //! The outbox is keyed by `id`: an operation's own callback has the operation's id, a
 //! refund's callback the refund's id (its `operation_id` is then the refunded deposit's).
 
+mod grouped;
+
 use async_trait::async_trait;
 use diesel::dsl::sql;
-use diesel::pg::{Pg, PgConnection};
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Text};
 use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
     StoreError,
@@ -21,82 +21,8 @@ use crate::journal::{write_events, NewEvent};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox};
 use crate::work::{corrupt, TxError};
-
-/// What one attempt writes: the outbox row's new state (if this owner still holds its lease),
-/// the attempt's log entry and its event (see `crate::journal`).
-#[derive(Clone)]
-struct Recorded {
-    /// The outbox row's key (see [`callback_key`]).
-    key: String,
-    owner: String,
-    state: &'static str,
-    failed: i32,
-    next: Option<i64>,
-    error: Option<String>,
-    updated_at: i64,
-    attempt: i32,
-    at: i64,
-    duration_ms: i64,
-    http_status: Option<i32>,
-    attempt_error: Option<String>,
-    event: NewEvent,
-}
-
-/// PostgreSQL: the writes as one statement (prepared once per connection); it inserts the
-/// attempt and its event only if the lease still matched, so it affects one row or none.
-struct RecordedId;
-
-impl QueryId for Recorded {
-    type QueryId = RecordedId;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl QueryFragment<Pg> for Recorded {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("WITH lease AS (UPDATE callback_outbox SET state = ");
-        out.push_bind_param::<Text, _>(&self.state)?;
-        out.push_sql(", attempts = attempts + 1, failures_in_run = failures_in_run + ");
-        out.push_bind_param::<Integer, _>(&self.failed)?;
-        out.push_sql(", next_attempt_at = ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.next)?;
-        out.push_sql(", last_error = ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.error)?;
-        out.push_sql(", lease_owner = NULL, lease_until = NULL, updated_at = ");
-        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
-        out.push_sql(" WHERE id = ");
-        out.push_bind_param::<Text, _>(&self.key)?;
-        out.push_sql(" AND lease_owner = ");
-        out.push_bind_param::<Text, _>(&self.owner)?;
-        out.push_sql(
-            " RETURNING id), ev AS (INSERT INTO operation_events \
-             (operation_id, refund_id, at, detail) SELECT ",
-        );
-        out.push_bind_param::<Text, _>(self.event.operation_id())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(self.event.refund_id())?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(self.event.at())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(self.event.detail())?;
-        out.push_sql(
-            " FROM lease) INSERT INTO callback_attempts \
-             (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
-        );
-        out.push_bind_param::<Integer, _>(&self.attempt)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.duration_ms)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Integer>, _>(&self.http_status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.attempt_error)?;
-        out.push_sql(" FROM lease");
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<PgConnection> for Recorded {}
+pub(crate) use grouped::RecordJob;
+use grouped::Recorded;
 
 /// A claimed callback as read back.
 #[derive(Queryable, Selectable, QueryableByName)]
@@ -306,15 +232,9 @@ impl CallbackOutbox for Database {
             event: NewEvent::callback(&attempt).map_err(StoreError::Other)?,
         };
         if self.backend() == Backend::Postgres {
-            // One statement, one round trip: the outbox update and, if it matched, the attempt.
-            return self
-                .write_one(move |conn| match conn {
-                    DbConn::Pg(pg) => Ok(recorded.clone().execute(pg)? == 1),
-                    DbConn::Sqlite(_) => {
-                        Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")))
-                    }
-                })
-                .await;
+            // One statement for the outbox update and, if it matched, the attempt and its
+            // event, shared with the records of other deliveries (see `grouped`).
+            return self.record_grouped(recorded).await;
         }
         self.write(move |conn| {
             use crate::schema::callback_outbox::dsl::*;

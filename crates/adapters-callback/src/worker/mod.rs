@@ -1,15 +1,15 @@
 //! The outbox worker: claims due callbacks under a lease, delivers them concurrently and
 //! records each attempt with what follows it.
 
+mod deliver;
+mod slots;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, Chain, Clock, MerchantDirectory,
-    PendingCallback,
-};
+use domain::ports::{CallbackOutbox, Chain, Clock, MerchantDirectory, PendingCallback};
 use domain::Timestamp;
 use futures::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -17,9 +17,9 @@ use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
 use crate::config::CallbackConfig;
-use crate::decide::decide;
 use crate::metrics::CallbackMetrics;
-use crate::notifier::{Notifier, SendOutcome};
+use crate::notifier::Notifier;
+use deliver::Signer;
 
 /// Extra time in-flight deliveries get at shutdown, past their own timeout, to be recorded.
 const DRAIN_MARGIN: Duration = Duration::from_secs(5);
@@ -89,9 +89,9 @@ impl CallbackWorker {
             .await
             .context("claiming due callbacks")?;
         let count = claimed.len();
-        futures::stream::iter(claimed)
-            .for_each_concurrent(inner.config.concurrency, |callback| async move {
-                inner.deliver(callback).await;
+        futures::stream::iter(inner.signers(claimed).await)
+            .for_each_concurrent(inner.config.concurrency, |(callback, signer)| async move {
+                inner.deliver(callback, signer).await;
             })
             .await;
         Ok(count)
@@ -100,12 +100,15 @@ impl CallbackWorker {
     /// Delivers callbacks until `shutdown` resolves, then stops claiming, lets deliveries in
     /// flight finish (bounded by the timeout) and releases this owner's leases.
     ///
-    /// New work is claimed whenever a delivery slot is free, so a slow merchant holds up only
-    /// the slots its own callbacks occupy.
+    /// New work is claimed when delivery slots are free (see `slots`: half a batch of them,
+    /// or what is free after a few milliseconds), so a slow merchant holds up only the slots
+    /// its own callbacks occupy. The merchants of a claimed batch are read together, with
+    /// their current secrets, just before its deliveries start.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let inner = self.inner;
         let mut shutdown = std::pin::pin!(shutdown);
         let slots = Arc::new(Semaphore::new(inner.config.concurrency));
+        let batch = usize::try_from(inner.config.batch).unwrap_or(usize::MAX);
         let mut tasks = JoinSet::new();
         info!(owner = %inner.owner, "callback worker started");
         loop {
@@ -118,14 +121,14 @@ impl CallbackWorker {
                     Err(_) => break,
                 },
             };
-            let mut held = vec![first];
-            let batch = usize::try_from(inner.config.batch).unwrap_or(usize::MAX);
-            while held.len() < batch {
-                match slots.clone().try_acquire_owned() {
-                    Ok(permit) => held.push(permit),
-                    Err(_) => break,
-                }
-            }
+            let mut held = slots::gather(
+                &slots,
+                first,
+                batch,
+                inner.config.concurrency,
+                slots::LINGER,
+            )
+            .await;
             let claimed = inner.claim(held.len()).await;
             if claimed.is_empty() {
                 drop(held);
@@ -135,7 +138,7 @@ impl CallbackWorker {
                     () = tokio::time::sleep(inner.config.poll_interval) => continue,
                 }
             }
-            for callback in claimed {
+            for (callback, signer) in inner.signers(claimed).await {
                 let permit = match held.pop() {
                     Some(permit) => permit,
                     // Only if the outbox returned more than asked for: wait for a slot.
@@ -144,7 +147,7 @@ impl CallbackWorker {
                         Err(_) => break,
                     },
                 };
-                tasks.spawn(deliver_holding(inner.clone(), callback, permit));
+                tasks.spawn(deliver_holding(inner.clone(), callback, signer, permit));
             }
         }
         info!(in_flight = tasks.len(), "callback worker stopping");
@@ -169,8 +172,13 @@ impl CallbackWorker {
     }
 }
 
-async fn deliver_holding(inner: Arc<Inner>, callback: PendingCallback, slot: OwnedSemaphorePermit) {
-    inner.deliver(callback).await;
+async fn deliver_holding(
+    inner: Arc<Inner>,
+    callback: PendingCallback,
+    signer: Signer,
+    slot: OwnedSemaphorePermit,
+) {
+    inner.deliver(callback, signer).await;
     drop(slot);
 }
 
@@ -207,91 +215,6 @@ impl Inner {
             Err(e) => {
                 warn!(error = %Chain(&e), "claiming due callbacks failed");
                 Vec::new()
-            }
-        }
-    }
-
-    /// Makes one attempt and records it; returns what was recorded, if anything.
-    #[tracing::instrument(
-        name = "callback.deliver",
-        skip_all,
-        fields(
-            operation.id = %callback.operation_id,
-            refund.id = callback.refund_id.map(tracing::field::display),
-            merchant.id = %callback.merchant_id,
-            attempt = callback.attempt,
-            http.status,
-            duration_ms,
-        )
-    )]
-    async fn deliver(&self, callback: PendingCallback) -> Option<AttemptResult> {
-        let at = self.clock.now();
-        let outcome = match self.merchants.merchant(&callback.merchant_id).await {
-            Err(e) => {
-                warn!(error = %Chain(&e), "merchant lookup failed; the callback comes back when its lease ends");
-                return None;
-            }
-            Ok(None) => {
-                SendOutcome::refused(format!("merchant {} not found", callback.merchant_id))
-            }
-            Ok(Some(merchant)) if !merchant.enabled => {
-                SendOutcome::refused(format!("merchant {} is disabled", callback.merchant_id))
-            }
-            Ok(Some(merchant)) => {
-                let secret = merchant.signing_secret(callback.direction);
-                self.notifier
-                    .send(&callback, secret, self.clock.now())
-                    .await
-            }
-        };
-        let span = tracing::Span::current();
-        if let Some(status) = outcome.http_status {
-            span.record("http.status", status);
-        }
-        span.record("duration_ms", outcome.duration_ms);
-
-        let result = decide(
-            &callback,
-            &outcome.verdict,
-            self.clock.now(),
-            &self.config.schedule,
-        );
-        let error = outcome.error().map(str::to_owned);
-        match (&result, &error) {
-            (AttemptResult::Delivered, _) => info!("callback delivered"),
-            (AttemptResult::RetryAt(next), Some(e)) => {
-                info!(error = %e, next_attempt_at = %next, "callback attempt failed; will retry")
-            }
-            (AttemptResult::RetryAt(next), None) => {
-                info!(next_attempt_at = %next, "callback retry")
-            }
-            (AttemptResult::Failed(reason), _) => warn!(reason = %reason, "callback failed"),
-        }
-        let attempt = CallbackAttempt {
-            operation_id: callback.operation_id,
-            refund_id: callback.refund_id,
-            attempt: callback.attempt,
-            at,
-            duration_ms: outcome.duration_ms,
-            http_status: outcome.http_status,
-            error,
-        };
-        match self
-            .outbox
-            .record_attempt(&self.owner, &attempt, &result)
-            .await
-        {
-            Ok(true) => {
-                self.metrics.observe(&result);
-                Some(result)
-            }
-            Ok(false) => {
-                warn!("the lease ended before the attempt was recorded; another process owns the callback now");
-                None
-            }
-            Err(e) => {
-                error!(error = %Chain(&e), "recording the attempt failed; the callback comes back when its lease ends");
-                None
             }
         }
     }

@@ -1,0 +1,309 @@
+//! PostgreSQL: attempt records written together, many to a statement (group commit, see
+//! `crate::group`).
+//!
+//! Each delivery's record queues and awaits its answer; up to [`WRITERS`] blocking writers
+//! take everything queued (up to [`MAX_GROUP`]) and write it with [`RecordMany`]: one
+//! statement updates the outbox rows still leased by their recorder, and inserts the attempts
+//! and events of exactly those rows. Each record is answered after that statement's commit:
+//! `true` if its row was updated, `false` if its recorder no longer held the lease.
+//!
+//! If the statement fails as a whole (an attempt already logged, say), each record is written
+//! again alone with [`Recorded`], so one bad row answers for itself only. A callback recorded
+//! twice in one group (never by the worker, which records each claim once) has its later
+//! records written alone after the group, as if they had come after it.
+
+use std::collections::HashSet;
+
+use diesel::pg::{Pg, PgConnection};
+use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
+use domain::ports::StoreError;
+use tokio::sync::oneshot;
+
+use crate::conn::DbConn;
+use crate::database::Database;
+use crate::journal::NewEvent;
+use crate::work::{corrupt, TxError};
+
+/// Most writers at once: one writing while the next group gathers, and one more.
+const WRITERS: usize = 2;
+
+/// Most records in one statement.
+const MAX_GROUP: usize = 256;
+
+/// What one attempt writes: the outbox row's new state (if this owner still holds its lease),
+/// the attempt's log entry and its event (see `crate::journal`).
+#[derive(Clone)]
+pub(crate) struct Recorded {
+    /// The outbox row's key (see `outbox::callback_key`).
+    pub(crate) key: String,
+    pub(crate) owner: String,
+    pub(crate) state: &'static str,
+    pub(crate) failed: i32,
+    pub(crate) next: Option<i64>,
+    pub(crate) error: Option<String>,
+    pub(crate) updated_at: i64,
+    pub(crate) attempt: i32,
+    pub(crate) at: i64,
+    pub(crate) duration_ms: i64,
+    pub(crate) http_status: Option<i32>,
+    pub(crate) attempt_error: Option<String>,
+    pub(crate) event: NewEvent,
+}
+
+/// One queued record and where its answer goes.
+pub(crate) struct RecordJob {
+    recorded: Recorded,
+    reply: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+impl Database {
+    /// Writes `recorded` in the next group; `Ok(false)` if its owner no longer held the lease.
+    pub(crate) async fn record_grouped(&self, recorded: Recorded) -> Result<bool, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        if self
+            .inner
+            .records
+            .push(RecordJob { recorded, reply }, WRITERS)
+        {
+            let db = self.clone();
+            tokio::task::spawn_blocking(move || {
+                db.inner
+                    .records
+                    .drain(MAX_GROUP, |jobs| db.write_group(jobs));
+            });
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Other(anyhow::anyhow!(
+                "the grouped attempt record was dropped"
+            )))
+        })
+    }
+
+    /// Writes `jobs` with one statement and answers each; see the module docs.
+    fn write_group(&self, mut jobs: Vec<RecordJob>) {
+        // In key order, so two groups lock their outbox rows in one order.
+        jobs.sort_by(|a, b| a.recorded.key.cmp(&b.recorded.key));
+        let mut keys = HashSet::new();
+        let (group, later): (Vec<RecordJob>, Vec<RecordJob>) = jobs
+            .into_iter()
+            .partition(|job| keys.insert(job.recorded.key.clone()));
+        if group.len() == 1 {
+            self.answer_alone(group);
+        } else {
+            let written = self.retrying(true, |conn| -> Result<Vec<String>, TxError<StoreError>> {
+                let DbConn::Pg(pg) = conn else {
+                    return Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")));
+                };
+                Ok(RecordMany::new(&group).load::<String>(pg)?)
+            });
+            match written {
+                Ok(updated) => {
+                    let updated: HashSet<String> = updated.into_iter().collect();
+                    for job in group {
+                        let done = updated.contains(&job.recorded.key);
+                        let _ = job.reply.send(Ok(done));
+                    }
+                }
+                Err(error) => {
+                    tracing::debug!(error = %domain::ports::Chain(&error), records = group.len(),
+                        "grouped attempt records failed; each is written alone");
+                    self.answer_alone(group);
+                }
+            }
+        }
+        self.answer_alone(later);
+    }
+
+    /// Writes each of `jobs` with a statement of its own and answers it.
+    fn answer_alone(&self, jobs: Vec<RecordJob>) {
+        for job in jobs {
+            let answer = self.record_alone(&job.recorded);
+            let _ = job.reply.send(answer);
+        }
+    }
+
+    /// One record as its own statement, with the exact answer for it.
+    pub(crate) fn record_alone(&self, recorded: &Recorded) -> Result<bool, StoreError> {
+        self.retrying(true, |conn| match conn {
+            DbConn::Pg(pg) => Ok(recorded.clone().execute(pg)? == 1),
+            DbConn::Sqlite(_) => Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite"))),
+        })
+    }
+}
+
+/// The one-record statement (prepared once per connection); it inserts the attempt and its
+/// event only if the lease still matched, so it affects one row or none.
+pub(crate) struct RecordedId;
+
+impl QueryId for Recorded {
+    type QueryId = RecordedId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for Recorded {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH lease AS (UPDATE callback_outbox SET state = ");
+        out.push_bind_param::<Text, _>(&self.state)?;
+        out.push_sql(", attempts = attempts + 1, failures_in_run = failures_in_run + ");
+        out.push_bind_param::<Integer, _>(&self.failed)?;
+        out.push_sql(", next_attempt_at = ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.next)?;
+        out.push_sql(", last_error = ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.error)?;
+        out.push_sql(", lease_owner = NULL, lease_until = NULL, updated_at = ");
+        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
+        out.push_sql(" WHERE id = ");
+        out.push_bind_param::<Text, _>(&self.key)?;
+        out.push_sql(" AND lease_owner = ");
+        out.push_bind_param::<Text, _>(&self.owner)?;
+        out.push_sql(
+            " RETURNING id), ev AS (INSERT INTO operation_events \
+             (operation_id, refund_id, at, detail) SELECT ",
+        );
+        out.push_bind_param::<Text, _>(self.event.operation_id())?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(self.event.refund_id())?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(self.event.at())?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.event.detail())?;
+        out.push_sql(
+            " FROM lease) INSERT INTO callback_attempts \
+             (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
+        );
+        out.push_bind_param::<Integer, _>(&self.attempt)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.duration_ms)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Integer>, _>(&self.http_status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.attempt_error)?;
+        out.push_sql(" FROM lease");
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<PgConnection> for Recorded {}
+
+/// Many records as one statement: one array parameter per field, unnested into rows, so its
+/// text is the same for any number of records and it is prepared once per connection.
+/// Returns the keys of the outbox rows it updated; only those rows get their attempt and
+/// event. Keys MUST be distinct.
+struct RecordMany<'a> {
+    key: Vec<&'a str>,
+    owner: Vec<&'a str>,
+    state: Vec<&'static str>,
+    failed: Vec<i32>,
+    next: Vec<Option<i64>>,
+    error: Vec<Option<&'a str>>,
+    updated_at: Vec<i64>,
+    attempt: Vec<i32>,
+    at: Vec<i64>,
+    duration_ms: Vec<i64>,
+    http_status: Vec<Option<i32>>,
+    attempt_error: Vec<Option<&'a str>>,
+    event_operation: Vec<&'a str>,
+    event_refund: Vec<Option<&'a str>>,
+    event_at: Vec<i64>,
+    event_detail: Vec<&'a str>,
+}
+
+impl<'a> RecordMany<'a> {
+    fn new(jobs: &'a [RecordJob]) -> Self {
+        let all = || jobs.iter().map(|job| &job.recorded);
+        Self {
+            key: all().map(|r| r.key.as_str()).collect(),
+            owner: all().map(|r| r.owner.as_str()).collect(),
+            state: all().map(|r| r.state).collect(),
+            failed: all().map(|r| r.failed).collect(),
+            next: all().map(|r| r.next).collect(),
+            error: all().map(|r| r.error.as_deref()).collect(),
+            updated_at: all().map(|r| r.updated_at).collect(),
+            attempt: all().map(|r| r.attempt).collect(),
+            at: all().map(|r| r.at).collect(),
+            duration_ms: all().map(|r| r.duration_ms).collect(),
+            http_status: all().map(|r| r.http_status).collect(),
+            attempt_error: all().map(|r| r.attempt_error.as_deref()).collect(),
+            event_operation: all().map(|r| r.event.operation_id()).collect(),
+            event_refund: all().map(|r| r.event.refund_id().as_deref()).collect(),
+            event_at: all().map(|r| *r.event.at()).collect(),
+            event_detail: all().map(|r| r.event.detail()).collect(),
+        }
+    }
+}
+
+/// The statement's text is the same for any number of records.
+struct RecordManyId;
+
+impl QueryId for RecordMany<'_> {
+    type QueryId = RecordManyId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for RecordMany<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH req AS (SELECT * FROM unnest(");
+        out.push_bind_param::<Array<Text>, _>(&self.key)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.owner)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.state)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Integer>, _>(&self.failed)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.next)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.error)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.updated_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Integer>, _>(&self.attempt)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.duration_ms)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Integer>>, _>(&self.http_status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.attempt_error)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.event_operation)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.event_refund)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<BigInt>, _>(&self.event_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.event_detail)?;
+        out.push_sql(
+            ") AS r (callback_id, lease_owner, new_state, failed, next_at, last_error, \
+                 updated_at, attempt, attempt_at, duration_ms, http_status, attempt_error, \
+                 ev_operation, ev_refund, ev_at, ev_detail)), \
+             lease AS (UPDATE callback_outbox o SET state = r.new_state, \
+                 attempts = o.attempts + 1, failures_in_run = o.failures_in_run + r.failed, \
+                 next_attempt_at = r.next_at, last_error = r.last_error, \
+                 lease_owner = NULL, lease_until = NULL, updated_at = r.updated_at \
+                 FROM req r WHERE o.id = r.callback_id AND o.lease_owner = r.lease_owner \
+                 RETURNING o.id), \
+             ev AS (INSERT INTO operation_events (operation_id, refund_id, at, detail) \
+                 SELECT r.ev_operation, r.ev_refund, r.ev_at, r.ev_detail \
+                 FROM req r JOIN lease l ON l.id = r.callback_id), \
+             att AS (INSERT INTO callback_attempts \
+                 (callback_id, attempt, at, duration_ms, http_status, error) \
+                 SELECT r.callback_id, r.attempt, r.attempt_at, r.duration_ms, r.http_status, \
+                     r.attempt_error \
+                 FROM req r JOIN lease l ON l.id = r.callback_id) \
+             SELECT l.id FROM lease l",
+        );
+        Ok(())
+    }
+}
+
+impl Query for RecordMany<'_> {
+    type SqlType = Text;
+}
+
+impl RunQueryDsl<PgConnection> for RecordMany<'_> {}
