@@ -327,6 +327,11 @@ bare_rate_runs() {
   pgbench_verify
 }
 
+warm_up() { # warm_up NAME PATH: 2 s of $OUT/warmup-NAME.tsv, before the measured runs
+  wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
+    -- "$OUT/warmup-$1.tsv" "$2" "$WRK_THREADS" >"$OUT/wrk-$1-warmup.txt" 2>&1
+}
+
 gateway_phase() { # gateway_phase BACKEND DATABASE_URL
   local backend=$1 url=$2 merchants="$OUT/merchants-$1.json"
   make_merchants "$url" "$merchants"
@@ -341,8 +346,7 @@ gateway_phase() { # gateway_phase BACKEND DATABASE_URL
   wait $gens
   # Payouts settle after an hour: the phases measure creation, as the bare transactions do.
   start_gateway "$url" "$OUT/gateway-$backend.log" GATEWAY_SANDBOX_SETTLE_MS=3600000
-  wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
-    -- "$OUT/warmup-$backend.tsv" /api/v1/deposits "$WRK_THREADS" >"$OUT/wrk-$backend-warmup.txt" 2>&1
+  warm_up "$backend" /api/v1/deposits
   wrk_run "$backend" deposit "$OUT/deposits-$backend.tsv" /api/v1/deposits
   wrk_run "$backend" withdrawal "$OUT/withdrawals-$backend.tsv" /api/v1/withdrawals
   rm -f "$OUT"/*-"$backend".tsv
@@ -450,8 +454,7 @@ gen deposit "$OUT/merchants-acquirer.json" "$OUT/warmup-acquirer.tsv" 5000 23 &
 GENS="$GENS $!"
 wait $GENS # not the simulator, which runs on
 start_gateway "$AQ_URL" "$OUT/gateway-acquirer.log" GATEWAY_PUBLIC_URL="$BASE"
-wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
-  -- "$OUT/warmup-acquirer.tsv" /api/v1/deposits "$WRK_THREADS" >"$OUT/wrk-acquirer-warmup.txt" 2>&1
+warm_up acquirer /api/v1/deposits
 GW_DB=$AQ_DB
 wrk_run acquirer-path payout "$OUT/payouts-acquirer.tsv" /api/v1/withdrawals
 wrk_run acquirer-path payin "$OUT/payins-acquirer.tsv" /api/v1/deposits
@@ -503,8 +506,7 @@ gen withdrawal "$OUT/merchants-failover.json" "$OUT/warmup-failover.tsv" 20000 6
 GENS="$GENS $!"
 wait $GENS # not the simulators, which run on
 start_gateway "$FO_URL" "$OUT/gateway-failover.log" GATEWAY_PUBLIC_URL="$BASE"
-wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d2s -s bench/signed.lua "$BASE" \
-  -- "$OUT/warmup-failover.tsv" /api/v1/withdrawals "$WRK_THREADS" >"$OUT/wrk-failover-warmup.txt" 2>&1
+warm_up failover /api/v1/withdrawals
 GW_DB=$FO_DB
 SATURATING=$CONNECTIONS
 CONNECTIONS=$FAILOVER_CONNECTIONS
