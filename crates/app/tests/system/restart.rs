@@ -273,7 +273,14 @@ async fn crash_restart(db: TestDb) {
         "crash_restart: the killed gateway's callbacks came back after {:?}",
         restarted.elapsed()
     );
-    let delivered = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
-    assert_eq!(delivered, 5);
+    // The receiver's 200 arrives before the gateway records it: wait for the records.
+    wait_until("every delivery recorded", DEADLINE, || {
+        let n = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
+        async move { (n == 5, format!("{n} of 5")) }
+    })
+    .await;
     b.terminate();
+    let leased =
+        db.count("SELECT count(*) AS n FROM callback_outbox WHERE lease_owner IS NOT NULL");
+    assert_eq!(leased, 0, "no lease outlives the delivery");
 }
