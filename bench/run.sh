@@ -292,7 +292,8 @@ load_run() { # load_run BACKEND KIND TARGET FILE URL PATH RATE [bench_load ARGS.
   fresh_stats "$backend"
   say "$target ($backend), ${kind}s: open loop at $rate/s, $CONNECTIONS connections, ${DURATION}s"
   "$LOADGEN" --url "$url" --path "$path" --file "$file" --rate "$rate" --duration "$DURATION" \
-    --connections "$CONNECTIONS" --threads "$LOAD_THREADS" "$@" >"$log" 2>"$log.err" ||
+    --connections "$CONNECTIONS" --threads "$LOAD_THREADS" --timeline "${log%.json}.timeline" \
+    "$@" >"$log" 2>"$log.err" ||
     { cat "$log.err" >&2; die "bench_load failed"; }
   [ "$target" = gateway ] && rss=$(peak_rss_kb)
   python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" >>"$RESULTS"

@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ports::{ProviderDirectory, ProviderInsertError, StoreError};
 use domain::provider::AcquirerProvider;
+use domain::Direction;
 use domain::Timestamp;
 
 use crate::conn::DbConn;
@@ -133,32 +134,61 @@ pub struct ProviderSignals {
 }
 
 impl Database {
-    /// Reads [`ProviderSignals`]: two small grouped reads (the oldest processing operation
-    /// comes from a partial index of processing operations).
+    /// Reads [`ProviderSignals`]: the discrepancies grouped, and the oldest processing
+    /// operation per provider and direction by a skip scan of the partial index of processing
+    /// operations (`operations_processing`: provider, direction, created_at), a few index
+    /// lookups per provider however many operations are processing. A `GROUP BY` read
+    /// the whole index instead: with 200,000 deposits waiting for their users that was 60 ms
+    /// of database time every 5 seconds in every process.
     pub async fn provider_signals(&self) -> Result<ProviderSignals, StoreError> {
         use crate::schema::{operations, provider_discrepancies};
-        use diesel::dsl::{count_star, min};
+        use diesel::dsl::count_star;
         self.read(|conn| {
             let discrepancies = provider_discrepancies::table
                 .group_by(provider_discrepancies::provider)
                 .select((provider_discrepancies::provider, count_star()))
                 .order(provider_discrepancies::provider.asc())
                 .load::<(String, i64)>(conn)?;
-            let oldest = operations::table
-                .filter(operations::status.eq(3_i16))
-                .group_by((operations::provider, operations::direction))
-                .select((
-                    operations::provider,
-                    operations::direction,
-                    min(operations::created_at),
-                ))
-                .load::<(String, String, Option<i64>)>(conn)?;
+            let processing = || operations::table.filter(operations::status.eq(3_i16));
+            let mut oldest_processing = Vec::new();
+            let mut after: Option<String> = None;
+            loop {
+                let next = match &after {
+                    None => processing().into_boxed(),
+                    Some(last) => processing()
+                        .filter(operations::provider.gt(last.clone()))
+                        .into_boxed(),
+                };
+                let Some(provider) = next
+                    .select(operations::provider)
+                    .order(operations::provider.asc())
+                    .first::<String>(conn)
+                    .optional()?
+                else {
+                    break;
+                };
+                for direction in [Direction::Deposit, Direction::Withdrawal] {
+                    let first = processing()
+                        .filter(operations::provider.eq(&provider))
+                        .filter(operations::direction.eq(direction.as_str()))
+                        .select(operations::created_at)
+                        .order(operations::created_at.asc())
+                        .first::<i64>(conn)
+                        .optional()?;
+                    if let Some(at) = first {
+                        let direction = direction.as_str().to_string();
+                        oldest_processing.push((
+                            provider.clone(),
+                            direction,
+                            Timestamp::from_millis(at),
+                        ));
+                    }
+                }
+                after = Some(provider);
+            }
             Ok(ProviderSignals {
                 discrepancies,
-                oldest_processing: oldest
-                    .into_iter()
-                    .filter_map(|(p, d, at)| Some((p, d, Timestamp::from_millis(at?))))
-                    .collect(),
+                oldest_processing,
             })
         })
         .await

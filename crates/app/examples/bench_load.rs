@@ -34,7 +34,9 @@
 //! **Output.** One JSON line: offered and achieved rate, count, errors (a status outside
 //! 200 to 299, or a connection error), p50, p90, p99, p99.9 and max in milliseconds, and the
 //! largest lateness of a send behind its schedule (how far the generator itself fell
-//! behind, waits for a connection included).
+//! behind, waits for a connection included). With `--timeline FILE`, also one line per
+//! 100 ms of schedule (`offset_ms count p50_ms max_ms`), to see *when* the tail happened:
+//! a few stalls show as a few slow windows, a general slowness as a raised line.
 //!
 //! Requests are released by a dedicated OS thread that sleeps until each one's scheduled
 //! time (tokio's timer has a 1 ms granularity; `thread::sleep` is far finer), then handed to
@@ -95,6 +97,9 @@ struct Args {
     /// Seconds one request may take before it counts as an error.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
+    /// Also write one line per 100 ms of schedule: offset_ms, count, p50_ms, max_ms.
+    #[arg(long)]
+    timeline: Option<String>,
 }
 
 /// One line of the input, ready to send.
@@ -153,11 +158,33 @@ fn percentile_ms(sorted: &[u64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
 }
 
+/// One line per 100 ms window of scheduled time: `offset_ms count p50_ms max_ms`.
+fn timeline(samples: &[(u64, u64)]) -> String {
+    const WINDOW_US: u64 = 100_000;
+    let mut windows: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for &(offset, us) in samples {
+        windows.entry(offset / WINDOW_US).or_default().push(us);
+    }
+    let mut out = String::from("offset_ms count p50_ms max_ms\n");
+    for (window, mut latencies) in windows {
+        latencies.sort_unstable();
+        out.push_str(&format!(
+            "{} {} {:.2} {:.2}\n",
+            window * WINDOW_US / 1000,
+            latencies.len(),
+            percentile_ms(&latencies, 50.0),
+            percentile_ms(&latencies, 100.0),
+        ));
+    }
+    out
+}
+
 /// What the responses left behind.
 #[derive(Default)]
 struct Tally {
-    /// Latencies from the scheduled time, microseconds, successes only.
-    latencies_us: Mutex<Vec<u64>>,
+    /// Successes only: (scheduled offset after `t0`, latency from the scheduled time), both
+    /// in microseconds.
+    latencies_us: Mutex<Vec<(u64, u64)>>,
     errors: AtomicU64,
     /// The first error seen, for the log.
     first_error: Mutex<Option<String>>,
@@ -270,11 +297,12 @@ fn main() -> anyhow::Result<()> {
             match outcome {
                 Ok(()) => {
                     let us = done.saturating_duration_since(due).as_micros() as u64;
+                    let offset = due.saturating_duration_since(t0).as_micros() as u64;
                     tally
                         .latencies_us
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .push(us);
+                        .push((offset, us));
                 }
                 Err(what) => tally.error(what),
             }
@@ -287,12 +315,16 @@ fn main() -> anyhow::Result<()> {
     let all = u32::try_from(args.connections)?;
     runtime.block_on(slots.acquire_many(all))?.forget();
 
-    let mut latencies = std::mem::take(
+    let samples = std::mem::take(
         &mut *tally
             .latencies_us
             .lock()
             .unwrap_or_else(PoisonError::into_inner),
     );
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, timeline(&samples)).with_context(|| format!("cannot write {path}"))?;
+    }
+    let mut latencies: Vec<u64> = samples.iter().map(|&(_, us)| us).collect();
     latencies.sort_unstable();
     let errors = tally.errors.load(Ordering::Relaxed);
     let span = tally.last_done_us.load(Ordering::Relaxed) as f64 / 1e6;

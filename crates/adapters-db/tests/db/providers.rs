@@ -124,3 +124,45 @@ async fn the_directory_sees_changes_here_at_once_and_elsewhere_within_its_ttl() 
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_oldest_processing_operation_is_found_per_provider_and_direction() {
+    use domain::operation::{Decline, DeclineCode, Outcome};
+    use domain::Direction::{Deposit, Withdrawal};
+
+    each_backend(|t| async move {
+        let shop = crate::helpers::merchant(&t.db).await;
+        let base = now();
+        let at = |ms: i64| base.plus_millis(ms);
+        let declined = Outcome::Decline(Decline::new(DeclineCode::PaymentRejected));
+        // (provider, direction, created after base, still processing)
+        let rows = [
+            ("sandbox", Deposit, 1_000, true),
+            ("sandbox", Deposit, 500, true),
+            ("sandbox", Deposit, 100, false),
+            ("bank-a", Withdrawal, 700, true),
+            ("bank-a", Deposit, 50, false),
+            ("bank-b", Deposit, 900, true),
+            ("bank-b", Deposit, 950, true),
+        ];
+        for (provider, direction, ms, processing) in rows {
+            let op = crate::helpers::operation_builder(&shop, direction, 1_00)
+                .created(at(ms))
+                .build();
+            let mut op = crate::helpers::at_provider(op, provider);
+            if !processing {
+                op = op.finish(&declined, at(ms)).expect("processing");
+            }
+            crate::helpers::insert_plain(&t.db, &op).await;
+        }
+        let signals = t.db.provider_signals().await.expect("signals");
+        let expected = [
+            ("bank-a", "withdrawal", at(700)),
+            ("bank-b", "deposit", at(900)),
+            ("sandbox", "deposit", at(500)),
+        ]
+        .map(|(p, d, at)| (p.to_string(), d.to_string(), at));
+        assert_eq!(signals.oldest_processing, expected.to_vec());
+    })
+    .await;
+}

@@ -37,20 +37,23 @@ async fn create_operation(
     let signed = canonical(&object);
     // The creation runs as its own task: if the client goes away, actix drops this handler,
     // but a creation that has committed its operation still calls its providers, records
-    // their answers and reports to their circuits.
+    // their answers and reports to their circuits. Boxed, so spawning it moves a pointer
+    // rather than the creation's whole state machine (several kB, copied at each move).
     let creation = match direction {
         Direction::Deposit => {
             let request = create::deposit(&object)?;
             actix_web::rt::spawn(
-                async move { gateway.create_deposit(&merchant, request, &signed).await }
+                Box::pin(async move { gateway.create_deposit(&merchant, request, &signed).await })
                     .in_current_span(),
             )
         }
         Direction::Withdrawal => {
             let request = create::withdrawal(&object)?;
             actix_web::rt::spawn(
-                async move { gateway.create_withdrawal(&merchant, request, &signed).await }
-                    .in_current_span(),
+                Box::pin(
+                    async move { gateway.create_withdrawal(&merchant, request, &signed).await },
+                )
+                .in_current_span(),
             )
         }
     };
