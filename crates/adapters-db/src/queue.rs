@@ -96,7 +96,8 @@ pub(crate) fn shard_of(lane: Lane, new: &NewOperation) -> usize {
 
 /// The lane that writes `new`, if one can: see the module docs.
 pub(crate) fn lane_of(new: &NewOperation) -> Option<Lane> {
-    // An operation with its first attempts (an acquirer's) takes the general path.
+    // An operation with its first attempt (an acquirer's) is written alone, right before
+    // the call it records (`store::single`), not in a batch.
     if new.callback.is_some() || !new.attempts.is_empty() {
         return None;
     }

@@ -1,6 +1,9 @@
 //! The `provider_attempts` rows.
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::AstPass;
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use domain::attempt::{Attempt, AttemptState};
 use domain::Timestamp;
 
@@ -95,6 +98,45 @@ impl<'a> NewAttemptRow<'a> {
             lease_owner: None,
             lease_until: None,
         })
+    }
+}
+
+impl NewAttemptRow<'_> {
+    /// The columns [`NewAttemptRow::push_values`] binds, in order (a new attempt is not
+    /// leased: `lease_owner` and `lease_until` are left NULL).
+    pub(crate) const COLUMNS: &'static str = "operation_id, number, route_id, provider, state, \
+         acquirer_id, failure_code, redirect_url, latency_ms, created_at, updated_at, \
+         next_check_at, unknown_since, reads";
+
+    /// Binds the row's values, comma separated, for a statement built by hand.
+    pub(crate) fn push_values<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_bind_param::<Text, _>(&self.operation_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Integer, _>(&self.number)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.route_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.provider)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.state)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.acquirer_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.failure_code)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.redirect_url)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.latency_ms)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.created_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.next_check_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<BigInt>, _>(&self.unknown_since)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Integer, _>(&self.reads)
     }
 }
 

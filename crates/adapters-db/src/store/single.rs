@@ -1,5 +1,5 @@
 //! PostgreSQL: the common creations as one statement each, so a request's unit of work is one
-//! round trip instead of BEGIN, two or three statements and COMMIT.
+//! round trip instead of BEGIN, three to six statements and COMMIT.
 //!
 //! * A new operation with no balance move and no callback (a deposit waiting for the user)
 //!   is one `INSERT` (a batch of one, [`InsertMany`]), committed on its own.
@@ -7,25 +7,26 @@
 //!   statement: the conditional balance update, then the operation and its ledger entry
 //!   inserted only if the update found the money. It is atomic like any single statement, and
 //!   the balance row is locked only from that statement to its commit.
+//! * A new operation with its first provider attempt (an acquirer's card payin, or payout
+//!   with its hold) is the same statement with the attempt row added: what the gateway is
+//!   about to send is committed, in one round trip, before it is sent.
 //!
-//! Either statement also writes the operation's `created` event and counter (see
-//! `crate::journal`), so they commit with it.
+//! Each statement also writes the operation's events (`created`, and its attempt's) and
+//! counter (see `crate::journal`), so they commit with it.
 //!
-//! Everything else (declines at creation, operations written with their first provider
-//! attempt, SQLite) keeps the general unit of work in
-//! [`super::operations`].
+//! Everything else (declines at creation, operations with routes passed over at creation,
+//! SQLite) keeps the general unit of work in [`super::operations`].
 
 use diesel::pg::{Pg, PgConnection};
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
-use domain::ledger::BalanceMove;
 use domain::operation::Operation;
 use domain::ports::{InsertError, NewOperation};
 
 use crate::journal::{self, NewEvent};
-use crate::rows::{self, InsertMany, NewOperationRow};
+use crate::rows::{self, InsertMany, NewAttemptRow, NewOperationRow};
 use crate::work::{corrupt, TxError};
 
 /// Which single statement writes `new`, if one can.
@@ -34,27 +35,46 @@ pub(crate) enum Shape {
     Plain,
     /// The operation row with the one move that takes money.
     Hold,
+    /// The operation row with its first provider attempt (an acquirer's), and the one move
+    /// that takes money if it has one (a payout's hold).
+    Attempt,
 }
 
 impl Shape {
     pub(crate) fn of(new: &NewOperation) -> Option<Shape> {
-        // An operation with its first attempts (an acquirer's) takes the general path.
-        if new.callback.is_some() || !new.attempts.is_empty() {
+        if new.callback.is_some() {
             return None;
         }
-        match new.moves.as_slice() {
-            [] => Some(Shape::Plain),
+        let holds = match new.moves.as_slice() {
+            [] => false,
             // A move that only adds may have to create the balance row: the general path.
-            [mv] if mv.available < 0 || mv.held < 0 => Some(Shape::Hold),
+            [mv] if mv.available < 0 || mv.held < 0 => true,
+            _ => return None,
+        };
+        match (new.attempts.as_slice(), holds) {
+            ([], false) => Some(Shape::Plain),
+            ([], true) => Some(Shape::Hold),
+            ([_], _) => Some(Shape::Attempt),
+            // Routes passed over at creation: the general path.
             _ => None,
         }
     }
 }
 
-/// `UPDATE balances ... RETURNING`, then the operation, its event, its counter and the ledger
-/// entry from its result.
-struct InsertWithHold<'a> {
+/// One new operation as one statement: the conditional balance update if it holds money
+/// (`UPDATE balances ... RETURNING`, the rest written only if it found the money), the
+/// operation, its first attempt, its events, its counter, and the ledger entry of the hold.
+struct InsertOne<'a> {
     row: &'a NewOperationRow<'a>,
+    hold: Option<Hold<'a>>,
+    attempt: Option<NewAttemptRow<'a>>,
+    /// The operation's `created` event, then its attempt's.
+    events: Vec<NewEvent>,
+    counter: Counter,
+}
+
+/// A move that takes money, and its ledger entry.
+struct Hold<'a> {
     merchant_id: &'a str,
     currency: &'a str,
     kind: &'static str,
@@ -62,9 +82,6 @@ struct InsertWithHold<'a> {
     held: i64,
     operation_id: Option<String>,
     at: i64,
-    /// The operation's `created` event.
-    event: NewEvent,
-    counter: Counter,
 }
 
 /// The counter a new operation adds one to.
@@ -92,66 +109,91 @@ impl Counter {
     }
 }
 
-/// The statement's text never changes, so diesel prepares it once per connection.
-struct InsertWithHoldId;
-
-impl QueryId for InsertWithHold<'_> {
-    type QueryId = InsertWithHoldId;
-    const HAS_STATIC_QUERY_ID: bool = true;
+// Its text depends on the parts present, so it is not one static query: diesel keeps one
+// prepared statement per distinct text and bind types.
+impl QueryId for InsertOne<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
 }
 
-impl QueryFragment<Pg> for InsertWithHold<'_> {
+impl QueryFragment<Pg> for InsertOne<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("WITH hold AS (UPDATE balances SET available = available + ");
-        out.push_bind_param::<BigInt, _>(&self.available)?;
-        out.push_sql(", held = held + ");
-        out.push_bind_param::<BigInt, _>(&self.held)?;
-        out.push_sql(" WHERE merchant_id = ");
-        out.push_bind_param::<Text, _>(&self.merchant_id)?;
-        out.push_sql(" AND currency = ");
-        out.push_bind_param::<Text, _>(&self.currency)?;
-        out.push_sql(" AND available + ");
-        out.push_bind_param::<BigInt, _>(&self.available)?;
-        out.push_sql(" >= 0 AND held + ");
-        out.push_bind_param::<BigInt, _>(&self.held)?;
-        out.push_sql(" >= 0 RETURNING 1), op AS (INSERT INTO operations (");
+        out.push_sql("WITH ");
+        if let Some(hold) = &self.hold {
+            out.push_sql("hold AS (UPDATE balances SET available = available + ");
+            out.push_bind_param::<BigInt, _>(&hold.available)?;
+            out.push_sql(", held = held + ");
+            out.push_bind_param::<BigInt, _>(&hold.held)?;
+            out.push_sql(" WHERE merchant_id = ");
+            out.push_bind_param::<Text, _>(&hold.merchant_id)?;
+            out.push_sql(" AND currency = ");
+            out.push_bind_param::<Text, _>(&hold.currency)?;
+            out.push_sql(" AND available + ");
+            out.push_bind_param::<BigInt, _>(&hold.available)?;
+            out.push_sql(" >= 0 AND held + ");
+            out.push_bind_param::<BigInt, _>(&hold.held)?;
+            out.push_sql(" >= 0 RETURNING 1), ");
+        }
+        out.push_sql("op AS (INSERT INTO operations (");
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(") SELECT ");
         self.row.push_values(out.reborrow())?;
-        out.push_sql(" FROM hold RETURNING 1)");
+        if self.hold.is_some() {
+            out.push_sql(" FROM hold");
+        }
+        out.push_sql(" RETURNING 1)");
+        if let Some(attempt) = &self.attempt {
+            out.push_sql(", att AS (INSERT INTO provider_attempts (");
+            out.push_sql(NewAttemptRow::COLUMNS);
+            out.push_sql(") SELECT ");
+            attempt.push_values(out.reborrow())?;
+            out.push_sql(" FROM op)");
+        }
         self.push_journal(out.reborrow())?;
+        let Some(hold) = &self.hold else {
+            out.push_sql(" SELECT 1 FROM op");
+            return Ok(());
+        };
         out.push_sql(
             " INSERT INTO ledger (merchant_id, currency, kind, \
              available_delta, held_delta, operation_id, created_at) SELECT ",
         );
-        out.push_bind_param::<Text, _>(&self.merchant_id)?;
+        out.push_bind_param::<Text, _>(&hold.merchant_id)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.currency)?;
+        out.push_bind_param::<Text, _>(&hold.currency)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.kind)?;
+        out.push_bind_param::<Text, _>(&hold.kind)?;
         out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.available)?;
+        out.push_bind_param::<BigInt, _>(&hold.available)?;
         out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.held)?;
+        out.push_bind_param::<BigInt, _>(&hold.held)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.operation_id)?;
+        out.push_bind_param::<Nullable<Text>, _>(&hold.operation_id)?;
         out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.at)?;
+        out.push_bind_param::<BigInt, _>(&hold.at)?;
         out.push_sql(" FROM op");
         Ok(())
     }
 }
 
-impl InsertWithHold<'_> {
-    /// The event and the counter, each written only if the operation was (`FROM op`).
+impl InsertOne<'_> {
+    /// The events, in order, and the counter, each written only if the operation was
+    /// (`FROM op`).
     fn push_journal<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(", ev AS (INSERT INTO operation_events (operation_id, at, detail) SELECT ");
-        out.push_bind_param::<Text, _>(self.event.operation_id())?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(self.event.at())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(self.event.detail())?;
-        out.push_sql(" FROM op), cnt AS (INSERT INTO operation_counts (");
+        out.push_sql(
+            ", ev AS (INSERT INTO operation_events (operation_id, at, detail) \
+             SELECT v.operation_id, v.at, v.detail FROM op CROSS JOIN (VALUES ",
+        );
+        for (i, event) in self.events.iter().enumerate() {
+            out.push_sql(if i == 0 { "(" } else { ", (" });
+            out.push_bind_param::<Text, _>(event.operation_id())?;
+            out.push_sql(", ");
+            out.push_bind_param::<BigInt, _>(event.at())?;
+            out.push_sql(", ");
+            out.push_bind_param::<Text, _>(event.detail())?;
+            out.push_sql(")");
+        }
+        out.push_sql(") AS v (operation_id, at, detail)), cnt AS (INSERT INTO operation_counts (");
         out.push_sql(journal::COUNT_COLUMNS);
         out.push_sql(") SELECT ");
         let c = &self.counter;
@@ -175,7 +217,7 @@ impl InsertWithHold<'_> {
     }
 }
 
-impl RunQueryDsl<PgConnection> for InsertWithHold<'_> {}
+impl RunQueryDsl<PgConnection> for InsertOne<'_> {}
 
 fn duplicate(error: DieselError) -> TxError<InsertError> {
     match error {
@@ -205,11 +247,8 @@ pub(crate) fn insert(
             }
             Ok(())
         }
-        Shape::Hold => {
-            let [mv] = new.moves.as_slice() else {
-                return Err(corrupt(anyhow::anyhow!("a hold needs one move")));
-            };
-            let statement = hold_statement(row, &new.operation, mv).map_err(corrupt)?;
+        Shape::Hold | Shape::Attempt => {
+            let statement = one_statement(row, new).map_err(corrupt)?;
             let written = statement.execute(conn).map_err(duplicate)?;
             if written == 1 {
                 return Ok(());
@@ -226,21 +265,39 @@ pub(crate) fn insert(
     }
 }
 
-fn hold_statement<'a>(
+/// The statement for a [`Shape::Hold`] or [`Shape::Attempt`] operation.
+fn one_statement<'a>(
     row: &'a NewOperationRow<'a>,
-    op: &Operation,
-    mv: &'a BalanceMove,
-) -> anyhow::Result<InsertWithHold<'a>> {
-    Ok(InsertWithHold {
+    new: &'a NewOperation,
+) -> anyhow::Result<InsertOne<'a>> {
+    let op = &new.operation;
+    let hold = match new.moves.as_slice() {
+        [] => None,
+        [mv] => Some(Hold {
+            merchant_id: mv.merchant_id.as_str(),
+            currency: mv.currency.as_str(),
+            kind: mv.kind.as_str(),
+            available: mv.available,
+            held: mv.held,
+            operation_id: mv.operation_id.map(|id| id.to_string()),
+            at: mv.at.millis(),
+        }),
+        _ => anyhow::bail!("one statement writes at most one move"),
+    };
+    let attempt = match new.attempts.as_slice() {
+        [] => None,
+        [attempt] => Some(attempt),
+        _ => anyhow::bail!("one statement writes at most one attempt"),
+    };
+    let mut events = vec![NewEvent::created(op)?];
+    if let Some(attempt) = attempt {
+        events.push(NewEvent::attempt(attempt)?);
+    }
+    Ok(InsertOne {
         row,
-        merchant_id: mv.merchant_id.as_str(),
-        currency: mv.currency.as_str(),
-        kind: mv.kind.as_str(),
-        available: mv.available,
-        held: mv.held,
-        operation_id: mv.operation_id.map(|id| id.to_string()),
-        at: mv.at.millis(),
-        event: NewEvent::created(op)?,
+        hold,
+        attempt: attempt.map(NewAttemptRow::new).transpose()?,
+        events,
         counter: Counter::of(op),
     })
 }

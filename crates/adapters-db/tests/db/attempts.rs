@@ -101,6 +101,41 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
         t.db.insert(&new).await.expect("payout");
         assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
         assert_eq!(t.db.attempts(payout.id()).await.expect("attempts").len(), 1);
+        // With its hold's ledger entry, its two events in order, and its counter.
+        let of_payout = format!("operation_id = '{}'", payout.id());
+        assert_eq!(t.rows_where("ledger", &of_payout), 1);
+        assert_eq!(t.rows_where("operation_events", &of_payout), 2);
+        let first_event = format!(
+            "SELECT count(*) AS n FROM operation_events WHERE {of_payout} \
+             AND detail LIKE '%\"kind\":\"created\"%' \
+             AND id = (SELECT min(id) FROM operation_events WHERE {of_payout})"
+        );
+        assert_eq!(t.count(&first_event), 1, "the created event comes first");
+        let counted = "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) AS n FROM operation_counts \
+                       WHERE direction = 'withdrawal' AND status = 3";
+        assert_eq!(t.count(counted), 1);
+
+        // One that the balance does not cover writes nothing, its attempt included.
+        let uncovered = at_provider(
+            operation_builder(&shop, Direction::Withdrawal, 7_00).build(),
+            "bank-a",
+        );
+        let short = NewOperation {
+            operation: uncovered.clone(),
+            fingerprint: None,
+            moves: vec![hold_for(&uncovered)],
+            callback: None,
+            attempts: vec![first_attempt(&uncovered, at, at.plus_seconds(5))],
+        };
+        assert!(matches!(
+            t.db.insert(&short).await,
+            Err(InsertError::InsufficientBalance)
+        ));
+        let of_uncovered = format!("operation_id = '{}'", uncovered.id());
+        assert_eq!(t.rows_where("provider_attempts", &of_uncovered), 0);
+        assert_eq!(t.rows_where("operation_events", &of_uncovered), 0);
+        assert_eq!(t.count(counted), 1);
+        assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
 
         // The loser of a merchantOperationId race writes no attempt.
         let rival = at_provider(
