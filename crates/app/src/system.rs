@@ -19,13 +19,17 @@ impl Clock for SystemClock {
     }
 }
 
-/// Random (v4) UUIDs.
+/// Operations and refunds get time-ordered (v7) UUIDs: a new row's key sorts after the
+/// previous ones, so each insert lands on the right-hand page of the primary key and of
+/// every index that leads with the id, instead of a random page of each (fewer pages
+/// touched, far fewer full-page images in the write-ahead log after each checkpoint).
+/// Merchants, created rarely, get random (v4) ones.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UuidIds;
 
 impl IdGenerator for UuidIds {
     fn operation_id(&self) -> OperationId {
-        OperationId::from_uuid(uuid::Uuid::new_v4())
+        OperationId::from_uuid(uuid::Uuid::now_v7())
     }
 
     fn merchant_id(&self) -> MerchantId {
@@ -33,7 +37,7 @@ impl IdGenerator for UuidIds {
     }
 
     fn refund_id(&self) -> RefundId {
-        RefundId::from_uuid(uuid::Uuid::new_v4())
+        RefundId::from_uuid(uuid::Uuid::now_v7())
     }
 }
 
