@@ -114,6 +114,12 @@ LOADGEN=$TARGET_DIR/release/examples/bench_load
 [ -x "$GATEWAY" ] && [ -x "$RECEIVER" ] && [ -x "$SIMULATOR" ] && [ -x "$LOADGEN" ] ||
   die "built binaries not found under $TARGET_DIR/release"
 
+# The harness's own writes (the signed request files, hundreds of MB, and the logs) sit in
+# the page cache until the kernel writes them back, 30 s later, in one burst of a few
+# hundred MB that queues every fsync behind it. Landing inside a measured run, that burst
+# stalled every commit for 200 to 600 ms. Written back before each run, it measures the
+# gateway (and pgbench) instead.
+flush_page_cache() { sync; }
 psql_admin() { psql "$PG_URL/postgres" -v ON_ERROR_STOP=1 -qAt "$@"; }
 fresh_db() { # fresh_db NAME: drops and creates it, runs the gateway's migrations
   psql_admin -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1" >/dev/null
@@ -184,6 +190,7 @@ pgbench_run() { # pgbench_run NAME SCRIPT ROWS_PER_TRANSACTION [PGBENCH_ARGS...]
   shift 3
   pgbench_db
   psql "$PG_URL/$PGB_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+  flush_page_cache
   say "pgbench $name: $PGBENCH_CLIENTS clients, ${DURATION}s $*"
   (cd "$OUT" && pgbench -n -M prepared -c "$PGBENCH_CLIENTS" -j 2 -T "$DURATION" \
     -D nmerchants="$MERCHANTS" -D batch="$rows" -f "$ROOT/$script" -l \
@@ -261,6 +268,7 @@ gen() { # gen KIND MERCHANTS_FILE OUTPUT COUNT SEED
 fresh_stats() { # before each measured run on PostgreSQL, as before each pgbench run: fresh
   # statistics and a checkpoint, so no run starts with the previous one's checkpoint debt.
   [ "$1" = sqlite ] || psql "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+  flush_page_cache
 }
 
 wrk_run() { # wrk_run BACKEND KIND FILE PATH
@@ -390,6 +398,7 @@ psql "$PG_URL/$CB_DB" -v ON_ERROR_STOP=1 -q -v n="$CALLBACKS" -v url="$CALLBACK_
 # planner picks a bitmap scan and a sort of every pending row for each claim, until
 # autovacuum's first analyze of the freshly loaded outbox.
 psql "$PG_URL/$CB_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
+flush_page_cache
 "$RECEIVER" --bind "127.0.0.1:$RECEIVER_PORT" --expect "$CALLBACKS" --timeout-secs 300 \
   >"$OUT/receiver.json" 2>"$OUT/receiver.log" &
 RECEIVER_PID=$!

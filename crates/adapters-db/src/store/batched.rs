@@ -40,6 +40,7 @@ impl Database {
     }
 
     fn write_batch(&self, lane: Lane, jobs: Vec<Job>) {
+        let started = std::time::Instant::now();
         let written = self.retrying(true, |conn| {
             let rows = jobs
                 .iter()
@@ -68,6 +69,13 @@ impl Database {
             };
             Ok(ids)
         });
+        tracing::debug!(
+            ?lane,
+            rows = jobs.len(),
+            ok = written.is_ok(),
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "batch written"
+        );
         match written {
             Ok(ids) => {
                 let ids: HashSet<String> = ids.into_iter().flatten().collect();
