@@ -15,6 +15,7 @@ use crate::checkpoint::CatchUp;
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
+use crate::directory::KeyJob;
 use crate::group::Group;
 use crate::outbox::RecordJob;
 use crate::queue::InsertQueue;
@@ -98,6 +99,9 @@ pub(crate) struct Inner {
     pub(crate) catch_up: CatchUp,
     /// PostgreSQL: callback attempt records waiting to be written together.
     pub(crate) records: Group<RecordJob>,
+    /// Requests' reads of merchant secrets waiting to be read together
+    /// (see `crate::directory`).
+    pub(crate) key_reads: Group<KeyJob>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -151,6 +155,7 @@ impl Database {
                 groups: WriteGroups::default(),
                 catch_up: CatchUp::default(),
                 records: Group::default(),
+                key_reads: Group::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         };

@@ -1,5 +1,12 @@
 //! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies; merchant
 //! secrets are read afresh on every lookup.
+//!
+//! Every API request reads its merchant's secrets. Those reads are grouped like the writes
+//! (`crate::group`): a request queues its read, and a reader takes every read queued (at
+//! most [`MAX_KEY_READS`]) and serves them with one query, so under load one statement and
+//! one blocking hand-off serve dozens of requests, and alone a read runs at once. A read
+//! always starts after its request queued it, so a rotation committed before the request
+//! arrived is seen, as it is with one read per request.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -10,6 +17,7 @@ use domain::merchant::Merchant;
 use domain::ports::{MerchantDirectory, RouteTable, StoreError};
 use domain::route::Route;
 use domain::MerchantId;
+use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::crypto::Vault;
@@ -143,6 +151,78 @@ pub(crate) fn read_routes<E: From<StoreError>>(
         .map_err(corrupt)
 }
 
+/// One request's read of its merchant's secrets, queued for [`Database::with_keys_grouped`].
+pub(crate) struct KeyJob {
+    profile: MerchantProfile,
+    reply: oneshot::Sender<Result<Merchant, StoreError>>,
+}
+
+/// Most reads one query serves.
+const MAX_KEY_READS: usize = 128;
+/// Readers at work at once (each holds a pooled connection while it reads).
+const KEY_READERS: usize = 2;
+
+impl Database {
+    /// `profile` with its secrets as stored now, read in the next group of reads.
+    async fn with_keys_grouped(&self, profile: MerchantProfile) -> Result<Merchant, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        if self
+            .inner
+            .key_reads
+            .push(KeyJob { profile, reply }, KEY_READERS)
+        {
+            let db = self.clone();
+            tokio::task::spawn_blocking(move || {
+                db.inner
+                    .key_reads
+                    .drain(MAX_KEY_READS, |jobs| db.read_key_jobs(jobs));
+            });
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Other(anyhow::anyhow!(
+                "the read of the merchant's secrets was dropped"
+            )))
+        })
+    }
+
+    /// Serves `jobs` with one query for all their merchants' secrets; if it fails, each job
+    /// is read on its own, so each gets its own answer.
+    fn read_key_jobs(&self, jobs: Vec<KeyJob>) {
+        let vault = Arc::clone(&self.inner.vault);
+        let mut by_merchant: HashMap<String, Vec<KeyJob>> = HashMap::new();
+        for job in jobs {
+            let id = job.profile.id().as_str().to_string();
+            by_merchant.entry(id).or_default().push(job);
+        }
+        let ids: Vec<String> = by_merchant.keys().cloned().collect();
+        match self.retrying(false, |conn| read_keys_of::<StoreError>(conn, &vault, &ids)) {
+            Ok(mut keys) => {
+                for (id, jobs) in by_merchant {
+                    let of = keys.remove(&id).unwrap_or_default();
+                    // The merchant's profile as the first of its requests found it cached.
+                    let built = of.merchant(jobs[0].profile.clone());
+                    for job in jobs {
+                        let answer = match &built {
+                            Ok(merchant) => Ok(merchant.clone()),
+                            Err(error) => Err(StoreError::Other(anyhow::anyhow!("{error:#}"))),
+                        };
+                        let _ = job.reply.send(answer);
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::debug!(error = %domain::ports::Chain(&error), "grouped key read failed; reads made one by one");
+                for job in by_merchant.into_values().flatten() {
+                    let profile = job.profile;
+                    let answer =
+                        self.retrying(false, |conn| with_keys(conn, &vault, profile.clone()));
+                    let _ = job.reply.send(answer);
+                }
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl MerchantDirectory for Database {
     /// The merchant's row and access pairs are served from memory for up to the cache TTL (2 s
@@ -155,9 +235,7 @@ impl MerchantDirectory for Database {
             let Some(profile) = cached else {
                 return Ok(None);
             };
-            return self
-                .read(move |conn| with_keys::<StoreError>(conn, &vault, profile.clone()).map(Some))
-                .await;
+            return self.with_keys_grouped(profile).await.map(Some);
         }
         let ticket = cache.ticket();
         let key = MerchantKey::Id(id.as_str().to_string());

@@ -309,3 +309,54 @@ async fn require_timestamp_is_stored_and_seen_at_once() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lookups_made_together_each_get_their_own_merchant_and_secrets() {
+    each_backend(|t| async move {
+        let mut shops = Vec::new();
+        for _ in 0..3 {
+            shops.push(merchant_with_random_secrets(&t.db).await);
+        }
+        // Cached merchants: the lookups queue their reads of the secrets, served in groups.
+        let directory = t.long_cache();
+        for shop in &shops {
+            assert_eq!(
+                directory.merchant(&shop.id).await.expect("lookup").as_ref(),
+                Some(shop)
+            );
+        }
+        let found = all_at_once(90, |i| {
+            let (directory, id) = (directory.clone(), shops[i % 3].id.clone());
+            async move { (i, directory.merchant(&id).await) }
+        })
+        .await;
+        for (i, lookup) in found {
+            let merchant = lookup.expect("lookup").expect("known");
+            assert_eq!(merchant, shops[i % 3], "lookup {i}");
+        }
+
+        // A rotation made before a group of lookups is seen by every one of them.
+        let fresh = random_secret();
+        t.second_process()
+            .rotate_key(&rotation(
+                &shops[1],
+                Direction::Deposit,
+                fresh.clone(),
+                now(),
+                0,
+            ))
+            .await
+            .expect("rotate")
+            .expect("known");
+        let found = all_at_once(30, |_| {
+            let (directory, id) = (directory.clone(), shops[1].id.clone());
+            async move { directory.merchant(&id).await }
+        })
+        .await;
+        for lookup in found {
+            let merchant = lookup.expect("lookup").expect("known");
+            assert_eq!(merchant.deposit_keys.newest().secret, fresh);
+        }
+    })
+    .await;
+}
