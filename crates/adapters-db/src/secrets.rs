@@ -254,16 +254,21 @@ struct Checkpoint {
 }
 
 /// Copies the whole WAL into the database file and empties the WAL; fails if another
-/// connection keeps it from finishing.
+/// connection keeps it from finishing for a second. (This process's own checkpoint thread,
+/// `crate::checkpoint`, may be in the middle of a `PASSIVE` checkpoint, which makes this one
+/// busy for a few milliseconds: that is waited out; another process's readers are not.)
 fn checkpoint(conn: &mut SqliteConnection) -> anyhow::Result<()> {
-    let done: Checkpoint = diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
-        .get_result(conn)
-        .context("cannot checkpoint the SQLite WAL")?;
-    anyhow::ensure!(
-        done.busy == 0,
-        "another connection is using the database: stop every gateway process first"
-    );
-    Ok(())
+    const TRIES: u32 = 40;
+    for _ in 0..TRIES {
+        let done: Checkpoint = diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .get_result(conn)
+            .context("cannot checkpoint the SQLite WAL")?;
+        if done.busy == 0 {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    anyhow::bail!("another connection is using the database: stop every gateway process first")
 }
 
 #[derive(QueryableByName)]
