@@ -166,18 +166,13 @@ impl Database {
     /// `profile` with its secrets as stored now, read in the next group of reads.
     async fn with_keys_grouped(&self, profile: MerchantProfile) -> Result<Merchant, StoreError> {
         let (reply, answer) = oneshot::channel();
-        if self
-            .inner
-            .key_reads
-            .push(KeyJob { profile, reply }, KEY_READERS)
-        {
-            let db = self.clone();
-            tokio::task::spawn_blocking(move || {
-                db.inner
-                    .key_reads
-                    .drain(MAX_KEY_READS, |jobs| db.read_key_jobs(jobs));
-            });
-        }
+        self.enqueue(
+            |db| &db.inner.key_reads,
+            KeyJob { profile, reply },
+            KEY_READERS,
+            MAX_KEY_READS,
+            Database::read_key_jobs,
+        );
         answer.await.unwrap_or_else(|_| {
             Err(StoreError::Other(anyhow::anyhow!(
                 "the read of the merchant's secrets was dropped"

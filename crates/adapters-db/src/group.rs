@@ -5,11 +5,14 @@
 //!
 //! No request waits for a batch to fill: a writer takes what is there, so under light load a
 //! batch is one job, and under heavy load the jobs that arrived during the previous write.
-//! Used by the operation inserts (`crate::queue`, `store::batched`) and by the outbox's
-//! attempt records (`outbox::grouped`).
+//! Used by the operation inserts (`crate::queue`, `store::batched`), the outbox's attempt
+//! records (`outbox::grouped`) and the reads of merchant secrets (`crate::directory`), each
+//! through [`Database::enqueue`].
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+
+use crate::database::Database;
 
 /// Jobs waiting to be written and how many writers take them.
 pub(crate) struct Group<J> {
@@ -71,6 +74,23 @@ impl<J> Group<J> {
                 pending.jobs.drain(..n).collect()
             };
             write(jobs);
+        }
+    }
+}
+
+impl Database {
+    /// Queues `job` in the group `group` finds on a database handle; when fewer than `writers`
+    /// of that group's writers run, starts one on the blocking pool, which hands `write` up to
+    /// `max` queued jobs at a time until the group is empty ([`Group::drain`]).
+    pub(crate) fn enqueue<J, G, W>(&self, group: G, job: J, writers: usize, max: usize, write: W)
+    where
+        J: Send + 'static,
+        G: Fn(&Database) -> &Group<J> + Send + 'static,
+        W: Fn(&Database, Vec<J>) + Send + 'static,
+    {
+        if group(self).push(job, writers) {
+            let db = self.clone();
+            tokio::task::spawn_blocking(move || group(&db).drain(max, |jobs| write(&db, jobs)));
         }
     }
 }

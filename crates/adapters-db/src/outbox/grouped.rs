@@ -62,18 +62,13 @@ impl Database {
     /// Writes `recorded` in the next group; `Ok(false)` if its owner no longer held the lease.
     pub(crate) async fn record_grouped(&self, recorded: Recorded) -> Result<bool, StoreError> {
         let (reply, answer) = oneshot::channel();
-        if self
-            .inner
-            .records
-            .push(RecordJob { recorded, reply }, WRITERS)
-        {
-            let db = self.clone();
-            tokio::task::spawn_blocking(move || {
-                db.inner
-                    .records
-                    .drain(MAX_GROUP, |jobs| db.write_group(jobs));
-            });
-        }
+        self.enqueue(
+            |db| &db.inner.records,
+            RecordJob { recorded, reply },
+            WRITERS,
+            MAX_GROUP,
+            Database::write_group,
+        );
         answer.await.unwrap_or_else(|_| {
             Err(StoreError::Other(anyhow::anyhow!(
                 "the grouped attempt record was dropped"

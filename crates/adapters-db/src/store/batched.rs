@@ -22,16 +22,13 @@ impl Database {
     ) -> Result<(), InsertError> {
         let (reply, answer) = oneshot::channel();
         let shard = shard_of(lane, &new);
-        let group = self.inner.inserts.group(lane, shard);
-        if group.push(Job { new, reply }, lane.writers()) {
-            let db = self.clone();
-            tokio::task::spawn_blocking(move || {
-                db.inner
-                    .inserts
-                    .group(lane, shard)
-                    .drain(MAX_BATCH, |jobs| db.write_batch(lane, jobs));
-            });
-        }
+        self.enqueue(
+            move |db| db.inner.inserts.group(lane, shard),
+            Job { new, reply },
+            lane.writers(),
+            MAX_BATCH,
+            move |db, jobs| db.write_batch(lane, jobs),
+        );
         answer.await.unwrap_or_else(|_| {
             Err(InsertError::Store(StoreError::Other(anyhow::anyhow!(
                 "the batched insert was dropped"
