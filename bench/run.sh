@@ -28,7 +28,8 @@
 # acquirer failover"), BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
 # (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per saturation run,
 # 450000), BENCH_ACQUIRER_REQUESTS (the same for the acquirer phase, 150000), BENCH_BATCH_ROWS
-# (32), BENCH_RATE_PERCENT (50), BENCH_FSYNC_SECS (2), BENCH_FSYNC_DIR (where the fsync test
+# (32), BENCH_RATE_PERCENT (50), BENCH_ACQUIRER_WARM_UP (s sent before each open-loop run of
+# the acquirer phase, not measured, 2), BENCH_FSYNC_SECS (2), BENCH_FSYNC_DIR (where the fsync test
 # writes: $OUT; put it on PostgreSQL's WAL disk if that is another one), BENCH_CALLBACKS
 # (10000), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_DB_PREFIX (bench_: every
 # database this script drops and creates is named with it), BENCH_PORT (18080),
@@ -54,6 +55,7 @@ SIM_PORT=${BENCH_SIM_PORT:-18101}
 DB_PREFIX=${BENCH_DB_PREFIX:-bench_}
 [[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "bench: BENCH_DB_PREFIX must be [a-z0-9_]" >&2; exit 1; }
 ACQ_REQUESTS=${BENCH_ACQUIRER_REQUESTS:-150000}
+ACQ_WARM_UP=${BENCH_ACQUIRER_WARM_UP:-2}
 BATCH_ROWS=${BENCH_BATCH_ROWS:-32}
 RATE_PERCENT=${BENCH_RATE_PERCENT:-50}
 FSYNC_SECS=${BENCH_FSYNC_SECS:-2}
@@ -463,7 +465,11 @@ GENS="$GENS $!"
 gen deposit "$OUT/merchants-acquirer.json" "$OUT/warmup-acquirer.tsv" 5000 23 &
 GENS="$GENS $!"
 wait $GENS # not the simulator, which runs on
-start_gateway "$AQ_URL" "$OUT/gateway-acquirer.log" GATEWAY_PUBLIC_URL="$BASE"
+# Quiet reads start 5 minutes (the most allowed) after an operation's last change, not 1:
+# the reconciler reads the saturation runs' operations, 700-900/s, during whichever open-loop
+# run falls a minute after them, and that run measures the reads as well as its own payments.
+start_gateway "$AQ_URL" "$OUT/gateway-acquirer.log" GATEWAY_PUBLIC_URL="$BASE" \
+  GATEWAY_RECONCILE_AFTER=5m
 warm_up acquirer /api/v1/deposits
 GW_DB=$AQ_DB
 wrk_run acquirer-path payout "$OUT/payouts-acquirer.tsv" /api/v1/withdrawals
@@ -472,7 +478,7 @@ rm -f "$OUT"/*-acquirer.tsv
 seed=24
 for kind in payout payin; do
   rate=$(half_rate acquirer-path "$kind")
-  count=$((rate * DURATION + 100))
+  count=$((rate * (DURATION + ACQ_WARM_UP) + 100))
   gateway_kind=$([ "$kind" = payout ] && echo withdrawal || echo deposit)
   say "signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
   gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
@@ -480,9 +486,10 @@ for kind in payout payin; do
     --run-id "$RUN_ID" --callback-url "$CALLBACK_URL" --public-url "$BASE" \
     >"$OUT/rate-$kind-simulator.tsv"
   load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
-    "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz
+    "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz --warm-up "$ACQ_WARM_UP"
   load_run acquirer-path "$kind" simulator "$OUT/rate-$kind-simulator.tsv" \
-    "http://127.0.0.1:$AQ_SIM_PORT" /v1/payments "$rate" --mode acquirer --warm-path /
+    "http://127.0.0.1:$AQ_SIM_PORT" /v1/payments "$rate" --mode acquirer --warm-path / \
+    --warm-up "$ACQ_WARM_UP"
 done
 # An operation the gateway declined (say, the acquirer refused it) is an error too.
 DECLINED=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
@@ -515,7 +522,8 @@ GENS="$GENS $!"
 gen withdrawal "$OUT/merchants-failover.json" "$OUT/warmup-failover.tsv" 20000 6 &
 GENS="$GENS $!"
 wait $GENS # not the simulators, which run on
-start_gateway "$FO_URL" "$OUT/gateway-failover.log" GATEWAY_PUBLIC_URL="$BASE"
+start_gateway "$FO_URL" "$OUT/gateway-failover.log" GATEWAY_PUBLIC_URL="$BASE" \
+  GATEWAY_RECONCILE_AFTER=5m # as in the acquirer phase
 warm_up failover /api/v1/withdrawals
 GW_DB=$FO_DB
 SATURATING=$CONNECTIONS

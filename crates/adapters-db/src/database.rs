@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
+use domain::attempt::Attempt;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::MerchantId;
@@ -102,6 +103,8 @@ pub(crate) struct Inner {
     /// Requests' reads of merchant secrets waiting to be read together
     /// (see `crate::directory`).
     pub(crate) key_reads: Group<KeyJob>,
+    /// Attempt saves no caller waits for (see `store::attempts`).
+    pub(crate) attempt_saves: Group<Attempt>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -156,6 +159,7 @@ impl Database {
                 catch_up: CatchUp::default(),
                 records: Group::default(),
                 key_reads: Group::default(),
+                attempt_saves: Group::default(),
                 vault: Arc::new(Vault::new(options.master_key)),
             }),
         };

@@ -42,7 +42,10 @@
 //! time (tokio's timer has a 1 ms granularity; `thread::sleep` is far finer), then handed to
 //! a tokio runtime of `--threads` workers. Before the clock starts, `--connections`
 //! concurrent `GET --warm-path` requests open the connections, so no measured request pays
-//! for a TCP handshake.
+//! for a TCP handshake. With `--warm-up SECS`, the first `rate x SECS` lines are sent on the
+//! same schedule before the measured ones and only their errors count: what a server warms
+//! once after idling (threads it lets go, plans a fresh `ANALYZE` dropped, cold caches) is
+//! then not charged to the steady rate being measured.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -100,6 +103,10 @@ struct Args {
     /// Also write one line per 100 ms of schedule: offset_ms, count, p50_ms, max_ms.
     #[arg(long)]
     timeline: Option<String>,
+    /// Seconds sent at the same rate before the measured ones, whose latencies are not kept
+    /// (their errors are).
+    #[arg(long, default_value_t = 0.0)]
+    warm_up: f64,
 }
 
 /// One line of the input, ready to send.
@@ -208,6 +215,9 @@ fn main() -> anyhow::Result<()> {
     if !(args.rate > 0.0 && args.duration > 0.0 && args.connections > 0) {
         bail!("--rate, --duration and --connections must be positive");
     }
+    if args.warm_up.is_nan() || args.warm_up < 0.0 {
+        bail!("--warm-up must not be negative");
+    }
     let api_key = match args.mode {
         Mode::Acquirer => Some(
             std::env::var(&args.api_key_env)
@@ -219,12 +229,13 @@ fn main() -> anyhow::Result<()> {
         .with_context(|| format!("cannot read {}", args.file))?;
     let mut requests = parse_lines(&text, args.mode, api_key.as_deref())?;
     drop(text);
-    let wanted = (args.rate * args.duration).round() as usize;
+    let warming = (args.rate * args.warm_up).round() as usize;
+    let wanted = warming + (args.rate * args.duration).round() as usize;
     let exhausted = requests.len() < wanted;
     requests.truncate(wanted);
-    let count = requests.len();
+    let count = requests.len().saturating_sub(warming);
     if count == 0 {
-        bail!("no requests in {}", args.file);
+        bail!("no requests in {} after the warm-up's", args.file);
     }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -257,9 +268,12 @@ fn main() -> anyhow::Result<()> {
     let slots = Arc::new(Semaphore::new(args.connections));
     let interval = 1.0 / args.rate;
     let mut max_lag = Duration::ZERO;
-    let t0 = Instant::now() + Duration::from_millis(20);
+    let start = Instant::now() + Duration::from_millis(20);
+    // The measured schedule's start: the warm-up's requests are due before it.
+    let t0 = start + Duration::from_secs_f64(warming as f64 * interval);
     for (i, request) in requests.into_iter().enumerate() {
-        let due = t0 + Duration::from_secs_f64(i as f64 * interval);
+        let due = start + Duration::from_secs_f64(i as f64 * interval);
+        let measured = i >= warming;
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
@@ -269,7 +283,9 @@ fn main() -> anyhow::Result<()> {
             Ok(slot) => slot,
             Err(_) => runtime.block_on(slots.clone().acquire_owned())?,
         };
-        max_lag = max_lag.max(Instant::now().saturating_duration_since(due));
+        if measured {
+            max_lag = max_lag.max(Instant::now().saturating_duration_since(due));
+        }
         let (client, url, tally) = (client.clone(), url.clone(), tally.clone());
         runtime.spawn(async move {
             let answer = client
@@ -295,6 +311,7 @@ fn main() -> anyhow::Result<()> {
             };
             let done = Instant::now();
             match outcome {
+                Ok(()) if !measured => {}
                 Ok(()) => {
                     let us = done.saturating_duration_since(due).as_micros() as u64;
                     let offset = due.saturating_duration_since(t0).as_micros() as u64;
@@ -306,8 +323,10 @@ fn main() -> anyhow::Result<()> {
                 }
                 Err(what) => tally.error(what),
             }
-            let since = done.saturating_duration_since(t0).as_micros() as u64;
-            tally.last_done_us.fetch_max(since, Ordering::Relaxed);
+            if measured {
+                let since = done.saturating_duration_since(t0).as_micros() as u64;
+                tally.last_done_us.fetch_max(since, Ordering::Relaxed);
+            }
             drop(slot);
         });
     }

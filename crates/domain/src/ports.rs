@@ -161,6 +161,12 @@ pub trait OperationStore: Send + Sync {
     /// `unavailable`) is never taken back to `sent` or `unknown`.
     async fn save_attempt(&self, attempt: &Attempt) -> Result<(), StoreError>;
 
+    /// Saves `attempt` as [`OperationStore::save_attempt`] does, but after returning: it is
+    /// queued and written shortly (a failure is logged), for a write that nothing the caller
+    /// answers with depends on. Only a process that dies before the write loses it, and
+    /// then the attempt keeps what was stored before, which the reconciler reads on.
+    fn save_attempt_soon(&self, attempt: Attempt);
+
     /// Moves an operation on from its current attempt, in one transaction: writes `finished`
     /// (merged, as [`OperationStore::save_attempt`] does) and inserts `next`, the routes
     /// passed over (`skipped`) and, if the operation goes on, the attempt about to be called

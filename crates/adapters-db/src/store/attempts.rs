@@ -4,7 +4,7 @@
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
-use domain::ports::StoreError;
+use domain::ports::{Chain, StoreError};
 use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;
@@ -12,9 +12,15 @@ use crate::database::Database;
 use crate::journal::{write_events, NewEvent};
 use crate::rows::{bad, AttemptChanges, AttemptRow, NewAttemptRow};
 use crate::schema::{operations, provider_attempts};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, write_tx, TxError};
 
 use super::operations::PROCESSING;
+
+/// Most writers of queued attempt saves at once ([`Database::queue_attempt`]).
+const SOON_WRITERS: usize = 1;
+
+/// Most queued attempt saves in one transaction.
+const MAX_SOON: usize = 64;
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
 /// ([`NewEvent::attempt`]) is the caller's to write.
@@ -191,6 +197,15 @@ fn save_journaled(conn: &mut DbConn, attempt: &Attempt) -> Result<(), TxError<St
     saved_state(rows, attempt).map(|_| ())
 }
 
+/// Merges `attempt` into its row with its event: [`save_journaled`] on PostgreSQL,
+/// [`save_with_event`] on SQLite.
+fn save_merged(conn: &mut DbConn, attempt: &Attempt) -> Result<(), TxError<StoreError>> {
+    match conn {
+        DbConn::Pg(_) => save_journaled(conn, attempt),
+        DbConn::Sqlite(_) => save_with_event(conn, attempt),
+    }
+}
+
 /// The stored state of `attempt`'s row, locked until the commit on PostgreSQL.
 fn stored_state<E: From<StoreError>>(
     conn: &mut DbConn,
@@ -285,11 +300,49 @@ impl Database {
     /// that changes only what else is known of it (a read, the next check) writes none.
     pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         let attempt = attempt.clone();
-        self.write_one(move |conn| match conn {
-            DbConn::Pg(_) => save_journaled(conn, &attempt),
-            DbConn::Sqlite(_) => save_with_event(conn, &attempt),
-        })
-        .await
+        self.write_one(move |conn| save_merged(conn, &attempt))
+            .await
+    }
+
+    /// See [`OperationStore::save_attempt_soon`](domain::ports::OperationStore::save_attempt_soon):
+    /// queued, and written by a blocking writer with whatever else is queued, many saves to
+    /// one transaction (see `crate::group`). A writer started on the blocking pool runs to
+    /// the end of the queue even while the process stops, so only a crash loses a save.
+    pub(crate) fn queue_attempt(&self, attempt: Attempt) {
+        self.enqueue(
+            |db| &db.inner.attempt_saves,
+            attempt,
+            SOON_WRITERS,
+            MAX_SOON,
+            Database::save_queued,
+        );
+    }
+
+    /// Writes queued saves in one transaction, in key order (so two writers lock rows in one
+    /// order); if that fails, each alone, so one bad save fails for itself only.
+    fn save_queued(&self, mut attempts: Vec<Attempt>) {
+        attempts.sort_by_key(|a| (a.operation_id, a.number));
+        if attempts.len() > 1 {
+            let together = self.retrying(true, |conn| {
+                write_tx(conn, |conn| {
+                    attempts.iter().try_for_each(|a| save_merged(conn, a))
+                })
+            });
+            match together {
+                Ok(()) => return,
+                Err(error) => tracing::debug!(error = %Chain(&error), saves = attempts.len(),
+                    "queued attempt saves failed together; each is written alone"),
+            }
+        }
+        for attempt in &attempts {
+            let alone: Result<(), StoreError> = self.retrying(true, |conn| {
+                write_tx(conn, |conn| save_merged(conn, attempt))
+            });
+            if let Err(error) = alone {
+                tracing::error!(operation.id = %attempt.operation_id, attempt = attempt.number,
+                    error = %Chain(&error), "acquirer answer not written; the reconciler reads it");
+            }
+        }
     }
 
     /// See [`OperationStore::add_attempts`](domain::ports::OperationStore::add_attempts).

@@ -358,6 +358,10 @@ impl OperationStore for Database {
         self.update_attempt(attempt).await
     }
 
+    fn save_attempt_soon(&self, attempt: Attempt) {
+        self.queue_attempt(attempt);
+    }
+
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %finished.operation_id))]
     async fn add_attempts(&self, finished: &Attempt, next: &[Attempt]) -> Result<bool, StoreError> {
         self.append_attempts(finished, next).await

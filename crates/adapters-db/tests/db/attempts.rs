@@ -272,6 +272,71 @@ async fn a_stale_copy_never_takes_back_what_the_acquirer_said() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
+    each_backend(|t| async move {
+        let at = now();
+        let mut sent = Vec::new();
+        for _ in 0..40 {
+            sent.push(stored(&t, "bank-a", at.plus_seconds(10)).await.1);
+        }
+        // A notification was heard for the first before its creation's answer is saved.
+        let heard = Attempt {
+            state: AttemptState::Ok,
+            acquirer_id: Some("acq_0".into()),
+            redirect_url: Some("https://bank-a.example/pay/acq_0".into()),
+            updated_at: at.plus_seconds(1),
+            ..sent[0].clone()
+        };
+        t.db.save_attempt(&heard).await.expect("save");
+        let answered: Vec<Attempt> = sent
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Attempt {
+                state: AttemptState::Ok,
+                acquirer_id: Some(format!("acq_{i}")),
+                redirect_url: (i > 0).then(|| format!("https://bank-a.example/pay/acq_{i}")),
+                latency_ms: Some(3),
+                updated_at: at.plus_seconds(2),
+                next_check_at: Some(at.plus_seconds(62)),
+                ..a.clone()
+            })
+            .collect();
+        // No such attempt: its save fails, and only its own.
+        let missing = Attempt {
+            number: 2,
+            ..answered[1].clone()
+        };
+        t.db.save_attempt_soon(missing);
+        for attempt in answered.clone() {
+            t.db.save_attempt_soon(attempt);
+        }
+
+        let written = "state = 'ok' AND latency_ms = 3";
+        for _ in 0..500 {
+            if t.rows_where("provider_attempts", written) == 40 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(t.rows_where("provider_attempts", written), 40);
+        for (i, expected) in answered.iter().enumerate() {
+            let read = t.db.attempts(expected.operation_id).await.expect("read");
+            let expected = Attempt {
+                // Kept from the notification: the answer's copy had no page.
+                redirect_url: Some(format!("https://bank-a.example/pay/acq_{i}")),
+                ..expected.clone()
+            };
+            assert_eq!(read, vec![expected]);
+        }
+        assert_eq!(t.rows("provider_attempts"), 40);
+        // One event each for the state's change to ok: the first's was the notification's.
+        let to_ok = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
+        assert_eq!(t.rows_where("operation_events", to_ok), 40);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn claims_take_due_current_attempts_of_processing_operations_at_one_provider() {
     each_backend(|t| async move {
         let at = now();

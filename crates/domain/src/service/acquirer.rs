@@ -189,7 +189,14 @@ impl Gateway {
                 0
             };
             attempt.next_check_at = Some(self.quiet_check(operation, now, attempt.reads));
-            self.ports.store.save_attempt(&attempt).await?;
+            if heard == Heard::Creation {
+                // The operation stays processing, so the merchant's answer does not depend
+                // on this write: it is not waited for. Lost with the process, it leaves the
+                // attempt `sent`, due at its lease's end, and the reconciler reads it.
+                self.ports.store.save_attempt_soon(attempt);
+            } else {
+                self.ports.store.save_attempt(&attempt).await?;
+            }
             return Ok(operation.clone());
         };
         attempt.next_check_at = None;

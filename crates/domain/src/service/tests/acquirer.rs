@@ -65,6 +65,19 @@ fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
     seen
 }
 
+/// Expects the creation's answer, which leaves the operation processing, to be queued
+/// rather than awaited; captures what is queued.
+fn expect_save_attempt_soon(mocks: &mut Mocks) -> Captured<Attempt> {
+    let seen = Captured::default();
+    let sink = seen.clone();
+    mocks
+        .store
+        .expect_save_attempt_soon()
+        .returning(move |a| sink.push(a));
+    mocks.store.expect_save_attempt().never();
+    seen
+}
+
 /// The creation answers `result`, once; returns the orders sent.
 fn acquirer_answers(
     mocks: &mut Mocks,
@@ -95,7 +108,7 @@ fn a_payout_is_committed_with_its_hold_and_attempt_before_the_acquirer_is_called
         &mut mocks,
         CreateResult::Answered(payment(PaymentStatus::Pending, None)),
     );
-    let saved = expect_save_attempt(&mut mocks);
+    let saved = expect_save_attempt_soon(&mut mocks);
     mocks.store.expect_finish().never();
 
     let created = mocks.create_withdrawal(card_payout()).unwrap();
@@ -139,7 +152,7 @@ fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
         &mut mocks,
         CreateResult::Answered(payment(PaymentStatus::ActionRequired, None)),
     );
-    let saved = expect_save_attempt(&mut mocks);
+    let saved = expect_save_attempt_soon(&mut mocks);
 
     let created = mocks
         .create_deposit(deposit_request("100.00", "card", false, false))
