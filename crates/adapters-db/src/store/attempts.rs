@@ -1,7 +1,11 @@
 //! Provider attempts: written with their operation, completed after each call, leased to the
 //! reconciler; and the discrepancies providers report.
 
+use std::sync::LazyLock;
+
+use diesel::pg::{Pg, PgConnection};
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
 use domain::ports::{Chain, StoreError};
@@ -129,13 +133,13 @@ fn bound_save<'a>(
         .bind::<Integer, _>(c.number))
 }
 
-/// The state a save left, from the rows its statement returned (one, or none if the attempt
-/// does not exist, which is a bug).
+/// The state a save left, from the states its statement returned (one, or none if the
+/// attempt does not exist, which is a bug).
 fn saved_state<E: From<StoreError>>(
-    rows: Vec<StateRow>,
+    states: Vec<String>,
     attempt: &Attempt,
 ) -> Result<String, TxError<E>> {
-    rows.into_iter().next().map(|row| row.state).ok_or_else(|| {
+    states.into_iter().next().ok_or_else(|| {
         corrupt(anyhow::anyhow!(
             "attempt {} of operation {} does not exist",
             attempt.number,
@@ -153,7 +157,7 @@ fn save_attempt<E: From<StoreError>>(
     let rows: Vec<StateRow> = bound_save(save_sql(conn), attempt)
         .map_err(corrupt)?
         .load(conn)?;
-    saved_state(rows, attempt)
+    saved_state(rows.into_iter().map(|row| row.state).collect(), attempt)
 }
 
 /// The event of a save that took the attempt's state from `before` to `after`, if it did.
@@ -188,14 +192,95 @@ fn save_with_event<E: From<StoreError>>(
 
 /// PostgreSQL: [`save_with_event`] as one statement ([`SAVE_JOURNALED`]), on its own.
 fn save_journaled(conn: &mut DbConn, attempt: &Attempt) -> Result<(), TxError<StoreError>> {
+    let DbConn::Pg(pg) = conn else {
+        return Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")));
+    };
     let event = NewEvent::attempt(attempt).map_err(corrupt)?;
-    let sql = SAVE_JOURNALED.replace("{save}", &SAVE.replace("{p}", "$"));
-    let rows: Vec<StateRow> = bound_save(sql, attempt)
-        .map_err(corrupt)?
-        .bind::<Text, _>(event.detail().to_string())
-        .load(conn)?;
-    saved_state(rows, attempt).map(|_| ())
+    let statement = Journaled {
+        changes: AttemptChanges::new(attempt).map_err(corrupt)?,
+        operation_id: attempt.operation_id.to_string(),
+        detail: event.detail(),
+    };
+    let states: Vec<String> = statement.load(pg)?;
+    saved_state(states, attempt).map(|_| ())
 }
+
+/// [`SAVE_JOURNALED`] (with [`SAVE`] in it) for one attempt, as a statement diesel prepares
+/// once per connection: a `sql_query` is parsed and planned on every call, which cost as
+/// much as running it. diesel numbers parameters in the order they are pushed, so each
+/// `$N` of the template is bound where it appears (a number used twice is bound twice).
+struct Journaled<'a> {
+    changes: AttemptChanges<'a>,
+    operation_id: String,
+    detail: &'a str,
+}
+
+/// The template cut at its parameters: (the text before one, its number), then the rest.
+static JOURNALED: LazyLock<(Vec<(String, usize)>, String)> = LazyLock::new(|| {
+    let sql = SAVE_JOURNALED.replace("{save}", &SAVE.replace("{p}", "$"));
+    let mut pieces = Vec::new();
+    let mut rest = sql.as_str();
+    while let Some(at) = rest.find('$') {
+        let digits = rest[at + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let number = rest[at + 1..at + 1 + digits].parse().unwrap_or(0);
+        pieces.push((rest[..at].to_string(), number));
+        rest = &rest[at + 1 + digits..];
+    }
+    (pieces, rest.to_string())
+});
+
+impl Journaled<'_> {
+    /// Binds parameter `number` of [`SAVE`] and [`SAVE_JOURNALED`] (see their docs).
+    fn bind<'b>(&'b self, number: usize, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let c = &self.changes;
+        match number {
+            1 => out.push_bind_param::<Text, _>(&c.state),
+            2 => out.push_bind_param::<Nullable<Text>, _>(&c.acquirer_id),
+            3 => out.push_bind_param::<Nullable<Text>, _>(&c.failure_code),
+            4 => out.push_bind_param::<Nullable<Text>, _>(&c.redirect_url),
+            5 => out.push_bind_param::<Nullable<BigInt>, _>(&c.latency_ms),
+            6 => out.push_bind_param::<BigInt, _>(&c.updated_at),
+            7 => out.push_bind_param::<Nullable<BigInt>, _>(&c.next_check_at),
+            8 => out.push_bind_param::<Nullable<BigInt>, _>(&c.unknown_since),
+            9 => out.push_bind_param::<Integer, _>(&c.reads),
+            10 => out.push_bind_param::<Text, _>(&self.operation_id),
+            11 => out.push_bind_param::<Integer, _>(&c.number),
+            12 => out.push_bind_param::<Text, _>(&self.detail),
+            _ => Err(diesel::result::Error::QueryBuilderError(
+                format!("the attempt save has no parameter {number}").into(),
+            )),
+        }
+    }
+}
+
+/// The statement's text is the same for every attempt.
+struct JournaledId;
+
+impl QueryId for Journaled<'_> {
+    type QueryId = JournaledId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl QueryFragment<Pg> for Journaled<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let (pieces, tail) = &*JOURNALED;
+        for (text, number) in pieces {
+            out.push_sql(text);
+            self.bind(*number, &mut out)?;
+        }
+        out.push_sql(tail);
+        Ok(())
+    }
+}
+
+impl Query for Journaled<'_> {
+    type SqlType = Text;
+}
+
+impl RunQueryDsl<PgConnection> for Journaled<'_> {}
 
 /// Merges `attempt` into its row with its event: [`save_journaled`] on PostgreSQL,
 /// [`save_with_event`] on SQLite.
