@@ -43,7 +43,7 @@ fn load_operation<E: From<StoreError>>(
 }
 
 /// The events of a new operation: its creation, then each of its first attempts.
-fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
+pub(super) fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
     std::iter::once(NewEvent::created(&new.operation))
         .chain(new.attempts.iter().map(NewEvent::attempt))
         .collect()

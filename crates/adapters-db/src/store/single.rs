@@ -26,6 +26,8 @@ use domain::operation::Operation;
 use domain::ports::{InsertError, NewOperation};
 
 use crate::journal::{self, NewEvent};
+
+use super::operations::created_events;
 use crate::rows::{self, InsertMany, NewAttemptRow, NewOperationRow};
 use crate::work::{corrupt, TxError};
 
@@ -35,8 +37,9 @@ pub(crate) enum Shape {
     Plain,
     /// The operation row with the one move that takes money.
     Hold,
-    /// The operation row with its first provider attempt (an acquirer's), and the one move
-    /// that takes money if it has one (a payout's hold).
+    /// The operation row with its provider attempts (the routes passed over, then the
+    /// acquirer about to be called), and the one move that takes money if it has one (a
+    /// payout's hold).
     Attempt,
 }
 
@@ -51,24 +54,22 @@ impl Shape {
             [mv] if mv.available < 0 || mv.held < 0 => true,
             _ => return None,
         };
-        match (new.attempts.as_slice(), holds) {
-            ([], false) => Some(Shape::Plain),
-            ([], true) => Some(Shape::Hold),
-            ([_], _) => Some(Shape::Attempt),
-            // Routes passed over at creation: the general path.
-            _ => None,
-        }
+        Some(match (new.attempts.is_empty(), holds) {
+            (true, false) => Shape::Plain,
+            (true, true) => Shape::Hold,
+            (false, _) => Shape::Attempt,
+        })
     }
 }
 
 /// One new operation as one statement: the conditional balance update if it holds money
 /// (`UPDATE balances ... RETURNING`, the rest written only if it found the money), the
-/// operation, its first attempt, its events, its counter, and the ledger entry of the hold.
+/// operation, its attempts, its events, its counter, and the ledger entry of the hold.
 struct InsertOne<'a> {
     row: &'a NewOperationRow<'a>,
     hold: Option<Hold<'a>>,
-    attempt: Option<NewAttemptRow<'a>>,
-    /// The operation's `created` event, then its attempt's.
+    attempts: Vec<NewAttemptRow<'a>>,
+    /// The operation's `created` event, then its attempts', in their order.
     events: Vec<NewEvent>,
     counter: Counter,
 }
@@ -142,8 +143,8 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             out.push_sql(" FROM hold");
         }
         out.push_sql(" RETURNING 1)");
-        if let Some(attempt) = &self.attempt {
-            out.push_sql(", att AS (INSERT INTO provider_attempts (");
+        for (i, attempt) in self.attempts.iter().enumerate() {
+            out.push_sql(&format!(", att{i} AS (INSERT INTO provider_attempts ("));
             out.push_sql(NewAttemptRow::COLUMNS);
             out.push_sql(") SELECT ");
             attempt.push_values(out.reborrow())?;
@@ -284,20 +285,15 @@ fn one_statement<'a>(
         }),
         _ => anyhow::bail!("one statement writes at most one move"),
     };
-    let attempt = match new.attempts.as_slice() {
-        [] => None,
-        [attempt] => Some(attempt),
-        _ => anyhow::bail!("one statement writes at most one attempt"),
-    };
-    let mut events = vec![NewEvent::created(op)?];
-    if let Some(attempt) = attempt {
-        events.push(NewEvent::attempt(attempt)?);
-    }
     Ok(InsertOne {
         row,
         hold,
-        attempt: attempt.map(NewAttemptRow::new).transpose()?,
-        events,
+        attempts: new
+            .attempts
+            .iter()
+            .map(NewAttemptRow::new)
+            .collect::<anyhow::Result<_>>()?,
+        events: created_events(new)?,
         counter: Counter::of(op),
     })
 }

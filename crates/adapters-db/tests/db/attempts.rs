@@ -157,6 +157,49 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
         assert_eq!(t.rows("provider_attempts"), 2);
         assert_eq!(balance(&t.db, &shop).await, (6_00, 4_00));
 
+        // Routed past an open circuit: the route passed over, then the one called, with
+        // their events after the created one, in that order.
+        let routed = at_provider(
+            operation_builder(&shop, Direction::Withdrawal, 1_00).build(),
+            "bank-b",
+        );
+        let called = Attempt {
+            number: 2,
+            ..first_attempt(&routed, at, at.plus_seconds(5))
+        };
+        let passed_over = Attempt {
+            provider: "bank-a".into(),
+            state: AttemptState::Skipped,
+            next_check_at: None,
+            ..first_attempt(&routed, at, at)
+        };
+        let new = NewOperation {
+            operation: routed.clone(),
+            fingerprint: None,
+            moves: vec![hold_for(&routed)],
+            callback: None,
+            attempts: vec![passed_over.clone(), called.clone()],
+        };
+        t.db.insert(&new).await.expect("routed payout");
+        assert_eq!(
+            t.db.attempts(routed.id()).await.expect("attempts"),
+            vec![passed_over, called]
+        );
+        assert_eq!(balance(&t.db, &shop).await, (5_00, 5_00));
+        let of_routed = format!("operation_id = '{}'", routed.id());
+        assert_eq!(t.rows_where("ledger", &of_routed), 1);
+        let in_order = format!(
+            "SELECT count(*) AS n FROM operation_events c \
+             JOIN operation_events s ON s.operation_id = c.operation_id AND s.id > c.id \
+             JOIN operation_events a ON a.operation_id = c.operation_id AND a.id > s.id \
+             WHERE c.{of_routed} AND c.detail LIKE '%\"kind\":\"created\"%' \
+             AND s.detail LIKE '%\"state\":\"skipped\"%' \
+             AND a.detail LIKE '%\"state\":\"sent\"%'"
+        );
+        assert_eq!(t.rows_where("operation_events", &of_routed), 3);
+        assert_eq!(t.count(&in_order), 1, "created, passed over, called");
+        assert_eq!(t.count(counted), 2);
+
         // A sandbox operation has none, and keeps its provider.
         let sandbox = operation_builder(&shop, Direction::Deposit, 1_00).build();
         insert_plain(&t.db, &sandbox).await;
