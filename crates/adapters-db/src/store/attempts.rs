@@ -3,10 +3,13 @@
 
 use std::sync::LazyLock;
 
-use diesel::pg::{Pg, PgConnection};
+use diesel::backend::Backend;
+use diesel::pg::PgConnection;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, HasSqlType, Integer, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
 use domain::ports::{Chain, StoreError};
 use domain::{OperationId, Timestamp};
@@ -69,7 +72,7 @@ RETURNING operation_id, number, route_id, provider, state, acquirer_id, failure_
 ///
 /// Binds: 1 state, 2 acquirer id, 3 failure code, 4 redirect URL, 5 latency, 6 updated at,
 /// 7 next check, 8 unknown since, 9 reads, 10 operation id, 11 number. Followed by
-/// `RETURNING state` ([`save_sql`]) or by the rest of [`SAVE_JOURNALED`].
+/// `RETURNING state` ([`PLAIN_SAVE`]) or by the rest of [`SAVE_JOURNALED`].
 const SAVE: &str = "\
 UPDATE provider_attempts SET
     state = CASE WHEN state IN ('ok', 'declined', 'unavailable') AND {p}1 IN ('sent', 'unknown')
@@ -95,42 +98,149 @@ WHERE operation_id = {p}10 AND number = {p}11";
 /// Binds: those of [`SAVE`], then 12 the event's detail.
 const SAVE_JOURNALED: &str = "\
 WITH before AS (SELECT state FROM provider_attempts
-    WHERE operation_id = $10 AND number = $11 FOR UPDATE),
+    WHERE operation_id = {p}10 AND number = {p}11 FOR UPDATE),
 saved AS ({save} AND (SELECT COUNT(*) FROM before) >= 0 RETURNING state),
 ev AS (INSERT INTO operation_events (operation_id, at, detail)
-    SELECT $10, $6, $12 FROM saved, before WHERE saved.state <> before.state)
+    SELECT {p}10, {p}6, {p}12 FROM saved, before WHERE saved.state <> before.state)
 SELECT state FROM saved";
 
-/// A state as a statement returns it.
-#[derive(QueryableByName)]
-struct StateRow {
-    #[diesel(sql_type = Text)]
-    state: String,
+/// [`SAVE`] returning the state it left, on either backend.
+static PLAIN_SAVE: LazyLock<Template> =
+    LazyLock::new(|| Template::cut(&format!("{SAVE} RETURNING state")));
+
+/// [`SAVE_JOURNALED`] with [`SAVE`] in it (PostgreSQL).
+static JOURNALED_SAVE: LazyLock<Template> =
+    LazyLock::new(|| Template::cut(&SAVE_JOURNALED.replace("{save}", SAVE)));
+
+/// A statement's text cut at its numbered parameters (`{p}N`): the text before each and
+/// its number, then the rest.
+struct Template {
+    pieces: Vec<(String, usize)>,
+    tail: String,
 }
 
-type Backend = <DbConn as diesel::Connection>::Backend;
+impl Template {
+    fn cut(sql: &str) -> Template {
+        let mut pieces = Vec::new();
+        let mut rest = sql;
+        while let Some(at) = rest.find("{p}") {
+            let after = &rest[at + 3..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            pieces.push((rest[..at].to_string(), after[..digits].parse().unwrap_or(0)));
+            rest = &after[digits..];
+        }
+        Template {
+            pieces,
+            tail: rest.to_string(),
+        }
+    }
+}
 
-/// `sql` (a [`SAVE`] statement) with the binds of `attempt`'s changes.
-fn bound_save<'a>(
-    sql: String,
-    attempt: &'a Attempt,
-) -> anyhow::Result<
-    diesel::query_builder::BoxedSqlQuery<'a, Backend, diesel::query_builder::SqlQuery>,
-> {
-    let c = AttemptChanges::new(attempt)?;
-    Ok(diesel::sql_query(sql)
-        .into_boxed::<Backend>()
-        .bind::<Text, _>(c.state)
-        .bind::<Nullable<Text>, _>(c.acquirer_id)
-        .bind::<Nullable<Text>, _>(c.failure_code)
-        .bind::<Nullable<Text>, _>(c.redirect_url)
-        .bind::<Nullable<BigInt>, _>(c.latency_ms)
-        .bind::<BigInt, _>(c.updated_at)
-        .bind::<Nullable<BigInt>, _>(c.next_check_at)
-        .bind::<Nullable<BigInt>, _>(c.unknown_since)
-        .bind::<Integer, _>(c.reads)
-        .bind::<Text, _>(attempt.operation_id.to_string())
-        .bind::<Integer, _>(c.number))
+/// One attempt's save ([`PLAIN_SAVE`] or [`JOURNALED_SAVE`]) as a statement diesel prepares
+/// once per connection and text (a `sql_query` is parsed and planned on every call, which
+/// cost PostgreSQL as much as running it). Each parameter of the template is bound where
+/// it appears, in order, as both backends number them (a number used twice is bound twice).
+struct SaveStatement<'a> {
+    template: &'static Template,
+    changes: AttemptChanges<'a>,
+    operation_id: String,
+    /// The event's detail, parameter 12 of [`SAVE_JOURNALED`].
+    detail: Option<&'a str>,
+}
+
+impl<'a> SaveStatement<'a> {
+    fn new(
+        template: &'static Template,
+        attempt: &'a Attempt,
+        detail: Option<&'a str>,
+    ) -> anyhow::Result<Self> {
+        Ok(SaveStatement {
+            template,
+            changes: AttemptChanges::new(attempt)?,
+            operation_id: attempt.operation_id.to_string(),
+            detail,
+        })
+    }
+
+    /// The states it returned: one, or none if the attempt does not exist.
+    fn run(self, conn: &mut DbConn) -> QueryResult<Vec<String>> {
+        match conn {
+            DbConn::Pg(pg) => self.load(pg),
+            DbConn::Sqlite(sqlite) => self.load(sqlite),
+        }
+    }
+
+    /// Binds parameter `number` (see [`SAVE`] and [`SAVE_JOURNALED`]).
+    fn bind<'b, DB>(&'b self, number: usize, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()>
+    where
+        DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer>,
+        str: ToSql<Text, DB>,
+        String: ToSql<Text, DB>,
+        i64: ToSql<BigInt, DB>,
+        i32: ToSql<Integer, DB>,
+    {
+        let c = &self.changes;
+        match (number, &self.detail) {
+            (1, _) => out.push_bind_param::<Text, _>(c.state),
+            (2, _) => out.push_bind_param::<Nullable<Text>, _>(&c.acquirer_id),
+            (3, _) => out.push_bind_param::<Nullable<Text>, _>(&c.failure_code),
+            (4, _) => out.push_bind_param::<Nullable<Text>, _>(&c.redirect_url),
+            (5, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.latency_ms),
+            (6, _) => out.push_bind_param::<BigInt, _>(&c.updated_at),
+            (7, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.next_check_at),
+            (8, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.unknown_since),
+            (9, _) => out.push_bind_param::<Integer, _>(&c.reads),
+            (10, _) => out.push_bind_param::<Text, _>(&self.operation_id),
+            (11, _) => out.push_bind_param::<Integer, _>(&c.number),
+            (12, Some(detail)) => out.push_bind_param::<Text, _>(*detail),
+            _ => Err(diesel::result::Error::QueryBuilderError(
+                format!("the attempt save has no parameter {number}").into(),
+            )),
+        }
+    }
+}
+
+// The text depends on the template: diesel keeps one prepared statement per text.
+impl QueryId for SaveStatement<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<DB> QueryFragment<DB> for SaveStatement<'_>
+where
+    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer>,
+    str: ToSql<Text, DB>,
+    String: ToSql<Text, DB>,
+    i64: ToSql<BigInt, DB>,
+    i32: ToSql<Integer, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        for (text, number) in &self.template.pieces {
+            out.push_sql(text);
+            self.bind(*number, &mut out)?;
+        }
+        out.push_sql(&self.template.tail);
+        Ok(())
+    }
+}
+
+impl Query for SaveStatement<'_> {
+    type SqlType = Text;
+}
+
+impl RunQueryDsl<PgConnection> for SaveStatement<'_> {}
+impl RunQueryDsl<SqliteConnection> for SaveStatement<'_> {}
+
+/// Merges `attempt` into its row ([`SAVE`]) inside the caller's transaction; the state it
+/// has after.
+fn save_attempt<E: From<StoreError>>(
+    conn: &mut DbConn,
+    attempt: &Attempt,
+) -> Result<String, TxError<E>> {
+    let states = SaveStatement::new(&PLAIN_SAVE, attempt, None)
+        .map_err(corrupt)?
+        .run(conn)?;
+    saved_state(states, attempt)
 }
 
 /// The state a save left, from the states its statement returned (one, or none if the
@@ -146,18 +256,6 @@ fn saved_state<E: From<StoreError>>(
             attempt.operation_id
         ))
     })
-}
-
-/// Merges `attempt` into its row ([`SAVE`]) inside the caller's transaction; the state it
-/// has after.
-fn save_attempt<E: From<StoreError>>(
-    conn: &mut DbConn,
-    attempt: &Attempt,
-) -> Result<String, TxError<E>> {
-    let rows: Vec<StateRow> = bound_save(save_sql(conn), attempt)
-        .map_err(corrupt)?
-        .load(conn)?;
-    saved_state(rows.into_iter().map(|row| row.state).collect(), attempt)
 }
 
 /// The event of a save that took the attempt's state from `before` to `after`, if it did.
@@ -192,95 +290,12 @@ fn save_with_event<E: From<StoreError>>(
 
 /// PostgreSQL: [`save_with_event`] as one statement ([`SAVE_JOURNALED`]), on its own.
 fn save_journaled(conn: &mut DbConn, attempt: &Attempt) -> Result<(), TxError<StoreError>> {
-    let DbConn::Pg(pg) = conn else {
-        return Err(corrupt(anyhow::anyhow!("a PostgreSQL statement on SQLite")));
-    };
     let event = NewEvent::attempt(attempt).map_err(corrupt)?;
-    let statement = Journaled {
-        changes: AttemptChanges::new(attempt).map_err(corrupt)?,
-        operation_id: attempt.operation_id.to_string(),
-        detail: event.detail(),
-    };
-    let states: Vec<String> = statement.load(pg)?;
+    let states = SaveStatement::new(&JOURNALED_SAVE, attempt, Some(event.detail()))
+        .map_err(corrupt)?
+        .run(conn)?;
     saved_state(states, attempt).map(|_| ())
 }
-
-/// [`SAVE_JOURNALED`] (with [`SAVE`] in it) for one attempt, as a statement diesel prepares
-/// once per connection: a `sql_query` is parsed and planned on every call, which cost as
-/// much as running it. diesel numbers parameters in the order they are pushed, so each
-/// `$N` of the template is bound where it appears (a number used twice is bound twice).
-struct Journaled<'a> {
-    changes: AttemptChanges<'a>,
-    operation_id: String,
-    detail: &'a str,
-}
-
-/// The template cut at its parameters: (the text before one, its number), then the rest.
-static JOURNALED: LazyLock<(Vec<(String, usize)>, String)> = LazyLock::new(|| {
-    let sql = SAVE_JOURNALED.replace("{save}", &SAVE.replace("{p}", "$"));
-    let mut pieces = Vec::new();
-    let mut rest = sql.as_str();
-    while let Some(at) = rest.find('$') {
-        let digits = rest[at + 1..]
-            .bytes()
-            .take_while(u8::is_ascii_digit)
-            .count();
-        let number = rest[at + 1..at + 1 + digits].parse().unwrap_or(0);
-        pieces.push((rest[..at].to_string(), number));
-        rest = &rest[at + 1 + digits..];
-    }
-    (pieces, rest.to_string())
-});
-
-impl Journaled<'_> {
-    /// Binds parameter `number` of [`SAVE`] and [`SAVE_JOURNALED`] (see their docs).
-    fn bind<'b>(&'b self, number: usize, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        let c = &self.changes;
-        match number {
-            1 => out.push_bind_param::<Text, _>(&c.state),
-            2 => out.push_bind_param::<Nullable<Text>, _>(&c.acquirer_id),
-            3 => out.push_bind_param::<Nullable<Text>, _>(&c.failure_code),
-            4 => out.push_bind_param::<Nullable<Text>, _>(&c.redirect_url),
-            5 => out.push_bind_param::<Nullable<BigInt>, _>(&c.latency_ms),
-            6 => out.push_bind_param::<BigInt, _>(&c.updated_at),
-            7 => out.push_bind_param::<Nullable<BigInt>, _>(&c.next_check_at),
-            8 => out.push_bind_param::<Nullable<BigInt>, _>(&c.unknown_since),
-            9 => out.push_bind_param::<Integer, _>(&c.reads),
-            10 => out.push_bind_param::<Text, _>(&self.operation_id),
-            11 => out.push_bind_param::<Integer, _>(&c.number),
-            12 => out.push_bind_param::<Text, _>(&self.detail),
-            _ => Err(diesel::result::Error::QueryBuilderError(
-                format!("the attempt save has no parameter {number}").into(),
-            )),
-        }
-    }
-}
-
-/// The statement's text is the same for every attempt.
-struct JournaledId;
-
-impl QueryId for Journaled<'_> {
-    type QueryId = JournaledId;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl QueryFragment<Pg> for Journaled<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        let (pieces, tail) = &*JOURNALED;
-        for (text, number) in pieces {
-            out.push_sql(text);
-            self.bind(*number, &mut out)?;
-        }
-        out.push_sql(tail);
-        Ok(())
-    }
-}
-
-impl Query for Journaled<'_> {
-    type SqlType = Text;
-}
-
-impl RunQueryDsl<PgConnection> for Journaled<'_> {}
 
 /// Merges `attempt` into its row with its event: [`save_journaled`] on PostgreSQL,
 /// [`save_with_event`] on SQLite.
@@ -324,15 +339,6 @@ pub(crate) fn tried_after<E: From<StoreError>>(
 
 fn number_of<E: From<StoreError>>(attempt: &Attempt) -> Result<i32, TxError<E>> {
     i32::try_from(attempt.number).map_err(|e| corrupt(e.into()))
-}
-
-/// [`SAVE`] returning the state after it, in the dialect of `conn`'s backend.
-fn save_sql(conn: &DbConn) -> String {
-    let placeholder = match conn {
-        DbConn::Pg(_) => "$",
-        DbConn::Sqlite(_) => "?",
-    };
-    format!("{} RETURNING state", SAVE.replace("{p}", placeholder))
 }
 
 /// A discrepancy, unless the same one is recorded (`provider_discrepancies_once`).
