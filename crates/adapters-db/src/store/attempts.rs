@@ -169,35 +169,6 @@ impl<'a> SaveStatement<'a> {
             DbConn::Sqlite(sqlite) => self.load(sqlite),
         }
     }
-
-    /// Binds parameter `number` (see [`SAVE`] and [`SAVE_JOURNALED`]).
-    fn bind<'b, DB>(&'b self, number: usize, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()>
-    where
-        DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer>,
-        str: ToSql<Text, DB>,
-        String: ToSql<Text, DB>,
-        i64: ToSql<BigInt, DB>,
-        i32: ToSql<Integer, DB>,
-    {
-        let c = &self.changes;
-        match (number, &self.detail) {
-            (1, _) => out.push_bind_param::<Text, _>(c.state),
-            (2, _) => out.push_bind_param::<Nullable<Text>, _>(&c.acquirer_id),
-            (3, _) => out.push_bind_param::<Nullable<Text>, _>(&c.failure_code),
-            (4, _) => out.push_bind_param::<Nullable<Text>, _>(&c.redirect_url),
-            (5, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.latency_ms),
-            (6, _) => out.push_bind_param::<BigInt, _>(&c.updated_at),
-            (7, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.next_check_at),
-            (8, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.unknown_since),
-            (9, _) => out.push_bind_param::<Integer, _>(&c.reads),
-            (10, _) => out.push_bind_param::<Text, _>(&self.operation_id),
-            (11, _) => out.push_bind_param::<Integer, _>(&c.number),
-            (12, Some(detail)) => out.push_bind_param::<Text, _>(*detail),
-            _ => Err(diesel::result::Error::QueryBuilderError(
-                format!("the attempt save has no parameter {number}").into(),
-            )),
-        }
-    }
 }
 
 // The text depends on the template: diesel keeps one prepared statement per text.
@@ -214,10 +185,31 @@ where
     i64: ToSql<BigInt, DB>,
     i32: ToSql<Integer, DB>,
 {
+    /// The template's text, each parameter bound where it appears (see [`SAVE`] and
+    /// [`SAVE_JOURNALED`] for their numbers).
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        let c = &self.changes;
         for (text, number) in &self.template.pieces {
             out.push_sql(text);
-            self.bind(*number, &mut out)?;
+            match (*number, &self.detail) {
+                (1, _) => out.push_bind_param::<Text, _>(c.state)?,
+                (2, _) => out.push_bind_param::<Nullable<Text>, _>(&c.acquirer_id)?,
+                (3, _) => out.push_bind_param::<Nullable<Text>, _>(&c.failure_code)?,
+                (4, _) => out.push_bind_param::<Nullable<Text>, _>(&c.redirect_url)?,
+                (5, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.latency_ms)?,
+                (6, _) => out.push_bind_param::<BigInt, _>(&c.updated_at)?,
+                (7, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.next_check_at)?,
+                (8, _) => out.push_bind_param::<Nullable<BigInt>, _>(&c.unknown_since)?,
+                (9, _) => out.push_bind_param::<Integer, _>(&c.reads)?,
+                (10, _) => out.push_bind_param::<Text, _>(&self.operation_id)?,
+                (11, _) => out.push_bind_param::<Integer, _>(&c.number)?,
+                (12, Some(detail)) => out.push_bind_param::<Text, _>(*detail)?,
+                _ => {
+                    return Err(diesel::result::Error::QueryBuilderError(
+                        format!("the attempt save has no parameter {number}").into(),
+                    ))
+                }
+            }
         }
         out.push_sql(&self.template.tail);
         Ok(())
