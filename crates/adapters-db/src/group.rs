@@ -1,13 +1,14 @@
-//! Group commit on PostgreSQL: a request queues its job and awaits the answer; whichever
-//! request finds fewer than the allowed writers running starts one, a blocking task that
-//! takes everything queued (up to a batch's size), writes it with one statement and answers
-//! each job, until the queue is empty.
+//! Group commit: a request queues its job and awaits the answer; whichever request finds
+//! fewer than the allowed writers running starts one, a blocking task that takes everything
+//! queued (up to a batch's size), writes it with one statement (or one transaction) and
+//! answers each job, until the queue is empty.
 //!
 //! No request waits for a batch to fill: a writer takes what is there, so under light load a
 //! batch is one job, and under heavy load the jobs that arrived during the previous write.
-//! Used by the operation inserts (`crate::queue`, `store::batched`), the outbox's attempt
-//! records (`outbox::grouped`) and the reads of merchant secrets (`crate::directory`), each
-//! through [`Database::enqueue`].
+//! Used on PostgreSQL by the operation inserts (`crate::queue`, `store::batched`), the
+//! outbox's attempt records (`outbox::grouped`) and the reads of merchant secrets
+//! (`crate::directory`), and on both backends by the attempt saves no request waits for
+//! (`store::attempts`, jobs without an answer), each through [`Database::enqueue`].
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
