@@ -165,19 +165,15 @@ const KEY_READERS: usize = 2;
 impl Database {
     /// `profile` with its secrets as stored now, read in the next group of reads.
     async fn with_keys_grouped(&self, profile: MerchantProfile) -> Result<Merchant, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.enqueue(
+        self.enqueue_and_wait(
             |db| &db.inner.key_reads,
-            KeyJob { profile, reply },
+            |reply| KeyJob { profile, reply },
             KEY_READERS,
             MAX_KEY_READS,
             Database::read_key_jobs,
-        );
-        answer.await.unwrap_or_else(|_| {
-            Err(StoreError::Other(anyhow::anyhow!(
-                "the read of the merchant's secrets was dropped"
-            )))
-        })
+            "the read of the merchant's secrets",
+        )
+        .await
     }
 
     /// Serves `jobs` with one query for all their merchants' secrets; if it fails, each job

@@ -13,6 +13,9 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use domain::ports::StoreError;
+use tokio::sync::oneshot;
+
 use crate::database::Database;
 
 /// Jobs waiting to be written and how many writers take them.
@@ -93,6 +96,31 @@ impl Database {
             let db = self.clone();
             tokio::task::spawn_blocking(move || group(&db).drain(max, |jobs| write(&db, jobs)));
         }
+    }
+
+    /// [`Database::enqueue`] for a job that carries where its answer goes (made by `job`
+    /// from that sender), then waits for the answer. A job dropped unanswered (its writer
+    /// panicked) is an error saying `what` was dropped.
+    pub(crate) async fn enqueue_and_wait<J, T, E, G, W>(
+        &self,
+        group: G,
+        job: impl FnOnce(oneshot::Sender<Result<T, E>>) -> J,
+        writers: usize,
+        max: usize,
+        write: W,
+        what: &str,
+    ) -> Result<T, E>
+    where
+        J: Send + 'static,
+        E: From<StoreError>,
+        G: Fn(&Database) -> &Group<J> + Send + 'static,
+        W: Fn(&Database, Vec<J>) + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(group, job(reply), writers, max, write);
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Other(anyhow::anyhow!("{what} was dropped")).into())
+        })
     }
 }
 

@@ -61,19 +61,15 @@ pub(crate) struct RecordJob {
 impl Database {
     /// Writes `recorded` in the next group; `Ok(false)` if its owner no longer held the lease.
     pub(crate) async fn record_grouped(&self, recorded: Recorded) -> Result<bool, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.enqueue(
+        self.enqueue_and_wait(
             |db| &db.inner.records,
-            RecordJob { recorded, reply },
+            |reply| RecordJob { recorded, reply },
             WRITERS,
             MAX_GROUP,
             Database::write_group,
-        );
-        answer.await.unwrap_or_else(|_| {
-            Err(StoreError::Other(anyhow::anyhow!(
-                "the grouped attempt record was dropped"
-            )))
-        })
+            "the grouped attempt record",
+        )
+        .await
     }
 
     /// Writes `jobs` with one statement and answers each; see the module docs.

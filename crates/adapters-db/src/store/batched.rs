@@ -4,7 +4,6 @@ use std::collections::HashSet;
 
 use diesel::prelude::*;
 use domain::ports::{InsertError, NewOperation, StoreError};
-use tokio::sync::oneshot;
 
 use super::{insert_one, Shape};
 use crate::conn::DbConn;
@@ -20,20 +19,16 @@ impl Database {
         lane: Lane,
         new: NewOperation,
     ) -> Result<(), InsertError> {
-        let (reply, answer) = oneshot::channel();
         let shard = shard_of(lane, &new);
-        self.enqueue(
+        self.enqueue_and_wait(
             move |db| db.inner.inserts.group(lane, shard),
-            Job { new, reply },
+            |reply| Job { new, reply },
             lane.writers(),
             MAX_BATCH,
             move |db, jobs| db.write_batch(lane, jobs),
-        );
-        answer.await.unwrap_or_else(|_| {
-            Err(InsertError::Store(StoreError::Other(anyhow::anyhow!(
-                "the batched insert was dropped"
-            ))))
-        })
+            "the batched insert",
+        )
+        .await
     }
 
     fn write_batch(&self, lane: Lane, jobs: Vec<Job>) {
