@@ -26,7 +26,7 @@ use domain::{MerchantId, OperationId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::crypto::Vault;
-use crate::database::Database;
+use crate::database::{Database, SECRETS_TTL};
 use crate::directory::{read_merchant, read_routes, MerchantKey};
 use crate::rows::{
     self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow, NewRouteRow,
@@ -174,7 +174,7 @@ impl Database {
                 Ok::<_, TxError<StoreError>>(changed == 1)
             })
             .await?;
-        self.inner.merchants.clear();
+        self.forget_merchants();
         Ok(found)
     }
 
@@ -199,6 +199,10 @@ impl Database {
         Ok(found)
     }
 }
+
+/// Added to [`SECRETS_TTL`] in a rotation's wait, for clocks that tick at slightly
+/// different rates on different machines.
+const SECRETS_TTL_MARGIN: std::time::Duration = std::time::Duration::from_millis(50);
 
 #[async_trait]
 impl OperatorStore for Database {
@@ -243,7 +247,7 @@ impl OperatorStore for Database {
             Ok(())
         })
         .await?;
-        self.inner.merchants.clear();
+        self.forget_merchants();
         Ok(())
     }
 
@@ -316,9 +320,16 @@ impl OperatorStore for Database {
     async fn rotate_key(&self, rotation: &KeyRotation) -> Result<Option<KeyRing>, StoreError> {
         let rotation = rotation.clone();
         let vault = Arc::clone(&self.inner.vault);
-        // Secrets are never cached: every directory sees the new one from its next lookup.
-        self.write(move |conn| rotate(conn, &vault, &rotation))
-            .await
+        let ring = self
+            .write(move |conn| rotate(conn, &vault, &rotation))
+            .await?;
+        self.forget_merchants();
+        if ring.is_some() {
+            // Every process serves secrets it read at most `SECRETS_TTL` ago: once that has
+            // passed since the commit, no lookup anywhere uses secrets read before it.
+            tokio::time::sleep(SECRETS_TTL + SECRETS_TTL_MARGIN).await;
+        }
+        Ok(ring)
     }
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
@@ -336,7 +347,7 @@ impl OperatorStore for Database {
                 Ok::<_, TxError<StoreError>>(changed == 1)
             })
             .await?;
-        self.inner.merchants.clear();
+        self.forget_merchants();
         Ok(found)
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
 use domain::attempt::Attempt;
+use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::MerchantId;
@@ -53,7 +54,8 @@ pub struct DbOptions {
     pub connection_timeout: Duration,
     /// How long routes, merchants and providers are served from memory. At most 2 s by
     /// default, so a running gateway sees route, merchant and provider changes well within 5 s.
-    /// Merchant secrets are never served from memory: every lookup reads them.
+    /// Merchant secrets are served from memory for the shorter of this and [`SECRETS_TTL`],
+    /// and a rotation returns only once that has run out everywhere (see `rotate_key`).
     pub cache_ttl: Duration,
     /// `GATEWAY_MASTER_KEY`: with it, merchant secrets and provider credentials are written
     /// encrypted and encrypted ones are read; without it, they are written as given and an
@@ -75,6 +77,12 @@ impl Default for DbOptions {
 /// Most merchants kept in the merchant cache.
 const MERCHANT_CACHE_CAPACITY: usize = 10_000;
 
+/// The longest any process serves a merchant's secrets from memory, counted from the start
+/// of the read that found them. A rotation waits this long (plus a margin) after its commit
+/// before it returns, so every lookup that starts after it returns, in any process, uses
+/// secrets read after the rotation: a rotation applies from the next request.
+pub const SECRETS_TTL: Duration = Duration::from_secs(1);
+
 /// The gateway's storage: a connection pool on SQLite or PostgreSQL. Cheap to clone.
 ///
 /// Implements the domain's storage ports; see the crate docs.
@@ -89,8 +97,10 @@ pub(crate) struct Inner {
     /// SQLite only: this process's writers take turns here.
     writer: Option<Mutex<()>>,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
-    /// Merchants without their secrets, which are read afresh on every lookup.
+    /// Merchants without their secrets (unknown ids as `None`).
     pub(crate) merchants: TtlMap<MerchantId, Option<MerchantProfile>>,
+    /// Known merchants with their secrets, each for at most [`SECRETS_TTL`].
+    pub(crate) signing: TtlMap<MerchantId, Merchant>,
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
@@ -153,6 +163,7 @@ impl Database {
                 writer: (backend == Backend::Sqlite).then(|| Mutex::new(())),
                 routes: TtlMap::new(options.cache_ttl, 1),
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
+                signing: TtlMap::new(options.cache_ttl.min(SECRETS_TTL), MERCHANT_CACHE_CAPACITY),
                 providers: TtlMap::new(options.cache_ttl, 1),
                 inserts: InsertQueue::default(),
                 groups: WriteGroups::default(),
@@ -199,8 +210,14 @@ impl Database {
     /// Forgets cached routes, merchants and providers (after an admin change or a migration).
     pub(crate) fn forget_cached(&self) {
         self.inner.routes.clear();
-        self.inner.merchants.clear();
+        self.forget_merchants();
         self.inner.providers.clear();
+    }
+
+    /// Forgets cached merchants and their secrets (after a change to one in this process).
+    pub(crate) fn forget_merchants(&self) {
+        self.inner.merchants.clear();
+        self.inner.signing.clear();
     }
 }
 

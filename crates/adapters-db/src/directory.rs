@@ -1,12 +1,15 @@
-//! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies; merchant
-//! secrets are read afresh on every lookup.
+//! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies.
 //!
-//! Every API request reads its merchant's secrets. Those reads are grouped like the writes
+//! Every API request needs its merchant's secrets. A merchant found with them is kept for
+//! at most [`SECRETS_TTL`](crate::SECRETS_TTL) (1 s), counted from before the read that found it, and a rotation
+//! returns only after that long (`rotate_key`): so any lookup that starts after a rotation
+//! returned, in any process, uses secrets read after the rotation's commit, and a rotation
+//! applies from the next request without a read per request.
+//!
+//! The reads of secrets after that time runs out are grouped like the writes
 //! (`crate::group`): a request queues its read, and a reader takes every read queued (at
 //! most [`MAX_KEY_READS`]) and serves them with one query, so under load one statement and
-//! one blocking hand-off serve dozens of requests, and alone a read runs at once. A read
-//! always starts after its request queued it, so a rotation committed before the request
-//! arrived is seen, as it is with one read per request.
+//! one blocking hand-off serve many requests, and alone a read runs at once.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -214,14 +217,11 @@ impl Database {
     }
 }
 
-#[async_trait]
-impl MerchantDirectory for Database {
-    /// The merchant's row and access pairs are served from memory for up to the cache TTL (2 s
-    /// by default), unknown ids included; its secrets are read on every call, so a rotation
-    /// made by any process applies from the next one.
-    async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
+impl Database {
+    /// The merchant with its secrets as stored now; its row and access pairs may come from
+    /// the merchant cache (unknown ids included).
+    async fn merchant_read(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
         let cache = &self.inner.merchants;
-        let vault = Arc::clone(&self.inner.vault);
         if let Some(cached) = cache.get(id) {
             let Some(profile) = cached else {
                 return Ok(None);
@@ -230,6 +230,7 @@ impl MerchantDirectory for Database {
         }
         let ticket = cache.ticket();
         let key = MerchantKey::Id(id.as_str().to_string());
+        let vault = Arc::clone(&self.inner.vault);
         let (profile, found) = self
             .read(move |conn| match read_profile::<StoreError>(conn, &key)? {
                 Some(profile) => {
@@ -240,6 +241,26 @@ impl MerchantDirectory for Database {
             })
             .await?;
         cache.put(id.clone(), ticket, profile);
+        Ok(found)
+    }
+}
+
+#[async_trait]
+impl MerchantDirectory for Database {
+    /// The merchant's row and access pairs are served from memory for up to the cache TTL (2 s
+    /// by default), unknown ids included; with its secrets, for up to [`SECRETS_TTL`](crate::SECRETS_TTL), so a
+    /// rotation made by any process applies from the next lookup after it returned.
+    async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
+        let signing = &self.inner.signing;
+        if let Some(merchant) = signing.get(id) {
+            return Ok(Some(merchant));
+        }
+        // Taken before any read starts: the entry's time runs from before what it saw.
+        let signing_ticket = signing.ticket();
+        let found = self.merchant_read(id).await?;
+        if let Some(merchant) = &found {
+            signing.put(id.clone(), signing_ticket, merchant.clone());
+        }
         Ok(found)
     }
 

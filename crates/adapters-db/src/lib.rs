@@ -38,9 +38,10 @@
 //!   its own and each answered after the commit (see `sqlite_group`), and leaves WAL
 //!   checkpoints to a thread of their own (see `checkpoint`); PostgreSQL runs read committed.
 //! * Routes, merchants and providers are served from memory for up to 2 s (changes made
-//!   through this handle show at once); a merchant's secrets are not: every lookup reads them
-//!   (one query on `merchant_keys`' primary key; one query for all the merchants of a claimed
-//!   batch of callbacks), so a rotation made by any process applies from the next request.
+//!   through this handle show at once); a merchant with its secrets for at most
+//!   [`SECRETS_TTL`] (1 s), and a rotation returns only after that long, so a rotation made
+//!   by any process applies from the next request after it returned (see `directory`). The
+//!   merchants of a claimed batch of callbacks are read with their secrets each time.
 //! * PostgreSQL: callback attempt records are written together like the common creations
 //!   (see `group`): one statement updates the outbox rows still leased by their recorder and
 //!   logs their attempts and events; a failed group is written again row by row.
@@ -94,6 +95,6 @@ mod target;
 mod work;
 
 pub use crypto::{MasterKey, MasterKeyError};
-pub use database::{Backend, Database, DbOptions};
+pub use database::{Backend, Database, DbOptions, SECRETS_TTL};
 pub use providers::ProviderSignals;
 pub use secrets::SecretsState;

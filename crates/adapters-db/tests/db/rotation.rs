@@ -2,6 +2,9 @@
 //! directory from its next lookup; the x-timestamp rule.
 
 use std::collections::BTreeSet;
+use std::time::Instant;
+
+use adapters_db::SECRETS_TTL;
 
 use domain::merchant::{KeyRing, Merchant, SigningKey};
 use domain::operator::NewMerchant;
@@ -10,7 +13,7 @@ use domain::{Direction, MerchantId, Timestamp};
 
 use crate::helpers::{
     all_at_once, each_backend, merchant_with_random_secrets, now, operator, random_secret,
-    rotation, secret,
+    rotate_now, rotation, secret,
 };
 
 /// (version, end in millis) of every secret of the ring, newest first.
@@ -259,6 +262,53 @@ async fn the_directory_sees_another_process_rotation_from_its_next_lookup() {
         assert_eq!(revoked.secret, shop.withdrawal_keys.newest().secret);
         assert_eq!(revoked.expires_at, Some(at));
         assert_eq!(after.deposit_keys, shop.deposit_keys);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn secrets_are_kept_for_at_most_secrets_ttl_and_a_rotation_waits_that_out() {
+    each_backend(|t| async move {
+        let shop = merchant_with_random_secrets(&t.db).await;
+        let directory = t.long_cache();
+        let started = Instant::now();
+        let first = directory.merchant(&shop.id).await.expect("lookup");
+        assert_eq!(first.as_ref(), Some(&shop));
+        // Ended behind the directory's back (a rotation would have waited): until the time
+        // runs out, the lookup is served from memory; after it, read again.
+        t.exec(&format!(
+            "UPDATE merchant_keys SET expires_at = 1 WHERE merchant_id = '{}' \
+             AND direction = 'deposit'",
+            shop.id.as_str()
+        ));
+        let cached = directory
+            .merchant(&shop.id)
+            .await
+            .expect("lookup")
+            .expect("known");
+        if started.elapsed() < SECRETS_TTL {
+            assert_eq!(cached, shop, "served from memory within SECRETS_TTL");
+        } else {
+            eprintln!("the machine paused past SECRETS_TTL: the cached lookup is not checked");
+        }
+        tokio::time::sleep(SECRETS_TTL).await;
+        let read = directory
+            .merchant(&shop.id)
+            .await
+            .expect("lookup")
+            .expect("known");
+        assert_eq!(ends(&read.deposit_keys), vec![(1, Some(1))]);
+
+        // A rotation returns only once every process's copy has run out.
+        let begun = Instant::now();
+        let fresh = rotate_now(&t.second_process(), &shop, Direction::Withdrawal).await;
+        assert!(begun.elapsed() >= SECRETS_TTL, "{:?}", begun.elapsed());
+        let after = directory
+            .merchant(&shop.id)
+            .await
+            .expect("lookup")
+            .expect("known");
+        assert_eq!(after.withdrawal_keys.newest().secret, fresh);
     })
     .await;
 }
