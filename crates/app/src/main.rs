@@ -14,9 +14,6 @@ fn master_key() -> Option<String> {
         .map(|value| value.into_string().unwrap_or_else(|_| "not UTF-8".into()))
 }
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let master_key = master_key();
