@@ -123,7 +123,9 @@ async fn main() -> anyhow::Result<()> {
             seen.last_unix_ms,
         );
     }
-    handle.stop(false).await;
+    // Graceful: the response to the last callback is sent before the server stops, or the
+    // gateway would see its delivery fail and count it undelivered.
+    handle.stop(true).await;
     let _ = serving.await;
     Ok(())
 }
