@@ -279,9 +279,14 @@ impl CallbackOutbox for Database {
         let owner = owner.to_string();
         self.write(move |conn| {
             use crate::schema::callback_outbox::dsl::*;
-            diesel::update(callback_outbox.filter(lease_owner.eq(&owner)))
-                .set((lease_owner.eq(None::<String>), lease_until.eq(None::<i64>)))
-                .execute(conn)?;
+            // Only pending rows are claimed: `callback_outbox_due` finds them.
+            diesel::update(
+                callback_outbox
+                    .filter(state.eq("pending"))
+                    .filter(lease_owner.eq(&owner)),
+            )
+            .set((lease_owner.eq(None::<String>), lease_until.eq(None::<i64>)))
+            .execute(conn)?;
             Ok(())
         })
         .await

@@ -29,8 +29,11 @@ pub const REFUNDS: &str = "20261125000000";
 /// The migration that versions and encrypts secrets.
 pub const SECRETS: &str = "20261126000000";
 
-/// The migration that adds the operator console's tables (the newest).
+/// The migration that adds the operator console's tables.
 pub const CONSOLE: &str = "20261127000000";
+
+/// The migration that leaves the callback leases unindexed (the newest).
+pub const OUTBOX_LEASES: &str = "20261128000000";
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
@@ -90,8 +93,8 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
 }
 
 /// How many versions diesel's table records: all, the first version's, the providers', the
-/// process reports', the refunds', the secrets', the console's.
-fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64) {
+/// process reports', the refunds', the secrets', the console's, the outbox leases'.
+fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64) {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
@@ -105,10 +108,11 @@ fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64) {
         count(&format!("version = '{REFUNDS}'")),
         count(&format!("version = '{SECRETS}'")),
         count(&format!("version = '{CONSOLE}'")),
+        count(&format!("version = '{OUTBOX_LEASES}'")),
     )
 }
 
-pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64) {
+pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64) {
     recorded(&|sql: &str| t.count(sql))
 }
 
@@ -117,7 +121,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (5, 0, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -125,7 +129,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (5, 0, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -167,7 +171,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         );
         assert_eq!(
             recorded(&|sql: &str| fresh.count(sql)),
-            (5, 0, 1, 1, 1, 1, 1)
+            (6, 0, 1, 1, 1, 1, 1, 1)
         );
 
         let url = fresh.url.clone();
@@ -191,7 +195,7 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }
@@ -212,6 +216,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -219,19 +224,20 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert_eq!(
             reverted,
             [
+                Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
                 Ok(SECRETS.to_string()),
                 Ok(REFUNDS.to_string()),
                 Ok(PROCESSES.to_string())
             ]
         );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (5, 0, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -248,6 +254,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ];
             (reverted, first_version_start(&url))
         })
@@ -256,6 +263,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert_eq!(
             reverted,
             [
+                Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
                 Ok(SECRETS.to_string()),
                 Ok(REFUNDS.to_string()),
@@ -265,12 +273,12 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         );
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (5, 0, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
