@@ -99,7 +99,8 @@ pub(crate) struct Inner {
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
     /// Merchants without their secrets (unknown ids as `None`).
     pub(crate) merchants: TtlMap<MerchantId, Option<MerchantProfile>>,
-    /// Known merchants with their secrets, each for at most [`SECRETS_TTL`].
+    /// Known merchants with their secrets, each for at most [`SECRETS_TTL`] (their rows may
+    /// have come from `merchants`, so those are at most both TTLs old).
     pub(crate) signing: TtlMap<MerchantId, Merchant>,
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
     /// PostgreSQL: plain new operations waiting to be written together.

@@ -1,10 +1,12 @@
 //! `MerchantDirectory` and `RouteTable`, served from short-lived in-memory copies.
 //!
 //! Every API request needs its merchant's secrets. A merchant found with them is kept for
-//! at most [`SECRETS_TTL`](crate::SECRETS_TTL) (1 s), counted from before the read that found it, and a rotation
-//! returns only after that long (`rotate_key`): so any lookup that starts after a rotation
-//! returned, in any process, uses secrets read after the rotation's commit, and a rotation
-//! applies from the next request without a read per request.
+//! at most [`SECRETS_TTL`](crate::SECRETS_TTL) (1 s), counted from before the read that
+//! found it, and a rotation returns only after that long (`rotate_key`): so any lookup that
+//! starts after a rotation returned, in any process, uses secrets read after the rotation's
+//! commit, and a rotation applies from the next request without a read per request. The
+//! rest of the merchant (its row and access pairs) may be as old as the merchant cache's
+//! TTL plus that second: 3 s by default, within the 5 s the contract allows.
 //!
 //! The reads of secrets after that time runs out are grouped like the writes
 //! (`crate::group`): a request queues its read, and a reader takes every read queued (at
@@ -248,8 +250,9 @@ impl Database {
 #[async_trait]
 impl MerchantDirectory for Database {
     /// The merchant's row and access pairs are served from memory for up to the cache TTL (2 s
-    /// by default), unknown ids included; with its secrets, for up to [`SECRETS_TTL`](crate::SECRETS_TTL), so a
-    /// rotation made by any process applies from the next lookup after it returned.
+    /// by default), unknown ids included; with its secrets, for up to
+    /// [`SECRETS_TTL`](crate::SECRETS_TTL) more, so a rotation made by any process applies
+    /// from the next lookup after it returned.
     async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
         let signing = &self.inner.signing;
         if let Some(merchant) = signing.get(id) {
