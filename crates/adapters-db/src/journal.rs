@@ -1,9 +1,10 @@
 //! What the operator console reads about each change, written in the change's own
 //! transaction: the operation's events (`operation_events`) and the overview's per-minute
-//! counters (`operation_counts`).
+//! counters (`operation_counts`). Callback attempts are not repeated as events: the timeline
+//! reads them from `callback_attempts`, written in the record's own statement.
 //!
 //! Units of work made of several statements call [`write_events`] and [`bump`]; PostgreSQL's
-//! one-statement writers (`store::single`, the batches of `store::batched`, `outbox`, the
+//! one-statement writers (`store::single`, the batches of `store::batched`, the
 //! saved attempts of `store::attempts`) write them as parts of their statement, with the
 //! texts and helpers here.
 //!
@@ -22,7 +23,7 @@ use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::attempt::{Attempt, Discrepancy};
 use domain::console::{status_code, EventDetail};
 use domain::operation::Operation;
-use domain::ports::{CallbackAttempt, StoreError};
+use domain::ports::StoreError;
 use domain::refund::Refund;
 use domain::{OperationId, RefundId, Status, Timestamp};
 
@@ -146,26 +147,9 @@ impl NewEvent {
         NewEvent::new(discrepancy.operation_id, None, discrepancy.at, &detail)
     }
 
-    /// One delivery attempt of a callback (a refund's carries its deposit's id).
-    pub(crate) fn callback(attempt: &CallbackAttempt) -> anyhow::Result<NewEvent> {
-        let detail = EventDetail::Callback {
-            refund_id: attempt.refund_id.map(|r| r.to_string()),
-            attempt: attempt.attempt,
-            http_status: attempt.http_status,
-            latency_ms: attempt.duration_ms,
-            error: attempt.error.clone(),
-        };
-        NewEvent::new(attempt.operation_id, attempt.refund_id, attempt.at, &detail)
-    }
-
     /// The operation's id, for statements that bind the event themselves.
     pub(crate) fn operation_id(&self) -> &str {
         &self.operation_id
-    }
-
-    /// The refund's id, if it is a refund's, for statements that bind the event themselves.
-    pub(crate) fn refund_id(&self) -> &Option<String> {
-        &self.refund_id
     }
 
     /// When it happened (milliseconds), for statements that bind the event themselves.

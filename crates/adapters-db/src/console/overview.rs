@@ -12,7 +12,7 @@ use crate::conn::DbConn;
 use crate::journal::minute_of;
 use crate::outbox::StatusRow;
 use crate::rows::{self, bad};
-use crate::schema::{callback_outbox, operation_events};
+use crate::schema::{callback_attempts, callback_outbox, operation_events};
 use crate::work::{corrupt, TxError};
 
 use super::audit::last_ledger_check;
@@ -45,7 +45,49 @@ impl EventRow {
     }
 }
 
-/// The events of operation `id` and of its refunds, oldest (smallest id) first.
+/// A callback attempt as logged, with the refund its callback is about, if any.
+#[derive(Queryable)]
+struct AttemptRow {
+    attempt: i32,
+    at: i64,
+    duration_ms: i64,
+    http_status: Option<i32>,
+    error: Option<String>,
+    refund_id: Option<String>,
+}
+
+impl AttemptRow {
+    fn into_event(self, operation_id: OperationId) -> anyhow::Result<OperationEvent> {
+        let refund_id = self
+            .refund_id
+            .map(|r| rows::refund_id("callback_outbox.refund_id", &r))
+            .transpose()?;
+        Ok(OperationEvent {
+            id: 0,
+            operation_id,
+            refund_id,
+            at: Timestamp::from_millis(self.at),
+            detail: EventDetail::Callback {
+                refund_id: refund_id.map(|r| r.to_string()),
+                attempt: u32::try_from(self.attempt)
+                    .map_err(|_| bad("callback_attempts.attempt", self.attempt))?,
+                http_status: self
+                    .http_status
+                    .map(u16::try_from)
+                    .transpose()
+                    .map_err(|e| bad("callback_attempts.http_status", e))?,
+                latency_ms: self.duration_ms,
+                error: self.error,
+            },
+        })
+    }
+}
+
+/// The timeline of operation `id` and of its refunds: the events written with each change,
+/// in the order they were written, and each callback attempt (from `callback_attempts`)
+/// placed before the first of them that happened later. Each line's `id` is its place, from
+/// 1. Callback events written before attempts were read from their log are left out: the
+/// log holds every attempt.
 pub(super) fn events(
     conn: &mut DbConn,
     id: OperationId,
@@ -55,11 +97,63 @@ pub(super) fn events(
         .order(operation_events::id.asc())
         .select(EventRow::as_select())
         .load(conn)?;
-    found
+    let written = found
         .into_iter()
         .map(EventRow::into_event)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+        .filter(|e| {
+            !matches!(
+                e,
+                Ok(OperationEvent {
+                    detail: EventDetail::Callback { .. },
+                    ..
+                })
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(corrupt)?;
+    let logged: Vec<AttemptRow> = callback_attempts::table
+        .inner_join(
+            callback_outbox::table.on(callback_outbox::id.eq(callback_attempts::callback_id)),
+        )
+        .filter(callback_outbox::operation_id.eq(id.to_string()))
+        .order((
+            callback_attempts::at.asc(),
+            callback_attempts::callback_id.asc(),
+            callback_attempts::attempt.asc(),
+        ))
+        .select((
+            callback_attempts::attempt,
+            callback_attempts::at,
+            callback_attempts::duration_ms,
+            callback_attempts::http_status,
+            callback_attempts::error,
+            callback_outbox::refund_id,
+        ))
+        .load(conn)?;
+    let attempts = logged
+        .into_iter()
+        .map(|row| row.into_event(id))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(corrupt)?;
+    Ok(merged(written, attempts))
+}
+
+/// `written` in its order, with each of `attempts` (in time order) placed before the first
+/// written line that happened later; then every line numbered from 1.
+fn merged(written: Vec<OperationEvent>, attempts: Vec<OperationEvent>) -> Vec<OperationEvent> {
+    let mut timeline = Vec::with_capacity(written.len() + attempts.len());
+    let mut attempts = attempts.into_iter().peekable();
+    for event in written {
+        while let Some(attempt) = attempts.next_if(|a| a.at < event.at) {
+            timeline.push(attempt);
+        }
+        timeline.push(event);
+    }
+    timeline.extend(attempts);
+    for (place, event) in timeline.iter_mut().enumerate() {
+        event.id = i64::try_from(place).unwrap_or(i64::MAX - 1) + 1;
+    }
+    timeline
 }
 
 /// One counter summed over its slots.

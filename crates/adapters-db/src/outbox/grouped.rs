@@ -4,7 +4,7 @@
 //! Each delivery's record queues and awaits its answer; up to [`WRITERS`] blocking writers
 //! take everything queued (up to [`MAX_GROUP`]) and write it with [`RecordMany`]: one
 //! statement updates the outbox rows still leased by their recorder, and inserts the attempts
-//! and events of exactly those rows. Each record is answered after that statement's commit:
+//! of exactly those rows (an operation's timeline reads its callback attempts from there). Each record is answered after that statement's commit:
 //! `true` if its row was updated, `false` if its recorder no longer held the lease.
 //!
 //! If the statement fails as a whole (an attempt already logged, say), each record is written
@@ -23,7 +23,6 @@ use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::journal::NewEvent;
 use crate::work::{corrupt, TxError};
 
 /// Most writers at once: one writing while the next group gathers, and one more.
@@ -32,8 +31,8 @@ const WRITERS: usize = 2;
 /// Most records in one statement.
 const MAX_GROUP: usize = 256;
 
-/// What one attempt writes: the outbox row's new state (if this owner still holds its lease),
-/// the attempt's log entry and its event (see `crate::journal`).
+/// What one attempt writes: the outbox row's new state (if this owner still holds its lease)
+/// and the attempt's log entry.
 #[derive(Clone)]
 pub(crate) struct Recorded {
     /// The outbox row's key (see `outbox::callback_key`).
@@ -49,7 +48,6 @@ pub(crate) struct Recorded {
     pub(crate) duration_ms: i64,
     pub(crate) http_status: Option<i32>,
     pub(crate) attempt_error: Option<String>,
-    pub(crate) event: NewEvent,
 }
 
 /// One queued record and where its answer goes.
@@ -125,7 +123,7 @@ impl Database {
 }
 
 /// The one-record statement (prepared once per connection); it inserts the attempt and its
-/// event only if the lease still matched, so it affects one row or none.
+/// log entry only if the lease still matched, so it affects one row or none.
 pub(crate) struct RecordedId;
 
 impl QueryId for Recorded {
@@ -150,18 +148,7 @@ impl QueryFragment<Pg> for Recorded {
         out.push_sql(" AND lease_owner = ");
         out.push_bind_param::<Text, _>(&self.owner)?;
         out.push_sql(
-            " RETURNING id), ev AS (INSERT INTO operation_events \
-             (operation_id, refund_id, at, detail) SELECT ",
-        );
-        out.push_bind_param::<Text, _>(self.event.operation_id())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(self.event.refund_id())?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(self.event.at())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(self.event.detail())?;
-        out.push_sql(
-            " FROM lease) INSERT INTO callback_attempts \
+            " RETURNING id) INSERT INTO callback_attempts \
              (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
         );
         out.push_bind_param::<Integer, _>(&self.attempt)?;
@@ -183,7 +170,7 @@ impl RunQueryDsl<PgConnection> for Recorded {}
 /// Many records as one statement: one array parameter per field, unnested into rows, so its
 /// text is the same for any number of records and it is prepared once per connection.
 /// Returns the keys of the outbox rows it updated; only those rows get their attempt and
-/// event. Keys MUST be distinct.
+/// log entry. Keys MUST be distinct.
 struct RecordMany<'a> {
     key: Vec<&'a str>,
     owner: Vec<&'a str>,
@@ -197,10 +184,6 @@ struct RecordMany<'a> {
     duration_ms: Vec<i64>,
     http_status: Vec<Option<i32>>,
     attempt_error: Vec<Option<&'a str>>,
-    event_operation: Vec<&'a str>,
-    event_refund: Vec<Option<&'a str>>,
-    event_at: Vec<i64>,
-    event_detail: Vec<&'a str>,
 }
 
 impl<'a> RecordMany<'a> {
@@ -219,10 +202,6 @@ impl<'a> RecordMany<'a> {
             duration_ms: all().map(|r| r.duration_ms).collect(),
             http_status: all().map(|r| r.http_status).collect(),
             attempt_error: all().map(|r| r.attempt_error.as_deref()).collect(),
-            event_operation: all().map(|r| r.event.operation_id()).collect(),
-            event_refund: all().map(|r| r.event.refund_id().as_deref()).collect(),
-            event_at: all().map(|r| *r.event.at()).collect(),
-            event_detail: all().map(|r| r.event.detail()).collect(),
         }
     }
 }
@@ -261,27 +240,15 @@ impl QueryFragment<Pg> for RecordMany<'_> {
         out.push_bind_param::<Array<Nullable<Integer>>, _>(&self.http_status)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.attempt_error)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.event_operation)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.event_refund)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.event_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.event_detail)?;
         out.push_sql(
             ") AS r (callback_id, lease_owner, new_state, failed, next_at, last_error, \
-                 updated_at, attempt, attempt_at, duration_ms, http_status, attempt_error, \
-                 ev_operation, ev_refund, ev_at, ev_detail)), \
+                 updated_at, attempt, attempt_at, duration_ms, http_status, attempt_error)), \
              lease AS (UPDATE callback_outbox o SET state = r.new_state, \
                  attempts = o.attempts + 1, failures_in_run = o.failures_in_run + r.failed, \
                  next_attempt_at = r.next_at, last_error = r.last_error, \
                  lease_owner = NULL, lease_until = NULL, updated_at = r.updated_at \
                  FROM req r WHERE o.id = r.callback_id AND o.lease_owner = r.lease_owner \
                  RETURNING o.id), \
-             ev AS (INSERT INTO operation_events (operation_id, refund_id, at, detail) \
-                 SELECT r.ev_operation, r.ev_refund, r.ev_at, r.ev_detail \
-                 FROM req r JOIN lease l ON l.id = r.callback_id), \
              att AS (INSERT INTO callback_attempts \
                  (callback_id, attempt, at, duration_ms, http_status, error) \
                  SELECT r.callback_id, r.attempt, r.attempt_at, r.duration_ms, r.http_status, \

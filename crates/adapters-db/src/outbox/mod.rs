@@ -17,7 +17,6 @@ use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
-use crate::journal::{write_events, NewEvent};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox};
 use crate::work::{corrupt, TxError};
@@ -229,11 +228,10 @@ impl CallbackOutbox for Database {
             duration_ms: attempt.duration_ms,
             http_status: attempt.http_status.map(i32::from),
             attempt_error: attempt.error.clone(),
-            event: NewEvent::callback(&attempt).map_err(StoreError::Other)?,
         };
         if self.backend() == Backend::Postgres {
-            // One statement for the outbox update and, if it matched, the attempt and its
-            // event, shared with the records of other deliveries (see `grouped`).
+            // One statement for the outbox update and, if it matched, the attempt,
+            // shared with the records of other deliveries (see `grouped`).
             return self.record_grouped(recorded).await;
         }
         self.write(move |conn| {
@@ -268,7 +266,6 @@ impl CallbackOutbox for Database {
                     callback_attempts::error.eq(&r.attempt_error),
                 ))
                 .execute(conn)?;
-            write_events(conn, std::slice::from_ref(&r.event))?;
             Ok(true)
         })
         .await
