@@ -85,9 +85,9 @@ impl AttemptRow {
 
 /// The timeline of operation `id` and of its refunds: the events written with each change,
 /// in the order they were written, and each callback attempt (from `callback_attempts`)
-/// placed before the first of them that happened later. Each line's `id` is its place, from
-/// 1. Callback events written before attempts were read from their log are left out: the
-/// log holds every attempt.
+/// placed before the first of them that happened later. Each line's `id` is its place,
+/// counted from one. Callback events written before attempts were read from their log are
+/// left out: the log holds every attempt.
 pub(super) fn events(
     conn: &mut DbConn,
     id: OperationId,
