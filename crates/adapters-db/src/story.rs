@@ -13,7 +13,7 @@ use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::outbox::{count, refund_of, state_from};
+use crate::outbox::{count, keys_of_operation, refund_of, state_from};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, ledger};
 use crate::work::{corrupt, TxError};
@@ -147,8 +147,9 @@ fn read_callbacks(
     conn: &mut DbConn,
     id: OperationId,
 ) -> Result<Vec<CallbackDelivery>, TxError<StoreError>> {
+    let keys = keys_of_operation(conn, id)?;
     let mut found: Vec<OutboxRow> = callback_outbox::table
-        .filter(callback_outbox::operation_id.eq(id.to_string()))
+        .filter(callback_outbox::id.eq_any(&keys))
         .order((callback_outbox::created_at.asc(), callback_outbox::id.asc()))
         .select(OutboxRow::as_select())
         .load(conn)?;

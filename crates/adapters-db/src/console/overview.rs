@@ -10,7 +10,7 @@ use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::journal::minute_of;
-use crate::outbox::StatusRow;
+use crate::outbox::{keys_of_operation, StatusRow};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, operation_events};
 use crate::work::{corrupt, TxError};
@@ -111,11 +111,12 @@ pub(super) fn events(
         })
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)?;
+    let keys = keys_of_operation(conn, id)?;
     let logged: Vec<AttemptRow> = callback_attempts::table
         .inner_join(
             callback_outbox::table.on(callback_outbox::id.eq(callback_attempts::callback_id)),
         )
-        .filter(callback_outbox::operation_id.eq(id.to_string()))
+        .filter(callback_attempts::callback_id.eq_any(&keys))
         .order((
             callback_attempts::at.asc(),
             callback_attempts::callback_id.asc(),

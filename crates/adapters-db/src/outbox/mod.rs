@@ -18,7 +18,7 @@ use domain::{OperationId, RefundId, Timestamp};
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
 use crate::rows::{self, bad};
-use crate::schema::{callback_attempts, callback_outbox};
+use crate::schema::{callback_attempts, callback_outbox, refunds};
 use crate::work::{corrupt, TxError};
 pub(crate) use grouped::RecordJob;
 use grouped::Recorded;
@@ -43,6 +43,18 @@ pub(crate) fn callback_key(operation_id: OperationId, refund_id: Option<RefundId
         Some(refund) => refund.to_string(),
         None => operation_id.to_string(),
     }
+}
+
+/// The outbox keys operation `id`'s callbacks can have: its own (its id) and each of its
+/// refunds' (their ids). The outbox is not indexed by `operation_id` (one index less to write
+/// each time a callback is queued or recorded); the refunds are found by theirs.
+pub(crate) fn keys_of_operation(conn: &mut DbConn, id: OperationId) -> QueryResult<Vec<String>> {
+    let mut keys: Vec<String> = refunds::table
+        .filter(refunds::operation_id.eq(id.to_string()))
+        .select(refunds::id)
+        .load(conn)?;
+    keys.insert(0, id.to_string());
+    Ok(keys)
 }
 
 /// A stored `refund_id` of the outbox.

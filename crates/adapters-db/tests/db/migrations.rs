@@ -32,8 +32,12 @@ pub const SECRETS: &str = "20261126000000";
 /// The migration that adds the operator console's tables.
 pub const CONSOLE: &str = "20261127000000";
 
-/// The migration that leaves the callback leases unindexed (the newest).
+/// The migration that leaves the callback leases unindexed.
 pub const OUTBOX_LEASES: &str = "20261128000000";
+
+/// The migration that leaves room for claims in the outbox's pages and drops its
+/// `operation_id` index (the newest).
+pub const OUTBOX_WRITES: &str = "20261129000000";
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
@@ -93,8 +97,9 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
 }
 
 /// How many versions diesel's table records: all, the first version's, the providers', the
-/// process reports', the refunds', the secrets', the console's, the outbox leases'.
-fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64) {
+/// process reports', the refunds', the secrets', the console's, the outbox leases', the
+/// outbox writes'.
+fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
@@ -109,10 +114,11 @@ fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64
         count(&format!("version = '{SECRETS}'")),
         count(&format!("version = '{CONSOLE}'")),
         count(&format!("version = '{OUTBOX_LEASES}'")),
+        count(&format!("version = '{OUTBOX_WRITES}'")),
     )
 }
 
-pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64) {
+pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     recorded(&|sql: &str| t.count(sql))
 }
 
@@ -121,7 +127,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -129,7 +135,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -171,7 +177,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         );
         assert_eq!(
             recorded(&|sql: &str| fresh.count(sql)),
-            (6, 0, 1, 1, 1, 1, 1, 1)
+            (7, 0, 1, 1, 1, 1, 1, 1, 1)
         );
 
         let url = fresh.url.clone();
@@ -195,7 +201,7 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }
@@ -217,6 +223,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -224,6 +231,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert_eq!(
             reverted,
             [
+                Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
                 Ok(SECRETS.to_string()),
@@ -231,13 +239,13 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 Ok(PROCESSES.to_string())
             ]
         );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -255,6 +263,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ];
             (reverted, first_version_start(&url))
         })
@@ -263,6 +272,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert_eq!(
             reverted,
             [
+                Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
                 Ok(SECRETS.to_string()),
@@ -273,13 +283,54 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         );
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("providers"), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
+    each_backend(|t| async move {
+        let postgres = !t.url.starts_with("sqlite://");
+        let operation_index = || {
+            t.count(if postgres {
+                "SELECT COUNT(*) AS n FROM pg_indexes WHERE indexname = 'callback_outbox_operation'"
+            } else {
+                "SELECT COUNT(*) AS n FROM sqlite_master \
+                 WHERE type = 'index' AND name = 'callback_outbox_operation'"
+            })
+        };
+        let filled_to = |percent: u32| {
+            t.count(&format!(
+                "SELECT COUNT(*) AS n FROM pg_class WHERE relname = 'callback_outbox' \
+                 AND 'fillfactor={percent}' = ANY(reloptions)"
+            ))
+        };
+        assert_eq!(operation_index(), 0);
+        if postgres {
+            assert_eq!(filled_to(45), 1, "room for a claim's new versions");
+        }
+
+        let url = t.url.clone();
+        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
+            .await
+            .expect("revert");
+        assert_eq!(reverted, Ok(OUTBOX_WRITES.to_string()));
+        assert_eq!(operation_index(), 1);
+        if postgres {
+            assert_eq!(filled_to(70), 1, "the outbox leases migration's filling");
+        }
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0));
+
+        t.db.migrate().expect("upgrade again");
+        assert_eq!(operation_index(), 0);
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }

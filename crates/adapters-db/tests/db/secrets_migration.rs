@@ -12,7 +12,7 @@ use crate::helpers::{
     acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
     rotate_now,
 };
-use crate::migrations::{recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, SECRETS};
+use crate::migrations::{recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES, SECRETS};
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
 async fn revert(url: &str) -> Result<String, String> {
@@ -25,6 +25,7 @@ async fn revert(url: &str) -> Result<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
@@ -50,7 +51,7 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         ));
 
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
         assert!(t.try_exec("SELECT deposit_secret FROM merchants").is_err());
         assert!(t
             .try_exec("SELECT withdrawal_secret FROM merchants")
@@ -119,10 +120,11 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         let op_columns = "SELECT fingerprint_key FROM operations";
 
         // One clear secret per direction: the old columns come back with them.
+        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
-        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0, 0, 0, 0));
         let restored = format!(
             "id = '{}' AND deposit_secret = '{}' AND withdrawal_secret = '{}'",
             shop.id,
@@ -149,6 +151,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             .insert_provider(&acquirer("bank-a", "a"), now())
             .await
             .expect("insert");
+        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         let refused = revert(&t.url).await.expect_err("encrypted");
@@ -156,7 +159,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             refused.contains("no_encrypted_secrets") || refused.contains("secrets are encrypted"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0), "nothing changed");
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0), "nothing changed");
         assert!(t.try_exec(op_columns).is_ok());
         t.exec("DELETE FROM providers");
 
@@ -168,7 +171,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
                 || refused.contains("more than one secret"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0), "nothing changed");
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0), "nothing changed");
         let kept =
             t.db.find_merchant(&shop.id)
                 .await
@@ -182,6 +185,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upgraded_database_is_encrypted_without_a_clear_copy_of_the_old_columns() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));

@@ -1,0 +1,1 @@
+CREATE INDEX callback_outbox_operation ON callback_outbox (operation_id);
