@@ -6,7 +6,9 @@ use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore};
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
-use crate::migrations::{recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES, REFUNDS, SECRETS};
+use crate::migrations::{
+    recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES, REFUNDS, SECRETS,
+};
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
 async fn revert(url: &str) -> Result<String, String> {
@@ -146,7 +148,11 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
             refused.contains("no_refunds_recorded") || refused.contains("refunds are recorded"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0, 0, 0, 0), "nothing changed");
+        assert_eq!(
+            recorded_in(&t),
+            (3, 0, 1, 1, 1, 0, 0, 0, 0),
+            "nothing changed"
+        );
         assert_eq!(t.rows("callback_outbox"), 3);
         t.db.migrate().expect("upgrade again");
         assert_eq!(t.db.refund(refund.id).await.expect("read"), Some(refund));

@@ -12,7 +12,9 @@ use crate::helpers::{
     acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
     rotate_now,
 };
-use crate::migrations::{recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES, SECRETS};
+use crate::migrations::{
+    recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES, SECRETS,
+};
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
 async fn revert(url: &str) -> Result<String, String> {
@@ -159,7 +161,11 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             refused.contains("no_encrypted_secrets") || refused.contains("secrets are encrypted"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0), "nothing changed");
+        assert_eq!(
+            recorded_in(&t),
+            (4, 0, 1, 1, 1, 1, 0, 0, 0),
+            "nothing changed"
+        );
         assert!(t.try_exec(op_columns).is_ok());
         t.exec("DELETE FROM providers");
 
@@ -171,7 +177,11 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
                 || refused.contains("more than one secret"),
             "{refused}"
         );
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0), "nothing changed");
+        assert_eq!(
+            recorded_in(&t),
+            (4, 0, 1, 1, 1, 1, 0, 0, 0),
+            "nothing changed"
+        );
         let kept =
             t.db.find_merchant(&shop.id)
                 .await
