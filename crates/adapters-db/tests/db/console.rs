@@ -1548,7 +1548,6 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         assert_eq!(all_counts(db).await, expected);
 
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert!(gone(&t));
