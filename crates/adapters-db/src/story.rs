@@ -68,8 +68,8 @@ struct OutboxRow {
 /// One recorded delivery attempt as stored.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = callback_attempts)]
-struct DeliveryRow {
-    callback_id: String,
+pub(crate) struct DeliveryRow {
+    pub(crate) callback_id: String,
     attempt: i32,
     at: i64,
     duration_ms: i64,
@@ -78,7 +78,7 @@ struct DeliveryRow {
 }
 
 impl DeliveryRow {
-    fn into_attempt(
+    pub(crate) fn into_attempt(
         self,
         operation_id: OperationId,
         refund_id: Option<RefundId>,

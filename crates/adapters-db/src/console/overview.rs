@@ -5,7 +5,7 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, SmallInt, Text};
 use domain::console::{EventDetail, Health, MinuteCount, OperationEvent};
-use domain::ports::{CallbackStatus, StoreError};
+use domain::ports::{CallbackAttempt, CallbackStatus, StoreError};
 use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;
@@ -13,6 +13,7 @@ use crate::journal::minute_of;
 use crate::outbox::{keys_of_operation, StatusRow};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, operation_events};
+use crate::story::DeliveryRow;
 use crate::work::{corrupt, TxError};
 
 use super::audit::last_ledger_check;
@@ -45,41 +46,20 @@ impl EventRow {
     }
 }
 
-/// A callback attempt as logged, with the refund its callback is about, if any.
-#[derive(Queryable)]
-struct AttemptRow {
-    attempt: i32,
-    at: i64,
-    duration_ms: i64,
-    http_status: Option<i32>,
-    error: Option<String>,
-    refund_id: Option<String>,
-}
-
-impl AttemptRow {
-    fn into_event(self, operation_id: OperationId) -> anyhow::Result<OperationEvent> {
-        let refund_id = self
-            .refund_id
-            .map(|r| rows::refund_id("callback_outbox.refund_id", &r))
-            .transpose()?;
-        Ok(OperationEvent {
-            id: 0,
-            operation_id,
-            refund_id,
-            at: Timestamp::from_millis(self.at),
-            detail: EventDetail::Callback {
-                refund_id: refund_id.map(|r| r.to_string()),
-                attempt: u32::try_from(self.attempt)
-                    .map_err(|_| bad("callback_attempts.attempt", self.attempt))?,
-                http_status: self
-                    .http_status
-                    .map(u16::try_from)
-                    .transpose()
-                    .map_err(|e| bad("callback_attempts.http_status", e))?,
-                latency_ms: self.duration_ms,
-                error: self.error,
-            },
-        })
+/// A logged callback attempt as a line of the timeline.
+fn callback_event(attempt: CallbackAttempt) -> OperationEvent {
+    OperationEvent {
+        id: 0,
+        operation_id: attempt.operation_id,
+        refund_id: attempt.refund_id,
+        at: attempt.at,
+        detail: EventDetail::Callback {
+            refund_id: attempt.refund_id.map(|r| r.to_string()),
+            attempt: attempt.attempt,
+            http_status: attempt.http_status,
+            latency_ms: attempt.duration_ms,
+            error: attempt.error,
+        },
     }
 }
 
@@ -111,29 +91,25 @@ pub(super) fn events(
         })
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)?;
-    let keys = keys_of_operation(conn, id)?;
-    let logged: Vec<AttemptRow> = callback_attempts::table
-        .inner_join(
-            callback_outbox::table.on(callback_outbox::id.eq(callback_attempts::callback_id)),
-        )
+    // A refund's callback is keyed by the refund's id, the operation's own by its id.
+    let (keys, own) = (keys_of_operation(conn, id)?, id.to_string());
+    let logged: Vec<DeliveryRow> = callback_attempts::table
         .filter(callback_attempts::callback_id.eq_any(&keys))
         .order((
             callback_attempts::at.asc(),
             callback_attempts::callback_id.asc(),
             callback_attempts::attempt.asc(),
         ))
-        .select((
-            callback_attempts::attempt,
-            callback_attempts::at,
-            callback_attempts::duration_ms,
-            callback_attempts::http_status,
-            callback_attempts::error,
-            callback_outbox::refund_id,
-        ))
+        .select(DeliveryRow::as_select())
         .load(conn)?;
     let attempts = logged
         .into_iter()
-        .map(|row| row.into_event(id))
+        .map(|row| {
+            let refund = (row.callback_id != own)
+                .then(|| rows::refund_id("callback_attempts.callback_id", &row.callback_id))
+                .transpose()?;
+            Ok(callback_event(row.into_attempt(id, refund)?))
+        })
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)?;
     Ok(merged(written, attempts))

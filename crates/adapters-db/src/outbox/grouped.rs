@@ -4,8 +4,9 @@
 //! Each delivery's record queues and awaits its answer; up to [`WRITERS`] blocking writers
 //! take everything queued (up to [`MAX_GROUP`]) and write it with [`RecordMany`]: one
 //! statement updates the outbox rows still leased by their recorder, and inserts the attempts
-//! of exactly those rows (an operation's timeline reads its callback attempts from there). Each record is answered after that statement's commit:
-//! `true` if its row was updated, `false` if its recorder no longer held the lease.
+//! of exactly those rows (an operation's timeline reads its callback attempts from there).
+//! Each record is answered after that statement's commit: `true` if its row was updated,
+//! `false` if its recorder no longer held the lease.
 //!
 //! If the statement fails as a whole (an attempt already logged, say), each record is written
 //! again alone with [`Recorded`], so one bad row answers for itself only. A callback recorded
