@@ -36,7 +36,9 @@
 //! largest lateness of a send behind its schedule (how far the generator itself fell
 //! behind, waits for a connection included). With `--timeline FILE`, also one line per
 //! 100 ms of schedule (`offset_ms count p50_ms max_ms`), to see *when* the tail happened:
-//! a few stalls show as a few slow windows, a general slowness as a raised line.
+//! a few stalls show as a few slow windows, a general slowness as a raised line. The
+//! warm-up's windows come first, at negative offsets, so a run shows whether its warm-up
+//! outlasted what the server had to warm.
 //!
 //! Requests are released by a dedicated OS thread that sleeps until each one's scheduled
 //! time (tokio's timer has a 1 ms granularity; `thread::sleep` is far finer), then handed to
@@ -165,12 +167,18 @@ fn percentile_ms(sorted: &[u64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
 }
 
-/// One line per 100 ms window of scheduled time: `offset_ms count p50_ms max_ms`.
-fn timeline(samples: &[(u64, u64)]) -> String {
-    const WINDOW_US: u64 = 100_000;
-    let mut windows: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    for &(offset, us) in samples {
-        windows.entry(offset / WINDOW_US).or_default().push(us);
+/// One line per 100 ms window of scheduled time: `offset_ms count p50_ms max_ms`, the
+/// warm-up's windows (`warm`) at negative offsets before the measured ones.
+fn timeline(warm: &[(u64, u64)], samples: &[(u64, u64)]) -> String {
+    const WINDOW_US: i64 = 100_000;
+    let mut windows: std::collections::BTreeMap<i64, Vec<u64>> = Default::default();
+    let early = warm.iter().map(|&(before, us)| (-(before as i64), us));
+    let measured = samples.iter().map(|&(offset, us)| (offset as i64, us));
+    for (offset, us) in early.chain(measured) {
+        windows
+            .entry(offset.div_euclid(WINDOW_US))
+            .or_default()
+            .push(us);
     }
     let mut out = String::from("offset_ms count p50_ms max_ms\n");
     for (window, mut latencies) in windows {
@@ -192,6 +200,9 @@ struct Tally {
     /// Successes only: (scheduled offset after `t0`, latency from the scheduled time), both
     /// in microseconds.
     latencies_us: Mutex<Vec<(u64, u64)>>,
+    /// The warm-up's successes, for the timeline only: (how long before `t0` the request was
+    /// scheduled, latency from the scheduled time), both in microseconds.
+    warm_us: Mutex<Vec<(u64, u64)>>,
     errors: AtomicU64,
     /// The first error seen, for the log.
     first_error: Mutex<Option<String>>,
@@ -311,7 +322,15 @@ fn main() -> anyhow::Result<()> {
             };
             let done = Instant::now();
             match outcome {
-                Ok(()) if !measured => {}
+                Ok(()) if !measured => {
+                    let us = done.saturating_duration_since(due).as_micros() as u64;
+                    let before = t0.saturating_duration_since(due).as_micros() as u64;
+                    tally
+                        .warm_us
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((before, us));
+                }
                 Ok(()) => {
                     let us = done.saturating_duration_since(due).as_micros() as u64;
                     let offset = due.saturating_duration_since(t0).as_micros() as u64;
@@ -341,7 +360,10 @@ fn main() -> anyhow::Result<()> {
             .unwrap_or_else(PoisonError::into_inner),
     );
     if let Some(path) = &args.timeline {
-        std::fs::write(path, timeline(&samples)).with_context(|| format!("cannot write {path}"))?;
+        let warm =
+            std::mem::take(&mut *tally.warm_us.lock().unwrap_or_else(PoisonError::into_inner));
+        std::fs::write(path, timeline(&warm, &samples))
+            .with_context(|| format!("cannot write {path}"))?;
     }
     let mut latencies: Vec<u64> = samples.iter().map(|&(_, us)| us).collect();
     latencies.sort_unstable();
