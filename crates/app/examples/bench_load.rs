@@ -322,23 +322,17 @@ fn main() -> anyhow::Result<()> {
             };
             let done = Instant::now();
             match outcome {
-                Ok(()) if !measured => {
-                    let us = done.saturating_duration_since(due).as_micros() as u64;
-                    let before = t0.saturating_duration_since(due).as_micros() as u64;
-                    tally
-                        .warm_us
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push((before, us));
-                }
                 Ok(()) => {
                     let us = done.saturating_duration_since(due).as_micros() as u64;
-                    let offset = due.saturating_duration_since(t0).as_micros() as u64;
-                    tally
-                        .latencies_us
+                    let (samples, offset) = if measured {
+                        (&tally.latencies_us, due.saturating_duration_since(t0))
+                    } else {
+                        (&tally.warm_us, t0.saturating_duration_since(due))
+                    };
+                    samples
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .push((offset, us));
+                        .push((offset.as_micros() as u64, us));
                 }
                 Err(what) => tally.error(what),
             }
