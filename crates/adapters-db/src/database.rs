@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
-use domain::attempt::Attempt;
 use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
@@ -23,8 +22,9 @@ use crate::outbox::RecordJob;
 use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
 use crate::sqlite_group::WriteGroups;
+use crate::store::AttemptSave;
 use crate::target::Target;
-use crate::work::{blocking, retry, write_tx, TxError, Unavailable};
+use crate::work::{blocking, retry, statement_tx, write_tx, TxError, Unavailable};
 use domain::ports::StoreError;
 
 /// Which database engine a [`Database`] runs on.
@@ -115,7 +115,7 @@ pub(crate) struct Inner {
     /// (see `crate::directory`).
     pub(crate) key_reads: Group<KeyJob>,
     /// Attempt saves no caller waits for (see `store::attempts`).
-    pub(crate) attempt_saves: Group<Attempt>,
+    pub(crate) attempt_saves: Group<AttemptSave>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
 }
@@ -255,13 +255,7 @@ impl Database {
             return self.write_grouped(work).await;
         }
         let db = self.clone();
-        blocking(move || {
-            db.retrying(true, |conn| match conn {
-                DbConn::Pg(_) => work(conn),
-                DbConn::Sqlite(_) => write_tx(conn, &work),
-            })
-        })
-        .await
+        blocking(move || db.retrying(true, |conn| statement_tx(conn, &work))).await
     }
 
     /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.

@@ -123,6 +123,18 @@ pub(crate) fn write_tx<T, E>(
     }
 }
 
+/// Runs `work`, one PostgreSQL statement atomic by itself, without BEGIN and COMMIT around it
+/// (one round trip); on SQLite in a write transaction ([`write_tx`]).
+pub(crate) fn statement_tx<T, E>(
+    conn: &mut DbConn,
+    work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
+) -> Result<T, TxError<E>> {
+    match conn {
+        DbConn::Pg(_) => work(conn),
+        DbConn::Sqlite(_) => write_tx(conn, work),
+    }
+}
+
 /// Runs blocking storage work off the async executor.
 pub(crate) async fn blocking<T, E>(
     work: impl FnOnce() -> Result<T, E> + Send + 'static,

@@ -128,6 +128,14 @@ pub trait OperationStore: Send + Sync {
     /// The operation with this id, whoever owns it; `Ok(None)` if there is none.
     async fn get(&self, id: OperationId) -> Result<Option<Operation>, StoreError>;
 
+    /// The operation with this id and its attempts by number, read together (one round of
+    /// storage work where [`OperationStore::get`] then [`OperationStore::attempts`] take
+    /// two); `Ok(None)` if there is no such operation.
+    async fn get_with_attempts(
+        &self,
+        id: OperationId,
+    ) -> Result<Option<(Operation, Vec<Attempt>)>, StoreError>;
+
     /// The merchant's operation with this merchantOperationId in `direction`, with the
     /// fingerprint of the request that created it; `Ok(None)` if there is none.
     async fn find_by_merchant_operation_id(

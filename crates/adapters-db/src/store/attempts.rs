@@ -13,21 +13,29 @@ use diesel::sqlite::SqliteConnection;
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
 use domain::ports::{Chain, StoreError};
 use domain::{OperationId, Timestamp};
+use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::journal::{write_events, NewEvent};
 use crate::rows::{bad, AttemptChanges, AttemptRow, NewAttemptRow};
 use crate::schema::{operations, provider_attempts};
-use crate::work::{corrupt, write_tx, TxError};
+use crate::work::{corrupt, statement_tx, write_tx, TxError};
 
 use super::operations::PROCESSING;
 
-/// Most writers of queued attempt saves at once ([`Database::queue_attempt`]).
-const SOON_WRITERS: usize = 1;
+/// Most writers of queued attempt saves at once ([`Database::update_attempt`],
+/// [`Database::queue_attempt`]).
+const SAVE_WRITERS: usize = 1;
 
 /// Most queued attempt saves in one transaction.
-const MAX_SOON: usize = 64;
+const MAX_SAVES: usize = 64;
+
+/// A queued attempt save, and where its answer goes when its caller waits for it.
+pub(crate) struct AttemptSave {
+    attempt: Attempt,
+    reply: Option<oneshot::Sender<Result<(), StoreError>>>,
+}
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
 /// ([`NewEvent::attempt`]) is the caller's to write.
@@ -369,6 +377,24 @@ pub(crate) struct Claim {
     pub(crate) limit: u32,
 }
 
+impl AttemptSave {
+    /// Hands `result` to the caller waiting for it; a save nobody waits for that failed is
+    /// logged.
+    fn answer(self, result: Result<(), StoreError>) {
+        match self.reply {
+            // The caller may have stopped waiting; the save stands either way.
+            Some(reply) => drop(reply.send(result)),
+            None => {
+                if let Err(error) = result {
+                    tracing::error!(operation.id = %self.attempt.operation_id,
+                        attempt = self.attempt.number, error = %Chain(&error),
+                        "acquirer answer not written; the reconciler reads it");
+                }
+            }
+        }
+    }
+}
+
 fn attempts_from(rows: Vec<AttemptRow>) -> anyhow::Result<Vec<Attempt>> {
     rows.into_iter().map(AttemptRow::into_attempt).collect()
 }
@@ -381,10 +407,24 @@ impl Database {
     ///
     /// A save that changes the attempt's state writes its event (see `crate::journal`); one
     /// that changes only what else is known of it (a read, the next check) writes none.
+    ///
+    /// Queued with the saves no caller waits for ([`Database::queue_attempt`]) and answered
+    /// once the transaction that wrote it committed: a notification's save and the creation's
+    /// save of the same payment, arriving together, share one commit.
     pub(crate) async fn update_attempt(&self, attempt: &Attempt) -> Result<(), StoreError> {
         let attempt = attempt.clone();
-        self.write_one(move |conn| save_merged(conn, &attempt))
-            .await
+        self.enqueue_and_wait(
+            |db| &db.inner.attempt_saves,
+            |reply| AttemptSave {
+                attempt,
+                reply: Some(reply),
+            },
+            SAVE_WRITERS,
+            MAX_SAVES,
+            Database::save_queued,
+            "an attempt save",
+        )
+        .await
     }
 
     /// See [`OperationStore::save_attempt_soon`](domain::ports::OperationStore::save_attempt_soon):
@@ -394,37 +434,45 @@ impl Database {
     pub(crate) fn queue_attempt(&self, attempt: Attempt) {
         self.enqueue(
             |db| &db.inner.attempt_saves,
-            attempt,
-            SOON_WRITERS,
-            MAX_SOON,
+            AttemptSave {
+                attempt,
+                reply: None,
+            },
+            SAVE_WRITERS,
+            MAX_SAVES,
             Database::save_queued,
         );
     }
 
     /// Writes queued saves in one transaction, in key order (so two writers lock rows in one
-    /// order); if that fails, each alone, so one bad save fails for itself only.
-    fn save_queued(&self, mut attempts: Vec<Attempt>) {
-        attempts.sort_by_key(|a| (a.operation_id, a.number));
-        if attempts.len() > 1 {
+    /// order, and two saves of one attempt are written in the order they were queued); if
+    /// that fails, each alone, so one bad save fails for itself only. Each waiting caller is
+    /// answered after the commit that wrote its save.
+    fn save_queued(&self, mut saves: Vec<AttemptSave>) {
+        saves.sort_by_key(|s| (s.attempt.operation_id, s.attempt.number));
+        if saves.len() > 1 {
             let together = self.retrying(true, |conn| {
                 write_tx(conn, |conn| {
-                    attempts.iter().try_for_each(|a| save_merged(conn, a))
+                    saves.iter().try_for_each(|s| save_merged(conn, &s.attempt))
                 })
             });
             match together {
-                Ok(()) => return,
-                Err(error) => tracing::debug!(error = %Chain(&error), saves = attempts.len(),
+                Ok(()) => {
+                    for save in saves {
+                        save.answer(Ok(()));
+                    }
+                    return;
+                }
+                Err(error) => tracing::debug!(error = %Chain(&error), saves = saves.len(),
                     "queued attempt saves failed together; each is written alone"),
             }
         }
-        for attempt in &attempts {
+        for save in saves {
+            // One statement on PostgreSQL: no BEGIN and COMMIT around it.
             let alone: Result<(), StoreError> = self.retrying(true, |conn| {
-                write_tx(conn, |conn| save_merged(conn, attempt))
+                statement_tx(conn, |conn| save_merged(conn, &save.attempt))
             });
-            if let Err(error) = alone {
-                tracing::error!(operation.id = %attempt.operation_id, attempt = attempt.number,
-                    error = %Chain(&error), "acquirer answer not written; the reconciler reads it");
-            }
+            save.answer(alone);
         }
     }
 

@@ -17,6 +17,7 @@ use crate::conn::DbConn;
 use crate::rows::NewOperationRow;
 use crate::work::{corrupt, TxError};
 
+pub(crate) use attempts::AttemptSave;
 pub(crate) use single::Shape;
 
 /// PostgreSQL: writes a new operation of `shape` as one statement.

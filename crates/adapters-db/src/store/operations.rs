@@ -20,9 +20,9 @@ use crate::conn::DbConn;
 use crate::database::{Backend, Database};
 use crate::journal::{self, write_events, NewEvent};
 use crate::rows::{
-    self, action_json, action_kind, operation_from_row, NewOperationRow, OperationRow,
+    self, action_json, action_kind, operation_from_row, AttemptRow, NewOperationRow, OperationRow,
 };
-use crate::schema::{balances, operations};
+use crate::schema::{balances, operations, provider_attempts};
 use crate::work::{corrupt, TxError};
 
 /// The status code a final write is guarded by: only a processing operation changes.
@@ -40,6 +40,19 @@ fn load_operation<E: From<StoreError>>(
     row: Option<OperationRow>,
 ) -> Result<Option<(Operation, Option<Fingerprint>)>, TxError<E>> {
     row.map(operation_from_row).transpose().map_err(corrupt)
+}
+
+/// The operation with this id, read on the caller's connection.
+fn operation_by_id<E: From<StoreError>>(
+    conn: &mut DbConn,
+    id: OperationId,
+) -> Result<Option<Operation>, TxError<E>> {
+    let row = operations::table
+        .find(id.to_string())
+        .select(OperationRow::as_select())
+        .first(conn)
+        .optional()?;
+    Ok(load_operation(row)?.map(|(operation, _)| operation))
 }
 
 /// The events of a new operation: its creation, then each of its first attempts.
@@ -234,13 +247,36 @@ impl OperationStore for Database {
 
     #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
     async fn get(&self, op_id: OperationId) -> Result<Option<Operation>, StoreError> {
+        self.read(move |conn| operation_by_id(conn, op_id)).await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
+    async fn get_with_attempts(
+        &self,
+        op_id: OperationId,
+    ) -> Result<Option<(Operation, Vec<Attempt>)>, StoreError> {
+        // One statement: the operation's row once per attempt (or once, with none).
         self.read(move |conn| {
-            let row = operations::table
-                .find(op_id.to_string())
-                .select(OperationRow::as_select())
-                .first(conn)
-                .optional()?;
-            Ok(load_operation(row)?.map(|(op, _)| op))
+            let rows: Vec<(OperationRow, Option<AttemptRow>)> = operations::table
+                .left_join(
+                    provider_attempts::table.on(provider_attempts::operation_id.eq(operations::id)),
+                )
+                .filter(operations::id.eq(op_id.to_string()))
+                .order(provider_attempts::number.asc())
+                .select((OperationRow::as_select(), Option::<AttemptRow>::as_select()))
+                .load(conn)?;
+            let mut rows = rows.into_iter();
+            let Some((first, attempt)) = rows.next() else {
+                return Ok(None);
+            };
+            let attempts = attempt
+                .into_iter()
+                .chain(rows.filter_map(|(_, attempt)| attempt))
+                .map(AttemptRow::into_attempt)
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(corrupt)?;
+            let (operation, _) = operation_from_row(first).map_err(corrupt)?;
+            Ok(Some((operation, attempts)))
         })
         .await
     }

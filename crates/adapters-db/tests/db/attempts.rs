@@ -80,8 +80,15 @@ async fn an_operation_is_written_with_its_first_attempt_and_keeps_its_provider()
         assert!(!read.is_sandbox());
         assert_eq!(
             t.db.attempts(deposit.id()).await.expect("attempts"),
-            vec![attempt]
+            vec![attempt.clone()]
         );
+        // Read together, as a notification reads them.
+        assert_eq!(
+            t.db.get_with_attempts(deposit.id()).await.expect("read"),
+            Some((deposit.clone(), vec![attempt]))
+        );
+        let unknown = OperationId::from_uuid(uuid::Uuid::new_v4());
+        assert_eq!(t.db.get_with_attempts(unknown).await.expect("read"), None);
 
         // A payout's hold and its attempt in one unit of work.
         let shop = funded_merchant(&t.db, 10_00).await;
@@ -380,6 +387,67 @@ async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
+    each_backend(|t| async move {
+        let at = now();
+        let mut sent = Vec::new();
+        for _ in 0..24 {
+            sent.push(stored(&t, "bank-a", at.plus_seconds(10)).await.1);
+        }
+        // Awaited saves, a queued one of the same attempt among them, and one of an attempt
+        // that does not exist: that one's caller alone hears the failure.
+        let heard: Vec<Attempt> = sent
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Attempt {
+                state: AttemptState::Ok,
+                acquirer_id: Some(format!("acq_{i}")),
+                updated_at: at.plus_seconds(1),
+                next_check_at: Some(at.plus_seconds(61)),
+                ..a.clone()
+            })
+            .collect();
+        t.db.save_attempt_soon(Attempt {
+            latency_ms: Some(7),
+            ..heard[0].clone()
+        });
+        let db = t.db.clone();
+        let saves = heard.clone();
+        let answers = all_at_once(25, move |i| {
+            let db = db.clone();
+            let attempt = match saves.get(i) {
+                Some(attempt) => attempt.clone(),
+                None => Attempt {
+                    number: 2,
+                    ..saves[0].clone()
+                },
+            };
+            async move { db.save_attempt(&attempt).await }
+        })
+        .await;
+        assert!(answers[..24].iter().all(Result::is_ok), "{answers:?}");
+        assert!(answers[24].is_err(), "a save of no attempt is refused");
+
+        // Each answer came after its commit: every save is read back at once.
+        for expected in &heard {
+            let read = t.db.attempts(expected.operation_id).await.expect("read");
+            assert_eq!(read.len(), 1);
+            assert_eq!(
+                (read[0].state, &read[0].acquirer_id, read[0].next_check_at),
+                (
+                    AttemptState::Ok,
+                    &expected.acquirer_id,
+                    expected.next_check_at
+                )
+            );
+        }
+        let to_ok = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
+        assert_eq!(t.rows_where("operation_events", to_ok), 24);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn claims_take_due_current_attempts_of_processing_operations_at_one_provider() {
     each_backend(|t| async move {
         let at = now();
@@ -403,8 +471,21 @@ async fn claims_take_due_current_attempts_of_processing_operations_at_one_provid
         t.db.finish(&completion).await.expect("finish");
         assert_eq!(attempt.next_check_at, Some(at.plus_seconds(-10)));
         // Failed over to bank-b: its first attempt at bank-a is no longer current.
-        let (_moved, moved_first) = stored(&t, "bank-a", at.plus_seconds(-30)).await;
+        let (moved, moved_first) = stored(&t, "bank-a", at.plus_seconds(-30)).await;
         later_attempt(&t, &moved_first, "bank-b", AttemptState::Sent).await;
+        // Read with its operation, as a notification reads them: both, by number.
+        let (_, both) =
+            t.db.get_with_attempts(moved.id())
+                .await
+                .expect("read")
+                .expect("known");
+        assert_eq!(
+            both.iter()
+                .map(|a| (a.number, a.provider.as_str()))
+                .collect::<Vec<_>>(),
+            vec![(1, "bank-a"), (2, "bank-b")]
+        );
+        assert_eq!(both, t.db.attempts(moved.id()).await.expect("read"));
         // A later attempt that was skipped was never tried: the first one is still current.
         let (skipped_after, skipped_first) = stored(&t, "bank-a", at.plus_seconds(-5)).await;
         let skipped = Attempt::skipped(skipped_after.id(), 2, 1, "bank-c", at);

@@ -360,10 +360,9 @@ impl Gateway {
         let Ok(id) = OperationId::parse(&notification.reference) else {
             return Err(NotificationError::NotFound);
         };
-        let Some(operation) = self.ports.store.get(id).await? else {
+        let Some((operation, attempts)) = self.ports.store.get_with_attempts(id).await? else {
             return Err(NotificationError::NotFound);
         };
-        let attempts = self.ports.store.attempts(id).await?;
         let current_number = attempt::current(&attempts).map(|a| a.number);
         let Some(attempt) = attempts
             .into_iter()

@@ -335,6 +335,16 @@ fn with_attempts(mocks: &mut Mocks, attempts: Vec<Attempt>) {
         .returning(move |_| Ok(attempts.clone()));
 }
 
+/// The store holds `operation` with `attempts`, read together as a notification reads them.
+fn known(mocks: &mut Mocks, operation: Operation, attempts: Vec<Attempt>) {
+    let id = operation.id();
+    mocks
+        .store
+        .expect_get_with_attempts()
+        .withf(move |asked| *asked == id)
+        .returning(move |_| Ok(Some((operation.clone(), attempts.clone()))));
+}
+
 fn notify(mocks: Mocks, n: Notification) -> Result<(), NotificationError> {
     block_on(mocks.gateway().apply_notification(&bank(), n))
 }
@@ -342,8 +352,7 @@ fn notify(mocks: Mocks, n: Notification) -> Result<(), NotificationError> {
 #[test]
 fn a_final_notification_finishes_the_operation_once() {
     let mut mocks = at_bank();
-    mocks.stored(bank_payout());
-    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    known(&mut mocks, bank_payout(), vec![ok_attempt(1, BANK)]);
     let saved = expect_save_attempt(&mut mocks);
     let finished = mocks.expect_finish(1, || Ok(()));
 
@@ -371,15 +380,17 @@ fn notifications_for_what_this_provider_never_had_are_not_found_and_change_nothi
     ];
     for (attempts, n) in cases {
         let mut mocks = at_bank();
-        mocks.stored(bank_payout());
-        with_attempts(&mut mocks, attempts);
+        known(&mut mocks, bank_payout(), attempts);
         mocks.store.expect_save_attempt().never();
         mocks.expect_no_store_writes();
 
         assert!(matches!(notify(mocks, n), Err(NotificationError::NotFound)));
     }
     let mut mocks = at_bank();
-    mocks.store.expect_get().returning(|_| Ok(None));
+    mocks
+        .store
+        .expect_get_with_attempts()
+        .returning(|_| Ok(None));
     assert!(matches!(
         notify(mocks, notification(PaymentStatus::Succeeded, None)),
         Err(NotificationError::NotFound)
@@ -393,8 +404,7 @@ fn a_status_that_contradicts_a_final_operation_is_a_discrepancy_and_changes_noth
         .declined(Decline::new(DeclineCode::ProviderUnavailable))
         .build();
     let mut mocks = at_bank();
-    mocks.stored(declined);
-    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    known(&mut mocks, declined, vec![ok_attempt(1, BANK)]);
     expect_save_attempt(&mut mocks);
     mocks.store.expect_finish().never();
     let recorded = Captured::default();
@@ -424,8 +434,7 @@ fn a_final_status_heard_again_changes_nothing() {
         .status(Status::Approved)
         .build();
     let mut mocks = at_bank();
-    mocks.stored(approved);
-    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    known(&mut mocks, approved, vec![ok_attempt(1, BANK)]);
     expect_save_attempt(&mut mocks);
     mocks.store.expect_finish().never();
     mocks.store.expect_record_discrepancy().never();
@@ -436,9 +445,9 @@ fn a_final_status_heard_again_changes_nothing() {
 #[test]
 fn a_definite_failure_heard_while_the_creation_call_is_in_flight_is_left_to_that_call() {
     let mut mocks = at_bank();
-    mocks.stored(bank_payout());
-    with_attempts(
+    known(
         &mut mocks,
+        bank_payout(),
         vec![Attempt::sent(id(1), 1, 11, BANK, now(), now())],
     );
     let saved = expect_save_attempt(&mut mocks);
@@ -461,9 +470,9 @@ fn a_definite_failure_heard_while_the_creation_call_is_in_flight_is_left_to_that
 #[test]
 fn success_reported_for_an_earlier_attempt_is_recorded_there_as_a_discrepancy() {
     let mut mocks = at_bank();
-    mocks.stored(bank_payout());
-    with_attempts(
+    known(
         &mut mocks,
+        bank_payout(),
         vec![
             Attempt {
                 state: AttemptState::Unknown,
@@ -495,11 +504,13 @@ fn success_for_an_attempt_superseded_while_it_was_applied_is_a_discrepancy_not_a
     // The attempt looked current when read, but routing moved on before the status was
     // written: the store refuses the final status, and the money is flagged.
     let mut mocks = at_bank();
-    mocks.stored(bank_payout());
-    with_attempts(
+    known(
         &mut mocks,
+        bank_payout(),
         vec![Attempt::sent(id(1), 1, 11, BANK, now(), now())],
     );
+    // Read again after the refused finish.
+    mocks.stored(bank_payout());
     let finished = mocks.expect_finish(1, || Err(crate::ports::FinishError::NotProcessing));
     expect_save_attempt(&mut mocks);
     mocks
@@ -688,8 +699,11 @@ fn expiry_that_finds_the_payment_already_succeeded_approves_it() {
 fn an_acquirer_deposit_is_never_expired_on_the_gateways_clock_alone() {
     // The acquirer reports success after the lifetime: it applies as reported.
     let mut mocks = at_bank();
-    mocks.stored(expired_bank_deposit());
-    with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
+    known(
+        &mut mocks,
+        expired_bank_deposit(),
+        vec![ok_attempt(1, BANK)],
+    );
     expect_save_attempt(&mut mocks);
     let finished = mocks.expect_finish(1, || Ok(()));
 
