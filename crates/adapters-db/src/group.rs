@@ -56,6 +56,14 @@ impl<J> Group<J> {
         start
     }
 
+    /// Takes up to `max` queued jobs now, for a writer that already holds a batch and waited
+    /// for more (the writer stays counted).
+    pub(crate) fn take(&self, max: usize) -> Vec<J> {
+        let mut pending = self.pending();
+        let n = pending.jobs.len().min(max);
+        pending.jobs.drain(..n).collect()
+    }
+
     /// A writer's loop: hands `write` up to `max` queued jobs at a time until the queue is
     /// empty, then stops counting itself. If `write` panics, the writer is uncounted all the
     /// same, so the next push starts a fresh one for the jobs still queued.
@@ -155,6 +163,25 @@ mod tests {
         assert_eq!(batches, vec![vec![1, 2], vec![3]]);
         // One writer stopped: the next push may start one again.
         assert!(group.push(4, 2));
+    }
+
+    #[test]
+    fn a_writer_takes_more_without_being_counted_again() {
+        let group = Group::default();
+        assert!(group.push(1, 1));
+        assert!(!group.push(2, 1));
+        assert!(!group.push(3, 1));
+        let mut batches = Vec::new();
+        group.drain(1, |mut jobs| {
+            jobs.extend(group.take(1));
+            batches.push(jobs);
+        });
+        assert_eq!(batches, vec![vec![1, 2], vec![3]]);
+        assert!(group.take(5).is_empty());
+        assert!(
+            group.push(4, 1),
+            "the writer stopped once the queue was empty"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! reconciler; and the discrepancies providers report.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use diesel::backend::Backend;
 use diesel::pg::PgConnection;
@@ -31,10 +32,16 @@ const SAVE_WRITERS: usize = 1;
 /// Most queued attempt saves in one transaction.
 const MAX_SAVES: usize = 64;
 
-/// A queued attempt save, and where its answer goes when its caller waits for it.
+/// How long a writer holding only saves nobody waits for waits for more before writing: the
+/// acquirer's notification of a payment comes a moment after the creation's answer is queued,
+/// and saves of one attempt queued together are written as one ([`AttemptSave::fold`]).
+const LINGER: Duration = Duration::from_millis(3);
+
+/// A queued attempt save, and where its answer goes: to each caller waiting for it (none for
+/// a save nobody waits for; more than one once saves of one attempt are folded together).
 pub(crate) struct AttemptSave {
     attempt: Attempt,
-    reply: Option<oneshot::Sender<Result<(), StoreError>>>,
+    replies: Vec<oneshot::Sender<Result<(), StoreError>>>,
 }
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
@@ -378,21 +385,91 @@ pub(crate) struct Claim {
 }
 
 impl AttemptSave {
-    /// Hands `result` to the caller waiting for it; a save nobody waits for that failed is
+    /// Folds `later`, a save of the same attempt queued after this one, into this one when
+    /// both give it the same answered state (`ok`, `declined`, `unavailable`): the row then
+    /// ends as [`SAVE`] would leave it after both, with one statement and at most one event
+    /// (its time the later save's). A creation's answer and the acquirer's notification of
+    /// the same payment, queued together, are the usual pair. Otherwise `later` is handed back.
+    fn fold(&mut self, later: AttemptSave) -> Option<AttemptSave> {
+        let (first, next) = (&self.attempt, &later.attempt);
+        let answered = matches!(
+            first.state,
+            AttemptState::Ok | AttemptState::Declined | AttemptState::Unavailable
+        );
+        let same = (first.operation_id, first.number) == (next.operation_id, next.number);
+        if !(same && answered && first.state == next.state) {
+            return Some(later);
+        }
+        let AttemptSave {
+            attempt: next,
+            replies,
+        } = later;
+        // As SAVE merges: the first acquirer id known is kept; a later failure code, page
+        // or latency replaces an earlier one; the rest is the later save's.
+        self.attempt = Attempt {
+            acquirer_id: self.attempt.acquirer_id.take().or(next.acquirer_id.clone()),
+            failure_code: next
+                .failure_code
+                .clone()
+                .or(self.attempt.failure_code.take()),
+            redirect_url: next
+                .redirect_url
+                .clone()
+                .or(self.attempt.redirect_url.take()),
+            latency_ms: next.latency_ms.or(self.attempt.latency_ms),
+            ..next
+        };
+        self.replies.extend(replies);
+        None
+    }
+
+    /// Hands `result` to each caller waiting for it; a save nobody waits for that failed is
     /// logged.
     fn answer(self, result: Result<(), StoreError>) {
-        match self.reply {
-            // The caller may have stopped waiting; the save stands either way.
-            Some(reply) => drop(reply.send(result)),
-            None => {
-                if let Err(error) = result {
-                    tracing::error!(operation.id = %self.attempt.operation_id,
-                        attempt = self.attempt.number, error = %Chain(&error),
-                        "acquirer answer not written; the reconciler reads it");
-                }
+        if self.replies.is_empty() {
+            if let Err(error) = result {
+                tracing::error!(operation.id = %self.attempt.operation_id,
+                    attempt = self.attempt.number, error = %Chain(&error),
+                    "acquirer answer not written; the reconciler reads it");
             }
+            return;
+        }
+        let mut replies = self.replies;
+        let last = replies.pop();
+        // A caller may have stopped waiting; the save stands either way.
+        for reply in replies {
+            drop(reply.send(copied(&result)));
+        }
+        if let Some(reply) = last {
+            drop(reply.send(result));
         }
     }
+}
+
+/// The same answer for another caller of a folded save: its error's kind and text.
+fn copied(result: &Result<(), StoreError>) -> Result<(), StoreError> {
+    match result {
+        Ok(()) => Ok(()),
+        Err(StoreError::Unavailable(error)) => {
+            Err(StoreError::Unavailable(error.to_string().into()))
+        }
+        Err(StoreError::Other(error)) => Err(StoreError::Other(anyhow::anyhow!("{error:#}"))),
+    }
+}
+
+/// `saves` in key order (so two writers lock rows in one order), saves of one attempt in the
+/// order they were queued, each run of them folded where [`AttemptSave::fold`] allows.
+fn in_key_order(mut saves: Vec<AttemptSave>) -> Vec<AttemptSave> {
+    saves.sort_by_key(|s| (s.attempt.operation_id, s.attempt.number));
+    let mut folded: Vec<AttemptSave> = Vec::with_capacity(saves.len());
+    for save in saves {
+        let unfolded = match folded.last_mut() {
+            Some(last) => last.fold(save),
+            None => Some(save),
+        };
+        folded.extend(unfolded);
+    }
+    folded
 }
 
 fn attempts_from(rows: Vec<AttemptRow>) -> anyhow::Result<Vec<Attempt>> {
@@ -417,7 +494,7 @@ impl Database {
             |db| &db.inner.attempt_saves,
             |reply| AttemptSave {
                 attempt,
-                reply: Some(reply),
+                replies: vec![reply],
             },
             SAVE_WRITERS,
             MAX_SAVES,
@@ -436,7 +513,7 @@ impl Database {
             |db| &db.inner.attempt_saves,
             AttemptSave {
                 attempt,
-                reply: None,
+                replies: Vec::new(),
             },
             SAVE_WRITERS,
             MAX_SAVES,
@@ -444,12 +521,16 @@ impl Database {
         );
     }
 
-    /// Writes queued saves in one transaction, in key order (so two writers lock rows in one
-    /// order, and two saves of one attempt are written in the order they were queued); if
-    /// that fails, each alone, so one bad save fails for itself only. Each waiting caller is
+    /// Writes queued saves in one transaction, in key order ([`in_key_order`]); if that
+    /// fails, each alone, so one bad save fails for itself only. Each waiting caller is
     /// answered after the commit that wrote its save.
     fn save_queued(&self, mut saves: Vec<AttemptSave>) {
-        saves.sort_by_key(|s| (s.attempt.operation_id, s.attempt.number));
+        if saves.len() < MAX_SAVES && saves.iter().all(|s| s.replies.is_empty()) {
+            std::thread::sleep(LINGER);
+            let room = MAX_SAVES - saves.len();
+            saves.extend(self.inner.attempt_saves.take(room));
+        }
+        let saves = in_key_order(saves);
         if saves.len() > 1 {
             let together = self.retrying(true, |conn| {
                 write_tx(conn, |conn| {
@@ -586,5 +667,134 @@ impl Database {
             }
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::testkit::{at, id};
+
+    use super::*;
+
+    fn save(n: u128, state: AttemptState, changes: impl FnOnce(&mut Attempt)) -> AttemptSave {
+        let mut attempt = Attempt::sent(id(n), 1, 1, "bank", at(0), at(5));
+        attempt.state = state;
+        changes(&mut attempt);
+        AttemptSave {
+            attempt,
+            replies: Vec::new(),
+        }
+    }
+
+    fn waited(mut save: AttemptSave) -> (AttemptSave, oneshot::Receiver<Result<(), StoreError>>) {
+        let (reply, answer) = oneshot::channel();
+        save.replies.push(reply);
+        (save, answer)
+    }
+
+    #[test]
+    fn a_creations_answer_and_the_notification_of_it_are_one_save() {
+        let creation = save(1, AttemptState::Ok, |a| {
+            a.acquirer_id = Some("acq_1".into());
+            a.redirect_url = Some("https://bank.example/pay/acq_1".into());
+            a.latency_ms = Some(12);
+            a.updated_at = at(1);
+            a.next_check_at = Some(at(61));
+        });
+        let (notification, answer) = waited(save(1, AttemptState::Ok, |a| {
+            a.acquirer_id = Some("acq_1".into());
+            a.updated_at = at(2);
+            a.next_check_at = Some(at(62));
+        }));
+
+        let folded = in_key_order(vec![creation, notification]);
+
+        assert_eq!(folded.len(), 1);
+        let one = &folded[0].attempt;
+        assert_eq!(one.acquirer_id.as_deref(), Some("acq_1"));
+        assert_eq!(
+            one.redirect_url.as_deref(),
+            Some("https://bank.example/pay/acq_1")
+        );
+        assert_eq!(one.latency_ms, Some(12));
+        assert_eq!((one.updated_at, one.next_check_at), (at(2), Some(at(62))));
+        // The notification's caller hears the one save's answer.
+        folded.into_iter().for_each(|s| s.answer(Ok(())));
+        assert!(matches!(answer.blocking_recv(), Ok(Ok(()))));
+    }
+
+    #[test]
+    fn the_first_acquirer_id_stays_and_a_later_failure_code_replaces_an_earlier_one() {
+        let first = save(1, AttemptState::Declined, |a| {
+            a.acquirer_id = Some("acq_1".into());
+            a.failure_code = Some("insufficient_funds".into());
+        });
+        let later = save(1, AttemptState::Declined, |a| {
+            a.acquirer_id = Some("acq_other".into());
+            a.failure_code = Some("card_declined".into());
+        });
+
+        let folded = in_key_order(vec![first, later]);
+
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded[0].attempt.acquirer_id.as_deref(), Some("acq_1"));
+        assert_eq!(
+            folded[0].attempt.failure_code.as_deref(),
+            Some("card_declined")
+        );
+    }
+
+    #[test]
+    fn saves_that_change_the_state_differently_or_of_other_attempts_stay_apart() {
+        let keys = |saves: &[AttemptSave]| -> Vec<(OperationId, AttemptState)> {
+            saves
+                .iter()
+                .map(|s| (s.attempt.operation_id, s.attempt.state))
+                .collect()
+        };
+        // Each change of state is its own event: unknown, then ok, are two saves.
+        let apart = in_key_order(vec![
+            save(1, AttemptState::Unknown, |_| {}),
+            save(1, AttemptState::Ok, |_| {}),
+        ]);
+        assert_eq!(
+            keys(&apart),
+            vec![(id(1), AttemptState::Unknown), (id(1), AttemptState::Ok)]
+        );
+        // Not answered: nothing to fold.
+        let sent = in_key_order(vec![
+            save(1, AttemptState::Sent, |_| {}),
+            save(1, AttemptState::Sent, |_| {}),
+        ]);
+        assert_eq!(sent.len(), 2);
+        // Other attempts, in key order whatever the queue's.
+        let others = in_key_order(vec![
+            save(2, AttemptState::Ok, |_| {}),
+            save(1, AttemptState::Ok, |_| {}),
+            save(2, AttemptState::Ok, |_| {}),
+        ]);
+        assert_eq!(
+            keys(&others),
+            vec![(id(1), AttemptState::Ok), (id(2), AttemptState::Ok)]
+        );
+    }
+
+    #[test]
+    fn every_caller_of_a_folded_save_hears_its_failure() {
+        let (first, first_answer) = waited(save(1, AttemptState::Ok, |_| {}));
+        let (second, second_answer) = waited(save(1, AttemptState::Ok, |_| {}));
+        let folded = in_key_order(vec![first, second]);
+        assert_eq!(folded.len(), 1);
+
+        folded
+            .into_iter()
+            .for_each(|s| s.answer(Err(StoreError::Unavailable("pool timed out".into()))));
+
+        for answer in [first_answer, second_answer] {
+            assert!(matches!(
+                answer.blocking_recv(),
+                Ok(Err(StoreError::Unavailable(_)))
+            ));
+        }
     }
 }
