@@ -42,19 +42,6 @@ fn load_operation<E: From<StoreError>>(
     row.map(operation_from_row).transpose().map_err(corrupt)
 }
 
-/// The operation with this id, read on the caller's connection.
-fn operation_by_id<E: From<StoreError>>(
-    conn: &mut DbConn,
-    id: OperationId,
-) -> Result<Option<Operation>, TxError<E>> {
-    let row = operations::table
-        .find(id.to_string())
-        .select(OperationRow::as_select())
-        .first(conn)
-        .optional()?;
-    Ok(load_operation(row)?.map(|(operation, _)| operation))
-}
-
 /// The events of a new operation: its creation, then each of its first attempts.
 pub(super) fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
     std::iter::once(NewEvent::created(&new.operation))
@@ -247,7 +234,15 @@ impl OperationStore for Database {
 
     #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]
     async fn get(&self, op_id: OperationId) -> Result<Option<Operation>, StoreError> {
-        self.read(move |conn| operation_by_id(conn, op_id)).await
+        self.read(move |conn| {
+            let row = operations::table
+                .find(op_id.to_string())
+                .select(OperationRow::as_select())
+                .first(conn)
+                .optional()?;
+            Ok(load_operation(row)?.map(|(op, _)| op))
+        })
+        .await
     }
 
     #[tracing::instrument(level = "debug", skip(self), fields(operation.id = %op_id))]

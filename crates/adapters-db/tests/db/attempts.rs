@@ -28,6 +28,18 @@ async fn stored(t: &TestDb, provider: &str, check_at: Timestamp) -> (Operation, 
     (op, attempt)
 }
 
+/// The first attempts of `n` processing deposits at `bank-a`, each of a new merchant.
+async fn sent_attempts(t: &TestDb, n: usize, check_at: Timestamp) -> Vec<Attempt> {
+    let mut sent = Vec::new();
+    for _ in 0..n {
+        sent.push(stored(t, "bank-a", check_at).await.1);
+    }
+    sent
+}
+
+/// Events of an attempt's change to `ok`.
+const TO_OK: &str = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
+
 /// Moves `op` on from its first attempt `first` to attempt 2 at `provider`, in `state`.
 async fn later_attempt(t: &TestDb, first: &Attempt, provider: &str, state: AttemptState) {
     let failed = Attempt {
@@ -325,10 +337,7 @@ async fn a_stale_copy_never_takes_back_what_the_acquirer_said() {
 async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
     each_backend(|t| async move {
         let at = now();
-        let mut sent = Vec::new();
-        for _ in 0..40 {
-            sent.push(stored(&t, "bank-a", at.plus_seconds(10)).await.1);
-        }
+        let sent = sent_attempts(&t, 40, at.plus_seconds(10)).await;
         // A notification was heard for the first before its creation's answer is saved.
         let heard = Attempt {
             state: AttemptState::Ok,
@@ -380,8 +389,7 @@ async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
         }
         assert_eq!(t.rows("provider_attempts"), 40);
         // One event each for the state's change to ok: the first's was the notification's.
-        let to_ok = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
-        assert_eq!(t.rows_where("operation_events", to_ok), 40);
+        assert_eq!(t.rows_where("operation_events", TO_OK), 40);
     })
     .await;
 }
@@ -390,10 +398,7 @@ async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
 async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
     each_backend(|t| async move {
         let at = now();
-        let mut sent = Vec::new();
-        for _ in 0..24 {
-            sent.push(stored(&t, "bank-a", at.plus_seconds(10)).await.1);
-        }
+        let sent = sent_attempts(&t, 24, at.plus_seconds(10)).await;
         // Awaited saves, a queued one of the same attempt among them, and one of an attempt
         // that does not exist: that one's caller alone hears the failure.
         let heard: Vec<Attempt> = sent
@@ -441,8 +446,11 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
                 )
             );
         }
-        let to_ok = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
-        assert_eq!(t.rows_where("operation_events", to_ok), 24);
+        // The queued save's latency is kept, whether or not it was written with the awaited
+        // save of the same attempt.
+        let first = t.db.attempts(heard[0].operation_id).await.expect("read");
+        assert_eq!(first[0].latency_ms, Some(7));
+        assert_eq!(t.rows_where("operation_events", TO_OK), 24);
     })
     .await;
 }
