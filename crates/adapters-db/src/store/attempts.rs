@@ -37,11 +37,10 @@ const MAX_SAVES: usize = 64;
 /// and saves of one attempt queued together are written as one ([`AttemptSave::fold`]).
 const LINGER: Duration = Duration::from_millis(3);
 
-/// A queued attempt save, and where its answer goes: to each caller waiting for it (none for
-/// a save nobody waits for; more than one once saves of one attempt are folded together).
+/// A queued attempt save, and where its answer goes when its caller waits for it.
 pub(crate) struct AttemptSave {
     attempt: Attempt,
-    replies: Vec<oneshot::Sender<Result<(), StoreError>>>,
+    reply: Option<oneshot::Sender<Result<(), StoreError>>>,
 }
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
@@ -385,91 +384,64 @@ pub(crate) struct Claim {
 }
 
 impl AttemptSave {
-    /// Folds `later`, a save of the same attempt queued after this one, into this one when
-    /// both give it the same answered state (`ok`, `declined`, `unavailable`): the row then
-    /// ends as [`SAVE`] would leave it after both, with one statement and at most one event
-    /// (its time the later save's). A creation's answer and the acquirer's notification of
-    /// the same payment, queued together, are the usual pair. Otherwise `later` is handed back.
-    fn fold(&mut self, later: AttemptSave) -> Option<AttemptSave> {
-        let (first, next) = (&self.attempt, &later.attempt);
-        let answered = matches!(
-            first.state,
-            AttemptState::Ok | AttemptState::Declined | AttemptState::Unavailable
-        );
-        let same = (first.operation_id, first.number) == (next.operation_id, next.number);
-        if !(same && answered && first.state == next.state) {
-            return Some(later);
-        }
-        let AttemptSave {
-            attempt: next,
-            replies,
-        } = later;
-        // As SAVE merges: the first acquirer id known is kept; a later failure code, page
-        // or latency replaces an earlier one; the rest is the later save's.
-        self.attempt = Attempt {
-            acquirer_id: self.attempt.acquirer_id.take().or(next.acquirer_id.clone()),
-            failure_code: next
-                .failure_code
-                .clone()
-                .or(self.attempt.failure_code.take()),
-            redirect_url: next
-                .redirect_url
-                .clone()
-                .or(self.attempt.redirect_url.take()),
-            latency_ms: next.latency_ms.or(self.attempt.latency_ms),
-            ..next
-        };
-        self.replies.extend(replies);
-        None
-    }
-
-    /// Hands `result` to each caller waiting for it; a save nobody waits for that failed is
+    /// Hands `result` to the caller waiting for it; a save nobody waits for that failed is
     /// logged.
     fn answer(self, result: Result<(), StoreError>) {
-        if self.replies.is_empty() {
-            if let Err(error) = result {
-                tracing::error!(operation.id = %self.attempt.operation_id,
-                    attempt = self.attempt.number, error = %Chain(&error),
-                    "acquirer answer not written; the reconciler reads it");
+        match self.reply {
+            // The caller may have stopped waiting; the save stands either way.
+            Some(reply) => drop(reply.send(result)),
+            None => {
+                if let Err(error) = result {
+                    tracing::error!(operation.id = %self.attempt.operation_id,
+                        attempt = self.attempt.number, error = %Chain(&error),
+                        "acquirer answer not written; the reconciler reads it");
+                }
             }
-            return;
-        }
-        let mut replies = self.replies;
-        let last = replies.pop();
-        // A caller may have stopped waiting; the save stands either way.
-        for reply in replies {
-            drop(reply.send(copied(&result)));
-        }
-        if let Some(reply) = last {
-            drop(reply.send(result));
         }
     }
 }
 
-/// The same answer for another caller of a folded save: its error's kind and text.
-fn copied(result: &Result<(), StoreError>) -> Result<(), StoreError> {
-    match result {
-        Ok(()) => Ok(()),
-        Err(StoreError::Unavailable(error)) => {
-            Err(StoreError::Unavailable(error.to_string().into()))
-        }
-        Err(StoreError::Other(error)) => Err(StoreError::Other(anyhow::anyhow!("{error:#}"))),
+/// `later`, a save of the same attempt queued after `first`, folded into `first` when both
+/// give it the same answered state (`ok`, `declined`, `unavailable`): the row then ends as
+/// [`SAVE`] would leave it after both, with one statement and at most one event, whose time
+/// is the later save's (the earlier one's when written one after the other; a creation's
+/// answer and the acquirer's notification of it, the usual pair, are milliseconds apart).
+/// `None` when they cannot be folded.
+fn folded(first: &Attempt, later: &Attempt) -> Option<Attempt> {
+    let answered = matches!(
+        first.state,
+        AttemptState::Ok | AttemptState::Declined | AttemptState::Unavailable
+    );
+    let same = (first.operation_id, first.number) == (later.operation_id, later.number);
+    if !(same && answered && first.state == later.state) {
+        return None;
     }
+    // As SAVE merges: the first acquirer id known is kept; a later failure code, page or
+    // latency replaces an earlier one; the rest is the later save's.
+    Some(Attempt {
+        acquirer_id: first.acquirer_id.clone().or(later.acquirer_id.clone()),
+        failure_code: later.failure_code.clone().or(first.failure_code.clone()),
+        redirect_url: later.redirect_url.clone().or(first.redirect_url.clone()),
+        latency_ms: later.latency_ms.or(first.latency_ms),
+        ..later.clone()
+    })
 }
 
-/// `saves` in key order (so two writers lock rows in one order), saves of one attempt in the
-/// order they were queued, each run of them folded where [`AttemptSave::fold`] allows.
-fn in_key_order(mut saves: Vec<AttemptSave>) -> Vec<AttemptSave> {
-    saves.sort_by_key(|s| (s.attempt.operation_id, s.attempt.number));
-    let mut folded: Vec<AttemptSave> = Vec::with_capacity(saves.len());
+/// What one transaction writes for `saves` (in key order, saves of one attempt in the order
+/// they were queued): each run of saves of one attempt folded where [`folded`] allows.
+fn statements(saves: &[AttemptSave]) -> Vec<Attempt> {
+    let mut written: Vec<Attempt> = Vec::with_capacity(saves.len());
     for save in saves {
-        let unfolded = match folded.last_mut() {
-            Some(last) => last.fold(save),
-            None => Some(save),
-        };
-        folded.extend(unfolded);
+        match written.last().and_then(|last| folded(last, &save.attempt)) {
+            Some(both) => {
+                if let Some(last) = written.last_mut() {
+                    *last = both;
+                }
+            }
+            None => written.push(save.attempt.clone()),
+        }
     }
-    folded
+    written
 }
 
 fn attempts_from(rows: Vec<AttemptRow>) -> anyhow::Result<Vec<Attempt>> {
@@ -494,7 +466,7 @@ impl Database {
             |db| &db.inner.attempt_saves,
             |reply| AttemptSave {
                 attempt,
-                replies: vec![reply],
+                reply: Some(reply),
             },
             SAVE_WRITERS,
             MAX_SAVES,
@@ -513,7 +485,7 @@ impl Database {
             |db| &db.inner.attempt_saves,
             AttemptSave {
                 attempt,
-                replies: Vec::new(),
+                reply: None,
             },
             SAVE_WRITERS,
             MAX_SAVES,
@@ -521,20 +493,24 @@ impl Database {
         );
     }
 
-    /// Writes queued saves in one transaction, in key order ([`in_key_order`]); if that
-    /// fails, each alone, so one bad save fails for itself only. Each waiting caller is
-    /// answered after the commit that wrote its save.
+    /// Writes queued saves in one transaction, in key order (so two writers lock rows in one
+    /// order), saves of one attempt in the order they were queued and folded where they can
+    /// be ([`statements`]). If that fails, each is written alone, unfolded, so one bad save
+    /// fails for itself only; once the database is found unavailable, the rest hear that at
+    /// once rather than wait for a connection each. Each waiting caller is answered after
+    /// the commit that wrote its save.
     fn save_queued(&self, mut saves: Vec<AttemptSave>) {
-        if saves.len() < MAX_SAVES && saves.iter().all(|s| s.replies.is_empty()) {
+        if saves.len() < MAX_SAVES && saves.iter().all(|s| s.reply.is_none()) {
             std::thread::sleep(LINGER);
             let room = MAX_SAVES - saves.len();
             saves.extend(self.inner.attempt_saves.take(room));
         }
-        let saves = in_key_order(saves);
+        saves.sort_by_key(|s| (s.attempt.operation_id, s.attempt.number));
         if saves.len() > 1 {
+            let written = statements(&saves);
             let together = self.retrying(true, |conn| {
                 write_tx(conn, |conn| {
-                    saves.iter().try_for_each(|s| save_merged(conn, &s.attempt))
+                    written.iter().try_for_each(|a| save_merged(conn, a))
                 })
             });
             match together {
@@ -548,11 +524,19 @@ impl Database {
                     "queued attempt saves failed together; each is written alone"),
             }
         }
+        let mut unavailable: Option<String> = None;
         for save in saves {
+            if let Some(why) = &unavailable {
+                save.answer(Err(StoreError::Unavailable(why.clone().into())));
+                continue;
+            }
             // One statement on PostgreSQL: no BEGIN and COMMIT around it.
             let alone: Result<(), StoreError> = self.retrying(true, |conn| {
                 statement_tx(conn, |conn| save_merged(conn, &save.attempt))
             });
+            if let Err(StoreError::Unavailable(why)) = &alone {
+                unavailable = Some(format!("{}", Chain(why.as_ref())));
+            }
             save.answer(alone);
         }
     }
@@ -682,18 +666,12 @@ mod tests {
         changes(&mut attempt);
         AttemptSave {
             attempt,
-            replies: Vec::new(),
+            reply: None,
         }
     }
 
-    fn waited(mut save: AttemptSave) -> (AttemptSave, oneshot::Receiver<Result<(), StoreError>>) {
-        let (reply, answer) = oneshot::channel();
-        save.replies.push(reply);
-        (save, answer)
-    }
-
     #[test]
-    fn a_creations_answer_and_the_notification_of_it_are_one_save() {
+    fn a_creations_answer_and_the_notification_of_it_are_one_statement() {
         let creation = save(1, AttemptState::Ok, |a| {
             a.acquirer_id = Some("acq_1".into());
             a.redirect_url = Some("https://bank.example/pay/acq_1".into());
@@ -701,16 +679,16 @@ mod tests {
             a.updated_at = at(1);
             a.next_check_at = Some(at(61));
         });
-        let (notification, answer) = waited(save(1, AttemptState::Ok, |a| {
+        let notification = save(1, AttemptState::Ok, |a| {
             a.acquirer_id = Some("acq_1".into());
             a.updated_at = at(2);
             a.next_check_at = Some(at(62));
-        }));
+        });
 
-        let folded = in_key_order(vec![creation, notification]);
+        let written = statements(&[creation, notification]);
 
-        assert_eq!(folded.len(), 1);
-        let one = &folded[0].attempt;
+        assert_eq!(written.len(), 1);
+        let one = &written[0];
         assert_eq!(one.acquirer_id.as_deref(), Some("acq_1"));
         assert_eq!(
             one.redirect_url.as_deref(),
@@ -718,9 +696,6 @@ mod tests {
         );
         assert_eq!(one.latency_ms, Some(12));
         assert_eq!((one.updated_at, one.next_check_at), (at(2), Some(at(62))));
-        // The notification's caller hears the one save's answer.
-        folded.into_iter().for_each(|s| s.answer(Ok(())));
-        assert!(matches!(answer.blocking_recv(), Ok(Ok(()))));
     }
 
     #[test]
@@ -734,67 +709,42 @@ mod tests {
             a.failure_code = Some("card_declined".into());
         });
 
-        let folded = in_key_order(vec![first, later]);
+        let written = statements(&[first, later]);
 
-        assert_eq!(folded.len(), 1);
-        assert_eq!(folded[0].attempt.acquirer_id.as_deref(), Some("acq_1"));
-        assert_eq!(
-            folded[0].attempt.failure_code.as_deref(),
-            Some("card_declined")
-        );
+        assert_eq!(written.len(), 1);
+        assert_eq!(written[0].acquirer_id.as_deref(), Some("acq_1"));
+        assert_eq!(written[0].failure_code.as_deref(), Some("card_declined"));
     }
 
     #[test]
     fn saves_that_change_the_state_differently_or_of_other_attempts_stay_apart() {
-        let keys = |saves: &[AttemptSave]| -> Vec<(OperationId, AttemptState)> {
-            saves
-                .iter()
-                .map(|s| (s.attempt.operation_id, s.attempt.state))
-                .collect()
+        let states = |written: Vec<Attempt>| -> Vec<(OperationId, AttemptState)> {
+            written.iter().map(|a| (a.operation_id, a.state)).collect()
         };
-        // Each change of state is its own event: unknown, then ok, are two saves.
-        let apart = in_key_order(vec![
+        // Each change of state is its own event: unknown, then ok, are two statements.
+        let apart = statements(&[
             save(1, AttemptState::Unknown, |_| {}),
             save(1, AttemptState::Ok, |_| {}),
         ]);
         assert_eq!(
-            keys(&apart),
+            states(apart),
             vec![(id(1), AttemptState::Unknown), (id(1), AttemptState::Ok)]
         );
         // Not answered: nothing to fold.
-        let sent = in_key_order(vec![
+        let sent = statements(&[
             save(1, AttemptState::Sent, |_| {}),
             save(1, AttemptState::Sent, |_| {}),
         ]);
         assert_eq!(sent.len(), 2);
-        // Other attempts, in key order whatever the queue's.
-        let others = in_key_order(vec![
-            save(2, AttemptState::Ok, |_| {}),
+        // Other attempts.
+        let others = statements(&[
             save(1, AttemptState::Ok, |_| {}),
+            save(2, AttemptState::Ok, |_| {}),
             save(2, AttemptState::Ok, |_| {}),
         ]);
         assert_eq!(
-            keys(&others),
+            states(others),
             vec![(id(1), AttemptState::Ok), (id(2), AttemptState::Ok)]
         );
-    }
-
-    #[test]
-    fn every_caller_of_a_folded_save_hears_its_failure() {
-        let (first, first_answer) = waited(save(1, AttemptState::Ok, |_| {}));
-        let (second, second_answer) = waited(save(1, AttemptState::Ok, |_| {}));
-        let folded = in_key_order(vec![first, second]);
-        assert_eq!(folded.len(), 1);
-
-        folded
-            .into_iter()
-            .for_each(|s| s.answer(Err(StoreError::Unavailable("pool timed out".into()))));
-
-        for answer in [first_answer, second_answer] {
-            assert!(matches!(
-                answer.blocking_recv(),
-                Ok(Err(StoreError::Unavailable(_)))
-            ));
-        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use adapters_db::Database;
+use adapters_db::{Backend, Database};
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
 use domain::ledger::hold_for;
 use domain::operation::{Decline, DeclineCode, Operation, Outcome};
@@ -427,15 +427,18 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
                     ..saves[0].clone()
                 },
             };
-            async move { db.save_attempt(&attempt).await }
+            // Read back as soon as it is answered: the answer comes after its commit.
+            async move {
+                let answer = db.save_attempt(&attempt).await;
+                let read = db.attempts(attempt.operation_id).await.expect("read");
+                (answer, read)
+            }
         })
         .await;
-        assert!(answers[..24].iter().all(Result::is_ok), "{answers:?}");
-        assert!(answers[24].is_err(), "a save of no attempt is refused");
+        assert!(answers[..24].iter().all(|(a, _)| a.is_ok()), "{answers:?}");
+        assert!(answers[24].0.is_err(), "a save of no attempt is refused");
 
-        // Each answer came after its commit: every save is read back at once.
-        for expected in &heard {
-            let read = t.db.attempts(expected.operation_id).await.expect("read");
+        for (expected, (_, read)) in heard.iter().zip(&answers) {
             assert_eq!(read.len(), 1);
             assert_eq!(
                 (read[0].state, &read[0].acquirer_id, read[0].next_check_at),
@@ -451,6 +454,42 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
         let first = t.db.attempts(heard[0].operation_id).await.expect("read");
         assert_eq!(first[0].latency_ms, Some(7));
         assert_eq!(t.rows_where("operation_events", TO_OK), 24);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_save_queued_with_a_bad_one_of_the_same_attempt_is_written_all_the_same() {
+    each_backend(|t| async move {
+        let at = now();
+        let sent = sent_attempts(&t, 1, at.plus_seconds(10)).await;
+        let answered = Attempt {
+            state: AttemptState::Ok,
+            acquirer_id: Some("acq_0".into()),
+            updated_at: at.plus_seconds(1),
+            next_check_at: Some(at.plus_seconds(61)),
+            ..sent[0].clone()
+        };
+        // PostgreSQL refuses a NUL in text: that queued save fails, and only it. SQLite
+        // stores it.
+        t.db.save_attempt_soon(Attempt {
+            failure_code: Some("bad\0code".into()),
+            latency_ms: Some(9),
+            ..answered.clone()
+        });
+        t.db.save_attempt(&answered).await.expect("saved");
+
+        let read = t.db.attempts(answered.operation_id).await.expect("read");
+        assert_eq!(
+            (read[0].state, read[0].acquirer_id.as_deref()),
+            (AttemptState::Ok, Some("acq_0"))
+        );
+        let kept = match t.backend() {
+            Backend::Postgres => None,
+            Backend::Sqlite => Some("bad\0code"),
+        };
+        assert_eq!(read[0].failure_code.as_deref(), kept);
+        assert_eq!(t.rows_where("operation_events", TO_OK), 1);
     })
     .await;
 }
