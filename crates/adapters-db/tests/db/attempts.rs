@@ -37,6 +37,18 @@ async fn sent_attempts(t: &TestDb, n: usize, check_at: Timestamp) -> Vec<Attempt
     sent
 }
 
+/// `attempt` as a notification saves it a second after `at`: `ok` at the acquirer's
+/// `acquirer_id`, read next a minute later.
+fn heard_of(attempt: &Attempt, acquirer_id: &str, at: Timestamp) -> Attempt {
+    Attempt {
+        state: AttemptState::Ok,
+        acquirer_id: Some(acquirer_id.into()),
+        updated_at: at.plus_seconds(1),
+        next_check_at: Some(at.plus_seconds(61)),
+        ..attempt.clone()
+    }
+}
+
 /// Events of an attempt's change to `ok`.
 const TO_OK: &str = "detail LIKE '%\"kind\":\"attempt\"%' AND detail LIKE '%\"state\":\"ok\"%'";
 
@@ -404,13 +416,7 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
         let heard: Vec<Attempt> = sent
             .iter()
             .enumerate()
-            .map(|(i, a)| Attempt {
-                state: AttemptState::Ok,
-                acquirer_id: Some(format!("acq_{i}")),
-                updated_at: at.plus_seconds(1),
-                next_check_at: Some(at.plus_seconds(61)),
-                ..a.clone()
-            })
+            .map(|(i, a)| heard_of(a, &format!("acq_{i}"), at))
             .collect();
         t.db.save_attempt_soon(Attempt {
             latency_ms: Some(7),
@@ -463,13 +469,7 @@ async fn a_save_queued_with_a_bad_one_of_the_same_attempt_is_written_all_the_sam
     each_backend(|t| async move {
         let at = now();
         let sent = sent_attempts(&t, 1, at.plus_seconds(10)).await;
-        let answered = Attempt {
-            state: AttemptState::Ok,
-            acquirer_id: Some("acq_0".into()),
-            updated_at: at.plus_seconds(1),
-            next_check_at: Some(at.plus_seconds(61)),
-            ..sent[0].clone()
-        };
+        let answered = heard_of(&sent[0], "acq_0", at);
         // PostgreSQL refuses a NUL in text: that queued save fails, and only it. SQLite
         // stores it.
         t.db.save_attempt_soon(Attempt {
