@@ -114,7 +114,7 @@ pub(crate) struct Inner {
     /// Requests' reads of merchant secrets waiting to be read together
     /// (see `crate::directory`).
     pub(crate) key_reads: Group<KeyJob>,
-    /// Attempt saves no caller waits for (see `store::attempts`).
+    /// Attempt saves, awaited or not, written together (see `store::attempts`).
     pub(crate) attempt_saves: Group<AttemptSave>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,

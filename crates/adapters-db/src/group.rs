@@ -7,8 +7,9 @@
 //! batch is one job, and under heavy load the jobs that arrived during the previous write.
 //! Used on PostgreSQL by the operation inserts (`crate::queue`, `store::batched`), the
 //! outbox's attempt records (`outbox::grouped`) and the reads of merchant secrets
-//! (`crate::directory`), and on both backends by the attempt saves no request waits for
-//! (`store::attempts`, jobs without an answer), each through [`Database::enqueue`].
+//! (`crate::directory`), and on both backends by the attempt saves (`store::attempts`: a
+//! notification's or a read's, answered, and a creation's, which no request waits for),
+//! each through [`Database::enqueue`].
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

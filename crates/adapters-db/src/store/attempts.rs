@@ -34,7 +34,7 @@ const MAX_SAVES: usize = 64;
 
 /// How long a writer holding only saves nobody waits for waits for more before writing: the
 /// acquirer's notification of a payment comes a moment after the creation's answer is queued,
-/// and saves of one attempt queued together are written as one ([`AttemptSave::fold`]).
+/// and saves of one attempt queued together are written as one ([`folded`]).
 const LINGER: Duration = Duration::from_millis(3);
 
 /// A queued attempt save, and where its answer goes when its caller waits for it.
@@ -432,14 +432,13 @@ fn folded(first: &Attempt, later: &Attempt) -> Option<Attempt> {
 fn statements(saves: &[AttemptSave]) -> Vec<Attempt> {
     let mut written: Vec<Attempt> = Vec::with_capacity(saves.len());
     for save in saves {
-        match written.last().and_then(|last| folded(last, &save.attempt)) {
-            Some(both) => {
-                if let Some(last) = written.last_mut() {
-                    *last = both;
-                }
+        if let Some(last) = written.last_mut() {
+            if let Some(both) = folded(last, &save.attempt) {
+                *last = both;
+                continue;
             }
-            None => written.push(save.attempt.clone()),
         }
+        written.push(save.attempt.clone());
     }
     written
 }
