@@ -7,6 +7,7 @@
 //! recorded as a discrepancy, never applied.
 
 use super::create::millis;
+use super::recent::Answer;
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
@@ -189,6 +190,14 @@ impl Gateway {
                 0
             };
             attempt.next_check_at = Some(self.quiet_check(operation, now, attempt.reads));
+            let answer = attempt.acquirer_id.as_deref().and_then(|known| {
+                Answer::of(
+                    &attempt.provider,
+                    known,
+                    payment.status,
+                    payment.failure_code.as_deref(),
+                )
+            });
             if heard == Heard::Creation {
                 // The operation stays processing, so the merchant's answer does not depend
                 // on this write: it is not waited for. Lost with the process, it leaves the
@@ -197,8 +206,10 @@ impl Gateway {
             } else {
                 self.ports.store.save_attempt(&attempt).await?;
             }
+            self.recent.applied(operation.id(), answer);
             return Ok(operation.clone());
         };
+        self.recent.applied(operation.id(), None);
         attempt.next_check_at = None;
         if operation.status().is_final() {
             self.ports.store.save_attempt(&attempt).await?;
@@ -360,6 +371,21 @@ impl Gateway {
         let Ok(id) = OperationId::parse(&notification.reference) else {
             return Err(NotificationError::NotFound);
         };
+        let repeated = Answer::of(
+            provider.name.as_str(),
+            &notification.id,
+            notification.status,
+            notification.failure_code.as_deref(),
+        );
+        if repeated.is_some_and(|answer| self.recent.repeats(id, &answer)) {
+            // Nothing to read or write: this process applied this very status last, and a
+            // status that leaves the operation processing moves no money.
+            tracing::debug!(
+                status = notification.status.as_str(),
+                "notification repeats the status applied last; nothing to write"
+            );
+            return Ok(());
+        }
         let Some((operation, attempts)) = self.ports.store.get_with_attempts(id).await? else {
             return Err(NotificationError::NotFound);
         };

@@ -6,6 +6,7 @@ mod complete;
 mod create;
 mod errors;
 mod read;
+mod recent;
 mod reconcile;
 mod refund;
 mod routing;
@@ -94,6 +95,8 @@ pub struct Gateway {
     sandbox: bool,
     /// This process's circuit breakers, one per acquirer.
     circuits: Circuits,
+    /// The latest non-final payment status this process applied to each acquirer operation.
+    recent: recent::Recent,
 }
 
 impl Gateway {
@@ -103,6 +106,7 @@ impl Gateway {
             acquirers: AcquirerSettings::default(),
             sandbox: true,
             circuits: Circuits::new(),
+            recent: recent::Recent::default(),
         }
     }
 

@@ -442,6 +442,119 @@ fn a_final_status_heard_again_changes_nothing() {
     notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
 }
 
+/// A notification from [`BANK`] about the operation created by the mocks ([`new_id`]).
+fn notification_of_new(status: PaymentStatus, acquirer_id: &str) -> Notification {
+    Notification {
+        id: acquirer_id.into(),
+        reference: new_id().to_string(),
+        ..notification(status, None)
+    }
+}
+
+#[test]
+fn a_notification_that_repeats_the_creations_answer_reads_and_writes_nothing() {
+    for (answer, deposit) in [
+        (PaymentStatus::ActionRequired, true),
+        (PaymentStatus::Pending, false),
+    ] {
+        let mut mocks = at_bank();
+        mocks.expect_insert(|| Ok(()));
+        acquirer_answers(&mut mocks, CreateResult::Answered(payment(answer, None)));
+        let saved = expect_save_attempt_soon(&mut mocks);
+        mocks.store.expect_get_with_attempts().never();
+        mocks.store.expect_attempts().never();
+        mocks.store.expect_finish().never();
+        let gateway = mocks.gateway();
+        let created = if deposit {
+            block_on(gateway.create_deposit(
+                &merchant(),
+                deposit_request("100.00", "card", false, false),
+                CANONICAL,
+            ))
+        } else {
+            block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL))
+        }
+        .unwrap();
+        assert_eq!(created.operation.id(), new_id());
+
+        for _ in 0..2 {
+            block_on(gateway.apply_notification(&bank(), notification_of_new(answer, "acq_1")))
+                .unwrap();
+        }
+
+        assert_eq!(
+            saved.one().state,
+            AttemptState::Ok,
+            "the creation's save alone"
+        );
+    }
+}
+
+#[test]
+fn a_notification_that_could_change_anything_after_the_creation_is_read_and_applied() {
+    let attempt = || Attempt {
+        state: AttemptState::Ok,
+        acquirer_id: Some("acq_1".into()),
+        ..Attempt::sent(new_id(), 1, 11, BANK, now(), now())
+    };
+    let operation = || payout_builder(new_id()).provider(BANK).build();
+    let pending = |acquirer_id| notification_of_new(PaymentStatus::Pending, acquirer_id);
+    let cases = [
+        (
+            "another status",
+            notification_of_new(PaymentStatus::ActionRequired, "acq_1"),
+            bank(),
+        ),
+        ("another acquirer id", pending("acq_2"), bank()),
+        ("another provider", pending("acq_1"), acquirer("other", 5)),
+        (
+            "a failure code",
+            Notification {
+                failure_code: Some("soft_decline".into()),
+                ..pending("acq_1")
+            },
+            bank(),
+        ),
+        (
+            "a final status",
+            notification_of_new(PaymentStatus::Succeeded, "acq_1"),
+            bank(),
+        ),
+    ];
+    for (case, n, provider) in cases {
+        let mut mocks = at_bank();
+        mocks.expect_insert(|| Ok(()));
+        acquirer_answers(
+            &mut mocks,
+            CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+        );
+        mocks
+            .store
+            .expect_save_attempt_soon()
+            .times(1)
+            .return_const(());
+        let read = Captured::default();
+        let sink = read.clone();
+        mocks
+            .store
+            .expect_get_with_attempts()
+            .times(1)
+            .returning(move |asked| {
+                sink.push(asked);
+                Ok(Some((operation(), vec![attempt()])))
+            });
+        mocks.store.expect_save_attempt().returning(|_| Ok(()));
+        mocks.expect_finish(usize::from(case == "a final status"), || Ok(()));
+        let gateway = mocks.gateway();
+        block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+
+        // Whether it is found or not is for the other tests: here, that it was read.
+        let _ = block_on(gateway.apply_notification(&provider, n));
+
+        assert_eq!(read.one(), new_id(), "{case}");
+    }
+}
+
 #[test]
 fn a_definite_failure_heard_while_the_creation_call_is_in_flight_is_left_to_that_call() {
     let mut mocks = at_bank();
