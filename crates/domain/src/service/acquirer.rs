@@ -338,7 +338,10 @@ impl Gateway {
 
     /// Applies an authenticated notification from `provider`. `NotFound` when its reference
     /// has no attempt at this provider or its id differs from the attempt's acquirer id (the
-    /// acquirer retries); once this returns `Ok`, the change is committed.
+    /// acquirer retries); once this returns `Ok`, the change is committed. A notification
+    /// that repeats the status that leaves the operation processing which this process
+    /// applied last to it (same provider, acquirer id and failure code) changes nothing and
+    /// is `Ok` at once, with nothing read or written (`service::recent`).
     #[tracing::instrument(skip_all, fields(provider = %provider.name, operation.id = %notification.reference))]
     pub async fn apply_notification(
         &self,
