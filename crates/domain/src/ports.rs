@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
+use futures::future::{BoxFuture, Shared};
 
 use crate::acquirer::{
     CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
@@ -93,6 +94,11 @@ pub struct Completion {
     pub from_attempt: Option<u32>,
 }
 
+/// Whether a queued save ([`OperationStore::save_attempt_soon`]) was committed: `true` once
+/// the transaction that wrote it committed, `false` if it was not written. Every clone hears
+/// the same answer.
+pub type SaveCommitted = Shared<BoxFuture<'static, bool>>;
+
 /// Operations, balances, the ledger and the callback outbox.
 ///
 /// Every method is one transaction: it either writes everything or nothing.
@@ -172,8 +178,9 @@ pub trait OperationStore: Send + Sync {
     /// Saves `attempt` as [`OperationStore::save_attempt`] does, but after returning: it is
     /// queued and written shortly (a failure is logged), for a write that nothing the caller
     /// answers with depends on. Only a process that dies before the write loses it, and
-    /// then the attempt keeps what was stored before, which the reconciler reads on.
-    fn save_attempt_soon(&self, attempt: Attempt);
+    /// then the attempt keeps what was stored before, which the reconciler reads on. The
+    /// answer tells whoever asks later whether it was committed; nobody has to wait for it.
+    fn save_attempt_soon(&self, attempt: Attempt) -> SaveCommitted;
 
     /// Moves an operation on from its current attempt, in one transaction: writes `finished`
     /// (merged, as [`OperationStore::save_attempt`] does) and inserts `next`, the routes

@@ -12,8 +12,9 @@ use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Integer, Nullable, Text};
 use diesel::sqlite::SqliteConnection;
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
-use domain::ports::{Chain, StoreError};
+use domain::ports::{Chain, SaveCommitted, StoreError};
 use domain::{OperationId, Timestamp};
+use futures::FutureExt;
 use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
@@ -37,10 +38,13 @@ const MAX_SAVES: usize = 64;
 /// and saves of one attempt queued together are written as one ([`folded`]).
 const LINGER: Duration = Duration::from_millis(3);
 
-/// A queued attempt save, and where its answer goes when its caller waits for it.
+/// A queued attempt save, and where its answer goes.
 pub(crate) struct AttemptSave {
     attempt: Attempt,
-    reply: Option<oneshot::Sender<Result<(), StoreError>>>,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+    /// Whether its caller waits for the answer; one that does not may still ask for it later
+    /// (see `OperationStore::save_attempt_soon`).
+    awaited: bool,
 }
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
@@ -384,20 +388,18 @@ pub(crate) struct Claim {
 }
 
 impl AttemptSave {
-    /// Hands `result` to the caller waiting for it; a save nobody waits for that failed is
+    /// Hands `result` to whoever holds the answer; a save nobody waits for that failed is
     /// logged.
     fn answer(self, result: Result<(), StoreError>) {
-        match self.reply {
-            // The caller may have stopped waiting; the save stands either way.
-            Some(reply) => drop(reply.send(result)),
-            None => {
-                if let Err(error) = result {
-                    tracing::error!(operation.id = %self.attempt.operation_id,
-                        attempt = self.attempt.number, error = %Chain(&error),
-                        "acquirer answer not written; the reconciler reads it");
-                }
+        if !self.awaited {
+            if let Err(error) = &result {
+                tracing::error!(operation.id = %self.attempt.operation_id,
+                    attempt = self.attempt.number, error = %Chain(error),
+                    "acquirer answer not written; the reconciler reads it");
             }
         }
+        // The caller may have stopped waiting, or never asked; the save stands either way.
+        drop(self.reply.send(result));
     }
 }
 
@@ -465,7 +467,8 @@ impl Database {
             |db| &db.inner.attempt_saves,
             |reply| AttemptSave {
                 attempt,
-                reply: Some(reply),
+                reply,
+                awaited: true,
             },
             SAVE_WRITERS,
             MAX_SAVES,
@@ -479,17 +482,24 @@ impl Database {
     /// queued, and written by a blocking writer with whatever else is queued, many saves to
     /// one transaction (see `crate::group`). A writer started on the blocking pool runs to
     /// the end of the queue even while the process stops, so only a crash loses a save.
-    pub(crate) fn queue_attempt(&self, attempt: Attempt) {
+    /// Returns whether it was committed, for whoever asks (once its transaction ended).
+    pub(crate) fn queue_attempt(&self, attempt: Attempt) -> SaveCommitted {
+        let (reply, answer) = oneshot::channel();
         self.enqueue(
             |db| &db.inner.attempt_saves,
             AttemptSave {
                 attempt,
-                reply: None,
+                reply,
+                awaited: false,
             },
             SAVE_WRITERS,
             MAX_SAVES,
             Database::save_queued,
         );
+        // A writer that panicked drops the sender: not written, as far as anyone knows.
+        async move { matches!(answer.await, Ok(Ok(()))) }
+            .boxed()
+            .shared()
     }
 
     /// Writes queued saves in one transaction, in key order (so two writers lock rows in one
@@ -499,7 +509,7 @@ impl Database {
     /// once rather than wait for a connection each. Each waiting caller is answered after
     /// the commit that wrote its save.
     fn save_queued(&self, mut saves: Vec<AttemptSave>) {
-        if saves.len() < MAX_SAVES && saves.iter().all(|s| s.reply.is_none()) {
+        if saves.len() < MAX_SAVES && saves.iter().all(|s| !s.awaited) {
             std::thread::sleep(LINGER);
             let room = MAX_SAVES - saves.len();
             saves.extend(self.inner.attempt_saves.take(room));
@@ -665,7 +675,8 @@ mod tests {
         changes(&mut attempt);
         AttemptSave {
             attempt,
-            reply: None,
+            reply: oneshot::channel().0,
+            awaited: false,
         }
     }
 

@@ -9,7 +9,7 @@ use domain::attempt::{Attempt, Discrepancy};
 use domain::ledger::Balance;
 use domain::operation::{Action, Operation};
 use domain::ports::{
-    Completion, FinishError, InsertError, NewOperation, OperationStore, StoreError,
+    Completion, FinishError, InsertError, NewOperation, OperationStore, SaveCommitted, StoreError,
 };
 use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantOperationId, OperationId, Status, Timestamp};
@@ -389,8 +389,8 @@ impl OperationStore for Database {
         self.update_attempt(attempt).await
     }
 
-    fn save_attempt_soon(&self, attempt: Attempt) {
-        self.queue_attempt(attempt);
+    fn save_attempt_soon(&self, attempt: Attempt) -> SaveCommitted {
+        self.queue_attempt(attempt)
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %finished.operation_id))]

@@ -377,18 +377,18 @@ async fn queued_saves_are_written_together_merged_and_a_bad_one_fails_alone() {
             number: 2,
             ..answered[1].clone()
         };
-        t.db.save_attempt_soon(missing);
-        for attempt in answered.clone() {
-            t.db.save_attempt_soon(attempt);
-        }
+        let missing = t.db.save_attempt_soon(missing);
+        let queued: Vec<_> = answered
+            .iter()
+            .map(|attempt| t.db.save_attempt_soon(attempt.clone()))
+            .collect();
 
-        let written = "state = 'ok' AND latency_ms = 3";
-        for _ in 0..500 {
-            if t.rows_where("provider_attempts", written) == 40 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        // Each says whether it was committed, once it is: then it can be read.
+        assert!(!missing.await, "a save of no attempt is not written");
+        for committed in queued {
+            assert!(committed.await);
         }
+        let written = "state = 'ok' AND latency_ms = 3";
         assert_eq!(t.rows_where("provider_attempts", written), 40);
         for (i, expected) in answered.iter().enumerate() {
             let read = t.db.attempts(expected.operation_id).await.expect("read");
@@ -418,7 +418,7 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
             .enumerate()
             .map(|(i, a)| heard_of(a, &format!("acq_{i}"), at))
             .collect();
-        t.db.save_attempt_soon(Attempt {
+        let queued = t.db.save_attempt_soon(Attempt {
             latency_ms: Some(7),
             ..heard[0].clone()
         });
@@ -457,6 +457,7 @@ async fn awaited_saves_are_answered_after_their_commit_each_for_itself() {
         }
         // The queued save's latency is kept, whether or not it was written with the awaited
         // save of the same attempt.
+        assert!(queued.await);
         let first = t.db.attempts(heard[0].operation_id).await.expect("read");
         assert_eq!(first[0].latency_ms, Some(7));
         assert_eq!(t.rows_where("operation_events", TO_OK), 24);
@@ -472,12 +473,17 @@ async fn a_save_queued_with_a_bad_one_of_the_same_attempt_is_written_all_the_sam
         let answered = heard_of(&sent[0], "acq_0", at);
         // PostgreSQL refuses a NUL in text: that queued save fails, and only it. SQLite
         // stores it.
-        t.db.save_attempt_soon(Attempt {
+        let bad = t.db.save_attempt_soon(Attempt {
             failure_code: Some("bad\0code".into()),
             latency_ms: Some(9),
             ..answered.clone()
         });
         t.db.save_attempt(&answered).await.expect("saved");
+        assert_eq!(
+            bad.await,
+            t.backend() == Backend::Sqlite,
+            "written where stored"
+        );
 
         let read = t.db.attempts(answered.operation_id).await.expect("read");
         assert_eq!(

@@ -7,7 +7,7 @@
 //! recorded as a discrepancy, never applied.
 
 use super::create::millis;
-use super::recent::Answer;
+use super::recent::{Answer, Repeat};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
@@ -120,6 +120,11 @@ impl Gateway {
         acquirer: &AcquirerProvider,
     ) -> Operation {
         let now = attempt.updated_at;
+        if !matches!(result, CreateResult::Answered(_)) {
+            // No answer: a status a notification applied while the call was in flight no
+            // longer describes the attempt, so the next notification takes the full path.
+            self.recent.applied(operation.id(), None, None);
+        }
         let applied = match result {
             CreateResult::Answered(payment) => {
                 self.apply_payment(&operation, attempt, &payment, Heard::Creation)
@@ -198,18 +203,19 @@ impl Gateway {
                     payment.failure_code.as_deref(),
                 )
             });
-            if heard == Heard::Creation {
+            let queued = if heard == Heard::Creation {
                 // The operation stays processing, so the merchant's answer does not depend
                 // on this write: it is not waited for. Lost with the process, it leaves the
                 // attempt `sent`, due at its lease's end, and the reconciler reads it.
-                self.ports.store.save_attempt_soon(attempt);
+                Some(self.ports.store.save_attempt_soon(attempt))
             } else {
                 self.ports.store.save_attempt(&attempt).await?;
-            }
-            self.recent.applied(operation.id(), answer);
+                None
+            };
+            self.recent.applied(operation.id(), answer, queued);
             return Ok(operation.clone());
         };
-        self.recent.applied(operation.id(), None);
+        self.recent.applied(operation.id(), None, None);
         attempt.next_check_at = None;
         if operation.status().is_final() {
             self.ports.store.save_attempt(&attempt).await?;
@@ -340,8 +346,8 @@ impl Gateway {
     /// has no attempt at this provider or its id differs from the attempt's acquirer id (the
     /// acquirer retries); once this returns `Ok`, the change is committed. A notification
     /// that repeats the status that leaves the operation processing which this process
-    /// applied last to it (same provider, acquirer id and failure code) changes nothing and
-    /// is `Ok` at once, with nothing read or written (`service::recent`).
+    /// applied last to it (same provider, acquirer id and failure code) changes nothing: it
+    /// is `Ok` once that status is stored, with nothing read or written (`service::recent`).
     #[tracing::instrument(skip_all, fields(provider = %provider.name, operation.id = %notification.reference))]
     pub async fn apply_notification(
         &self,
@@ -380,12 +386,23 @@ impl Gateway {
             notification.status,
             notification.failure_code.as_deref(),
         );
-        if repeated.is_some_and(|answer| self.recent.repeats(id, &answer)) {
-            // Nothing to read or write: this process applied this very status last, and a
-            // status that leaves the operation processing moves no money.
+        let repeat = match repeated {
+            Some(answer) => self.recent.repeats(id, &answer),
+            None => Repeat::No,
+        };
+        let stored = match repeat {
+            Repeat::No => false,
+            Repeat::Stored => true,
+            // The creation's save of this very status, queued: the answer waits for its
+            // commit (no statement of its own), and takes the full path if it failed.
+            Repeat::Queued(committed) => committed.await,
+        };
+        if stored {
+            // Nothing to read or write: this process applied and stored this very status
+            // last, and a status that leaves the operation processing moves no money.
             tracing::debug!(
                 status = notification.status.as_str(),
-                "notification repeats the status applied last; nothing to write"
+                "notification repeats the status stored last; nothing to write"
             );
             return Ok(());
         }

@@ -10,12 +10,17 @@
 //! notification that could change anything (another status, a final one, another id) still
 //! takes the full path. The memory is this process's: a notification that reaches another
 //! instance reads the database as before.
+//!
+//! A creation's answer is saved without waiting (`save_attempt_soon`); a notification that
+//! repeats it is answered only once that save was committed, and takes the full path if it
+//! was not, so a `200` always stands on a committed write.
 
 use std::collections::HashMap;
 use std::mem;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::acquirer::PaymentStatus;
+use crate::ports::SaveCommitted;
 use crate::OperationId;
 
 /// How many operations one generation holds. Two generations are kept, so between this many
@@ -57,10 +62,25 @@ pub(super) struct Recent {
     generations: Arc<Mutex<Generations>>,
 }
 
+/// An answer applied, and the save of it if it was queued rather than waited for.
+struct Applied {
+    answer: Answer,
+    queued: Option<SaveCommitted>,
+}
+
+/// Whether a notification repeats what was applied last.
+pub(super) enum Repeat {
+    No,
+    /// Yes, and it is stored.
+    Stored,
+    /// Yes, once this save is committed (`true`); if it is not, it is no repeat.
+    Queued(SaveCommitted),
+}
+
 #[derive(Default)]
 struct Generations {
-    current: HashMap<OperationId, Answer>,
-    previous: HashMap<OperationId, Answer>,
+    current: HashMap<OperationId, Applied>,
+    previous: HashMap<OperationId, Applied>,
 }
 
 impl Recent {
@@ -71,31 +91,50 @@ impl Recent {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Remembers `answer` as the latest applied to `operation` (`None`, a final status: forgets
-    /// it).
-    pub(super) fn applied(&self, operation: OperationId, answer: Option<Answer>) {
+    /// Remembers `answer` as the latest applied to `operation`, stored or, with `queued`,
+    /// queued to be (`None`, a final status or no answer at all: forgets it).
+    pub(super) fn applied(
+        &self,
+        operation: OperationId,
+        answer: Option<Answer>,
+        queued: Option<SaveCommitted>,
+    ) {
         let mut generations = self.lock();
         generations.previous.remove(&operation);
         let Some(answer) = answer else {
             generations.current.remove(&operation);
             return;
         };
+        let mut dropped = None;
         if generations.current.len() >= PER_GENERATION
             && !generations.current.contains_key(&operation)
         {
-            generations.previous = mem::take(&mut generations.current);
+            let full = mem::take(&mut generations.current);
+            dropped = Some(mem::replace(&mut generations.previous, full));
         }
-        generations.current.insert(operation, answer);
-    }
-
-    /// Whether `answer` is exactly the latest one applied to `operation`.
-    pub(super) fn repeats(&self, operation: OperationId, answer: &Answer) -> bool {
-        let generations = self.lock();
         generations
             .current
+            .insert(operation, Applied { answer, queued });
+        drop(generations);
+        // The oldest generation is freed after the lock is let go.
+        drop(dropped);
+    }
+
+    /// Whether `answer` is exactly the latest one applied to `operation`, and if so whether
+    /// that is stored yet.
+    pub(super) fn repeats(&self, operation: OperationId, answer: &Answer) -> Repeat {
+        let generations = self.lock();
+        let applied = generations
+            .current
             .get(&operation)
-            .or_else(|| generations.previous.get(&operation))
-            == Some(answer)
+            .or_else(|| generations.previous.get(&operation));
+        match applied {
+            Some(applied) if applied.answer == *answer => match &applied.queued {
+                None => Repeat::Stored,
+                Some(queued) => Repeat::Queued(queued.clone()),
+            },
+            _ => Repeat::No,
+        }
     }
 }
 
@@ -111,6 +150,15 @@ mod tests {
 
     fn answer(status: PaymentStatus) -> Answer {
         Answer::of("bank", "acq_1", status, None).unwrap()
+    }
+
+    /// `applied` with an answer already stored.
+    fn stored(recent: &Recent, n: u128, status: PaymentStatus) {
+        recent.applied(id(n), Some(answer(status)), None);
+    }
+
+    fn repeats(recent: &Recent, n: u128, answer: &Answer) -> bool {
+        matches!(recent.repeats(id(n), answer), Repeat::Stored)
     }
 
     #[test]
@@ -130,29 +178,52 @@ mod tests {
     #[test]
     fn a_repeat_is_the_same_provider_id_status_and_failure_code() {
         let recent = Recent::default();
-        recent.applied(id(1), Some(answer(PaymentStatus::ActionRequired)));
+        stored(&recent, 1, PaymentStatus::ActionRequired);
 
-        assert!(recent.repeats(id(1), &answer(PaymentStatus::ActionRequired)));
-        assert!(!recent.repeats(id(1), &answer(PaymentStatus::Pending)));
-        assert!(!recent.repeats(id(2), &answer(PaymentStatus::ActionRequired)));
+        assert!(repeats(&recent, 1, &answer(PaymentStatus::ActionRequired)));
+        assert!(!repeats(&recent, 1, &answer(PaymentStatus::Pending)));
+        assert!(!repeats(&recent, 2, &answer(PaymentStatus::ActionRequired)));
         let other = |provider: &str, acquirer_id: &str, code: Option<&str>| {
             Answer::of(provider, acquirer_id, PaymentStatus::ActionRequired, code).unwrap()
         };
-        assert!(!recent.repeats(id(1), &other("other", "acq_1", None)));
-        assert!(!recent.repeats(id(1), &other("bank", "acq_2", None)));
-        assert!(!recent.repeats(id(1), &other("bank", "acq_1", Some("x"))));
+        assert!(!repeats(&recent, 1, &other("other", "acq_1", None)));
+        assert!(!repeats(&recent, 1, &other("bank", "acq_2", None)));
+        assert!(!repeats(&recent, 1, &other("bank", "acq_1", Some("x"))));
     }
 
     #[test]
     fn the_latest_answer_wins_and_a_final_status_forgets_the_operation() {
         let recent = Recent::default();
-        recent.applied(id(1), Some(answer(PaymentStatus::ActionRequired)));
-        recent.applied(id(1), Some(answer(PaymentStatus::Pending)));
-        assert!(!recent.repeats(id(1), &answer(PaymentStatus::ActionRequired)));
-        assert!(recent.repeats(id(1), &answer(PaymentStatus::Pending)));
+        stored(&recent, 1, PaymentStatus::ActionRequired);
+        stored(&recent, 1, PaymentStatus::Pending);
+        assert!(!repeats(&recent, 1, &answer(PaymentStatus::ActionRequired)));
+        assert!(repeats(&recent, 1, &answer(PaymentStatus::Pending)));
 
-        recent.applied(id(1), None);
-        assert!(!recent.repeats(id(1), &answer(PaymentStatus::Pending)));
+        recent.applied(id(1), None, None);
+        assert!(!repeats(&recent, 1, &answer(PaymentStatus::Pending)));
+    }
+
+    #[test]
+    fn a_queued_answer_is_a_repeat_only_through_its_save() {
+        use futures::FutureExt;
+
+        let recent = Recent::default();
+        let save = futures::future::ready(false).boxed().shared();
+        recent.applied(
+            id(1),
+            Some(answer(PaymentStatus::Pending)),
+            Some(save.clone()),
+        );
+
+        let Repeat::Queued(committed) = recent.repeats(id(1), &answer(PaymentStatus::Pending))
+        else {
+            panic!("a queued answer is a repeat once its save is committed");
+        };
+        assert!(!futures::executor::block_on(committed), "this one was not");
+        assert!(matches!(
+            recent.repeats(id(1), &answer(PaymentStatus::ActionRequired)),
+            Repeat::No
+        ));
     }
 
     #[test]
@@ -160,27 +231,28 @@ mod tests {
         let recent = Recent::default();
         let total = 2 * PER_GENERATION as u128 + 1;
         for n in 0..total {
-            recent.applied(id(n), Some(answer(PaymentStatus::Pending)));
+            stored(&recent, n, PaymentStatus::Pending);
         }
         let kept = (0..total)
-            .filter(|&n| recent.repeats(id(n), &answer(PaymentStatus::Pending)))
+            .filter(|&n| repeats(&recent, n, &answer(PaymentStatus::Pending)))
             .count();
         assert_eq!(
             kept,
             PER_GENERATION + 1,
             "the newest full generation and one"
         );
-        assert!(recent.repeats(id(total - 1), &answer(PaymentStatus::Pending)));
-        assert!(!recent.repeats(id(0), &answer(PaymentStatus::Pending)));
+        assert!(repeats(&recent, total - 1, &answer(PaymentStatus::Pending)));
+        assert!(!repeats(&recent, 0, &answer(PaymentStatus::Pending)));
 
-        // An operation answered again moves to the newest generation, once.
+        // An operation answered again is taken out of the older generation: only its latest
+        // answer counts.
         let recent = Recent::default();
-        recent.applied(id(0), Some(answer(PaymentStatus::Pending)));
+        stored(&recent, 0, PaymentStatus::Pending);
         for n in 1..PER_GENERATION as u128 + 1 {
-            recent.applied(id(n), Some(answer(PaymentStatus::Pending)));
+            stored(&recent, n, PaymentStatus::Pending);
         }
-        recent.applied(id(0), Some(answer(PaymentStatus::ActionRequired)));
-        assert!(recent.repeats(id(0), &answer(PaymentStatus::ActionRequired)));
-        assert!(!recent.repeats(id(0), &answer(PaymentStatus::Pending)));
+        stored(&recent, 0, PaymentStatus::ActionRequired);
+        assert!(repeats(&recent, 0, &answer(PaymentStatus::ActionRequired)));
+        assert!(!repeats(&recent, 0, &answer(PaymentStatus::Pending)));
     }
 }

@@ -1,6 +1,8 @@
 //! Acquirer operations: creation in the store-first order, the classified answers, the
 //! notifications and the reconciler.
 
+use std::sync::{Arc, OnceLock};
+
 use futures::executor::block_on;
 
 use super::fixtures::*;
@@ -10,7 +12,7 @@ use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{Completion, InsertError};
 use crate::provider::AcquirerProvider;
 use crate::route::Route;
-use crate::service::{Notification, NotificationError, NotifiedObject, PayPage};
+use crate::service::{Gateway, Notification, NotificationError, NotifiedObject, PayPage};
 use crate::{Direction, PaymentMethod, Status, Timestamp};
 
 const BANK: &str = "bank";
@@ -70,10 +72,10 @@ fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
 fn expect_save_attempt_soon(mocks: &mut Mocks) -> Captured<Attempt> {
     let seen = Captured::default();
     let sink = seen.clone();
-    mocks
-        .store
-        .expect_save_attempt_soon()
-        .returning(move |a| sink.push(a));
+    mocks.store.expect_save_attempt_soon().returning(move |a| {
+        sink.push(a);
+        committed(true)
+    });
     mocks.store.expect_save_attempt().never();
     seen
 }
@@ -491,7 +493,45 @@ fn a_notification_that_repeats_the_creations_answer_reads_and_writes_nothing() {
 }
 
 #[test]
-fn a_notification_that_could_change_anything_after_the_creation_is_read_and_applied() {
+fn a_repeat_of_an_answer_whose_save_was_not_written_is_read_and_applied() {
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    acquirer_answers(
+        &mut mocks,
+        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+    );
+    mocks
+        .store
+        .expect_save_attempt_soon()
+        .times(1)
+        .returning(|_| committed(false));
+    let sent = Attempt::sent(new_id(), 1, 11, BANK, now(), now().plus_seconds(10));
+    known(
+        &mut mocks,
+        payout_builder(new_id()).provider(BANK).build(),
+        vec![sent],
+    );
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+    let gateway = mocks.gateway();
+    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+
+    block_on(gateway.apply_notification(
+        &bank(),
+        notification_of_new(PaymentStatus::Pending, "acq_1"),
+    ))
+    .unwrap();
+
+    let attempt = saved.one();
+    assert_eq!(
+        (attempt.state, attempt.acquirer_id.as_deref()),
+        (AttemptState::Ok, Some("acq_1")),
+        "the notification's own save"
+    );
+}
+
+#[test]
+fn a_notification_that_could_change_anything_after_the_creation_is_read() {
     let attempt = || Attempt {
         state: AttemptState::Ok,
         acquirer_id: Some("acq_1".into()),
@@ -532,7 +572,7 @@ fn a_notification_that_could_change_anything_after_the_creation_is_read_and_appl
             .store
             .expect_save_attempt_soon()
             .times(1)
-            .return_const(());
+            .returning(|_| committed(true));
         let read = Captured::default();
         let sink = read.clone();
         mocks
@@ -553,6 +593,63 @@ fn a_notification_that_could_change_anything_after_the_creation_is_read_and_appl
 
         assert_eq!(read.one(), new_id(), "{case}");
     }
+}
+
+#[test]
+fn a_status_heard_during_a_call_whose_outcome_is_unknown_is_not_taken_as_a_repeat() {
+    // The notification comes while the creation call is in flight and is applied; then the
+    // call's outcome is unknown. The same notification again must be read and applied: it
+    // is what tells the gateway the payment exists.
+    let gateway: Arc<OnceLock<Gateway>> = Arc::default();
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    let sent = Attempt::sent(new_id(), 1, 11, BANK, now(), now().plus_seconds(10));
+    let read = Captured::default();
+    let sink = read.clone();
+    mocks
+        .store
+        .expect_get_with_attempts()
+        .times(2)
+        .returning(move |asked| {
+            sink.push(asked);
+            let operation = payout_builder(new_id()).provider(BANK).build();
+            Ok(Some((operation, vec![sent.clone()])))
+        });
+    let saved = expect_save_attempt(&mut mocks);
+    let in_flight = gateway.clone();
+    mocks
+        .acquirer
+        .expect_create()
+        .times(1)
+        .returning(move |_, _| {
+            let gateway = in_flight.get().cloned().expect("the gateway is built");
+            std::thread::spawn(move || {
+                block_on(gateway.apply_notification(
+                    &bank(),
+                    notification_of_new(PaymentStatus::Pending, "acq_1"),
+                ))
+            })
+            .join()
+            .expect("the notification's thread")
+            .expect("the notification is applied");
+            CreateResult::Unknown("HTTP 502".into())
+        });
+    assert!(gateway.set(mocks.gateway()).is_ok());
+    let gateway = gateway.get().expect("just set");
+
+    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+    block_on(gateway.apply_notification(
+        &bank(),
+        notification_of_new(PaymentStatus::Pending, "acq_1"),
+    ))
+    .unwrap();
+
+    assert_eq!(read.all(), vec![new_id(), new_id()], "read both times");
+    let states: Vec<AttemptState> = saved.all().iter().map(|a| a.state).collect();
+    assert_eq!(
+        states,
+        vec![AttemptState::Ok, AttemptState::Unknown, AttemptState::Ok]
+    );
 }
 
 #[test]

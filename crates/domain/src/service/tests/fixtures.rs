@@ -38,6 +38,12 @@ pub fn now() -> Timestamp {
 }
 
 /// The id the fixed id generator hands out.
+/// What a queued save answers when asked whether it was committed.
+pub fn committed(yes: bool) -> crate::ports::SaveCommitted {
+    use futures::FutureExt;
+    futures::future::ready(yes).boxed().shared()
+}
+
 pub fn new_id() -> OperationId {
     OperationId::from_uuid(Uuid::from_u128(0x6f1c_0000_0000_4000_8000_0000_0000_0001))
 }

@@ -96,7 +96,10 @@ fn mocks(
             Ok(true)
         });
     mocks.store.expect_save_attempt().returning(|_| Ok(()));
-    mocks.store.expect_save_attempt_soon().return_const(());
+    mocks
+        .store
+        .expect_save_attempt_soon()
+        .returning(|_| committed(true));
     mocks.store.expect_finish().returning(|_| Ok(()));
     (mocks, calls, inserted, added)
 }
