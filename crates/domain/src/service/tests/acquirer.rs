@@ -492,8 +492,9 @@ fn a_notification_that_repeats_the_creations_answer_reads_and_writes_nothing() {
     }
 }
 
-#[test]
-fn a_repeat_of_an_answer_whose_save_was_not_written_is_read_and_applied() {
+/// Mocks where a payout is created and answered `pending`, whose queued save of that answer
+/// is `committed` or not.
+fn payout_answered_pending(committed_save: bool) -> Mocks {
     let mut mocks = at_bank();
     mocks.expect_insert(|| Ok(()));
     acquirer_answers(
@@ -504,7 +505,13 @@ fn a_repeat_of_an_answer_whose_save_was_not_written_is_read_and_applied() {
         .store
         .expect_save_attempt_soon()
         .times(1)
-        .returning(|_| committed(false));
+        .returning(move |_| committed(committed_save));
+    mocks
+}
+
+#[test]
+fn a_repeat_of_an_answer_whose_save_was_not_written_is_read_and_applied() {
+    let mut mocks = payout_answered_pending(false);
     let sent = Attempt::sent(new_id(), 1, 11, BANK, now(), now().plus_seconds(10));
     known(
         &mut mocks,
@@ -562,17 +569,7 @@ fn a_notification_that_could_change_anything_after_the_creation_is_read() {
         ),
     ];
     for (case, n, provider) in cases {
-        let mut mocks = at_bank();
-        mocks.expect_insert(|| Ok(()));
-        acquirer_answers(
-            &mut mocks,
-            CreateResult::Answered(payment(PaymentStatus::Pending, None)),
-        );
-        mocks
-            .store
-            .expect_save_attempt_soon()
-            .times(1)
-            .returning(|_| committed(true));
+        let mut mocks = payout_answered_pending(true);
         let read = Captured::default();
         let sink = read.clone();
         mocks
