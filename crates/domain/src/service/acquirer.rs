@@ -123,7 +123,7 @@ impl Gateway {
         if !matches!(result, CreateResult::Answered(_)) {
             // No answer: a status a notification applied while the call was in flight no
             // longer describes the attempt, so the next notification takes the full path.
-            self.recent.applied(operation.id(), None, None);
+            self.recent.forget(operation.id());
         }
         let applied = match result {
             CreateResult::Answered(payment) => {
@@ -215,7 +215,7 @@ impl Gateway {
             self.recent.applied(operation.id(), answer, queued);
             return Ok(operation.clone());
         };
-        self.recent.applied(operation.id(), None, None);
+        self.recent.forget(operation.id());
         attempt.next_check_at = None;
         if operation.status().is_final() {
             self.ports.store.save_attempt(&attempt).await?;

@@ -120,6 +120,11 @@ impl Recent {
         drop(dropped);
     }
 
+    /// Forgets what was applied to `operation`: what it heard next takes the full path.
+    pub(super) fn forget(&self, operation: OperationId) {
+        self.applied(operation, None, None);
+    }
+
     /// Whether `answer` is exactly the latest one applied to `operation`, and if so whether
     /// that is stored yet.
     pub(super) fn repeats(&self, operation: OperationId, answer: &Answer) -> Repeat {
@@ -199,7 +204,7 @@ mod tests {
         assert!(!repeats(&recent, 1, &answer(PaymentStatus::ActionRequired)));
         assert!(repeats(&recent, 1, &answer(PaymentStatus::Pending)));
 
-        recent.applied(id(1), None, None);
+        recent.forget(id(1));
         assert!(!repeats(&recent, 1, &answer(PaymentStatus::Pending)));
     }
 

@@ -240,7 +240,7 @@ impl Gateway {
                 Ok(true) => {
                     tracing::info!(operation.id = %operation.id(), provider = %acquirer.name, next = %following.candidate.acquirer.name, "definite failure; trying the next provider");
                     // Whatever was heard for the attempt left behind describes it no more.
-                    self.recent.applied(operation.id(), None, None);
+                    self.recent.forget(operation.id());
                     let route = &following.candidate.route;
                     operation = operation.routed_to(route.id, &route.provider);
                     next = following;
