@@ -475,6 +475,13 @@ GW_DB=$AQ_DB
 wrk_run acquirer-path payout "$OUT/payouts-acquirer.tsv" /api/v1/withdrawals
 wrk_run acquirer-path payin "$OUT/payins-acquirer.tsv" /api/v1/deposits
 rm -f "$OUT"/*-acquirer.tsv
+# The direct runs' payments notify this sink, which answers 200 at once: the simulator sends
+# each notification once, as it does through the gateway. Sent to the idle gateway instead,
+# they were answered 404 (no provider of that name) and the simulator retried them at 1 s,
+# 5 s, 30 s and 2 min, into the next run through the gateway.
+"$RECEIVER" --bind "127.0.0.1:$RECEIVER_PORT" --expect 1000000000 --timeout-secs 3600 \
+  >/dev/null 2>"$OUT/sink-acquirer.log" &
+RECEIVER_PID=$!
 seed=24
 for kind in payout payin; do
   rate=$(half_rate acquirer-path "$kind")
@@ -483,7 +490,7 @@ for kind in payout payin; do
   say "signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
   gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
   python3 bench/gen_requests.py --kind "sim-$kind" --count "$count" --seed $((seed++)) \
-    --run-id "$RUN_ID" --callback-url "$CALLBACK_URL" --public-url "$BASE" \
+    --run-id "$RUN_ID" --callback-url "$CALLBACK_URL" --public-url "http://127.0.0.1:$RECEIVER_PORT" \
     >"$OUT/rate-$kind-simulator.tsv"
   load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
     "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz --warm-up "$ACQ_WARM_UP"
@@ -492,6 +499,9 @@ for kind in payout payin; do
     --warm-up "$ACQ_WARM_UP"
 done
 # An operation the gateway declined (say, the acquirer refused it) is an error too.
+kill "$RECEIVER_PID" 2>/dev/null || true
+wait "$RECEIVER_PID" 2>/dev/null || true
+RECEIVER_PID=
 DECLINED=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
 python3 bench/report.py declines "acquirer path" "$DECLINED" >>"$RESULTS"
 stop_gateway

@@ -1,6 +1,6 @@
 //! The benchmark's callback receiver: answers every POST with 200 at once and counts the
 //! distinct `operationId`s it has seen; when it has `--expect` of them it prints one JSON line
-//! with the timings and exits.
+//! with the timings and exits; stopped by SIGTERM or SIGINT first, it prints what it saw and exits.
 //!
 //! ```sh
 //! cargo run --release -p app --example bench_receiver -- --bind 127.0.0.1:18099 --expect 10000
@@ -98,11 +98,15 @@ async fn main() -> anyhow::Result<()> {
     .bind(&bind)?
     .run();
     let handle = server.handle();
-    let serving = tokio::spawn(server);
+    let mut serving = tokio::spawn(server);
     eprintln!("bench_receiver listening on {bind}, expecting {expect} callbacks");
-    let finished = tokio::time::timeout(Duration::from_secs(limit), state.done.notified())
-        .await
-        .is_ok();
+    let (finished, stopped) = tokio::select! {
+        done = tokio::time::timeout(Duration::from_secs(limit), state.done.notified()) => {
+            (done.is_ok(), false)
+        }
+        // SIGTERM or SIGINT (actix stops the server on either): report what was seen, and exit.
+        _ = &mut serving => (false, true),
+    };
     // The guard lives in a block so clippy sees it released before the await below.
     {
         let seen = state.seen.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,7 +129,9 @@ async fn main() -> anyhow::Result<()> {
     }
     // Graceful: the response to the last callback is sent before the server stops, or the
     // gateway would see its delivery fail and count it undelivered.
-    handle.stop(true).await;
-    let _ = serving.await;
+    if !stopped {
+        handle.stop(true).await;
+        let _ = serving.await;
+    }
     Ok(())
 }
