@@ -1,5 +1,7 @@
 //! The connection type over both backends and the pool's connection manager.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{Error as PoolError, R2D2Connection};
@@ -38,16 +40,33 @@ fn sqlite_pragmas() -> String {
 const PG_SESSION: &str =
     "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
+/// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63).
+const PG_COUNTER_SLOTS: u32 = 64;
+
+/// The counter slot of the next connection: one after the previous one's, so the connections
+/// of one pool (at most 64 of them) never share a slot. See `journal::PG_SLOT`.
+fn next_counter_slot(next: &AtomicU32) -> u32 {
+    next.fetch_add(1, Ordering::Relaxed) % PG_COUNTER_SLOTS
+}
+
 /// Opens connections for the pool, to exactly the backend the URL named (diesel's derived
 /// `establish` would try each backend in turn, and SQLite accepts any string as a file name).
+/// Each PostgreSQL connection gets its own counter slot (`gateway.counter_slot`).
 #[derive(Debug)]
 pub(crate) struct Manager {
     target: Target,
+    /// The next connection's counter slot. It starts at a random one, so that the pools of
+    /// several gateways on one database do not all start at slot 0.
+    counter_slots: AtomicU32,
 }
 
 impl Manager {
     pub(crate) fn new(target: Target) -> Self {
-        Self { target }
+        let start = u32::from(uuid::Uuid::new_v4().as_bytes()[0]);
+        Self {
+            target,
+            counter_slots: AtomicU32::new(start),
+        }
     }
 }
 
@@ -66,7 +85,8 @@ impl diesel::r2d2::ManageConnection for Manager {
             }
             Target::Postgres(url) => {
                 let mut conn = PgConnection::establish(url).map_err(PoolError::ConnectionError)?;
-                conn.batch_execute(PG_SESSION)
+                let slot = next_counter_slot(&self.counter_slots);
+                conn.batch_execute(&format!("{PG_SESSION}; SET gateway.counter_slot = {slot}"))
                     .map_err(PoolError::QueryError)?;
                 Ok(DbConn::Pg(conn))
             }
@@ -79,5 +99,22 @@ impl diesel::r2d2::ManageConnection for Manager {
 
     fn has_broken(&self, conn: &mut DbConn) -> bool {
         conn.is_broken()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pools_connections_never_share_a_counter_slot() {
+        // From any start, wrapping past u32::MAX included: 64 connections, 64 slots.
+        for start in [0, 7, 63, 200, u32::MAX - 10] {
+            let next = AtomicU32::new(start);
+            let slots: std::collections::HashSet<u32> =
+                (0..64).map(|_| next_counter_slot(&next)).collect();
+            assert_eq!(slots.len(), 64, "from {start}");
+            assert!(slots.iter().all(|slot| *slot < PG_COUNTER_SLOTS));
+        }
     }
 }

@@ -11,8 +11,9 @@
 //! Lock order: counters are written last in every unit of work, after its balance moves, and
 //! in key order ([`bump`], and `ORDER BY` in the batch statements). Every writer then takes
 //! operation rows, then balance rows, then counter rows, so concurrent writers never wait on
-//! each other in a cycle. Each unit of work adds to one counter slot of eight, drawn at random,
-//! so concurrent ones rarely wait on one counter at all.
+//! each other in a cycle. Each unit of work adds to one counter slot: on PostgreSQL its
+//! connection's ([`PG_SLOT`]), so concurrent ones rarely wait on one counter at all; on SQLite,
+//! where one writer runs at a time, one of eight drawn at random.
 
 use std::collections::BTreeMap;
 
@@ -30,17 +31,29 @@ use domain::{OperationId, RefundId, Status, Timestamp};
 use crate::conn::DbConn;
 use crate::work::TxError;
 
-/// How many counter slots there are (`operation_counts.slot` is 0 to 7).
-const SLOTS: u8 = 8;
+/// How many counter slots SQLite's writers draw from (`operation_counts.slot` 0 to 7 there).
+const SQLITE_SLOTS: u8 = 8;
+
+/// PostgreSQL: the counter slot of a statement's unit of work, its connection's own, which
+/// the pool sets on each connection it opens (`gateway.counter_slot`, one after another
+/// from a random start: `conn::Manager`; `operation_counts.slot` is 0 to 63 there,
+/// migration `counter_slots`). Two transactions wait on one counter row only if they add to
+/// the same slot, and a connection runs one transaction at a time: the connections of one
+/// pool never share a slot, so its transactions never wait on each other's counters. Drawn
+/// at random from eight, any two concurrent ones shared a slot with a chance of one in
+/// eight, and the second waited for the first's commit. The rows a minute's counters take
+/// grow with the connections that write them, not with the slots.
+pub(crate) const PG_SLOT: &str = "CAST(current_setting('gateway.counter_slot') AS SMALLINT)";
 
 /// The minute since the epoch that `millis` falls in, floored (as the console counts).
 pub(crate) fn minute_of(millis: i64) -> i64 {
     millis.div_euclid(60_000)
 }
 
-/// The counter slot of one unit of work, drawn at random.
-pub(crate) fn slot() -> i16 {
-    i16::from(uuid::Uuid::new_v4().as_bytes()[0] % SLOTS)
+/// SQLite: the counter slot of one unit of work, drawn at random (one writer at a time there,
+/// so none waits on another's counters whatever the slot).
+fn sqlite_slot() -> i16 {
+    i16::from(uuid::Uuid::new_v4().as_bytes()[0] % SQLITE_SLOTS)
 }
 
 /// The text an event's detail is stored as: its JSON.
@@ -280,10 +293,11 @@ pub(crate) const ADD_TO_COUNTS: &str =
 pub(crate) const COUNT_COLUMNS: &str =
     "minute, direction, method, status, currency, slot, count, amount";
 
-/// One counter's addition, on the slot of its unit of work.
+/// One counter's addition, on the slot of its unit of work: drawn on SQLite (`Some`), the
+/// connection's on PostgreSQL ([`PG_SLOT`], `None`).
 struct Addition {
     key: CountKey,
-    slot: i16,
+    slot: Option<i16>,
     count: i64,
     amount: i64,
 }
@@ -301,7 +315,10 @@ impl Values for Addition {
         out.push_sql(", ");
         out.push_bind_param::<Text, _>(&key.currency)?;
         out.push_sql(", ");
-        out.push_bind_param::<SmallInt, _>(&self.slot)?;
+        match &self.slot {
+            Some(slot) => out.push_bind_param::<SmallInt, _>(slot)?,
+            None => out.push_sql(PG_SLOT),
+        }
         out.push_sql(", ");
         out.push_bind_param::<BigInt, _>(&self.count)?;
         out.push_sql(", ");
@@ -326,7 +343,10 @@ pub(crate) fn bump<E: From<StoreError>>(
     if merged.is_empty() {
         return Ok(());
     }
-    let slot = slot();
+    let slot = match conn {
+        DbConn::Pg(_) => None,
+        DbConn::Sqlite(_) => Some(sqlite_slot()),
+    };
     let additions: Vec<Addition> = merged
         .into_iter()
         .map(|(key, (count, amount))| Addition {
@@ -348,9 +368,9 @@ pub(crate) fn bump<E: From<StoreError>>(
 
 /// PostgreSQL: the parts of a statement that writes many new operations which write their
 /// `created` events and counters, after a CTE `req` (the requested rows, with `minute` and
-/// `detail` columns beside the operation's) and a CTE `op` (the ids inserted). Binds the
-/// counter slot.
-pub(crate) fn push_created<'b>(out: &mut AstPass<'_, 'b, Pg>, slot: &'b i16) -> QueryResult<()> {
+/// `detail` columns beside the operation's) and a CTE `op` (the ids inserted), on the
+/// connection's counter slot ([`PG_SLOT`]).
+pub(crate) fn push_created(out: &mut AstPass<'_, '_, Pg>) {
     out.push_sql(
         ", ev AS (INSERT INTO operation_events (operation_id, at, detail) \
              SELECT r.id, r.created_at, r.detail FROM req r JOIN op ON op.id = r.id), \
@@ -358,7 +378,7 @@ pub(crate) fn push_created<'b>(out: &mut AstPass<'_, 'b, Pg>, slot: &'b i16) -> 
     );
     out.push_sql(COUNT_COLUMNS);
     out.push_sql(") SELECT r.minute, r.direction, r.method, r.status, r.currency, ");
-    out.push_bind_param::<SmallInt, _>(slot)?;
+    out.push_sql(PG_SLOT);
     out.push_sql(
         ", COUNT(*), CAST(SUM(r.amount) AS BIGINT) FROM req r JOIN op ON op.id = r.id \
          GROUP BY r.minute, r.direction, r.method, r.status, r.currency \
@@ -367,5 +387,4 @@ pub(crate) fn push_created<'b>(out: &mut AstPass<'_, 'b, Pg>, slot: &'b i16) -> 
     );
     out.push_sql(ADD_TO_COUNTS);
     out.push_sql(")");
-    Ok(())
 }

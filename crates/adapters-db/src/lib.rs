@@ -61,7 +61,8 @@
 //!   discrepancies, refunds, callback deliveries) writes its event to `operation_events`,
 //!   and creations and status changes their per-minute counters to `operation_counts`, in
 //!   the change's own transaction (see `journal`); PostgreSQL's one-statement writes stay
-//!   one statement. Counters are written last, after balances, on one of eight slots.
+//!   one statement. Counters are written last, after balances, on the connection's own slot
+//!   (PostgreSQL) or one of eight drawn at random (SQLite).
 //! * Migrations are linear: a database holds every embedded migration up to the newest it
 //!   lists, and one that lists a migration this binary does not embed is refused (see
 //!   [`Database::migrate`]).

@@ -91,8 +91,6 @@ macro_rules! operation_rows {
             minute: Vec<i64>,
             /// Each row's `created` event detail.
             detail: Vec<String>,
-            /// The counter slot of the statement.
-            slot: i16,
         }
 
         impl<'a> NewOperationRow<'a> {
@@ -126,7 +124,6 @@ macro_rules! operation_rows {
                         .iter()
                         .map(|r| journal::created_text(r.status))
                         .collect::<anyhow::Result<_>>()?,
-                    slot: journal::slot(),
                 })
             }
 
@@ -222,7 +219,7 @@ impl diesel::query_builder::QueryFragment<Pg> for InsertMany<'_> {
         out.push_sql(") SELECT ");
         out.push_sql(NewOperationRow::REQ_COLUMNS);
         out.push_sql(" FROM req r ON CONFLICT DO NOTHING RETURNING id)");
-        journal::push_created(&mut out, &self.slot)?;
+        journal::push_created(&mut out);
         out.push_sql(" SELECT id FROM op");
         Ok(())
     }
@@ -306,7 +303,7 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
             " FROM req r JOIN hold h ON h.merchant_id = r.merchant_id AND h.currency = r.currency \
              RETURNING id)",
         );
-        journal::push_created(&mut out, &self.ops.slot)?;
+        journal::push_created(&mut out);
         out.push_sql(
             " INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
                  operation_id, created_at) \

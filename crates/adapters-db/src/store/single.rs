@@ -92,7 +92,6 @@ struct Counter {
     method: &'static str,
     status: i16,
     currency: String,
-    slot: i16,
     amount: i64,
 }
 
@@ -104,7 +103,6 @@ impl Counter {
             method: op.method().as_str(),
             status: rows::status_code(op.status()),
             currency: op.currency().as_str().to_string(),
-            slot: journal::slot(),
             amount: op.amount().minor(),
         }
     }
@@ -208,7 +206,7 @@ impl InsertOne<'_> {
         out.push_sql(", ");
         out.push_bind_param::<Text, _>(&c.currency)?;
         out.push_sql(", ");
-        out.push_bind_param::<SmallInt, _>(&c.slot)?;
+        out.push_sql(journal::PG_SLOT);
         out.push_sql(", 1, ");
         out.push_bind_param::<BigInt, _>(&c.amount)?;
         out.push_sql(" FROM op");

@@ -27,7 +27,9 @@ use crate::helpers::{
     finish_refund, first_attempt, funded_merchant, gateway, insert_plain, insert_with_attempt,
     merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
 };
-use crate::migrations::{recorded_in, revert_newest, CONSOLE, OUTBOX_LEASES, OUTBOX_WRITES};
+use crate::migrations::{
+    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, OUTBOX_LEASES, OUTBOX_WRITES,
+};
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
     ConsoleAccount {
@@ -1154,6 +1156,18 @@ async fn the_counters_match_the_operations_after_a_mixed_concurrent_workload() {
         );
         assert_eq!(range.iter().map(|c| c.count).sum::<i64>(), 2);
         assert_eq!(range.iter().map(|c| c.amount).sum::<i64>(), 1_02 + 1_03);
+
+        // Each unit of work added to one slot: on PostgreSQL its connection's (a pool's
+        // connections never share one, so concurrent ones do not wait on one counter row),
+        // at most one per connection of the pool (16); on SQLite one of eight drawn at random.
+        let (range, most) = if t.url.starts_with("sqlite://") {
+            ("slot NOT BETWEEN 0 AND 7", 8)
+        } else {
+            ("slot NOT BETWEEN 0 AND 63", 16)
+        };
+        assert_eq!(t.rows_where("operation_counts", range), 0);
+        let slots = t.count("SELECT COUNT(DISTINCT slot) AS n FROM operation_counts");
+        assert!((1..=most).contains(&slots), "{slots} slots");
     })
     .await;
 }
@@ -1509,13 +1523,14 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
+        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert!(gone(&t));
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0));
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
 
         // With operations, accounts, events and noted entries in it.
         let db = &t.db;
@@ -1547,6 +1562,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
+        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
@@ -1554,7 +1570,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
         // The counters are rebuilt (in slot 0); the rest starts empty.
         assert_eq!(all_counts(db).await, expected);
         assert_eq!(t.rows_where("operation_counts", "slot <> 0"), 0);

@@ -36,8 +36,11 @@ pub const CONSOLE: &str = "20261127000000";
 pub const OUTBOX_LEASES: &str = "20261128000000";
 
 /// The migration that leaves room for claims in the outbox's pages and drops its
-/// `operation_id` index (the newest).
+/// `operation_id` index.
 pub const OUTBOX_WRITES: &str = "20261129000000";
+
+/// The migration that gives PostgreSQL's counters a slot per connection (the newest).
+pub const COUNTER_SLOTS: &str = "20261130000000";
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
@@ -98,8 +101,8 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
 
 /// How many versions diesel's table records: all, the first version's, the providers', the
 /// process reports', the refunds', the secrets', the console's, the outbox leases', the
-/// outbox writes'.
-fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+/// outbox writes', the counter slots'.
+fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
@@ -115,10 +118,11 @@ fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64
         count(&format!("version = '{CONSOLE}'")),
         count(&format!("version = '{OUTBOX_LEASES}'")),
         count(&format!("version = '{OUTBOX_WRITES}'")),
+        count(&format!("version = '{COUNTER_SLOTS}'")),
     )
 }
 
-pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     recorded(&|sql: &str| t.count(sql))
 }
 
@@ -127,7 +131,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -135,7 +139,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -177,7 +181,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         );
         assert_eq!(
             recorded(&|sql: &str| fresh.count(sql)),
-            (7, 0, 1, 1, 1, 1, 1, 1, 1)
+            (8, 0, 1, 1, 1, 1, 1, 1, 1, 1)
         );
 
         let url = fresh.url.clone();
@@ -201,7 +205,7 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }
@@ -224,6 +228,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -231,6 +236,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert_eq!(
             reverted,
             [
+                Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
@@ -239,13 +245,13 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 Ok(PROCESSES.to_string())
             ]
         );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -264,6 +270,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ];
             (reverted, first_version_start(&url))
         })
@@ -272,6 +279,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert_eq!(
             reverted,
             [
+                Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
                 Ok(CONSOLE.to_string()),
@@ -283,12 +291,12 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         );
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
@@ -318,19 +326,85 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
         }
 
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
-            .await
-            .expect("revert");
-        assert_eq!(reverted, Ok(OUTBOX_WRITES.to_string()));
+        let reverted =
+            tokio::task::spawn_blocking(move || [revert_newest(&url), revert_newest(&url)])
+                .await
+                .expect("revert");
+        assert_eq!(
+            reverted,
+            [Ok(COUNTER_SLOTS.to_string()), Ok(OUTBOX_WRITES.to_string())]
+        );
         assert_eq!(operation_index(), 1);
         if postgres {
             assert_eq!(filled_to(70), 1, "the outbox leases migration's filling");
         }
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0, 0));
 
         t.db.migrate().expect("upgrade again");
         assert_eq!(operation_index(), 0);
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_on_revert() {
+    each_backend(|t| async move {
+        let postgres = !t.url.starts_with("sqlite://");
+        let add = |slot: i64, count: i64, amount: i64| {
+            t.try_exec(&format!(
+                "INSERT INTO operation_counts \
+                 (minute, direction, method, status, currency, slot, count, amount) \
+                 VALUES (100, 'deposit', 'card', 1, 'RUB', {slot}, {count}, {amount})"
+            ))
+        };
+        let sums = || {
+            (
+                t.count(
+                    "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) AS n FROM operation_counts",
+                ),
+                t.count(
+                    "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS n FROM operation_counts",
+                ),
+            )
+        };
+        add(1, 2, 200).expect("slot 1");
+        if postgres {
+            // 64 slots on PostgreSQL, one per connection.
+            add(9, 3, 300).expect("slot 9");
+            add(63, 4, 400).expect("slot 63");
+            assert!(add(64, 1, 1).is_err(), "slot 64 is out of range");
+        } else {
+            // SQLite keeps its eight: one writer at a time, no counter to wait on.
+            assert!(add(9, 3, 300).is_err(), "slot 9 is out of range on SQLite");
+        }
+        let before = sums();
+
+        let url = t.url.clone();
+        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
+            .await
+            .expect("revert");
+        assert_eq!(reverted, Ok(COUNTER_SLOTS.to_string()));
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1, 0));
+        // Every sum the overview reads is kept, in slots 0 to 7.
+        assert_eq!(sums(), before);
+        assert_eq!(t.rows_where("operation_counts", "slot >= 8"), 0);
+        if postgres {
+            // 9 % 8 = 1: added to the row already in slot 1; 63 % 8 = 7.
+            assert_eq!(
+                t.count("SELECT count AS n FROM operation_counts WHERE slot = 1"),
+                5
+            );
+            assert_eq!(
+                t.count("SELECT count AS n FROM operation_counts WHERE slot = 7"),
+                4
+            );
+        }
+        assert!(add(9, 1, 1).is_err(), "eight slots again");
+
+        t.db.migrate().expect("upgrade again");
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(add(40, 1, 1).is_ok(), postgres);
     })
     .await;
 }
