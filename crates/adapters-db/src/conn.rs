@@ -43,8 +43,8 @@ const PG_SESSION: &str =
 /// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63).
 const PG_COUNTER_SLOTS: u32 = 64;
 
-/// The counter slot of the next connection: one after the previous one's, so the connections
-/// of one pool (at most 64 of them) never share a slot. See `journal::PG_SLOT`.
+/// The counter slot of the next connection: one after the previous one's, so two connections
+/// of one pool share a slot only if it opened 64 between them. See `journal::PG_SLOT`.
 fn next_counter_slot(next: &AtomicU32) -> u32 {
     next.fetch_add(1, Ordering::Relaxed) % PG_COUNTER_SLOTS
 }
@@ -107,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pools_connections_never_share_a_counter_slot() {
+    fn sixty_four_connections_in_a_row_get_sixty_four_counter_slots() {
         // From any start, wrapping past u32::MAX included: 64 connections, 64 slots.
         for start in [0, 7, 63, 200, u32::MAX - 10] {
             let next = AtomicU32::new(start);

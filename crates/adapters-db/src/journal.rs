@@ -12,7 +12,7 @@
 //! in key order ([`bump`], and `ORDER BY` in the batch statements). Every writer then takes
 //! operation rows, then balance rows, then counter rows, so concurrent writers never wait on
 //! each other in a cycle. Each unit of work adds to one counter slot: on PostgreSQL its
-//! connection's ([`PG_SLOT`]), so concurrent ones rarely wait on one counter at all; on SQLite,
+//! connection's ([`PG_SLOT`]), so concurrent ones do not wait on one counter; on SQLite,
 //! where one writer runs at a time, one of eight drawn at random.
 
 use std::collections::BTreeMap;
@@ -38,8 +38,9 @@ const SQLITE_SLOTS: u8 = 8;
 /// the pool sets on each connection it opens (`gateway.counter_slot`, one after another
 /// from a random start: `conn::Manager`; `operation_counts.slot` is 0 to 63 there,
 /// migration `counter_slots`). Two transactions wait on one counter row only if they add to
-/// the same slot, and a connection runs one transaction at a time: the connections of one
-/// pool never share a slot, so its transactions never wait on each other's counters. Drawn
+/// the same slot, and a connection runs one transaction at a time: two connections of one
+/// pool share a slot only if it opened 64 between them, so its transactions do not wait on
+/// each other's counters. Drawn
 /// at random from eight, any two concurrent ones shared a slot with a chance of one in
 /// eight, and the second waited for the first's commit. The rows a minute's counters take
 /// grow with the connections that write them, not with the slots.

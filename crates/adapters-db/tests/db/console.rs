@@ -1157,8 +1157,8 @@ async fn the_counters_match_the_operations_after_a_mixed_concurrent_workload() {
         assert_eq!(range.iter().map(|c| c.count).sum::<i64>(), 2);
         assert_eq!(range.iter().map(|c| c.amount).sum::<i64>(), 1_02 + 1_03);
 
-        // Each unit of work added to one slot: on PostgreSQL its connection's (a pool's
-        // connections never share one, so concurrent ones do not wait on one counter row),
+        // Each unit of work added to one slot: on PostgreSQL its connection's (numbered by the
+        // pool, so concurrent ones do not wait on one counter row),
         // at most one per connection of the pool (16); on SQLite one of eight drawn at random.
         let (range, most) = if t.url.starts_with("sqlite://") {
             ("slot NOT BETWEEN 0 AND 7", 8)
