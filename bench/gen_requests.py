@@ -26,9 +26,10 @@ away), one line each as
     IDEMPOTENCY_KEY <TAB> - <TAB> BODY
 
 for `bench_load --mode acquirer`, which adds the bearer API key. They need no merchants
-(`--merchants` is ignored) and take `--public-url` for the gateway's URLs in them (no
-notification is sent during a run: payins wait for their page, payouts settle after the
-simulator's `--settle-ms`).
+(`--merchants` is ignored) and take `--public-url` for the URLs in them: the simulator
+notifies `notifyUrl` of each payment's first status as it answers (the benchmark points it
+at a sink that answers 200), and nothing after that during a run: payins wait for their
+page, payouts settle after the simulator's `--settle-ms`.
 """
 
 import argparse
@@ -60,7 +61,7 @@ def main() -> int:
     parser.add_argument("--callback-url", required=True)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--public-url", default="http://127.0.0.1:18080",
-                        help="sim-* kinds: the gateway's GATEWAY_PUBLIC_URL, for notifyUrl and returnUrl")
+                        help="sim-* kinds: the base of notifyUrl and returnUrl")
     args = parser.parse_args()
     if args.kind.startswith("sim-"):
         return acquirer_calls(args)

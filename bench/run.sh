@@ -482,6 +482,11 @@ rm -f "$OUT"/*-acquirer.tsv
 "$RECEIVER" --bind "127.0.0.1:$RECEIVER_PORT" --expect 1000000000 --timeout-secs 3600 \
   >/dev/null 2>"$OUT/sink-acquirer.log" &
 RECEIVER_PID=$!
+for _ in $(seq 1 50); do
+  curl -s -o /dev/null -X POST "http://127.0.0.1:$RECEIVER_PORT/" && break
+  kill -0 "$RECEIVER_PID" 2>/dev/null || die "the notification sink did not start (is 127.0.0.1:$RECEIVER_PORT taken?)"
+  sleep 0.1
+done
 seed=24
 for kind in payout payin; do
   rate=$(half_rate acquirer-path "$kind")

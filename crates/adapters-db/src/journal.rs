@@ -40,11 +40,13 @@ const SQLITE_SLOTS: u8 = 8;
 /// migration `counter_slots`). Two transactions wait on one counter row only if they add to
 /// the same slot, and a connection runs one transaction at a time: two connections of one
 /// pool share a slot only if it opened 64 between them, so its transactions do not wait on
-/// each other's counters. Drawn
-/// at random from eight, any two concurrent ones shared a slot with a chance of one in
-/// eight, and the second waited for the first's commit. The rows a minute's counters take
-/// grow with the connections that write them, not with the slots.
-pub(crate) const PG_SLOT: &str = "CAST(current_setting('gateway.counter_slot') AS SMALLINT)";
+/// each other's counters. Drawn at random from eight, any two concurrent ones shared a slot
+/// with a chance of one in eight, and the second waited for the first's commit. A
+/// connection without the setting (say, behind a pooler that hands out server connections
+/// per transaction) adds to the slot of its server process's id modulo 64 instead of
+/// failing. The rows a minute's counters take grow with the slots written, not with time.
+pub(crate) const PG_SLOT: &str = "CAST(COALESCE(current_setting('gateway.counter_slot', true), \
+     CAST(pg_backend_pid() % 64 AS TEXT)) AS SMALLINT)";
 
 /// The minute since the epoch that `millis` falls in, floored (as the console counts).
 pub(crate) fn minute_of(millis: i64) -> i64 {
@@ -328,7 +330,8 @@ impl Values for Addition {
 }
 
 /// Adds `counts` to their counters inside the caller's transaction, in one statement, on
-/// one slot drawn for it, counters in key order. Call it after the unit of work's balance
+/// the unit of work's slot (the connection's on PostgreSQL, drawn on SQLite), counters in
+/// key order. Call it after the unit of work's balance
 /// moves (see the module docs).
 pub(crate) fn bump<E: From<StoreError>>(
     conn: &mut DbConn,

@@ -1157,17 +1157,15 @@ async fn the_counters_match_the_operations_after_a_mixed_concurrent_workload() {
         assert_eq!(range.iter().map(|c| c.count).sum::<i64>(), 2);
         assert_eq!(range.iter().map(|c| c.amount).sum::<i64>(), 1_02 + 1_03);
 
-        // Each unit of work added to one slot: on PostgreSQL its connection's (numbered by the
-        // pool, so concurrent ones do not wait on one counter row),
-        // at most one per connection of the pool (16); on SQLite one of eight drawn at random.
-        let (range, most) = if t.url.starts_with("sqlite://") {
-            ("slot NOT BETWEEN 0 AND 7", 8)
+        // Each unit of work added to one slot, within the backend's range: on PostgreSQL its
+        // connection's (0 to 63, numbered by the pool; `conn`'s unit test checks that 64 in a
+        // row get 64 slots), on SQLite one of eight drawn at random.
+        let range = if t.url.starts_with("sqlite://") {
+            "slot NOT BETWEEN 0 AND 7"
         } else {
-            ("slot NOT BETWEEN 0 AND 63", 16)
+            "slot NOT BETWEEN 0 AND 63"
         };
         assert_eq!(t.rows_where("operation_counts", range), 0);
-        let slots = t.count("SELECT COUNT(DISTINCT slot) AS n FROM operation_counts");
-        assert!((1..=most).contains(&slots), "{slots} slots");
     })
     .await;
 }
