@@ -65,9 +65,20 @@ impl<J> Group<J> {
         pending.jobs.drain(..n).collect()
     }
 
+    /// Counts a writer for jobs left queued by one that panicked: `true` if jobs are queued and
+    /// fewer than `writers` writers run, in which case the caller MUST run [`Group::drain`].
+    pub(crate) fn resume(&self, writers: usize) -> bool {
+        let mut pending = self.pending();
+        let start = !pending.jobs.is_empty() && pending.writers < writers;
+        if start {
+            pending.writers += 1;
+        }
+        start
+    }
+
     /// A writer's loop: hands `write` up to `max` queued jobs at a time until the queue is
     /// empty, then stops counting itself. If `write` panics, the writer is uncounted all the
-    /// same, so the next push starts a fresh one for the jobs still queued.
+    /// same, and the jobs still queued stay queued ([`Group::resume`]).
     pub(crate) fn drain(&self, max: usize, mut write: impl FnMut(Vec<J>)) {
         let mut counted = Counted {
             group: self,
@@ -103,7 +114,20 @@ impl Database {
     {
         if group(self).push(job, writers) {
             let db = self.clone();
-            tokio::task::spawn_blocking(move || group(&db).drain(max, |jobs| write(&db, jobs)));
+            tokio::task::spawn_blocking(move || loop {
+                let drained = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    group(&db).drain(max, |jobs| write(&db, jobs))
+                }));
+                // A write that panicked dropped its batch: each of those callers gets an
+                // error. The jobs queued behind it are drained now by a writer counted
+                // afresh, rather than waiting for the next push.
+                if drained.is_ok() || !group(&db).resume(writers) {
+                    break;
+                }
+                tracing::error!(
+                    "a group writer panicked; its batch was dropped, the rest is written"
+                );
+            });
         }
     }
 
@@ -198,5 +222,25 @@ mod tests {
         let mut left = Vec::new();
         group.drain(10, |jobs| left.extend(jobs));
         assert_eq!(left, vec![2, 3]);
+    }
+
+    #[test]
+    fn jobs_queued_behind_a_panicking_writer_are_resumed_at_once() {
+        let group = Group::default();
+        assert!(group.push(1, 1));
+        assert!(!group.push(2, 1));
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            group.drain(1, |_| panic!("write failed"));
+        }));
+        assert!(panicked.is_err());
+        // What the spawned writer does after a panic: counts itself again for what is left.
+        assert!(group.resume(1));
+        assert!(!group.resume(1), "one writer at most");
+        assert!(!group.push(3, 1), "the resumed writer takes it");
+        let mut left = Vec::new();
+        group.drain(10, |jobs| left.extend(jobs));
+        assert_eq!(left, vec![2, 3]);
+        assert!(!group.resume(1), "nothing queued: no writer");
+        assert!(group.push(4, 1));
     }
 }
