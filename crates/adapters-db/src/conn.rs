@@ -8,6 +8,7 @@ use diesel::r2d2::{Error as PoolError, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
 use diesel::Connection;
 
+use crate::journal::PG_COUNTER_SLOTS;
 use crate::target::Target;
 
 /// A connection to either backend: queries written once with diesel's DSL run on both, and a
@@ -39,9 +40,6 @@ fn sqlite_pragmas() -> String {
 /// whatever the server's default.
 const PG_SESSION: &str =
     "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
-
-/// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63).
-const PG_COUNTER_SLOTS: u32 = 64;
 
 /// The counter slot of the next connection: one after the previous one's, so two connections
 /// of one pool share a slot only if it opened 64 between them. See `journal::PG_SLOT`.

@@ -209,8 +209,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_panicking_writer_is_uncounted_and_its_queue_kept() {
+    /// A group whose one writer panicked writing job 1, with job 2 queued behind it.
+    fn after_a_panicking_writer() -> Group<i32> {
         let group = Group::default();
         assert!(group.push(1, 1));
         assert!(!group.push(2, 1));
@@ -218,6 +218,12 @@ mod tests {
             group.drain(1, |_| panic!("write failed"));
         }));
         assert!(panicked.is_err());
+        group
+    }
+
+    #[test]
+    fn a_panicking_writer_is_uncounted_and_its_queue_kept() {
+        let group = after_a_panicking_writer();
         assert!(group.push(3, 1), "no writer is counted any more");
         let mut left = Vec::new();
         group.drain(10, |jobs| left.extend(jobs));
@@ -226,13 +232,7 @@ mod tests {
 
     #[test]
     fn jobs_queued_behind_a_panicking_writer_are_resumed_at_once() {
-        let group = Group::default();
-        assert!(group.push(1, 1));
-        assert!(!group.push(2, 1));
-        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            group.drain(1, |_| panic!("write failed"));
-        }));
-        assert!(panicked.is_err());
+        let group = after_a_panicking_writer();
         // What the spawned writer does after a panic: counts itself again for what is left.
         assert!(group.resume(1));
         assert!(!group.resume(1), "one writer at most");

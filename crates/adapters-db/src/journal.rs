@@ -34,6 +34,11 @@ use crate::work::TxError;
 /// How many counter slots SQLite's writers draw from (`operation_counts.slot` 0 to 7 there).
 const SQLITE_SLOTS: u8 = 8;
 
+/// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63, migration
+/// `counter_slots`): the pool numbers its connections modulo this (`conn::Manager`), and
+/// [`PG_SLOT`]'s fallback takes the process id modulo the same.
+pub(crate) const PG_COUNTER_SLOTS: u32 = 64;
+
 /// PostgreSQL: the counter slot of a statement's unit of work, its connection's own, which
 /// the pool sets on each connection it opens (`gateway.counter_slot`, one after another
 /// from a random start: `conn::Manager`; `operation_counts.slot` is 0 to 63 there,
@@ -391,4 +396,14 @@ pub(crate) fn push_created(out: &mut AstPass<'_, '_, Pg>) {
     );
     out.push_sql(ADD_TO_COUNTS);
     out.push_sql(")");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fallback_slot_is_taken_modulo_the_slots_there_are() {
+        assert!(PG_SLOT.contains(&format!("pg_backend_pid() % {PG_COUNTER_SLOTS} ")));
+    }
 }
