@@ -1,6 +1,8 @@
 //! The real clock and id generator.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
 
 use domain::ports::{Clock, IdGenerator};
 use domain::{MerchantId, OperationId, RefundId, Timestamp};
@@ -16,6 +18,10 @@ impl Clock for SystemClock {
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0);
         Timestamp::from_millis(millis)
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
     }
 }
 

@@ -3,6 +3,9 @@
 //! operation literals and clocks each test file used to write out.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use crate::acquirer::{
     AcquirerPayment, CreateResult, Lookup, PaymentOrder, PaymentStatus, RefundLookup, RefundOrder,
@@ -61,6 +64,12 @@ impl Clock for TestClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_millis(self.0.load(Ordering::SeqCst))
     }
+
+    /// Ready at once: this clock moves only when the test moves it, so a bounded wait on it
+    /// is already over.
+    fn sleep(&self, _duration: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(futures::future::ready(()))
+    }
 }
 
 /// The system's wall clock.
@@ -74,6 +83,20 @@ impl Clock for WallClock {
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0);
         Timestamp::from_millis(millis)
+    }
+
+    /// Ready once `duration` has passed, timed by a thread of its own (the domain has no
+    /// runtime of its own to time it with).
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        let (done, slept) = futures::channel::oneshot::channel();
+        std::thread::spawn(move || {
+            std::thread::sleep(duration);
+            // The waiter may have stopped waiting.
+            let _ = done.send(());
+        });
+        Box::pin(async move {
+            let _ = slept.await;
+        })
     }
 }
 

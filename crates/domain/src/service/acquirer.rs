@@ -6,8 +6,10 @@
 //! written once (guarded), and a final status that contradicts the operation's own is
 //! recorded as a discrepancy, never applied.
 
+use futures::future::{self, Either};
+
 use super::create::millis;
-use super::recent::{Answer, Repeat};
+use super::recent::{Answer, Repeat, IN_FLIGHT_WAIT};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
@@ -387,7 +389,7 @@ impl Gateway {
             notification.failure_code.as_deref(),
         );
         let repeat = match repeated {
-            Some(answer) => self.recent.repeats(id, &answer),
+            Some(answer) => self.repeats_once_answered(id, &answer).await,
             None => Repeat::No,
         };
         let stored = match repeat {
@@ -447,6 +449,25 @@ impl Gateway {
         self.apply_payment(&operation, attempt, &payment, Heard::Notification)
             .await?;
         Ok(())
+    }
+
+    /// Whether `answer` repeats the latest status applied to `id`. If it does not and the
+    /// operation's creation call is in flight, the answer of that call is waited for (for at
+    /// most [`IN_FLIGHT_WAIT`]) and compared: a notification sent as the creation was
+    /// answered most often repeats that answer.
+    async fn repeats_once_answered(&self, id: OperationId, answer: &Answer) -> Repeat {
+        let repeat = self.recent.repeats(id, answer);
+        if !matches!(repeat, Repeat::No) {
+            return repeat;
+        }
+        let Some(answered) = self.recent.in_flight(id) else {
+            return repeat;
+        };
+        let waited = future::select(answered, self.ports.clock.sleep(IN_FLIGHT_WAIT)).await;
+        if matches!(waited, Either::Right(_)) {
+            tracing::debug!("creation call still in flight; the notification takes the full path");
+        }
+        self.recent.repeats(id, answer)
     }
 
     /// A status for an earlier attempt is kept on that attempt only; money it says moved is

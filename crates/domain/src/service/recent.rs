@@ -14,10 +14,22 @@
 //! A creation's answer is saved without waiting (`save_attempt_soon`); a notification that
 //! repeats it is answered only once that save was committed, and takes the full path if it
 //! was not, so a `200` always stands on a committed write.
+//!
+//! An acquirer often sends its first notification as it answers the creation, so the
+//! notification can arrive while the answer is still on its way back. The creation call is
+//! therefore registered here while it is in flight ([`Recent::sending`]), and a notification
+//! that comes meanwhile waits for its answer to be applied, for at most
+//! [`IN_FLIGHT_WAIT`], before it is compared: most often it then repeats it. The wait is
+//! bounded because an acquirer may hold its answer until its notification is acknowledged;
+//! past the bound, the notification takes the full path as before.
 
 use std::collections::HashMap;
 use std::mem;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use futures::future::{FutureExt, Shared};
 
 use crate::acquirer::PaymentStatus;
 use crate::ports::SaveCommitted;
@@ -27,6 +39,11 @@ use crate::OperationId;
 /// and twice as many of the latest are remembered: a notification comes milliseconds after
 /// the answer it repeats, and an operation forgotten only costs one read.
 const PER_GENERATION: usize = 4096;
+
+/// How long a notification waits for the answer of a creation call in flight for its
+/// operation. Answers come back in milliseconds; an acquirer that holds its answer until the
+/// notification is acknowledged delays each of its payments by this much, no more.
+pub(super) const IN_FLIGHT_WAIT: Duration = Duration::from_millis(50);
 
 /// A payment's status as applied to an operation's current attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +98,36 @@ pub(super) enum Repeat {
 struct Generations {
     current: HashMap<OperationId, Applied>,
     previous: HashMap<OperationId, Applied>,
+    /// The operations whose creation call is in flight, each with a future that is ready
+    /// once its answer was applied (or given up on).
+    sending: HashMap<OperationId, Answered>,
+}
+
+/// Ready once a creation call's answer was applied: its [`Sending`] was dropped.
+pub(super) type Answered = Shared<oneshot::Receiver<()>>;
+
+/// A creation call in flight for an operation, from just before the call until its answer
+/// was applied to the operation and remembered here: dropping it ends the in-flight time
+/// and wakes every notification waiting for it.
+pub(super) struct Sending {
+    recent: Recent,
+    operation: OperationId,
+    answered: Answered,
+    /// Never sent on: dropping it is the signal.
+    _done: oneshot::Sender<()>,
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        let mut generations = self.recent.lock();
+        if generations
+            .sending
+            .get(&self.operation)
+            .is_some_and(|answered| answered.ptr_eq(&self.answered))
+        {
+            generations.sending.remove(&self.operation);
+        }
+    }
 }
 
 impl Recent {
@@ -123,6 +170,26 @@ impl Recent {
     /// Forgets what was applied to `operation`: what it heard next takes the full path.
     pub(super) fn forget(&self, operation: OperationId) {
         self.applied(operation, None, None);
+    }
+
+    /// Marks a creation call for `operation` as in flight until the returned guard is
+    /// dropped, which the caller does once the call's answer was applied.
+    pub(super) fn sending(&self, operation: OperationId) -> Sending {
+        let (done, answered) = oneshot::channel();
+        let answered = answered.shared();
+        self.lock().sending.insert(operation, answered.clone());
+        Sending {
+            recent: self.clone(),
+            operation,
+            answered,
+            _done: done,
+        }
+    }
+
+    /// If a creation call for `operation` is in flight, a future that is ready once its
+    /// answer was applied.
+    pub(super) fn in_flight(&self, operation: OperationId) -> Option<Answered> {
+        self.lock().sending.get(&operation).cloned()
     }
 
     /// Whether `answer` is exactly the latest one applied to `operation`, and if so whether

@@ -204,6 +204,9 @@ impl Gateway {
         payout: Option<WithdrawalRequisites>,
     ) -> Operation {
         let direction = operation.direction();
+        // Until its answer is applied (when this returns), a notification for the operation
+        // waits for the call rather than reading and writing the attempt beside it.
+        let _sending = self.recent.sending(operation.id());
         loop {
             let Next {
                 candidate,

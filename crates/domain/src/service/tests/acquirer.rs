@@ -1,7 +1,8 @@
 //! Acquirer operations: creation in the store-first order, the classified answers, the
 //! notifications and the reconciler.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 use futures::executor::block_on;
 
@@ -9,9 +10,10 @@ use super::fixtures::*;
 use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
-use crate::ports::{Completion, InsertError};
+use crate::ports::{Completion, InsertError, MockClock};
 use crate::provider::AcquirerProvider;
 use crate::route::Route;
+use crate::service::recent::IN_FLIGHT_WAIT;
 use crate::service::{Gateway, Notification, NotificationError, NotifiedObject, PayPage};
 use crate::{Direction, PaymentMethod, Status, Timestamp};
 
@@ -646,6 +648,126 @@ fn a_status_heard_during_a_call_whose_outcome_is_unknown_is_not_taken_as_a_repea
     assert_eq!(
         states,
         vec![AttemptState::Ok, AttemptState::Unknown, AttemptState::Ok]
+    );
+}
+
+/// A notification applied on a thread of its own.
+type Notifying = JoinHandle<Result<(), NotificationError>>;
+
+/// Creates a card payout on `mocks` whose acquirer answers `result` only once a `pending`
+/// notification, sent from another thread while the call is in flight, has begun waiting on
+/// a clock whose waits never end by themselves. Returns that notification's result and the
+/// waits it asked the clock for.
+fn notified_while_in_flight(
+    mut mocks: Mocks,
+    result: CreateResult,
+) -> (Result<(), NotificationError>, Vec<std::time::Duration>) {
+    let (waiting, waits) = std::sync::mpsc::channel();
+    let waiting = Mutex::new(waiting);
+    mocks.clock = MockClock::new();
+    mocks.clock.expect_now().return_const(now());
+    mocks.clock.expect_sleep().returning(move |duration| {
+        waiting
+            .lock()
+            .expect("the waits' channel")
+            .send(duration)
+            .expect("the test listens");
+        Box::pin(futures::future::pending())
+    });
+    let waits = Mutex::new(waits);
+    let gateway: Arc<OnceLock<Gateway>> = Arc::default();
+    let notified: Arc<Mutex<Option<Notifying>>> = Arc::default();
+    let (in_flight, handle) = (gateway.clone(), notified.clone());
+    let asked = Captured::default();
+    let sink = asked.clone();
+    mocks
+        .acquirer
+        .expect_create()
+        .times(1)
+        .returning(move |_, _| {
+            let gateway = in_flight.get().cloned().expect("the gateway is built");
+            *handle.lock().expect("the handle") = Some(std::thread::spawn(move || {
+                block_on(gateway.apply_notification(
+                    &bank(),
+                    notification_of_new(PaymentStatus::Pending, "acq_1"),
+                ))
+            }));
+            // The notification asks for its bounded wait only once it waits for this call.
+            let wait = waits.lock().expect("the waits").recv().expect("a wait");
+            sink.push(wait);
+            result.clone()
+        });
+    assert!(gateway.set(mocks.gateway()).is_ok());
+    let gateway = gateway.get().expect("just set");
+
+    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+
+    let notification = notified
+        .lock()
+        .expect("the handle")
+        .take()
+        .expect("the notification was sent")
+        .join()
+        .expect("the notification's thread");
+    (notification, asked.all())
+}
+
+#[test]
+fn a_notification_heard_while_the_creation_call_is_in_flight_waits_for_its_answer() {
+    // The acquirer notifies `pending` as it answers `pending`: the notification waits for the
+    // answer, then repeats it, and is acknowledged once the answer's save commits, with
+    // nothing read or written for it.
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    let saved = expect_save_attempt_soon(&mut mocks);
+    mocks.store.expect_get_with_attempts().never();
+    mocks.store.expect_finish().never();
+
+    let (notification, waits) = notified_while_in_flight(
+        mocks,
+        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+    );
+
+    notification.expect("acknowledged");
+    assert_eq!(waits, vec![IN_FLIGHT_WAIT], "one bounded wait");
+    assert_eq!(
+        saved.one().state,
+        AttemptState::Ok,
+        "the creation's save alone"
+    );
+}
+
+#[test]
+fn a_notification_waiting_for_a_call_whose_outcome_is_unknown_is_read_and_applied() {
+    // The wait ends with the call, whatever its outcome: unknown, the notification is no
+    // repeat of anything, and it is what tells the gateway the payment exists.
+    let mut mocks = at_bank();
+    mocks.expect_insert(|| Ok(()));
+    let sent = Attempt {
+        state: AttemptState::Unknown,
+        ..Attempt::sent(new_id(), 1, 11, BANK, now(), now().plus_seconds(10))
+    };
+    mocks
+        .store
+        .expect_get_with_attempts()
+        .times(1)
+        .returning(move |_| {
+            let operation = payout_builder(new_id()).provider(BANK).build();
+            Ok(Some((operation, vec![sent.clone()])))
+        });
+    let saved = expect_save_attempt(&mut mocks);
+    mocks.store.expect_finish().never();
+
+    let (notification, waits) =
+        notified_while_in_flight(mocks, CreateResult::Unknown("HTTP 502".into()));
+
+    notification.expect("applied");
+    assert_eq!(waits, vec![IN_FLIGHT_WAIT]);
+    let states: Vec<AttemptState> = saved.all().iter().map(|a| a.state).collect();
+    assert_eq!(
+        states,
+        vec![AttemptState::Unknown, AttemptState::Ok],
+        "the call's unknown outcome, then the notification's status"
     );
 }
 

@@ -107,6 +107,11 @@ pub fn route(id: i64, direction: Direction, method: PaymentMethod) -> Route {
     }
 }
 
+/// The fixed clock's wait: over at once, as the clock does not move by itself.
+fn stood_still() -> futures::future::BoxFuture<'static, ()> {
+    Box::pin(futures::future::ready(()))
+}
+
 /// The mocks one gateway runs on; fields are public so a test can swap one before `gateway()`.
 pub struct Mocks {
     pub store: MockOperationStore,
@@ -137,6 +142,7 @@ impl Mocks {
             ids: MockIdGenerator::new(),
         };
         mocks.clock.expect_now().return_const(now());
+        mocks.clock.expect_sleep().returning(|_| stood_still());
         mocks.ids.expect_operation_id().return_const(new_id());
         mocks.set_routes(routes());
         mocks
@@ -152,6 +158,7 @@ impl Mocks {
     pub fn set_clock(&mut self, at: Timestamp) {
         self.clock = MockClock::new();
         self.clock.expect_now().return_const(at);
+        self.clock.expect_sleep().returning(|_| stood_still());
     }
 
     pub fn gateway(mut self) -> Gateway {
