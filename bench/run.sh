@@ -18,7 +18,8 @@
 #   callbacks  the delivery of BENCH_CALLBACKS callbacks to a local receiver;
 #   acquirer   payouts and card payins routed to one acquirer-sim: saturation with wrk at
 #              BENCH_CONNECTIONS, then at BENCH_RATE_PERCENT % of it, with bench_load, the
-#              gateway path and the same calls sent to the simulator directly;
+#              gateway path and the same calls sent to the simulator directly, alternated,
+#              BENCH_ACQUIRER_ROUNDS (3) times each;
 #   failover   payouts routed to two acquirer-sim processes, the primary healthy, then down
 #              with its circuit open, at BENCH_FAILOVER_CONNECTIONS (8) connections.
 # Then one table (also written to $OUT/table.md) with every target, each a ratio of figures
@@ -56,6 +57,8 @@ DB_PREFIX=${BENCH_DB_PREFIX:-bench_}
 [[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "bench: BENCH_DB_PREFIX must be [a-z0-9_]" >&2; exit 1; }
 ACQ_REQUESTS=${BENCH_ACQUIRER_REQUESTS:-150000}
 ACQ_WARM_UP=${BENCH_ACQUIRER_WARM_UP:-2}
+ACQ_ROUNDS=${BENCH_ACQUIRER_ROUNDS:-3}
+[[ "$ACQ_ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_ACQUIRER_ROUNDS must be a positive number" >&2; exit 1; }
 BATCH_ROWS=${BENCH_BATCH_ROWS:-32}
 RATE_PERCENT=${BENCH_RATE_PERCENT:-50}
 FSYNC_SECS=${BENCH_FSYNC_SECS:-2}
@@ -295,9 +298,10 @@ print(max(1, int(sat[-1] * float(sys.argv[4]) / 100)))
 EOF
 }
 
+LOAD_ROUND= # set: the round of a run that is made several times, in its log's name and its line
 load_run() { # load_run BACKEND KIND TARGET FILE URL PATH RATE [bench_load ARGS...]
   local backend=$1 kind=$2 target=$3 file=$4 url=$5 path=$6 rate=$7 rss=0
-  local log="$OUT/load-$1-$2-$3.json"
+  local log="$OUT/load-$1-$2-$3${LOAD_ROUND:+-$LOAD_ROUND}.json"
   shift 7
   fresh_stats "$backend"
   say "$target ($backend), ${kind}s: open loop at $rate/s, $CONNECTIONS connections, ${DURATION}s"
@@ -306,7 +310,7 @@ load_run() { # load_run BACKEND KIND TARGET FILE URL PATH RATE [bench_load ARGS.
     "$@" >"$log" 2>"$log.err" ||
     { cat "$log.err" >&2; die "bench_load failed"; }
   [ "$target" = gateway ] && rss=$(peak_rss_kb)
-  python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" >>"$RESULTS"
+  python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" $LOAD_ROUND >>"$RESULTS"
   rm -f "$file"
 }
 
@@ -487,22 +491,28 @@ for _ in $(seq 1 50); do
   kill -0 "$RECEIVER_PID" 2>/dev/null || die "the notification sink did not start (is 127.0.0.1:$RECEIVER_PORT taken?)"
   sleep 0.1
 done
+# Rounds of the two runs, alternated (gateway, simulator, gateway, ...): the target takes the
+# median round, so one stall of the machine (this kind of VM stalls every process for 30 to
+# 100 ms now and then, idle or not) in one run does not decide it; every round is in the table.
 seed=24
 for kind in payout payin; do
   rate=$(half_rate acquirer-path "$kind")
   count=$((rate * (DURATION + ACQ_WARM_UP) + 100))
   gateway_kind=$([ "$kind" = payout ] && echo withdrawal || echo deposit)
-  say "signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
-  gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
-  python3 bench/gen_requests.py --kind "sim-$kind" --count "$count" --seed $((seed++)) \
-    --run-id "$RUN_ID" --callback-url "$CALLBACK_URL" --public-url "http://127.0.0.1:$RECEIVER_PORT" \
-    >"$OUT/rate-$kind-simulator.tsv"
-  load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
-    "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz --warm-up "$ACQ_WARM_UP"
-  load_run acquirer-path "$kind" simulator "$OUT/rate-$kind-simulator.tsv" \
-    "http://127.0.0.1:$AQ_SIM_PORT" /v1/payments "$rate" --mode acquirer --warm-path / \
-    --warm-up "$ACQ_WARM_UP"
+  for LOAD_ROUND in $(seq 1 "$ACQ_ROUNDS"); do
+    say "round $LOAD_ROUND of $ACQ_ROUNDS: signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
+    gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
+    python3 bench/gen_requests.py --kind "sim-$kind" --count "$count" --seed $((seed++)) \
+      --run-id "$RUN_ID-$seed" --callback-url "$CALLBACK_URL" \
+      --public-url "http://127.0.0.1:$RECEIVER_PORT" >"$OUT/rate-$kind-simulator.tsv"
+    load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
+      "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz --warm-up "$ACQ_WARM_UP"
+    load_run acquirer-path "$kind" simulator "$OUT/rate-$kind-simulator.tsv" \
+      "http://127.0.0.1:$AQ_SIM_PORT" /v1/payments "$rate" --mode acquirer --warm-path / \
+      --warm-up "$ACQ_WARM_UP"
+  done
 done
+LOAD_ROUND=
 # An operation the gateway declined (say, the acquirer refused it) is an error too.
 kill "$RECEIVER_PID" 2>/dev/null || true
 wait "$RECEIVER_PID" 2>/dev/null || true

@@ -315,10 +315,15 @@ fn main() -> anyhow::Result<()> {
                             "status {status}: {}",
                             String::from_utf8_lossy(&body[..body.len().min(200)])
                         )),
-                        Err(e) => Err(format!("reading the answer: {e}")),
+                        Err(e) => Err(format!("reading the answer: {:#}", anyhow::Error::new(e))),
                     }
                 }
-                Err(e) => Err(format!("sending: {e}")),
+                // The whole chain: reqwest's own message names only the URL.
+                Err(e) => Err(format!(
+                    "sending, {:.3} s after the measured start: {:#}",
+                    Instant::now().saturating_duration_since(t0).as_secs_f64(),
+                    anyhow::Error::new(e)
+                )),
             };
             let done = Instant::now();
             match outcome {
