@@ -310,7 +310,7 @@ load_run() { # load_run BACKEND KIND TARGET FILE URL PATH RATE [bench_load ARGS.
     "$@" >"$log" 2>"$log.err" ||
     { cat "$log.err" >&2; die "bench_load failed"; }
   [ "$target" = gateway ] && rss=$(peak_rss_kb)
-  python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" $LOAD_ROUND >>"$RESULTS"
+  python3 bench/report.py load "$backend" "$kind" "$target" "$log" "$rss" ${LOAD_ROUND:+"$LOAD_ROUND"} >>"$RESULTS"
   rm -f "$file"
 }
 
@@ -481,10 +481,13 @@ acquirer_gateway() { # acquirer_gateway LOG
 # Before a stage's database is dropped: its declined operations (an operation the gateway
 # declined, say because the acquirer refused it, is an error too) and its ledger.
 acquirer_db_done() {
+  local declined
   stop_gateway
-  DECLINED=$((DECLINED + $(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")))
+  # On its own line: a failure inside $((...)) would not stop the script.
+  declined=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
+  DECLINED=$((DECLINED + declined))
   GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" ledger verify >>"$OUT/gateway-acquirer.log" 2>&1 ||
-    die "ledger verify failed after the acquirer runs"
+    die "ledger verify failed after the acquirer runs (see $OUT/gateway-acquirer.log)"
 }
 
 acquirer_gateway "$OUT/gateway-acquirer-saturation.log"
@@ -528,7 +531,7 @@ for kind in payout payin; do
     say "round $LOAD_ROUND of $ACQ_ROUNDS: signing $count ${kind}s, for the gateway and for the simulator, at $rate/s"
     gen "$gateway_kind" "$OUT/merchants-acquirer.json" "$OUT/rate-$kind-gateway.tsv" "$count" $((seed++))
     python3 bench/gen_requests.py --kind "sim-$kind" --count "$count" --seed $((seed++)) \
-      --run-id "$RUN_ID-$seed" --callback-url "$CALLBACK_URL" \
+      --run-id "$RUN_ID-sim-$seed" --callback-url "$CALLBACK_URL" \
       --public-url "http://127.0.0.1:$RECEIVER_PORT" >"$OUT/rate-$kind-simulator.tsv"
     load_run acquirer-path "$kind" gateway "$OUT/rate-$kind-gateway.tsv" "$BASE" \
       "/api/v1/${gateway_kind}s" "$rate" --warm-path /healthz --warm-up "$ACQ_WARM_UP"

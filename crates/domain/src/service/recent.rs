@@ -327,4 +327,43 @@ mod tests {
         assert!(repeats(&recent, 0, &answer(PaymentStatus::ActionRequired)));
         assert!(!repeats(&recent, 0, &answer(PaymentStatus::Pending)));
     }
+
+    #[test]
+    fn a_call_is_in_flight_until_its_guard_is_dropped_which_wakes_its_waiters() {
+        use futures::FutureExt;
+
+        let recent = Recent::default();
+        assert!(recent.in_flight(id(1)).is_none(), "nothing sent yet");
+        let sending = recent.sending(id(1));
+        let answered = recent.in_flight(id(1)).expect("in flight");
+        assert!(recent.in_flight(id(2)).is_none(), "another operation");
+        assert!(
+            answered.clone().now_or_never().is_none(),
+            "not answered yet"
+        );
+
+        drop(sending);
+
+        assert!(answered.now_or_never().is_some(), "woken by the drop");
+        assert!(recent.in_flight(id(1)).is_none(), "no longer in flight");
+    }
+
+    #[test]
+    fn an_older_guard_dropped_late_leaves_a_newer_call_in_flight() {
+        use futures::FutureExt;
+
+        let recent = Recent::default();
+        let older = recent.sending(id(1));
+        let newer = recent.sending(id(1));
+
+        drop(older);
+
+        let answered = recent
+            .in_flight(id(1))
+            .expect("the newer call is in flight");
+        assert!(answered.clone().now_or_never().is_none());
+        drop(newer);
+        assert!(answered.now_or_never().is_some());
+        assert!(recent.in_flight(id(1)).is_none());
+    }
 }

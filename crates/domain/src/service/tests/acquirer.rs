@@ -693,7 +693,11 @@ fn notified_while_in_flight(
                 ))
             }));
             // The notification asks for its bounded wait only once it waits for this call.
-            let wait = waits.lock().expect("the waits").recv().expect("a wait");
+            let wait = waits
+                .lock()
+                .expect("the waits")
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the notification waits for the call");
             sink.push(wait);
             result.clone()
         });
