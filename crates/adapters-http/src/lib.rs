@@ -48,6 +48,13 @@ pub fn read_shape(
     serde_json::to_value(dto::view::OperationView::read(operation, refunds, now))
 }
 
+/// How long an idle client connection is kept open. Clients keep idle connections pooled
+/// for longer than actix-web's default of 5 s (Go's and reqwest's pools for 90 s, a load
+/// balancer in front for 60 s or more), and a request sent on a connection just as the server
+/// closes it fails without an answer; the longer the server keeps them, the rarer that is.
+/// 75 s, as nginx does, outlasts a load balancer's usual 60 s.
+pub const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(75);
+
 /// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).
 ///
 /// `extra` mounts more routes on the same app (hosted pages, sandbox routes); they get the
@@ -60,6 +67,7 @@ pub fn server(
 ) -> std::io::Result<Server> {
     let state = web::Data::new(state);
     let server = HttpServer::new(move || app(state.clone(), extra.clone()))
+        .keep_alive(KEEP_ALIVE)
         .listen(listener)?
         .run();
     Ok(server)

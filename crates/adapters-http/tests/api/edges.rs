@@ -206,3 +206,38 @@ async fn a_chunked_body_over_64_kib_is_413_json() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_connection_idle_for_longer_than_five_seconds_is_kept_open() {
+    // actix-web's default closes it after 5 s, while clients keep theirs pooled for longer:
+    // a request sent as the server closes the connection fails without an answer.
+    each_backend(Setup::default(), |app| async move {
+        let address = app.address.trim_start_matches("http://").to_string();
+        let answers = tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut stream = std::net::TcpStream::connect(&address).expect("connects");
+            stream
+                .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .expect("a read timeout");
+            let request = format!("GET /healthz HTTP/1.1\r\nHost: {address}\r\n\r\n");
+            let mut answers = Vec::new();
+            for idle in [0, 7] {
+                std::thread::sleep(std::time::Duration::from_secs(idle));
+                // A closed connection fails the write or reads nothing.
+                let mut answer = vec![0; 1024];
+                let read = stream
+                    .write_all(request.as_bytes())
+                    .and_then(|()| stream.read(&mut answer))
+                    .unwrap_or(0);
+                answers.push(String::from_utf8_lossy(&answer[..read]).into_owned());
+            }
+            answers
+        })
+        .await
+        .expect("the client's thread");
+        for (answer, when) in answers.iter().zip(["at once", "after 7 s idle"]) {
+            assert!(answer.starts_with("HTTP/1.1 200"), "{when}: {answer:?}");
+        }
+    })
+    .await;
+}
