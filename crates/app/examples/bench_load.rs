@@ -256,12 +256,12 @@ fn main() -> anyhow::Result<()> {
     let client = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(args.connections)
-        // Below the 5 s for which the servers measured here (actix-web's default, the
-        // gateway's and the simulator's) keep an idle connection: a connection the server
-        // closes just as a request goes out on it fails that request ("connection closed
-        // before message completed"), which happened once in about 100,000 requests while
-        // the pool held, unused, the connections opened below. Dropped first by the pool, an
-        // idle connection is opened again when needed.
+        // Below the 5 s for which acquirer-sim (actix-web's default) keeps an idle
+        // connection (the gateway keeps its own for 75 s): a connection the server closes
+        // just as a request goes out on it fails that request ("connection closed before
+        // message completed"), which happened once in about 100,000 requests while the pool
+        // held, unused, the connections opened below. Dropped first by the pool, an idle
+        // connection is opened again when needed.
         .pool_idle_timeout(Duration::from_secs(4))
         .tcp_nodelay(true)
         .timeout(Duration::from_secs_f64(args.timeout))
