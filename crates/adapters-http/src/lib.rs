@@ -55,7 +55,15 @@ pub fn read_shape(
 /// 75 s, as nginx does, outlasts a load balancer's usual 60 s.
 pub const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(75);
 
-/// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it).
+/// How many HTTP worker threads [`server`] runs unless configured: one per core, as
+/// actix-web does. Fewer use less CPU per request where the database shares the cores, at the
+/// cost of peak throughput (docs/performance.md, change 31).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it) with
+/// `workers` worker threads (at least one; [`default_workers`] unless configured).
 ///
 /// `extra` mounts more routes on the same app (hosted pages, sandbox routes); they get the
 /// same request ids, metrics and JSON error bodies, and can take `web::Data<HttpState>`.
@@ -63,11 +71,13 @@ pub const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(75);
 pub fn server(
     listener: TcpListener,
     state: HttpState,
+    workers: usize,
     extra: impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 ) -> std::io::Result<Server> {
     let state = web::Data::new(state);
     let server = HttpServer::new(move || app(state.clone(), extra.clone()))
         .keep_alive(KEEP_ALIVE)
+        .workers(workers.max(1))
         .listen(listener)?
         .run();
     Ok(server)

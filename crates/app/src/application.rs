@@ -118,7 +118,7 @@ impl Application {
             .then_some(console_state)
             .flatten()
             .map(adapters_http::console::mount);
-        let server = adapters_http::server(listener, state, move |cfg| {
+        let server = adapters_http::server(listener, state, config.http_workers, move |cfg| {
             pages(cfg);
             if let Some(console) = &on_main {
                 console(cfg);

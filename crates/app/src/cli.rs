@@ -137,6 +137,9 @@ pub struct ServeArgs {
     /// providers after definite failures; a provider is tried only if its timeout still fits.
     #[arg(long, env = "GATEWAY_ROUTING_BUDGET", default_value = "15s")]
     pub routing_budget: String,
+    /// The API's HTTP worker threads; default: one per core.
+    #[arg(long, env = "GATEWAY_HTTP_WORKERS")]
+    pub http_workers: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

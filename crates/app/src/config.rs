@@ -42,6 +42,8 @@ pub struct ServeConfig {
     pub reconcile_after: Duration,
     /// How long a creation may go on to further providers (`GATEWAY_ROUTING_BUDGET`).
     pub routing_budget: Duration,
+    /// The API's HTTP worker threads (`GATEWAY_HTTP_WORKERS`).
+    pub http_workers: usize,
     /// Encrypts stored secrets (`GATEWAY_MASTER_KEY`); set by [`master_key`].
     pub master_key: Option<MasterKey>,
     /// Where the operator console is served (`GATEWAY_ADMIN`).
@@ -158,12 +160,34 @@ impl ServeConfig {
                     value: args.routing_budget.clone(),
                     expected: "a duration from 1s to 5m, such as 15s",
                 })?,
+            // Empty (a variable set to nothing) is the default, as for the flags above.
+            http_workers: match args.http_workers.as_deref().map(str::trim) {
+                Some(text) if !text.is_empty() => parse_workers(text)?,
+                _ => adapters_http::default_workers(),
+            },
             master_key: None,
             admin: parse_admin(&args.admin, args.demo)?,
             console_timezone: args.console_timezone.trim().to_string(),
         })
     }
 }
+
+/// `GATEWAY_HTTP_WORKERS`: a whole number of threads from 1 to [`MAX_HTTP_WORKERS`].
+fn parse_workers(text: &str) -> Result<usize, ConfigError> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=MAX_HTTP_WORKERS).contains(n))
+        .ok_or_else(|| ConfigError {
+            variable: "GATEWAY_HTTP_WORKERS",
+            flag: "http-workers",
+            value: text.to_string(),
+            expected: "a whole number of threads from 1 to 256",
+        })
+}
+
+/// The most HTTP worker threads `GATEWAY_HTTP_WORKERS` may ask for.
+pub const MAX_HTTP_WORKERS: usize = 256;
 
 /// Checks the database URL's form (`sqlite://PATH` or `postgres://...`).
 pub fn parse_database_url(url: &str) -> Result<String, ConfigError> {
@@ -264,6 +288,7 @@ mod tests {
             sandbox: "true".into(),
             reconcile_after: "60s".into(),
             routing_budget: "15s".into(),
+            http_workers: None,
             admin: "off".into(),
             console_timezone: "UTC".into(),
         }
@@ -279,6 +304,27 @@ mod tests {
         assert_eq!(config.sandbox_settle, Duration::from_millis(2000));
         assert!(!config.callback_allow_private);
         assert!(config.sandbox);
+        assert_eq!(config.http_workers, adapters_http::default_workers());
+        assert!(config.http_workers >= 1);
+    }
+
+    #[test]
+    fn http_workers_are_a_whole_number_from_1_to_256() {
+        let mut some = args();
+        some.http_workers = Some(" 3 ".into());
+        let config = ServeConfig::from_args("sqlite://x.db", &some).expect("valid");
+        assert_eq!(config.http_workers, 3);
+        for bad in ["0", "257", "two", "-1"] {
+            some.http_workers = Some(bad.into());
+            let error = ServeConfig::from_args("sqlite://x.db", &some)
+                .expect_err(bad)
+                .to_string();
+            assert!(error.contains("GATEWAY_HTTP_WORKERS"), "{bad}: {error}");
+            assert!(error.contains("1 to 256"), "{bad}: {error}");
+        }
+        some.http_workers = Some(String::new());
+        let config = ServeConfig::from_args("sqlite://x.db", &some).expect("valid");
+        assert_eq!(config.http_workers, adapters_http::default_workers());
     }
 
     #[test]

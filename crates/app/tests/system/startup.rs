@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::helpers::cli::{command, run_bounded};
+use crate::helpers::process::{GatewayProcess, Serve};
 use crate::helpers::{gateway, TestDb};
 
 #[test]
@@ -62,6 +63,7 @@ fn serve_refuses_bad_configuration_naming_the_variable() {
         ("GATEWAY_CALLBACK_TIMEOUT", "60s"),
         ("GATEWAY_RATE_LIMIT", "-5"),
         ("GATEWAY_SANDBOX_SETTLE_MS", "2s"),
+        ("GATEWAY_HTTP_WORKERS", "0"),
         ("GATEWAY_DATABASE_URL", "mysql://localhost/gateway"),
     ] {
         // Never the default port: a setting checked late would otherwise start a real server.
@@ -96,4 +98,26 @@ fn serve_refuses_bad_configuration_naming_the_variable() {
         !out.stderr.contains("panicked"),
         "a refused start is an error, not a panic: {out}"
     );
+}
+
+/// `GATEWAY_HTTP_WORKERS` sets how many threads serve the API: counted among the process's
+/// threads by the name actix-web gives them (`actix-server worker N`, cut by the kernel to
+/// 15 characters). The gateway is ready when `start` returns, so every worker is up.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_runs_the_configured_number_of_http_workers() {
+    let db = TestDb::sqlite();
+    for workers in [1, 3] {
+        let gateway = GatewayProcess::start(
+            "workers",
+            &db,
+            &Serve::default().with("GATEWAY_HTTP_WORKERS", &workers.to_string()),
+        );
+        let threads = std::fs::read_dir(format!("/proc/{}/task", gateway.pid()))
+            .expect("the gateway's threads")
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+            .filter(|name| name.starts_with("actix-server wo"))
+            .count();
+        assert_eq!(threads, workers, "GATEWAY_HTTP_WORKERS={workers}");
+    }
 }

@@ -131,6 +131,7 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
         sandbox: "true".into(),
         reconcile_after: "60s".into(),
         routing_budget: "15s".into(),
+        http_workers: None,
         admin: "off".into(),
         console_timezone: "UTC".into(),
     };
