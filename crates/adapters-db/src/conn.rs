@@ -115,4 +115,53 @@ mod tests {
             assert!(slots.iter().all(|slot| *slot < PG_COUNTER_SLOTS));
         }
     }
+
+    /// The slot a statement of `conn` adds its counters to (`journal::PG_SLOT`, as written),
+    /// and the connection's own setting, if any (without it, `PG_SLOT` falls back to the
+    /// server process's id).
+    fn counter_slot_of(conn: &mut DbConn) -> (i16, Option<String>) {
+        use diesel::dsl::sql;
+        use diesel::sql_types::{Nullable, SmallInt, Text};
+        use diesel::RunQueryDsl;
+        let DbConn::Pg(pg) = conn else {
+            panic!("a PostgreSQL connection")
+        };
+        diesel::select((
+            sql::<SmallInt>(crate::journal::PG_SLOT),
+            sql::<Nullable<Text>>("current_setting('gateway.counter_slot', true)"),
+        ))
+        .get_result(pg)
+        .expect("the counter slot")
+    }
+
+    #[test]
+    fn live_postgres_connections_of_one_pool_add_to_counter_slots_of_their_own() {
+        let Some(db) = testkit::FreshDatabase::postgres() else {
+            return;
+        };
+        let manager = Manager::new(Target::parse(&db.url).expect("a PostgreSQL URL"));
+        // Open together, as a pool's connections are: each one's slot, read back from the
+        // server through the expression the counters' writes use.
+        let mut connections: Vec<DbConn> = (0..3)
+            .map(|_| diesel::r2d2::ManageConnection::connect(&manager).expect("a connection"))
+            .collect();
+        let read: Vec<(i16, Option<String>)> =
+            connections.iter_mut().map(counter_slot_of).collect();
+        for (slot, setting) in &read {
+            assert_eq!(
+                setting.as_deref(),
+                Some(slot.to_string().as_str()),
+                "the slot is the connection's own setting, not the process id's fallback"
+            );
+        }
+        let first = i64::from(read[0].0);
+        let expected: Vec<i16> = (0..3)
+            .map(|i| i16::try_from((first + i) % i64::from(PG_COUNTER_SLOTS)).expect("a slot"))
+            .collect();
+        let slots: Vec<i16> = read.iter().map(|(slot, _)| *slot).collect();
+        assert_eq!(
+            slots, expected,
+            "one after another, modulo {PG_COUNTER_SLOTS}"
+        );
+    }
 }
