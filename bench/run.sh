@@ -272,20 +272,19 @@ gen() { # gen KIND MERCHANTS_FILE OUTPUT COUNT SEED
 
 fresh_stats() { # before each measured run on PostgreSQL, as before each pgbench run: fresh
   # statistics and a checkpoint, so no run starts with the previous one's checkpoint debt.
-  # Statistics only once the gateway has written operations: PostgreSQL plans a table never
-  # vacuumed or analyzed as if it had at least 10 pages, but one analyzed while empty as
-  # empty, and the pool's connections keep the plans they made while it was a page or two
-  # (sequential scans, cheapest then) as it grows, until its next ANALYZE. A deployment's
-  # tables are never analyzed until autovacuum's first visit; the first run on a fresh
-  # database here was not, and read tens of millions of rows by sequential scans.
+  # Statistics only once the gateway has written a thousand operations: PostgreSQL plans a
+  # table never vacuumed or analyzed as if it had at least 10 pages, but one analyzed while
+  # (nearly) empty as that small, and the pool's connections keep the plans they make then
+  # (sequential scans, the cheapest on a page or two) as it grows, until its next ANALYZE.
   if [ "$1" != sqlite ]; then
     local written
-    written=$(psql "$PG_URL/$GW_DB" -qAtc "SELECT EXISTS (SELECT 1 FROM operations)")
-    if [ "$written" = t ]; then
-      psql "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null
-    else
-      psql "$PG_URL/$GW_DB" -qc "CHECKPOINT" >/dev/null
-    fi
+    written=$(psql -X "$PG_URL/$GW_DB" -qAtc \
+      "SELECT count(*) >= 1000 FROM (SELECT 1 FROM operations LIMIT 1000) AS o")
+    case $written in
+    t) psql -X "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null ;;
+    f) psql -X "$PG_URL/$GW_DB" -qc "CHECKPOINT" >/dev/null ;;
+    *) die "cannot count the operations of $GW_DB: $written" ;;
+    esac
   fi
   flush_page_cache
 }
@@ -466,6 +465,7 @@ stop_sims() {
 # --- 6. the acquirer path --------------------------------------------------------------
 
 if phase acquirer; then
+: >"$OUT/acquirer-seq-scans.txt" # acquirer_db_done appends each stage's
 AQ_DB=${DB_PREFIX}acquirer
 AQ_URL="$PG_URL/$AQ_DB"
 AQ_SIM_PORT=$((SIM_PORT + 2))
@@ -482,6 +482,7 @@ DECLINED=0
 # 345 ms).
 acquirer_gateway() { # acquirer_gateway LOG
   [ -n "$GATEWAY_PID" ] && acquirer_db_done
+  AQ_STAGE=$(basename "$1" .log) # the stage starting, named as its gateway's log
   fresh_db "$AQ_DB"
   add_provider bank "$AQ_SIM_PORT" "$AQ_URL"
   GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" route add --direction withdrawal --method sbp \
@@ -501,10 +502,19 @@ acquirer_db_done() {
   declined=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
   DECLINED=$((DECLINED + declined))
   # Rows read by sequential scans of the growing tables (see fresh_stats): near 0 when the
-  # plans found them by their indexes.
-  psql "$AQ_URL" -qAtc "SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables
-    WHERE relname IN ('operations', 'provider_attempts', 'operation_events', 'ledger')
-    ORDER BY relname" >>"$OUT/acquirer-seq-scans.txt"
+  # plans found them by their indexes. Once the gateway's server processes have exited, so
+  # their counts are in.
+  for _ in $(seq 1 50); do
+    [ "$(psql -X "$AQ_URL" -qAtc "SELECT count(*) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()")" = 0 ] && break
+    sleep 0.1
+  done
+  {
+    echo "== $AQ_STAGE"
+    psql -X "$AQ_URL" -qAtc "SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables
+      WHERE relname IN ('operations', 'provider_attempts', 'operation_events', 'ledger')
+      ORDER BY relname"
+  } >>"$OUT/acquirer-seq-scans.txt"
   GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" ledger verify >>"$OUT/gateway-acquirer.log" 2>&1 ||
     die "ledger verify failed after the acquirer runs (see $OUT/gateway-acquirer.log)"
 }

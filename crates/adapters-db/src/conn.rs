@@ -135,13 +135,13 @@ mod tests {
     }
 
     #[test]
-    fn live_postgres_connections_of_one_pool_add_to_counter_slots_of_their_own() {
+    fn live_postgres_connections_of_one_pool_have_counter_slots_of_their_own() {
         let Some(db) = testkit::FreshDatabase::postgres() else {
             return;
         };
         let manager = Manager::new(Target::parse(&db.url).expect("a PostgreSQL URL"));
-        // Open together, as a pool's connections are: each one's slot, read back from the
-        // server through the expression the counters' writes use.
+        // Opened one after another and all kept open, as a pool's are: each one's slot, read
+        // back from the server through the expression the counters' writes use.
         let mut connections: Vec<DbConn> = (0..3)
             .map(|_| diesel::r2d2::ManageConnection::connect(&manager).expect("a connection"))
             .collect();

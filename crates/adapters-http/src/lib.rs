@@ -27,6 +27,7 @@ mod test_support;
 mod tests;
 
 use std::net::TcpListener;
+use std::num::NonZeroUsize;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
@@ -55,15 +56,8 @@ pub fn read_shape(
 /// 75 s, as nginx does, outlasts a load balancer's usual 60 s.
 pub const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(75);
 
-/// How many HTTP worker threads [`server`] runs unless configured: one per core, as
-/// actix-web does. Fewer use less CPU per request where the database shares the cores, at the
-/// cost of peak throughput (docs/performance.md, change 31).
-pub fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-}
-
 /// Serves the API on `listener` (bind `127.0.0.1:0` in tests and read the port from it) with
-/// `workers` worker threads (at least one; [`default_workers`] unless configured).
+/// `workers` worker threads, or actix-web's default (one per core) when `None`.
 ///
 /// `extra` mounts more routes on the same app (hosted pages, sandbox routes); they get the
 /// same request ids, metrics and JSON error bodies, and can take `web::Data<HttpState>`.
@@ -71,16 +65,16 @@ pub fn default_workers() -> usize {
 pub fn server(
     listener: TcpListener,
     state: HttpState,
-    workers: usize,
+    workers: Option<NonZeroUsize>,
     extra: impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static,
 ) -> std::io::Result<Server> {
     let state = web::Data::new(state);
-    let server = HttpServer::new(move || app(state.clone(), extra.clone()))
-        .keep_alive(KEEP_ALIVE)
-        .workers(workers.max(1))
-        .listen(listener)?
-        .run();
-    Ok(server)
+    let mut server =
+        HttpServer::new(move || app(state.clone(), extra.clone())).keep_alive(KEEP_ALIVE);
+    if let Some(workers) = workers {
+        server = server.workers(workers.get());
+    }
+    Ok(server.listen(listener)?.run())
 }
 
 /// The actix app: the edge middleware around the API routes, `extra`, and a JSON 404.

@@ -1,6 +1,7 @@
 //! Typed configuration of `gateway serve`, validated at start.
 
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use adapters_db::MasterKey;
@@ -42,8 +43,9 @@ pub struct ServeConfig {
     pub reconcile_after: Duration,
     /// How long a creation may go on to further providers (`GATEWAY_ROUTING_BUDGET`).
     pub routing_budget: Duration,
-    /// The API's HTTP worker threads (`GATEWAY_HTTP_WORKERS`).
-    pub http_workers: usize,
+    /// The API's HTTP worker threads (`GATEWAY_HTTP_WORKERS`); `None`: actix-web's default,
+    /// one per core.
+    pub http_workers: Option<NonZeroUsize>,
     /// Encrypts stored secrets (`GATEWAY_MASTER_KEY`); set by [`master_key`].
     pub master_key: Option<MasterKey>,
     /// Where the operator console is served (`GATEWAY_ADMIN`).
@@ -160,10 +162,10 @@ impl ServeConfig {
                     value: args.routing_budget.clone(),
                     expected: "a duration from 1s to 5m, such as 15s",
                 })?,
-            // Empty (a variable set to nothing) is the default, as for the flags above.
-            http_workers: match args.http_workers.as_deref().map(str::trim) {
-                Some(text) if !text.is_empty() => parse_workers(text)?,
-                _ => adapters_http::default_workers(),
+            // Empty (a variable set to nothing) is the default, as for the boolean settings.
+            http_workers: match args.http_workers.as_deref() {
+                Some(text) if !text.trim().is_empty() => Some(parse_workers(text)?),
+                _ => None,
             },
             master_key: None,
             admin: parse_admin(&args.admin, args.demo)?,
@@ -173,11 +175,11 @@ impl ServeConfig {
 }
 
 /// `GATEWAY_HTTP_WORKERS`: a whole number of threads from 1 to [`MAX_HTTP_WORKERS`].
-fn parse_workers(text: &str) -> Result<usize, ConfigError> {
+fn parse_workers(text: &str) -> Result<NonZeroUsize, ConfigError> {
     text.trim()
-        .parse()
+        .parse::<NonZeroUsize>()
         .ok()
-        .filter(|n| (1..=MAX_HTTP_WORKERS).contains(n))
+        .filter(|n| n.get() <= MAX_HTTP_WORKERS)
         .ok_or_else(|| ConfigError {
             variable: "GATEWAY_HTTP_WORKERS",
             flag: "http-workers",
@@ -304,27 +306,29 @@ mod tests {
         assert_eq!(config.sandbox_settle, Duration::from_millis(2000));
         assert!(!config.callback_allow_private);
         assert!(config.sandbox);
-        assert_eq!(config.http_workers, adapters_http::default_workers());
-        assert!(config.http_workers >= 1);
+        assert_eq!(config.http_workers, None, "actix-web's default");
     }
 
     #[test]
     fn http_workers_are_a_whole_number_from_1_to_256() {
         let mut some = args();
-        some.http_workers = Some(" 3 ".into());
-        let config = ServeConfig::from_args("sqlite://x.db", &some).expect("valid");
-        assert_eq!(config.http_workers, 3);
+        for (text, workers) in [(" 3 ", 3), ("1", 1), ("256", MAX_HTTP_WORKERS)] {
+            some.http_workers = Some(text.into());
+            let config = ServeConfig::from_args("sqlite://x.db", &some).expect(text);
+            assert_eq!(config.http_workers.map(NonZeroUsize::get), Some(workers));
+        }
         for bad in ["0", "257", "two", "-1"] {
             some.http_workers = Some(bad.into());
             let error = ServeConfig::from_args("sqlite://x.db", &some)
                 .expect_err(bad)
                 .to_string();
             assert!(error.contains("GATEWAY_HTTP_WORKERS"), "{bad}: {error}");
-            assert!(error.contains("1 to 256"), "{bad}: {error}");
+            let range = format!("1 to {MAX_HTTP_WORKERS}");
+            assert!(error.contains(&range), "{bad}: {error}");
         }
-        some.http_workers = Some(String::new());
+        some.http_workers = Some(" ".into());
         let config = ServeConfig::from_args("sqlite://x.db", &some).expect("valid");
-        assert_eq!(config.http_workers, adapters_http::default_workers());
+        assert_eq!(config.http_workers, None, "empty is the default");
     }
 
     #[test]

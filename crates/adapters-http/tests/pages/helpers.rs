@@ -337,8 +337,7 @@ pub fn serve(app: &TestApp) -> String {
         HttpSettings::default(),
     );
     let pages = adapters_http::pages::mount(Some(app.checkout.clone()), app.gateway.clone());
-    let server = adapters_http::server(listener, state, adapters_http::default_workers(), pages)
-        .expect("server");
+    let server = adapters_http::server(listener, state, None, pages).expect("server");
     actix_web::rt::spawn(server);
     format!("http://127.0.0.1:{port}")
 }

@@ -158,9 +158,7 @@ impl TestApp {
                 mount(cfg);
             }
         };
-        let server =
-            adapters_http::server(listener, state, adapters_http::default_workers(), extra)
-                .expect("server");
+        let server = adapters_http::server(listener, state, None, extra).expect("server");
         let handle = server.handle();
         tokio::spawn(server);
         let shop = Shop {
