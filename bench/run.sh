@@ -502,7 +502,8 @@ acquirer_db_done() {
   declined=$(psql "$AQ_URL" -qAtc "SELECT count(*) FROM operations WHERE status = 2")
   DECLINED=$((DECLINED + declined))
   # Rows read by sequential scans of the growing tables (see fresh_stats): near 0 when the
-  # plans found them by their indexes. Once the gateway's server processes have exited, so
+  # plans found them by their indexes, but for fresh_stats's own count of up to 1,000
+  # operations before each run. Read once the gateway's server processes have exited, so
   # their counts are in.
   for _ in $(seq 1 50); do
     [ "$(psql -X "$AQ_URL" -qAtc "SELECT count(*) FROM pg_stat_activity
