@@ -36,7 +36,8 @@
 # database this script drops and creates is named with it), BENCH_PORT (18080),
 # BENCH_RECEIVER_PORT (18099), BENCH_SIM_PORT (18101: the simulators use it and the next two
 # ports, their control APIs the same plus 10), BENCH_WRK_THREADS (2), BENCH_LOAD_THREADS (2),
-# BENCH_FAILOVER_CONNECTIONS (8), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
+# BENCH_FAILOVER_CONNECTIONS (8), BENCH_GATEWAY (a gateway binary to measure instead of the
+# one built here, for A/B runs of two builds), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -112,7 +113,7 @@ say "building the gateway, the simulator, the callback receiver and the load gen
 cargo build --release -q -p app --bin gateway --example bench_receiver --example bench_load
 cargo build --release -q -p acquirer-sim
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-GATEWAY=$TARGET_DIR/release/gateway
+GATEWAY=${BENCH_GATEWAY:-$TARGET_DIR/release/gateway}
 SIMULATOR=$TARGET_DIR/release/acquirer-sim
 RECEIVER=$TARGET_DIR/release/examples/bench_receiver
 LOADGEN=$TARGET_DIR/release/examples/bench_load
