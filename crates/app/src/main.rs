@@ -6,11 +6,6 @@ use clap::Parser;
 
 use app::cli::{Cli, Command};
 
-/// mimalloc: up to 30 % more creations a second than glibc's malloc, whose calls were about
-/// 12 % of the gateway's CPU under load (docs/performance.md, change 33).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// GATEWAY_MASTER_KEY, read from the environment only: a key on the command line would end
 /// up in shell history and process lists. A value that is not UTF-8 is kept as one that
 /// cannot parse, so it is refused like any malformed key.
