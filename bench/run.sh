@@ -443,7 +443,7 @@ start_sim() { # start_sim NAME API_PORT CONTROL_PORT [DATABASE_URL: add it there
     die "something already listens on 127.0.0.1:$2 or :$3 (set BENCH_SIM_PORT)"
   fi
   "$SIMULATOR" --bind "127.0.0.1:$2" --control-bind "127.0.0.1:$3" --api-key "$SIM_KEY" \
-    --webhook-secret "$SIM_SECRET" --settle-ms 3600000 >"$OUT/sim-$1.log" 2>&1 &
+    --webhook-secret "$SIM_SECRET" --settle-ms 3600000 >>"$OUT/sim-$1.log" 2>&1 &
   SIM_PIDS="$SIM_PIDS $!"
   for _ in $(seq 1 100); do
     curl -fs "http://127.0.0.1:$3/_sim/stats" >/dev/null 2>&1 && break
@@ -470,7 +470,6 @@ if phase acquirer; then
 AQ_DB=${DB_PREFIX}acquirer
 AQ_URL="$PG_URL/$AQ_DB"
 AQ_SIM_PORT=$((SIM_PORT + 2))
-start_sim bank "$AQ_SIM_PORT" $((AQ_SIM_PORT + 10))
 DECLINED=0
 # The gateway on a fresh bench_acquirer database, with the simulator as provider `bank`, SBP
 # payouts and card deposits routed to it (above the sandbox's routes), and fresh merchants.
@@ -484,6 +483,11 @@ DECLINED=0
 acquirer_gateway() { # acquirer_gateway LOG
   [ -n "$GATEWAY_PID" ] && acquirer_db_done
   AQ_STAGE=$(basename "$1" .log) # the stage starting, named as its gateway's log
+  # A fresh simulator too: notifications the gateway shed under saturation (503, past the
+  # notifications it handles at once) are sent again at 1 s, 5 s, 30 s, 2 min and later;
+  # into the next stage's database they would be unknown (404) and sent again and again.
+  stop_sims
+  start_sim bank "$AQ_SIM_PORT" $((AQ_SIM_PORT + 10))
   fresh_db "$AQ_DB"
   add_provider bank "$AQ_SIM_PORT" "$AQ_URL"
   GATEWAY_DATABASE_URL=$AQ_URL "$GATEWAY" route add --direction withdrawal --method sbp \
@@ -534,6 +538,9 @@ wait $GENS # not the simulator, which runs on
 warm_up acquirer /api/v1/deposits
 wrk_run acquirer-path payout "$OUT/payouts-acquirer.tsv" /api/v1/withdrawals
 wrk_run acquirer-path payin "$OUT/payins-acquirer.tsv" /api/v1/deposits
+# The notifications answered, and shed (503), through the saturation runs.
+curl -fs "$BASE/metrics" | grep '^http_requests_total.*notifications' \
+  >"$OUT/acquirer-saturation-notifications.txt" || true
 rm -f "$OUT"/*-acquirer.tsv
 # The direct runs' payments notify this sink, which answers 200 at once: the simulator sends
 # each notification once, as it does through the gateway. Sent to the idle gateway instead,

@@ -50,6 +50,10 @@ pub enum ApiError {
     /// A dependency (the database, the provider) cannot be reached; safe to retry.
     #[error("temporarily unavailable")]
     Unavailable(#[source] domain::ports::BoxError),
+    /// This process already has as many acquirer notifications in progress as it takes at
+    /// once: shed unread, for the acquirer to send again (503, `Retry-After: 1`).
+    #[error("too many notifications in progress; send it again later")]
+    Busy,
     /// A bug: logged once by the edge middleware, answered with a correlation id only.
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
@@ -96,7 +100,7 @@ impl ApiError {
             ApiError::RefundExceedsAmount => "RefundExceedsAmount",
             ApiError::InvalidCode => "InvalidCode",
             ApiError::TooManyRequests { .. } => "TooManyRequests",
-            ApiError::Unavailable(_) => "ServiceUnavailable",
+            ApiError::Unavailable(_) | ApiError::Busy => "ServiceUnavailable",
             ApiError::Internal(_) => "InternalError",
         }
     }
@@ -124,8 +128,14 @@ impl ApiError {
             details,
         };
         let mut response = HttpResponse::build(self.status_code());
-        if let ApiError::TooManyRequests { retry_after_secs } = self {
-            response.insert_header((header::RETRY_AFTER, HeaderValue::from(*retry_after_secs)));
+        match self {
+            ApiError::TooManyRequests { retry_after_secs } => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from(*retry_after_secs)));
+            }
+            ApiError::Busy => {
+                response.insert_header((header::RETRY_AFTER, HeaderValue::from(1u64)));
+            }
+            _ => {}
         }
         response.json(body)
     }
@@ -154,7 +164,7 @@ impl ResponseError for ApiError {
             | ApiError::RefundExceedsAmount
             | ApiError::InvalidCode => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::Busy => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

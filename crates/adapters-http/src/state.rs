@@ -5,6 +5,7 @@ use std::sync::Arc;
 use domain::service::Gateway;
 use futures::future::BoxFuture;
 use prometheus::Registry;
+use tokio::sync::Semaphore;
 
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimiter;
@@ -55,6 +56,7 @@ pub struct HttpState {
     settings: HttpSettings,
     metrics: Metrics,
     limiter: RateLimiter,
+    notification_slots: Semaphore,
 }
 
 impl HttpState {
@@ -92,6 +94,7 @@ impl HttpState {
             settings,
             metrics,
             limiter,
+            notification_slots: Semaphore::new(crate::routes::notifications::AT_ONCE),
         }
     }
 
@@ -112,6 +115,11 @@ impl HttpState {
 
     pub(crate) fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// One permit per acquirer notification in progress in this process.
+    pub(crate) fn notification_slots(&self) -> &Semaphore {
+        &self.notification_slots
     }
 
     pub(crate) fn readiness(&self) -> &dyn Readiness {

@@ -6,7 +6,7 @@
 mod balance;
 mod cancel;
 mod create;
-mod notifications;
+pub(crate) mod notifications;
 mod ops;
 mod read;
 mod refunds;

@@ -332,3 +332,59 @@ async fn extra_routes_get_json_errors_and_keep_their_own_bodies() {
     assert_eq!(status, 415, "actix's own extractor error");
     assert_error(&body, "UnsupportedMediaType");
 }
+
+#[actix_web::test]
+async fn notifications_past_those_in_progress_are_shed_unread_with_503() {
+    use crate::routes::notifications::AT_ONCE;
+    let state = web::Data::new(HttpState::new(
+        Mocks::new().gateway(),
+        Arc::new(AlwaysReady),
+        HttpSettings::default(),
+    ));
+    let app = test::init_service(crate::app(state.clone(), |_| {})).await;
+    let notification = || {
+        TestRequest::post()
+            .uri("/providers/bank/notifications")
+            .insert_header((header::CONTENT_TYPE, "application/json"))
+            .insert_header(("x-acquirer-signature", "00"))
+            .set_payload(r#"{"object": "payment"}"#)
+    };
+    let slots = u32::try_from(AT_ONCE).expect("a small bound");
+    let in_progress = state
+        .notification_slots()
+        .try_acquire_many(slots)
+        .expect("every slot is free at start");
+
+    let (status, headers, body) = call(&app, notification()).await;
+    assert_eq!(status, 503, "{body}");
+    assert_error(&body, "ServiceUnavailable");
+    assert_eq!(
+        headers.get(header::RETRY_AFTER).map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+
+    // One slot free: the notification is checked as usual (no provider `bank` here: 404,
+    // the first of its checks), and its slot is given back once it is answered.
+    drop(in_progress);
+    let (status, _, body) = call(&app, notification()).await;
+    assert_eq!(status, 404, "{body}");
+    assert_error(&body, "NotFound");
+    assert_eq!(state.notification_slots().available_permits(), AT_ONCE);
+
+    let (_, _, metrics) = call(&app, TestRequest::get().uri("/metrics")).await;
+    let shed = metrics
+        .as_str()
+        .unwrap_or_default()
+        .lines()
+        .find(|line| {
+            line.starts_with("http_requests_total")
+                && line.contains("notifications")
+                && line.contains(r#"status="503""#)
+        })
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        shed.ends_with(" 1"),
+        "one shed notification counted: {shed:?}"
+    );
+}

@@ -181,6 +181,7 @@ fn every_api_error() -> Vec<ApiError> {
             retry_after_secs: 1,
         },
         ApiError::Unavailable("database".into()),
+        ApiError::Busy,
         ApiError::Internal(anyhow::anyhow!("bug")),
     ];
     for error in &all {
@@ -201,6 +202,7 @@ fn every_api_error() -> Vec<ApiError> {
             | ApiError::InvalidCode
             | ApiError::TooManyRequests { .. }
             | ApiError::Unavailable(_)
+            | ApiError::Busy
             | ApiError::Internal(_) => {}
         }
     }
