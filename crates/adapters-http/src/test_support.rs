@@ -6,7 +6,7 @@ use domain::merchant::{Merchant, Secret};
 use domain::operation::{Action, Operation, State};
 use domain::ports::{
     MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
-    MockRefundStore, MockRouteTable,
+    MockRefundStore, MockRouteTable, ProviderDirectory,
 };
 use domain::refund::Refund;
 use domain::route::{Flow, Route};
@@ -162,6 +162,11 @@ impl Mocks {
     }
 
     pub fn gateway(self) -> Gateway {
+        self.gateway_with_providers(Arc::new(domain::testkit::NoAcquirers))
+    }
+
+    /// The gateway with `providers` as its directory of acquirers (none by default).
+    pub fn gateway_with_providers(self, providers: Arc<dyn ProviderDirectory>) -> Gateway {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
         let mut ids = MockIdGenerator::new();
@@ -173,7 +178,7 @@ impl Mocks {
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             provider: Arc::new(self.provider),
-            providers: Arc::new(domain::testkit::NoAcquirers),
+            providers,
             acquirer: Arc::new(domain::testkit::NoAcquirers),
             clock: Arc::new(clock),
             ids: Arc::new(ids),

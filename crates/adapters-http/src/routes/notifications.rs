@@ -7,12 +7,12 @@
 //! 404. Otherwise the change is committed and only then answered 200. The body is never
 //! logged.
 //!
-//! Before all that, a notification past the [`AT_ONCE`] this process already has in progress
-//! is answered 503 at once, unread (`Retry-After: 1`), and the acquirer sends it again on its
-//! own schedule. An acquirer's notifier opens a connection for every notification it cannot
-//! send on an idle one, so while the database is saturated the notifications waiting for it
-//! would otherwise grow with the acquirer's rate, and the process's memory with them
-//! (docs/performance.md, change 34).
+//! Between the body's checks and the reference's, a notification past the [`AT_ONCE`] this
+//! process already has in progress is answered 503 at once (`Retry-After: 1`), and the
+//! acquirer sends it again on its own schedule. An acquirer's notifier opens a connection
+//! for every notification it cannot send on an idle one, so while the database is saturated
+//! the notifications waiting for it would otherwise grow with the acquirer's rate, and the
+//! process's memory with them (docs/performance.md, change 34).
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
@@ -37,13 +37,6 @@ pub async fn receive(
 ) -> Result<HttpResponse, ApiError> {
     let name = req.match_info().get("name").unwrap_or_default();
     tracing::Span::current().record("provider", name);
-    // Held until the answer: the permit bounds the notifications in progress, not arrivals.
-    let Ok(_slot) = state.notification_slots().try_acquire() else {
-        // Counted by `http_requests_total` (503 on this route); a line each would flood the
-        // log at the very moment the process is short of time.
-        tracing::debug!("provider notification shed: {AT_ONCE} in progress");
-        return Err(ApiError::Busy);
-    };
     let provider = (state.gateway())
         .acquirer_named(name)
         .await?
@@ -59,6 +52,14 @@ pub async fn receive(
         return Err(ApiError::Unauthorized);
     }
     let notification = notification::parse(&body)?;
+    // Taken only now, so that requests nobody signed cannot hold the slots (a slow body,
+    // say), and held until the answer: the bound is on notifications in progress.
+    let Ok(_slot) = state.notification_slots().try_acquire() else {
+        // Counted by `http_requests_total` (503 on this route); a line each would flood the
+        // log at the very moment the process is short of time.
+        tracing::debug!("provider notification shed: {AT_ONCE} in progress");
+        return Err(ApiError::Busy);
+    };
     state
         .gateway()
         .apply_notification(&provider, notification)

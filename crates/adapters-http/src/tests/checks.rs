@@ -333,42 +333,69 @@ async fn extra_routes_get_json_errors_and_keep_their_own_bodies() {
     assert_error(&body, "UnsupportedMediaType");
 }
 
+/// The webhook secret of the acquirer `bank` below.
+const WEBHOOK_SECRET: &str = "bank-webhook-secret-value";
+
+/// The acquirer `bank`, whose notifications are signed with [`WEBHOOK_SECRET`].
+fn bank() -> domain::provider::AcquirerProvider {
+    domain::provider::AcquirerProvider {
+        name: domain::provider::ProviderName::parse("bank").expect("valid"),
+        url: domain::provider::ProviderUrl::parse("https://bank.example/api", false)
+            .expect("valid"),
+        credentials: domain::provider::Credentials::new("bank-api-key-value", WEBHOOK_SECRET)
+            .expect("valid"),
+        timeout: std::time::Duration::from_secs(5),
+        allow_insecure: false,
+        enabled: true,
+    }
+}
+
 #[actix_web::test]
-async fn notifications_past_those_in_progress_are_shed_unread_with_503() {
+async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticated() {
     use crate::routes::notifications::AT_ONCE;
+    let mut providers = domain::ports::MockProviderDirectory::new();
+    providers
+        .expect_acquirer()
+        .returning(|name| Ok((name == "bank").then(bank)));
     let state = web::Data::new(HttpState::new(
-        Mocks::new().gateway(),
+        Mocks::new().gateway_with_providers(Arc::new(providers)),
         Arc::new(AlwaysReady),
         HttpSettings::default(),
     ));
     let app = test::init_service(crate::app(state.clone(), |_| {})).await;
-    let notification = || {
+    // A reference that is no operation of the gateway: 404 once past the permit, with
+    // nothing read from the (mock) store.
+    let body = r#"{"object": "payment", "id": "acq_1", "reference": "not-an-operation", "status": "pending"}"#;
+    let notification = |signature: &str| {
         TestRequest::post()
             .uri("/providers/bank/notifications")
             .insert_header((header::CONTENT_TYPE, "application/json"))
-            .insert_header(("x-acquirer-signature", "00"))
-            .set_payload(r#"{"object": "payment"}"#)
+            .insert_header(("x-acquirer-signature", signature.to_string()))
+            .set_payload(body)
     };
+    let signed = sign(&Secret::new(WEBHOOK_SECRET), body.as_bytes());
     let slots = u32::try_from(AT_ONCE).expect("a small bound");
     let in_progress = state
         .notification_slots()
         .try_acquire_many(slots)
         .expect("every slot is free at start");
 
-    let (status, headers, body) = call(&app, notification()).await;
-    assert_eq!(status, 503, "{body}");
-    assert_error(&body, "ServiceUnavailable");
+    let (status, _, body_of) = call(&app, notification("00")).await;
+    assert_eq!(status, 401, "the signature is checked first: {body_of}");
+    let (status, headers, body_of) = call(&app, notification(&signed)).await;
+    assert_eq!(status, 503, "{body_of}");
+    assert_error(&body_of, "ServiceUnavailable");
     assert_eq!(
         headers.get(header::RETRY_AFTER).map(|v| v.as_bytes()),
         Some(&b"1"[..])
     );
 
-    // One slot free: the notification is checked as usual (no provider `bank` here: 404,
-    // the first of its checks), and its slot is given back once it is answered.
+    // A slot free: the notification goes on to its reference (404 here), and gives its slot
+    // back once answered.
     drop(in_progress);
-    let (status, _, body) = call(&app, notification()).await;
-    assert_eq!(status, 404, "{body}");
-    assert_error(&body, "NotFound");
+    let (status, _, body_of) = call(&app, notification(&signed)).await;
+    assert_eq!(status, 404, "{body_of}");
+    assert_error(&body_of, "NotFound");
     assert_eq!(state.notification_slots().available_permits(), AT_ONCE);
 
     let (_, _, metrics) = call(&app, TestRequest::get().uri("/metrics")).await;
