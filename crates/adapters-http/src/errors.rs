@@ -51,7 +51,8 @@ pub enum ApiError {
     #[error("temporarily unavailable")]
     Unavailable(#[source] domain::ports::BoxError),
     /// This process already has as many acquirer notifications in progress as it takes at
-    /// once: shed unread, for the acquirer to send again (503, `Retry-After: 1`).
+    /// once: shed before anything is applied, for the acquirer to send again (503,
+    /// `Retry-After: 1`).
     #[error("too many notifications in progress; send it again later")]
     Busy,
     /// A bug: logged once by the edge middleware, answered with a correlation id only.
