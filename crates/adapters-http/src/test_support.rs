@@ -188,6 +188,23 @@ impl Mocks {
     }
 }
 
+/// An enabled acquirer `name` at `https://acq.example/api` (5 s timeout) with these credentials.
+pub fn acquirer(
+    name: &str,
+    api_key: &str,
+    webhook_secret: &str,
+) -> domain::provider::AcquirerProvider {
+    use domain::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+    AcquirerProvider {
+        name: ProviderName::parse(name).expect("valid"),
+        url: ProviderUrl::parse("https://acq.example/api", false).expect("valid"),
+        credentials: Credentials::new(api_key, webhook_secret).expect("valid"),
+        timeout: std::time::Duration::from_secs(5),
+        allow_insecure: false,
+        enabled: true,
+    }
+}
+
 /// The object `value` is; panics on any other JSON.
 pub fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     match value {

@@ -371,19 +371,11 @@ async fn a_wrong_method_is_an_html_405_naming_the_allowed_ones() {
 async fn providers_show_every_live_processs_circuits_without_credentials() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.operator.expect_list_providers().returning(|| {
-        Ok(vec![domain::provider::AcquirerProvider {
-            name: domain::provider::ProviderName::parse("acq-1").expect("valid"),
-            url: domain::provider::ProviderUrl::parse("https://acq.example/api", false)
-                .expect("valid"),
-            credentials: domain::provider::Credentials::new(
-                "api-key-secret-value",
-                "webhook-secret-value",
-            )
-            .expect("valid"),
-            timeout: std::time::Duration::from_secs(5),
-            allow_insecure: false,
-            enabled: true,
-        }])
+        Ok(vec![crate::test_support::acquirer(
+            "acq-1",
+            "api-key-secret-value",
+            "webhook-secret-value",
+        )])
     });
     fixture
         .processes
