@@ -9,7 +9,10 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use domain::ports::OperationStore;
 use domain::OperationId;
 
-use crate::helpers::{each_backend, each_empty_backend, now, TestDb};
+use crate::helpers::{
+    each_backend, each_empty_backend, funded_merchant, insert_plain, now, operation,
+    queue_callbacks, TestDb,
+};
 
 const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
@@ -39,8 +42,12 @@ pub const OUTBOX_LEASES: &str = "20261128000000";
 /// `operation_id` index.
 pub const OUTBOX_WRITES: &str = "20261129000000";
 
-/// The migration that gives PostgreSQL's counters a slot per connection (the newest).
+/// The migration that gives PostgreSQL's counters a slot per connection.
 pub const COUNTER_SLOTS: &str = "20261130000000";
+
+/// The migration that gives PostgreSQL's hot tables domains and drops their foreign keys to
+/// rows never deleted (the newest).
+pub const HOT_PATH: &str = "20261201000000";
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
@@ -101,8 +108,8 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
 
 /// How many versions diesel's table records: all, the first version's, the providers', the
 /// process reports', the refunds', the secrets', the console's, the outbox leases', the
-/// outbox writes', the counter slots'.
-fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+/// outbox writes', the counter slots', the hot path's.
+fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
@@ -119,10 +126,11 @@ fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64
         count(&format!("version = '{OUTBOX_LEASES}'")),
         count(&format!("version = '{OUTBOX_WRITES}'")),
         count(&format!("version = '{COUNTER_SLOTS}'")),
+        count(&format!("version = '{HOT_PATH}'")),
     )
 }
 
-pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
     recorded(&|sql: &str| t.count(sql))
 }
 
@@ -131,7 +139,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -139,7 +147,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -181,7 +189,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         );
         assert_eq!(
             recorded(&|sql: &str| fresh.count(sql)),
-            (8, 0, 1, 1, 1, 1, 1, 1, 1, 1)
+            (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1)
         );
 
         let url = fresh.url.clone();
@@ -205,7 +213,7 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }
@@ -229,6 +237,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -236,6 +245,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert_eq!(
             reverted,
             [
+                Ok(HOT_PATH.to_string()),
                 Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
@@ -245,13 +255,13 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 Ok(PROCESSES.to_string())
             ]
         );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -271,6 +281,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
             ];
             (reverted, first_version_start(&url))
         })
@@ -279,6 +290,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert_eq!(
             reverted,
             [
+                Ok(HOT_PATH.to_string()),
                 Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
                 Ok(OUTBOX_LEASES.to_string()),
@@ -291,12 +303,12 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         );
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0));
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
@@ -326,23 +338,32 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
         }
 
         let url = t.url.clone();
-        let reverted =
-            tokio::task::spawn_blocking(move || [revert_newest(&url), revert_newest(&url)])
-                .await
-                .expect("revert");
+        let reverted = tokio::task::spawn_blocking(move || {
+            [
+                revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
+            ]
+        })
+        .await
+        .expect("revert");
         assert_eq!(
             reverted,
-            [Ok(COUNTER_SLOTS.to_string()), Ok(OUTBOX_WRITES.to_string())]
+            [
+                Ok(HOT_PATH.to_string()),
+                Ok(COUNTER_SLOTS.to_string()),
+                Ok(OUTBOX_WRITES.to_string())
+            ]
         );
         assert_eq!(operation_index(), 1);
         if postgres {
             assert_eq!(filled_to(70), 1, "the outbox leases migration's filling");
         }
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0, 0));
+        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0));
 
         t.db.migrate().expect("upgrade again");
         assert_eq!(operation_index(), 0);
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
     })
     .await;
 }
@@ -381,11 +402,15 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         let before = sums();
 
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
-            .await
-            .expect("revert");
-        assert_eq!(reverted, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1, 0));
+        let reverted =
+            tokio::task::spawn_blocking(move || [revert_newest(&url), revert_newest(&url)])
+                .await
+                .expect("revert");
+        assert_eq!(
+            reverted,
+            [Ok(HOT_PATH.to_string()), Ok(COUNTER_SLOTS.to_string())]
+        );
+        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0));
         // Every sum the overview reads is kept, in slots 0 to 7.
         assert_eq!(sums(), before);
         assert_eq!(t.rows_where("operation_counts", "slot >= 8"), 0);
@@ -403,8 +428,106 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         assert!(add(9, 1, 1).is_err(), "eight slots again");
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         assert_eq!(add(40, 1, 1).is_ok(), postgres);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraints() {
+    each_backend(|t| async move {
+        let postgres = !t.url.starts_with("sqlite://");
+        let shop = funded_merchant(&t.db, 10_00).await;
+        let op = operation(&shop, domain::Direction::Deposit, 1_00);
+        insert_plain(&t.db, &op).await;
+        let [declined] = queue_callbacks(&t.db, &shop, 1, now()).await[..] else {
+            panic!("one callback queued");
+        };
+        let (id, declined) = (op.id(), declined);
+        let ledger_entry = |kind: &str, refund: &str| {
+            format!(
+                "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
+                 refund_id, created_at) VALUES ('{}', 'RUB', '{kind}', 1, 0, {refund}, 0)",
+                shop.id
+            )
+        };
+        // Every rule of the hot tables, whichever form it takes.
+        let rules_hold = || {
+            let refused = [
+                format!("UPDATE operations SET direction = 'sideways' WHERE id = '{id}'"),
+                format!("UPDATE operations SET method = 'cash' WHERE id = '{id}'"),
+                format!("UPDATE operations SET status = 4 WHERE id = '{id}'"),
+                format!(
+                    "INSERT INTO provider_attempts (operation_id, number, route_id, provider, \
+                     state, created_at, updated_at) VALUES ('{id}', 1, 1, 'bank', 'lost', 0, 0)"
+                ),
+                ledger_entry("gift", "NULL"),
+                ledger_entry("refund_hold", "NULL"),
+                ledger_entry("manual_credit", "'not-a-refund'"),
+                format!("UPDATE callback_outbox SET state = 'lost' WHERE id = '{declined}'"),
+                format!("UPDATE callback_outbox SET direction = 'up' WHERE id = '{declined}'"),
+                "UPDATE operation_counts SET status = 0".to_string(),
+            ];
+            for sql in refused {
+                assert!(t.try_exec(&sql).is_err(), "refused: {sql}");
+            }
+            assert_eq!(
+                t.rows_where("operations", "status = 3"),
+                1,
+                "nothing changed"
+            );
+            assert_eq!(t.rows("ledger"), 1);
+            assert_eq!(t.rows_where("callback_outbox", "state = 'pending'"), 1);
+        };
+        // The domains each column now takes (PostgreSQL); SQLite keeps its table constraints.
+        let domains = || {
+            t.count(
+                "SELECT COUNT(*) AS n FROM information_schema.columns \
+                 WHERE table_schema = 'public' AND domain_name IS NOT NULL",
+            )
+        };
+
+        rules_hold();
+        if postgres {
+            assert_eq!(domains(), 9);
+            for parent in ["merchants", "routes", "operations"] {
+                let error = t
+                    .try_exec(&format!("DELETE FROM {parent}"))
+                    .expect_err(parent);
+                assert!(error.contains("never deleted"), "{parent}: {error}");
+            }
+            assert!(t.try_exec("UPDATE routes SET id = id + 100").is_err());
+            assert!(t.try_exec("TRUNCATE operations CASCADE").is_err());
+        }
+        assert_eq!(t.rows("operations"), 2);
+        assert!(t
+            .try_exec(&format!(
+                "UPDATE operations SET status = 3 WHERE id = '{id}'"
+            ))
+            .is_ok());
+
+        let url = t.url.clone();
+        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
+            .await
+            .expect("revert");
+        assert_eq!(reverted, Ok(HOT_PATH.to_string()));
+        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0));
+        rules_hold();
+        if postgres {
+            assert_eq!(domains(), 0);
+            // The foreign keys are back.
+            assert!(t
+                .try_exec(&format!("DELETE FROM operations WHERE id = '{declined}'"))
+                .is_err());
+        }
+
+        t.db.migrate().expect("upgrade again");
+        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        rules_hold();
+        if postgres {
+            assert_eq!(domains(), 9);
+        }
     })
     .await;
 }
