@@ -1,23 +1,27 @@
--- The rules of the hot tables, checked at a lower cost per statement. Nothing that could be
--- stored before can be stored now, and nothing stored is rewritten.
+-- The rules of the hot tables, checked at a lower cost per statement. Every value a column
+-- refused it still refuses, and nothing stored is rewritten.
 --
 -- 1. Enumerated columns take a domain. PostgreSQL keeps a table's CHECK constraints as node
 --    text, and every statement that writes the table parses each of them again and prepares
 --    it: for a row or two per statement (a payment at a steady rate), the lists of names
 --    (`method IN (...)`, `kind IN (...)`) cost about as much as the row itself. A domain's
---    constraint is parsed once per connection and kept with the type. The columns take an
---    unconstrained domain first (a binary-coercible change: no rewrite, and only the partial
---    indexes that name the column are rebuilt), then the domain's constraint is added, which
---    checks every stored value once.
+--    constraint is parsed once per connection and kept with the type (it is still prepared
+--    per statement). The columns take an unconstrained domain first (a binary-coercible
+--    change: no rewrite, and only the partial indexes that name the column are rebuilt),
+--    then the domain's constraint is added, which checks every stored value once.
 --
 -- 2. Rows that others point at are never deleted. A foreign key to merchants, routes or
 --    operations checked each new payment, attempt, ledger entry and queued callback with a
 --    query that also locked the parent row (`FOR KEY SHARE`): one locking write to the same
 --    merchant and route rows per payment, which concurrent payments share as a multixact.
 --    These parents are never deleted, nor their ids changed; a trigger now makes that the
---    rule, so nothing can be left pointing at a missing row, and the children, always
---    written with or after their parent by the gateway, are not looked up again. The foreign
---    keys of rarely written rows (balances, refunds, keys, attempts' discrepancies) stay.
+--    rule, so no stored row can be left pointing at a missing one. What the database no
+--    longer checks is a new child's parent: the gateway writes each with its parent, or
+--    after reading it. The foreign keys of rarely written rows (balances, refunds, keys,
+--    attempts' discrepancies) stay.
+--
+-- Everything here is one transaction, which holds an exclusive lock on each altered table
+-- (and on merchants and routes, whose foreign-key triggers go) until it commits.
 
 CREATE DOMAIN direction_name AS TEXT;
 CREATE DOMAIN method_name AS TEXT;
