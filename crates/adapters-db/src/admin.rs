@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ledger::{Balance, BalanceMove, LedgerMismatch, ManualNote};
-use domain::merchant::{KeyRing, Merchant, SigningKey};
+use domain::merchant::{KeyRing, Merchant, SigningKey, SigningRulesChange};
 use domain::operator::{CheckedRoute, KeyRotation};
 use domain::ports::{
     ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError, StoreError,
@@ -220,6 +220,7 @@ impl OperatorStore for Database {
                 name: &stored.name,
                 enabled: 1,
                 require_timestamp: i16::from(stored.require_timestamp),
+                require_signature_v2: i16::from(stored.require_signature_v2),
                 created_at: at.millis(),
             };
             diesel::insert_into(merchants::table)
@@ -333,18 +334,34 @@ impl OperatorStore for Database {
     }
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
-    async fn set_require_timestamp(
+    async fn change_signing_rules(
         &self,
         id: &MerchantId,
-        required: bool,
+        change: SigningRulesChange,
     ) -> Result<bool, StoreError> {
         let id = id.as_str().to_string();
         let found = self
             .write(move |conn| {
+                if change.is_empty() {
+                    let found = merchants::table
+                        .find(&id)
+                        .select(merchants::id)
+                        .first::<String>(conn)
+                        .optional()?;
+                    return Ok::<_, TxError<StoreError>>(found.is_some());
+                }
+                // A rule left out (`None`) is no column in the statement.
                 let changed = diesel::update(merchants::table.find(&id))
-                    .set(merchants::require_timestamp.eq(i16::from(required)))
+                    .set((
+                        change
+                            .require_timestamp
+                            .map(|on| merchants::require_timestamp.eq(i16::from(on))),
+                        change
+                            .require_signature_v2
+                            .map(|on| merchants::require_signature_v2.eq(i16::from(on))),
+                    ))
                     .execute(conn)?;
-                Ok::<_, TxError<StoreError>>(changed == 1)
+                Ok(changed == 1)
             })
             .await?;
         self.forget_merchants();

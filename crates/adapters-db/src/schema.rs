@@ -7,6 +7,7 @@ diesel::table! {
         enabled -> SmallInt,
         created_at -> BigInt,
         require_timestamp -> SmallInt,
+        require_signature_v2 -> SmallInt,
     }
 }
 

@@ -2,11 +2,13 @@
 //!
 //! Every credential failure is the same `401 Unauthorized`: missing headers, an unknown or
 //! disabled merchant, a wrong signature, a signature made with the other direction's secret
-//! or a revoked one, and a missing (when required), malformed or stale `x-timestamp`.
+//! or a revoked one, a missing (when required), malformed or stale `x-timestamp`, an
+//! `x-signature-version` other than `2`, and a version-1 signature where version 2 is
+//! required (a POST naming an object, or a merchant that requires it).
 
 use actix_web::HttpRequest;
 use domain::merchant::{Merchant, Secret};
-use domain::signature::{authenticate as check_credentials, signed_message, verify, SignedRequest};
+use domain::signature::{authenticate as check_credentials, verify, Binding, SignedRequest};
 use domain::{Direction, MerchantId};
 
 use crate::errors::ApiError;
@@ -19,6 +21,9 @@ pub const MERCHANT_ID_HEADER: &str = "merchant-id";
 pub const SIGNATURE_HEADER: &str = "x-signature";
 /// The optional header of Unix seconds that the signature then covers too.
 pub const TIMESTAMP_HEADER: &str = "x-timestamp";
+/// The optional header naming the signing scheme: `2` binds the signature to the method and
+/// path.
+pub const SIGNATURE_VERSION_HEADER: &str = "x-signature-version";
 
 /// What a GET signs: the path with its query string exactly as sent.
 pub fn signed_target(req: &HttpRequest) -> &str {
@@ -31,14 +36,16 @@ fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-/// The merchant that signed `message` with its secret for `direction`, then the rate limit.
+/// The merchant that signed the request (`body`: the raw body, empty for a GET) with its
+/// secret for `direction`, under the versions `binding` allows; then the rate limit.
 pub async fn authenticate(
     state: &HttpState,
     req: &HttpRequest,
     direction: Direction,
-    message: &[u8],
+    body: &[u8],
+    binding: Binding,
 ) -> Result<Merchant, ApiError> {
-    let merchant = verify_signature(state, req, direction, message).await?;
+    let merchant = verify_signature(state, req, direction, body, binding).await?;
     tracing::Span::current().record("merchant.id", merchant.id.as_str());
     if let Err(wait) = state.limiter().check(&merchant.id) {
         tracing::info!(merchant.id = %merchant.id, "rate limit exceeded");
@@ -53,7 +60,8 @@ async fn verify_signature(
     state: &HttpState,
     req: &HttpRequest,
     direction: Direction,
-    message: &[u8],
+    body: &[u8],
+    binding: Binding,
 ) -> Result<Merchant, ApiError> {
     let (Some(id), Some(signature)) = (
         header(req, MERCHANT_ID_HEADER),
@@ -64,15 +72,20 @@ async fn verify_signature(
     let Ok(id) = MerchantId::parse(id) else {
         return Err(ApiError::Unauthorized);
     };
-    // A timestamp header that is not visible ASCII is as malformed as one that is not a number.
-    let timestamp = match req.headers().get(TIMESTAMP_HEADER) {
-        None => None,
-        Some(value) => Some(value.to_str().unwrap_or("malformed")),
+    // A header that is not visible ASCII is as malformed as one with a wrong value.
+    let malformed = |name: &str| {
+        req.headers()
+            .get(name)
+            .map(|value| value.to_str().unwrap_or("malformed"))
     };
     let request = SignedRequest {
         signature,
-        timestamp,
-        message,
+        timestamp: malformed(TIMESTAMP_HEADER),
+        version: malformed(SIGNATURE_VERSION_HEADER),
+        method: req.method().as_str(),
+        target: signed_target(req),
+        body,
+        binding,
     };
     let gateway = state.gateway();
     let found = gateway.merchants().merchant(&id).await?;
@@ -89,11 +102,8 @@ async fn verify_signature(
         _ => {
             // An HMAC on a decoy, as a real check spends. Not exact: a known merchant also costs
             // a key read and one HMAC per live secret.
-            let _ = verify(
-                &decoy_secret(),
-                &signed_message(timestamp, message),
-                signature,
-            );
+            let version = request.version().unwrap_or(domain::signature::Version::V1);
+            let _ = verify(&decoy_secret(), &request.message(version), signature);
             tracing::info!("unknown or disabled merchant refused");
             Err(ApiError::Unauthorized)
         }

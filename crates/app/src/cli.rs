@@ -155,6 +155,10 @@ pub enum MerchantCommand {
         /// Every request must carry x-timestamp (GETs included).
         #[arg(long)]
         require_timestamp: bool,
+        /// Every request must be signed with version 2 (x-signature-version: 2), bound to
+        /// its method and path.
+        #[arg(long)]
+        require_signature_v2: bool,
         #[arg(long)]
         json: bool,
     },
@@ -163,19 +167,32 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Change a merchant's settings.
+    /// Change a merchant's signing rules (running gateways apply them within 5 s).
+    #[command(group(
+        clap::ArgGroup::new("rule")
+            .required(true)
+            .multiple(true)
+            .args([
+                "require_timestamp",
+                "no_require_timestamp",
+                "require_signature_v2",
+                "no_require_signature_v2",
+            ])
+    ))]
     Update {
         id: String,
-        /// Every request must carry x-timestamp (running gateways apply it within 5 s).
-        #[arg(
-            long,
-            conflicts_with = "no_require_timestamp",
-            required_unless_present = "no_require_timestamp"
-        )]
+        /// Every request must carry x-timestamp.
+        #[arg(long, conflicts_with = "no_require_timestamp")]
         require_timestamp: bool,
         /// x-timestamp becomes optional again.
         #[arg(long)]
         no_require_timestamp: bool,
+        /// Every request must be signed with version 2 (x-signature-version: 2).
+        #[arg(long, conflicts_with = "no_require_signature_v2")]
+        require_signature_v2: bool,
+        /// Version-1 signatures are accepted again where the path allows them.
+        #[arg(long)]
+        no_require_signature_v2: bool,
     },
     /// Give a direction a new secret, printed once; the old one keeps working for --overlap.
     RotateSecret {

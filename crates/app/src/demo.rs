@@ -5,7 +5,6 @@ use domain::ledger::ManualNote;
 use domain::merchant::{full_access, Secret};
 use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
 use domain::ports::{Clock, ConsoleStore};
-use domain::signature::sign;
 use domain::{Amount, Currency, MerchantId};
 
 use crate::application::Application;
@@ -29,6 +28,7 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
         deposit_secret: Secret::new(DEMO_DEPOSIT_SECRET),
         withdrawal_secret: Secret::new(DEMO_WITHDRAWAL_SECRET),
         require_timestamp: false,
+        require_signature_v2: false,
     };
     let operator = app.operator();
     match operator.create_merchant(new).await {
@@ -91,12 +91,14 @@ pub async fn ensure_demo_operator(
     Ok(Some(password))
 }
 
-/// The signed curl command that creates a card deposit for the demo merchant.
+/// A shell snippet that signs (version 2: the timestamp, method, path and body) and sends a
+/// card deposit for the demo merchant with `openssl` and `curl`. Version 2 binds the
+/// signature to its path and time, so a captured signature cannot act elsewhere or later;
+/// the snippet signs at the moment it runs, as the timestamp must be within 300 s.
 pub fn demo_curl(public_url: &str) -> String {
     let body = r#"{"amount":"100.00","currency":"RUB","paymentMethod":"card","userId":"user-1"}"#;
-    let signature = sign(&Secret::new(DEMO_DEPOSIT_SECRET), body.as_bytes());
     format!(
-        "curl -s {public_url}/api/v1/deposits \\\n  -H 'merchant-id: {DEMO_MERCHANT}' \\\n  -H 'x-signature: {signature}' \\\n  -H 'Content-Type: application/json' \\\n  -d '{body}'"
+        "body='{body}'\nts=$(date +%s)\nsig=$(printf '%s\\nPOST\\n/api/v1/deposits\\n%s' \"$ts\" \"$body\" \\\n  | openssl dgst -sha256 -hmac '{DEMO_DEPOSIT_SECRET}' | sed 's/^.* //')\ncurl -s {public_url}/api/v1/deposits \\\n  -H 'merchant-id: {DEMO_MERCHANT}' \\\n  -H 'x-signature-version: 2' \\\n  -H \"x-timestamp: $ts\" \\\n  -H \"x-signature: $sig\" \\\n  -H 'Content-Type: application/json' \\\n  -d \"$body\""
     )
 }
 
@@ -110,7 +112,7 @@ pub fn print_banner(app: &Application, console_password: Option<&str>) {
         );
     }
     println!(
-        "\nGateway demo on {url} (port {port})\n\n  merchant id:       {DEMO_MERCHANT}\n  deposit secret:    {DEMO_DEPOSIT_SECRET}\n  withdrawal secret: {DEMO_WITHDRAWAL_SECRET}\n  balance:           {DEMO_BALANCE} RUB (credited once)\n\nCreate a card deposit:\n\n{curl}\n\nThen open the redirectUrl it returns to pay with card 4242424242424242.\n",
+        "\nGateway demo on {url} (port {port})\n\n  merchant id:       {DEMO_MERCHANT}\n  deposit secret:    {DEMO_DEPOSIT_SECRET}\n  withdrawal secret: {DEMO_WITHDRAWAL_SECRET}\n  balance:           {DEMO_BALANCE} RUB (credited once)\n\nCreate a card deposit (paste into a shell; needs openssl and curl):\n\n{curl}\n\nThen open the redirectUrl it returns to pay with card 4242424242424242.\n",
         port = app.port(),
         curl = demo_curl(url)
     );

@@ -135,6 +135,22 @@ pub struct Merchant {
     pub enabled: bool,
     /// Every request must carry `x-timestamp`.
     pub require_timestamp: bool,
+    /// Every request must be signed with version 2 (bound to its method and path).
+    pub require_signature_v2: bool,
+}
+
+/// A change to a merchant's signing rules; `None` leaves a rule as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigningRulesChange {
+    pub require_timestamp: Option<bool>,
+    pub require_signature_v2: Option<bool>,
+}
+
+impl SigningRulesChange {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.require_timestamp.is_none() && self.require_signature_v2.is_none()
+    }
 }
 
 impl Merchant {

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
-use crate::merchant::{KeyRing, Merchant, Secret};
+use crate::merchant::{KeyRing, Merchant, Secret, SigningRulesChange};
 use crate::ports::{
     Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
     ProviderInsertError, StoreError,
@@ -40,6 +40,8 @@ pub struct NewMerchant {
     pub withdrawal_secret: Secret,
     /// Every request must carry `x-timestamp`.
     pub require_timestamp: bool,
+    /// Every request must be signed with version 2.
+    pub require_signature_v2: bool,
 }
 
 /// The rule a new merchant breaks.
@@ -78,6 +80,7 @@ impl NewMerchant {
             access: self.access,
             enabled: true,
             require_timestamp: self.require_timestamp,
+            require_signature_v2: self.require_signature_v2,
         })
     }
 }
@@ -417,14 +420,14 @@ impl Operator {
         }))
     }
 
-    /// Makes `x-timestamp` mandatory (or optional again) for every request of the merchant.
-    /// `false` if it is unknown.
-    pub async fn set_require_timestamp(
+    /// Makes `x-timestamp` or signature version 2 mandatory (or optional again) for every
+    /// request of the merchant. `false` if it is unknown.
+    pub async fn change_signing_rules(
         &self,
         id: &MerchantId,
-        required: bool,
+        change: SigningRulesChange,
     ) -> Result<bool, StoreError> {
-        self.store.set_require_timestamp(id, required).await
+        self.store.change_signing_rules(id, change).await
     }
 
     /// The operator's clock now (what a listing's "live" is judged at).

@@ -466,12 +466,13 @@ pub trait OperatorStore: Send + Sync {
         rotation: &crate::operator::KeyRotation,
     ) -> Result<Option<crate::merchant::KeyRing>, StoreError>;
 
-    /// Sets whether every request of the merchant must carry `x-timestamp`. `Ok(false)` if it
-    /// is unknown.
-    async fn set_require_timestamp(
+    /// Sets the merchant's signing rules that `change` names (`x-timestamp` and signature
+    /// version 2 mandatory or not), leaving the others. `Ok(false)` if it is unknown. The
+    /// [`MerchantDirectory`] of every process MUST apply it within 5 s.
+    async fn change_signing_rules(
         &self,
         id: &MerchantId,
-        required: bool,
+        change: crate::merchant::SigningRulesChange,
     ) -> Result<bool, StoreError>;
 
     /// Stores a new enabled route and returns its id.

@@ -34,6 +34,20 @@ pub fn verify(secret: &Secret, message: &[u8], signature_hex: &str) -> bool {
 /// How far a request's `x-timestamp` may be from the gateway's clock, in seconds.
 pub const TIMESTAMP_TOLERANCE_SECS: i64 = 300;
 
+/// The one value of `x-signature-version` besides its absence (version 1).
+pub const SIGNATURE_VERSION_2: &str = "2";
+
+/// Which requests a path lets a version-1 signature make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// A creation, a read or a look-up: either version.
+    Any,
+    /// A POST whose path names an existing object (a cancel, a refund, an input or a
+    /// confirmation): version 2 only, so that a captured signature cannot act on another
+    /// object (a version-1 signature covers the body alone, and `{}` is every cancel's body).
+    Object,
+}
+
 /// A request's credentials as they arrived.
 #[derive(Debug, Clone, Copy)]
 pub struct SignedRequest<'a> {
@@ -41,15 +55,66 @@ pub struct SignedRequest<'a> {
     pub signature: &'a str,
     /// `x-timestamp` exactly as sent, if it was.
     pub timestamp: Option<&'a str>,
-    /// What the request signs: the raw body, or for a GET the path with its query.
-    pub message: &'a [u8],
+    /// `x-signature-version` exactly as sent, if it was: only `2` is a version.
+    pub version: Option<&'a str>,
+    /// The HTTP method, upper case.
+    pub method: &'a str,
+    /// The path with its query string, exactly as sent.
+    pub target: &'a str,
+    /// The raw body (empty for a GET).
+    pub body: &'a [u8],
+    /// What the path allows.
+    pub binding: Binding,
+}
+
+/// The signing scheme a request uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// The body (a GET: the path and query), optionally `"{timestamp}."` before it.
+    V1,
+    /// `"{timestamp}\n{METHOD}\n{path and query}\n{body}"`: bound to the method and path.
+    V2,
+}
+
+impl<'a> SignedRequest<'a> {
+    /// The scheme `x-signature-version` names; any value but `2` names none.
+    pub fn version(&self) -> Result<Version, Refusal> {
+        match self.version {
+            None => Ok(Version::V1),
+            Some(SIGNATURE_VERSION_2) => Ok(Version::V2),
+            Some(_) => Err(Refusal::UnknownVersion),
+        }
+    }
+
+    /// The bytes the signature covers under `version`.
+    pub fn message(&self, version: Version) -> Cow<'a, [u8]> {
+        match version {
+            Version::V1 if self.method == "GET" => {
+                signed_message(self.timestamp, self.target.as_bytes())
+            }
+            Version::V1 => signed_message(self.timestamp, self.body),
+            Version::V2 => Cow::Owned(bound_message(
+                self.timestamp.unwrap_or_default(),
+                self.method,
+                self.target,
+                self.body,
+            )),
+        }
+    }
 }
 
 /// Why a request's credentials are refused. Every reason answers the same 401; the reason is
 /// only logged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// The merchant requires `x-timestamp` and there is none.
+    /// `x-signature-version` has a value other than `2`.
+    UnknownVersion,
+    /// A version-1 signature on a path that names an object.
+    VersionRequiredByPath,
+    /// A version-1 signature from a merchant that requires version 2.
+    VersionRequiredByMerchant,
+    /// The merchant requires `x-timestamp`, or the request is signed with version 2, and
+    /// there is none.
     MissingTimestamp,
     /// `x-timestamp` is not a decimal integer of Unix seconds.
     MalformedTimestamp,
@@ -62,6 +127,9 @@ pub enum Refusal {
 impl Refusal {
     pub fn reason(self) -> &'static str {
         match self {
+            Refusal::UnknownVersion => "unknown signature version",
+            Refusal::VersionRequiredByPath => "signature version 2 required on this path",
+            Refusal::VersionRequiredByMerchant => "signature version 2 required by the merchant",
             Refusal::MissingTimestamp => "required timestamp missing",
             Refusal::MalformedTimestamp => "malformed timestamp",
             Refusal::StaleTimestamp => "timestamp outside the window",
@@ -78,8 +146,8 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     text.parse().ok()
 }
 
-/// What the signature covers: `"{timestamp}.{message}"` when a timestamp was sent, else the
-/// message itself.
+/// What a version-1 signature covers: `"{timestamp}.{message}"` when a timestamp was sent,
+/// else the message itself. Callbacks' `x-signature-v2` covers the same.
 pub fn signed_message<'a>(timestamp: Option<&str>, message: &'a [u8]) -> Cow<'a, [u8]> {
     match timestamp {
         Some(stamp) => {
@@ -93,17 +161,41 @@ pub fn signed_message<'a>(timestamp: Option<&str>, message: &'a [u8]) -> Cow<'a,
     }
 }
 
+/// What a version-2 signature covers: `"{timestamp}\n{METHOD}\n{path and query}\n{body}"`.
+pub fn bound_message(timestamp: &str, method: &str, target: &str, body: &[u8]) -> Vec<u8> {
+    let mut out =
+        Vec::with_capacity(timestamp.len() + method.len() + target.len() + body.len() + 3);
+    for part in [timestamp.as_bytes(), method.as_bytes(), target.as_bytes()] {
+        out.extend_from_slice(part);
+        out.push(b'\n');
+    }
+    out.extend_from_slice(body);
+    out
+}
+
 /// Checks `request` against the merchant's live secrets of `direction` at `now`: the
-/// timestamp rule first, then the signature, tried with every live secret (each compared in
-/// constant time, none skipped).
+/// version's rules first (a known version; version 2 where the path or the merchant requires
+/// it), then the timestamp rule (required by the merchant and by version 2), then the
+/// signature, tried with every live secret (each compared in constant time, none skipped).
 pub fn authenticate(
     merchant: &Merchant,
     direction: Direction,
     request: &SignedRequest<'_>,
     now: Timestamp,
 ) -> Result<(), Refusal> {
+    let version = request.version()?;
+    if version == Version::V1 {
+        if request.binding == Binding::Object {
+            return Err(Refusal::VersionRequiredByPath);
+        }
+        if merchant.require_signature_v2 {
+            return Err(Refusal::VersionRequiredByMerchant);
+        }
+    }
     match request.timestamp {
-        None if merchant.require_timestamp => return Err(Refusal::MissingTimestamp),
+        None if merchant.require_timestamp || version == Version::V2 => {
+            return Err(Refusal::MissingTimestamp)
+        }
         None => {}
         Some(text) => {
             let stamp = parse_timestamp(text).ok_or(Refusal::MalformedTimestamp)?;
@@ -113,7 +205,7 @@ pub fn authenticate(
             }
         }
     }
-    let message = signed_message(request.timestamp, request.message);
+    let message = request.message(version);
     let matched = merchant
         .keys(direction)
         .live(now)
@@ -231,9 +323,11 @@ mod tests {
             access: crate::merchant::full_access(),
             enabled: true,
             require_timestamp,
+            require_signature_v2: false,
         }
     }
 
+    /// A version-1 creation (`POST /api/v1/deposits` with `{}`).
     fn check(
         merchant: &Merchant,
         signature: &str,
@@ -243,7 +337,11 @@ mod tests {
         let request = SignedRequest {
             signature,
             timestamp,
-            message: b"{}",
+            version: None,
+            method: "POST",
+            target: "/api/v1/deposits",
+            body: b"{}",
+            binding: Binding::Any,
         };
         authenticate(
             merchant,
@@ -251,6 +349,215 @@ mod tests {
             &request,
             Timestamp::from_millis(now_secs * 1000 + 999),
         )
+    }
+
+    const CANCEL_A: &str = "/api/v1/deposits/0190d7c4-5b1e-7000-8000-00000000000a/cancel";
+    const CANCEL_B: &str = "/api/v1/deposits/0190d7c4-5b1e-7000-8000-00000000000b/cancel";
+
+    /// A request with every part given.
+    fn request<'a>(
+        signature: &'a str,
+        timestamp: Option<&'a str>,
+        version: Option<&'a str>,
+        method: &'a str,
+        target: &'a str,
+        binding: Binding,
+    ) -> SignedRequest<'a> {
+        let body: &[u8] = if method == "GET" { b"" } else { b"{}" };
+        SignedRequest {
+            signature,
+            timestamp,
+            version,
+            method,
+            target,
+            body,
+            binding,
+        }
+    }
+
+    fn at(now_secs: i64) -> Timestamp {
+        Timestamp::from_millis(now_secs * 1000)
+    }
+
+    fn v2(secret: &str, stamp: &str, method: &str, target: &str, body: &str) -> String {
+        sign(
+            &Secret::new(secret),
+            format!("{stamp}\n{method}\n{target}\n{body}").as_bytes(),
+        )
+    }
+
+    #[test]
+    fn version_2_signs_timestamp_method_path_and_body() {
+        let shop = merchant(vec![key(1, "s", None)], false);
+        let now = 1_000_000;
+        let stamp = now.to_string();
+        let good = v2("s", &stamp, "POST", CANCEL_A, "{}");
+        let cancel_a = request(
+            &good,
+            Some(&stamp),
+            Some("2"),
+            "POST",
+            CANCEL_A,
+            Binding::Object,
+        );
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &cancel_a, at(now)),
+            Ok(())
+        );
+        // The same signature names one path: replayed on another operation, it fails.
+        let cancel_b = request(
+            &good,
+            Some(&stamp),
+            Some("2"),
+            "POST",
+            CANCEL_B,
+            Binding::Object,
+        );
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &cancel_b, at(now)),
+            Err(Refusal::Signature)
+        );
+        // ... and one method.
+        let as_get = request(
+            &good,
+            Some(&stamp),
+            Some("2"),
+            "GET",
+            CANCEL_A,
+            Binding::Any,
+        );
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &as_get, at(now)),
+            Err(Refusal::Signature)
+        );
+        // A GET signs an empty body.
+        let read = "/api/v1/deposits/0190d7c4-5b1e-7000-8000-00000000000a?x=%41";
+        let get = v2("s", &stamp, "GET", read, "");
+        let by_get = request(&get, Some(&stamp), Some("2"), "GET", read, Binding::Any);
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &by_get, at(now)),
+            Ok(())
+        );
+        assert_eq!(
+            bound_message("5", "POST", "/p?q", b"{}"),
+            b"5\nPOST\n/p?q\n{}".to_vec()
+        );
+    }
+
+    #[test]
+    fn version_2_needs_a_fresh_timestamp() {
+        let shop = merchant(vec![key(1, "s", None)], false);
+        let now = 1_000_000;
+        let no_stamp = v2("s", "", "POST", CANCEL_A, "{}");
+        let bare = request(
+            &no_stamp,
+            None,
+            Some("2"),
+            "POST",
+            CANCEL_A,
+            Binding::Object,
+        );
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &bare, at(now)),
+            Err(Refusal::MissingTimestamp)
+        );
+        let old = (now - 301).to_string();
+        let stale = v2("s", &old, "POST", CANCEL_A, "{}");
+        let late = request(
+            &stale,
+            Some(&old),
+            Some("2"),
+            "POST",
+            CANCEL_A,
+            Binding::Object,
+        );
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &late, at(now)),
+            Err(Refusal::StaleTimestamp)
+        );
+    }
+
+    #[test]
+    fn a_path_naming_an_object_refuses_version_1() {
+        let shop = merchant(vec![key(1, "s", None)], false);
+        let now = 1_000_000;
+        let stamp = now.to_string();
+        for (signature, timestamp) in [
+            (sign(&Secret::new("s"), b"{}"), None),
+            (
+                sign(&Secret::new("s"), format!("{stamp}.{{}}").as_bytes()),
+                Some(stamp.as_str()),
+            ),
+        ] {
+            let v1 = request(
+                &signature,
+                timestamp,
+                None,
+                "POST",
+                CANCEL_A,
+                Binding::Object,
+            );
+            assert_eq!(
+                authenticate(&shop, Direction::Deposit, &v1, at(now)),
+                Err(Refusal::VersionRequiredByPath)
+            );
+            let creation = request(
+                &signature,
+                timestamp,
+                None,
+                "POST",
+                "/api/v1/deposits",
+                Binding::Any,
+            );
+            assert_eq!(
+                authenticate(&shop, Direction::Deposit, &creation, at(now)),
+                Ok(())
+            );
+        }
+    }
+
+    #[test]
+    fn a_merchant_may_require_version_2_everywhere() {
+        let mut shop = merchant(vec![key(1, "s", None)], false);
+        shop.require_signature_v2 = true;
+        let now = 1_000_000;
+        let stamp = now.to_string();
+        let target = "/api/v1/balance";
+        let v1 = sign(&Secret::new("s"), target.as_bytes());
+        let by_v1 = request(&v1, None, None, "GET", target, Binding::Any);
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &by_v1, at(now)),
+            Err(Refusal::VersionRequiredByMerchant)
+        );
+        let good = v2("s", &stamp, "GET", target, "");
+        let by_v2 = request(&good, Some(&stamp), Some("2"), "GET", target, Binding::Any);
+        assert_eq!(
+            authenticate(&shop, Direction::Deposit, &by_v2, at(now)),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn only_version_2_is_a_version() {
+        let shop = merchant(vec![key(1, "s", None)], false);
+        let now = 1_000_000;
+        let stamp = now.to_string();
+        for version in ["1", "3", "", " 2", "2 ", "v2", "02"] {
+            let good = v2("s", &stamp, "POST", "/api/v1/deposits", "{}");
+            let sent = request(
+                &good,
+                Some(&stamp),
+                Some(version),
+                "POST",
+                "/api/v1/deposits",
+                Binding::Any,
+            );
+            assert_eq!(
+                authenticate(&shop, Direction::Deposit, &sent, at(now)),
+                Err(Refusal::UnknownVersion),
+                "{version:?}"
+            );
+        }
     }
 
     #[test]

@@ -478,6 +478,7 @@ pub fn merchant_with_secrets(
         access: full_access(),
         enabled: true,
         require_timestamp: false,
+        require_signature_v2: false,
     }
 }
 

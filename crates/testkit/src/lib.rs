@@ -8,6 +8,7 @@
 //!   each operation, a delay, a redirect, or no answer while held; with per-operation views
 //!   and [`wait_until`] to poll for a condition.
 //! * [`CapturedLogs`]: what a test's thread logged, to check that no secret is ever in it.
+//! * [`signing`]: request signatures of both versions, as a merchant makes them.
 //! * [`postgres_admin_url`] and [`report_skipped`]: a test that cannot run says so in the
 //!   output of a plain `cargo test` (past libtest's capture of passing tests), and fails
 //!   instead when the run requires it (`GATEWAY_REQUIRE_POSTGRES=1`, as CI sets).
@@ -16,6 +17,7 @@ pub mod browser;
 mod database;
 mod logs;
 pub mod receiver;
+pub mod signing;
 mod skip;
 
 pub use database::{Backend, FreshDatabase};

@@ -18,6 +18,7 @@ pub(crate) struct MerchantRow {
     name: String,
     enabled: i16,
     require_timestamp: i16,
+    require_signature_v2: i16,
 }
 
 #[derive(Insertable)]
@@ -27,6 +28,7 @@ pub(crate) struct NewMerchantRow<'a> {
     pub(crate) name: &'a str,
     pub(crate) enabled: i16,
     pub(crate) require_timestamp: i16,
+    pub(crate) require_signature_v2: i16,
     pub(crate) created_at: i64,
 }
 
@@ -38,6 +40,7 @@ pub(crate) struct MerchantProfile {
     access: BTreeSet<(Direction, PaymentMethod)>,
     enabled: bool,
     require_timestamp: bool,
+    require_signature_v2: bool,
 }
 
 impl MerchantProfile {
@@ -67,6 +70,7 @@ pub(crate) fn profile_from_rows(
         access,
         enabled: flag("merchants.enabled", row.enabled)?,
         require_timestamp: flag("merchants.require_timestamp", row.require_timestamp)?,
+        require_signature_v2: flag("merchants.require_signature_v2", row.require_signature_v2)?,
     })
 }
 
@@ -164,6 +168,7 @@ impl KeyRows {
             access: profile.access,
             enabled: profile.enabled,
             require_timestamp: profile.require_timestamp,
+            require_signature_v2: profile.require_signature_v2,
         })
     }
 }

@@ -59,6 +59,7 @@ async fn merchants_are_created_found_listed_and_disabled() {
                 deposit_secret: secret('a'),
                 withdrawal_secret: secret('b'),
                 require_timestamp: true,
+                require_signature_v2: false,
             })
             .await
             .expect("create");
@@ -83,6 +84,7 @@ async fn merchants_are_created_found_listed_and_disabled() {
             deposit_secret: secret('c'),
             withdrawal_secret: secret('d'),
             require_timestamp: false,
+            require_signature_v2: false,
         };
         assert!(matches!(
             operator(&t.db).create_merchant(another(None, "demo")).await,

@@ -34,6 +34,7 @@ pub async fn merchant(db: &Database) -> Merchant {
         deposit_secret: secret('d'),
         withdrawal_secret: secret('w'),
         require_timestamp: false,
+        require_signature_v2: false,
     })
     .await
     .expect("create merchant")

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use adapters_db::SECRETS_TTL;
 
-use domain::merchant::{KeyRing, Merchant, SigningKey};
+use domain::merchant::{KeyRing, Merchant, SigningKey, SigningRulesChange};
 use domain::operator::NewMerchant;
 use domain::ports::{MerchantDirectory, OperatorStore};
 use domain::{Direction, MerchantId, Timestamp};
@@ -44,6 +44,7 @@ async fn a_new_merchant_has_version_1_of_both_directions() {
                 deposit_secret: secret('d'),
                 withdrawal_secret: secret('w'),
                 require_timestamp: false,
+                require_signature_v2: false,
             })
             .await
             .expect("create");
@@ -314,18 +315,22 @@ async fn secrets_are_kept_for_at_most_secrets_ttl_and_a_rotation_waits_that_out(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn require_timestamp_is_stored_and_seen_at_once() {
+async fn signing_rules_are_stored_and_seen_at_once() {
     each_backend(|t| async move {
         let shop = merchant_with_random_secrets(&t.db).await;
-        assert!(!shop.require_timestamp);
+        assert!(!shop.require_timestamp && !shop.require_signature_v2);
         // Cached first: the change must still show at once here.
         assert_eq!(
             t.db.merchant(&shop.id).await.expect("lookup"),
             Some(shop.clone())
         );
+        let change = |timestamp, v2| SigningRulesChange {
+            require_timestamp: timestamp,
+            require_signature_v2: v2,
+        };
         assert!(t
             .db
-            .set_require_timestamp(&shop.id, true)
+            .change_signing_rules(&shop.id, change(Some(true), None))
             .await
             .expect("set"));
         let required =
@@ -333,7 +338,6 @@ async fn require_timestamp_is_stored_and_seen_at_once() {
                 .await
                 .expect("lookup")
                 .expect("known");
-        assert!(required.require_timestamp);
         assert_eq!(
             required,
             Merchant {
@@ -344,18 +348,41 @@ async fn require_timestamp_is_stored_and_seen_at_once() {
         assert!(stored(&t.db, &shop).await.require_timestamp);
         assert_eq!(t.rows_where("merchants", "require_timestamp = 1"), 1);
 
+        // One rule changes; the other stays as it was.
         assert!(t
             .db
-            .set_require_timestamp(&shop.id, false)
+            .change_signing_rules(&shop.id, change(None, Some(true)))
             .await
             .expect("set"));
-        assert!(!stored(&t.db, &shop).await.require_timestamp);
-        let nobody = MerchantId::parse("nobody").expect("id");
-        assert!(!t
+        let both =
+            t.db.merchant(&shop.id)
+                .await
+                .expect("lookup")
+                .expect("known");
+        assert!(both.require_timestamp && both.require_signature_v2);
+        assert_eq!(t.rows_where("merchants", "require_signature_v2 = 1"), 1);
+
+        assert!(t
             .db
-            .set_require_timestamp(&nobody, true)
+            .change_signing_rules(&shop.id, change(Some(false), Some(false)))
             .await
-            .expect("unknown"));
+            .expect("set"));
+        let neither = stored(&t.db, &shop).await;
+        assert!(!neither.require_timestamp && !neither.require_signature_v2);
+        // Nothing to change: only whether the merchant exists.
+        assert!(t
+            .db
+            .change_signing_rules(&shop.id, change(None, None))
+            .await
+            .expect("known"));
+        let nobody = MerchantId::parse("nobody").expect("id");
+        for asked in [change(Some(true), None), change(None, None)] {
+            assert!(!t
+                .db
+                .change_signing_rules(&nobody, asked)
+                .await
+                .expect("unknown"));
+        }
     })
     .await;
 }

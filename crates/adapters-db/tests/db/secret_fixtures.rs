@@ -38,6 +38,7 @@ pub async fn merchant_with_random_secrets(db: &Database) -> Merchant {
             deposit_secret: random_secret(),
             withdrawal_secret: random_secret(),
             require_timestamp: false,
+            require_signature_v2: false,
         })
         .await
         .expect("create merchant")

@@ -4,7 +4,7 @@
 
 use domain::merchant::{KeyRing, Secret};
 use domain::ports::{MerchantDirectory, OperationStore, OperatorStore, RefundStore};
-use domain::signature::{authenticate, sign, Fingerprint, SignedRequest};
+use domain::signature::{authenticate, sign, Binding, Fingerprint, SignedRequest};
 use domain::Timestamp;
 use domain::{Direction, MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId};
 
@@ -79,7 +79,11 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         let request = SignedRequest {
             signature: &sign(&keyed, body),
             timestamp: None,
-            message: body,
+            version: None,
+            method: "POST",
+            target: "/api/v1/deposits",
+            body,
+            binding: Binding::Any,
         };
         assert_eq!(
             authenticate(&shop, Direction::Deposit, &request, now()),

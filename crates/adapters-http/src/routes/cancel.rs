@@ -2,6 +2,7 @@
 //! merchant's cancel of an operation that has not happened yet.
 
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::signature::Binding;
 use tracing::Instrument;
 
 use super::{path_id, read_answer, signed_object, Kind};
@@ -16,7 +17,8 @@ pub async fn cancel<K: Kind>(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) = signed_object(&state, &req, payload, K::DIRECTION).await?;
+    let (merchant, body) =
+        signed_object(&state, &req, payload, K::DIRECTION, Binding::Object).await?;
     refund::cancel(&body)?;
     let id = path_id(&req)?;
     let gateway = state.gateway().clone();

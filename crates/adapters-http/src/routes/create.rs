@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::service::Created;
+use domain::signature::Binding;
 use domain::Direction;
 use tracing::Instrument;
 
@@ -31,7 +32,7 @@ async fn create_operation(
     direction: Direction,
 ) -> Result<HttpResponse, ApiError> {
     let body = json_bytes(req, payload).await?;
-    let merchant = authenticate(state, req, direction, &body).await?;
+    let merchant = authenticate(state, req, direction, &body, Binding::Any).await?;
     let object = parse_object(&body)?;
     let gateway = state.gateway().clone();
     let signed = canonical(&object);

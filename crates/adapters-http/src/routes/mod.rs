@@ -16,6 +16,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::merchant::Merchant;
 use domain::operation::Operation;
 use domain::service::Gateway;
+use domain::signature::Binding;
 use domain::{Direction, OperationId};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -107,17 +108,18 @@ pub(crate) async fn read_answer(
     Ok(ok(OperationView::read(operation, &refunds, now)))
 }
 
-/// The JSON body of a POST with the merchant who signed it with its secret for `direction`:
-/// content type and size (415, 413), signature and rate limit (401, 429), then one JSON
-/// object (400).
+/// The JSON body of a POST with the merchant who signed it with its secret for `direction`,
+/// in a version `binding` allows: content type and size (415, 413), signature and rate limit
+/// (401, 429), then one JSON object (400).
 async fn signed_object(
     state: &HttpState,
     req: &HttpRequest,
     payload: web::Payload,
     direction: Direction,
+    binding: Binding,
 ) -> Result<(Merchant, Map<String, Value>), ApiError> {
     let body = json_bytes(req, payload).await?;
-    let merchant = authenticate(state, req, direction, &body).await?;
+    let merchant = authenticate(state, req, direction, &body, binding).await?;
     Ok((merchant, parse_object(&body)?))
 }
 

@@ -2,11 +2,12 @@
 //! `GET /api/v1/deposits/{id}/refunds/{refundId}`, signed with the deposit secret.
 
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::signature::Binding;
 use domain::{Direction, RefundId};
 use tracing::Instrument;
 
 use super::{ok, path_id, signed_object};
-use crate::auth::{authenticate, signed_target};
+use crate::auth::authenticate;
 use crate::dto::refund::{self, RefundView};
 use crate::errors::ApiError;
 use crate::json::canonical;
@@ -19,7 +20,8 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) = signed_object(&state, &req, payload, Direction::Deposit).await?;
+    let (merchant, body) =
+        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
     let request = refund::request(&body)?;
     let deposit = path_id(&req)?;
     let signed = canonical(&body);
@@ -38,8 +40,7 @@ pub async fn create(
 /// `GET /api/v1/deposits/{id}/refunds/{refundId}`: one refund of the merchant's deposit; an
 /// unknown or malformed id of either is 404.
 pub async fn one(state: web::Data<HttpState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let target = signed_target(&req).as_bytes();
-    let merchant = authenticate(&state, &req, Direction::Deposit, target).await?;
+    let merchant = authenticate(&state, &req, Direction::Deposit, b"", Binding::Any).await?;
     let deposit = path_id(&req)?;
     let id = req
         .match_info()

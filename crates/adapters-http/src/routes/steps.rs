@@ -1,6 +1,7 @@
 //! The user's steps on a waiting deposit: `/input` and `/confirm`.
 
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::signature::Binding;
 use domain::Direction;
 
 use super::{path_id, read_answer, signed_object};
@@ -14,7 +15,8 @@ pub async fn input(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) = signed_object(&state, &req, payload, Direction::Deposit).await?;
+    let (merchant, body) =
+        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
     let values = steps::input(&body)?;
     let operation = (state.gateway())
         .submit_input(&merchant, path_id(&req)?, values)
@@ -28,7 +30,8 @@ pub async fn confirm(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) = signed_object(&state, &req, payload, Direction::Deposit).await?;
+    let (merchant, body) =
+        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
     let code = steps::confirm(&body)?;
     let operation = (state.gateway())
         .confirm(&merchant, path_id(&req)?, &code)

@@ -32,7 +32,7 @@ async fn a_waiting_deposit_is_declined_canceled_and_answers_the_read_shape() {
     });
     let app = default_service(mocks).await;
     let path = cancel_path("deposits");
-    let (status, _, body) = call(&app, post(&path, "{}", &deposit_sig(b"{}"))).await;
+    let (status, _, body) = call(&app, post_v2(&path, "{}", DEPOSIT_SECRET)).await;
     assert_eq!(status, 200, "{body}");
     let data = &body["data"];
     assert_eq!(data["status"], 2);
@@ -49,31 +49,31 @@ async fn the_body_must_be_an_empty_object_before_anything_is_looked_up() {
     // No store expectations: reaching the domain would fail the request with a 500.
     let app = default_service(Mocks::new()).await;
     for prefix in ["deposits", "withdrawals"] {
-        let sign = |body: &str| match prefix {
-            "deposits" => deposit_sig(body.as_bytes()),
-            _ => withdrawal_sig(body.as_bytes()),
+        let secret = match prefix {
+            "deposits" => DEPOSIT_SECRET,
+            _ => WITHDRAWAL_SECRET,
         };
         let path = cancel_path(prefix);
-        let (status, _, body) = call(&app, post(&path, "", &sign(""))).await;
+        let (status, _, body) = call(&app, post_v2(&path, "", secret)).await;
         assert_eq!(status, 400, "{body}");
         assert_error(&body, "InvalidRequest");
         assert_eq!(body["errorMessage"], "body: is empty");
         for text in ["[]", "null", "{"] {
-            let (status, _, body) = call(&app, post(&path, text, &sign(text))).await;
+            let (status, _, body) = call(&app, post_v2(&path, text, secret)).await;
             assert_eq!(status, 400, "{text}");
             assert_error(&body, "InvalidRequest");
         }
         let keyed = r#"{"reason": "changed my mind"}"#;
-        let (status, _, body) = call(&app, post(&path, keyed, &sign(keyed))).await;
+        let (status, _, body) = call(&app, post_v2(&path, keyed, secret)).await;
         assert_eq!(status, 400, "{body}");
         assert_eq!(
             body["details"],
             json!([{"field": "reason", "message": "is not a known field"}])
         );
         let malformed = format!("/api/v1/{prefix}/x/cancel");
-        let (status, _, _) = call(&app, post(&malformed, keyed, &sign(keyed))).await;
+        let (status, _, _) = call(&app, post_v2(&malformed, keyed, secret)).await;
         assert_eq!(status, 400, "the body before the path id");
-        let (status, _, body) = call(&app, post(&malformed, "{}", &sign("{}"))).await;
+        let (status, _, body) = call(&app, post_v2(&malformed, "{}", secret)).await;
         assert_eq!(status, 404, "{body}");
         assert_error(&body, "NotFound");
     }
@@ -82,11 +82,11 @@ async fn the_body_must_be_an_empty_object_before_anything_is_looked_up() {
 #[actix_web::test]
 async fn each_direction_is_canceled_with_its_own_secret() {
     let app = default_service(Mocks::new()).await;
-    for (path, signature) in [
-        (cancel_path("deposits"), withdrawal_sig(b"{}")),
-        (cancel_path("withdrawals"), deposit_sig(b"{}")),
+    for (path, secret) in [
+        (cancel_path("deposits"), WITHDRAWAL_SECRET),
+        (cancel_path("withdrawals"), DEPOSIT_SECRET),
     ] {
-        let (status, _, body) = call(&app, post(&path, r#"{"x": 1}"#, &signature)).await;
+        let (status, _, body) = call(&app, post_v2(&path, r#"{"x": 1}"#, secret)).await;
         assert_eq!(status, 401, "{path}");
         assert_error(&body, "Unauthorized");
     }
@@ -174,11 +174,11 @@ async fn refusals_map_to_404_409_and_503() {
     ];
     for (prefix, name, mocks, status, code) in cases {
         let app = default_service(mocks).await;
-        let signature = match prefix {
-            "deposits" => deposit_sig(b"{}"),
-            _ => withdrawal_sig(b"{}"),
+        let secret = match prefix {
+            "deposits" => DEPOSIT_SECRET,
+            _ => WITHDRAWAL_SECRET,
         };
-        let (answered, _, body) = call(&app, post(&cancel_path(prefix), "{}", &signature)).await;
+        let (answered, _, body) = call(&app, post_v2(&cancel_path(prefix), "{}", secret)).await;
         assert_eq!(answered, status, "{name}: {body}");
         assert_error(&body, code);
     }

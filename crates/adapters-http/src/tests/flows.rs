@@ -228,18 +228,18 @@ async fn steps_map_wrong_codes_and_wrong_states() {
     let app = default_service(mocks).await;
     let path = format!("/api/v1/deposits/{}/confirm", op_id());
     let body = r#"{"code": "000000"}"#;
-    let (status, _, answer) = call(&app, post(&path, body, &deposit_sig(body.as_bytes()))).await;
+    let (status, _, answer) = call(&app, post_v2(&path, body, DEPOSIT_SECRET)).await;
     assert_eq!(status, 422);
     assert_error(&answer, "InvalidCode");
 
     let path = format!("/api/v1/deposits/{}/input", op_id());
     let body = r#"{"fields": {"name": "x"}}"#;
-    let (status, _, answer) = call(&app, post(&path, body, &deposit_sig(body.as_bytes()))).await;
+    let (status, _, answer) = call(&app, post_v2(&path, body, DEPOSIT_SECRET)).await;
     assert_eq!(status, 409);
     assert_error(&answer, "InvalidState");
 
     let body = r#"{"fields": {"name": 1}}"#;
-    let (status, _, answer) = call(&app, post(&path, body, &deposit_sig(body.as_bytes()))).await;
+    let (status, _, answer) = call(&app, post_v2(&path, body, DEPOSIT_SECRET)).await;
     assert_eq!(status, 400);
     assert_eq!(answer["details"][0]["field"], "fields.name");
 }

@@ -65,6 +65,25 @@ fn post(path: &str, body: &str, signature: &str) -> TestRequest {
         .set_payload(body.to_string())
 }
 
+/// A POST of `body` to `path` (one that names an operation) signed with version 2 over
+/// `signed` by `secret`, stamped at the mocks' clock.
+fn post_v2_over(path: &str, body: &str, signed: &[u8], secret: &str) -> TestRequest {
+    let stamp = crate::test_support::now()
+        .millis()
+        .div_euclid(1000)
+        .to_string();
+    let message = domain::signature::bound_message(&stamp, "POST", path, signed);
+    let signature = sign(&Secret::new(secret), &message);
+    post(path, body, &signature)
+        .insert_header(("x-signature-version", "2"))
+        .insert_header(("x-timestamp", stamp))
+}
+
+/// A POST of `body` to `path` signed with version 2 by `secret`.
+fn post_v2(path: &str, body: &str, secret: &str) -> TestRequest {
+    post_v2_over(path, body, body.as_bytes(), secret)
+}
+
 /// A GET signed over its path and query with `signature`.
 fn get(path: &str, signature: &str) -> TestRequest {
     TestRequest::get()

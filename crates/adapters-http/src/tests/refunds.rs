@@ -19,7 +19,7 @@ fn refunds_path() -> String {
 /// POSTs `body` to `path`, signed with the deposit secret, to an app on `mocks`.
 async fn refund_on(mocks: Mocks, path: &str, body: &str) -> (u16, Value) {
     let app = default_service(mocks).await;
-    let (status, _, answer) = call(&app, post(path, body, &deposit_sig(body.as_bytes()))).await;
+    let (status, _, answer) = call(&app, post_v2(path, body, DEPOSIT_SECRET)).await;
     (status, answer)
 }
 
@@ -171,9 +171,11 @@ async fn credentials_come_first_and_the_deposit_secret_signs() {
     let app = default_service(Mocks::new()).await;
     let bad = r#"{"amount": "30"}"#;
     for req in [
-        post(&refunds_path(), bad, &deposit_sig(b"other")),
-        post(&refunds_path(), BODY, &withdrawal_sig(BODY.as_bytes())),
+        post_v2_over(&refunds_path(), bad, b"other", DEPOSIT_SECRET),
+        post_v2(&refunds_path(), BODY, WITHDRAWAL_SECRET),
         post("/api/v1/deposits/x/refunds", bad, "00"),
+        // A version-1 signature, right in every other way, cannot act on an operation.
+        post(&refunds_path(), BODY, &deposit_sig(BODY.as_bytes())),
     ] {
         let (status, _, body) = call(&app, req).await;
         assert_eq!(status, 401, "{body}");

@@ -116,6 +116,7 @@ async fn methods_without_access_are_403() {
                 deposit_secret: Secret::new("ab".repeat(32)),
                 withdrawal_secret: Secret::new("cd".repeat(32)),
                 require_timestamp: false,
+                require_signature_v2: false,
             })
             .await
             .expect("created");

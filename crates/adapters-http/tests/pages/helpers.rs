@@ -100,6 +100,7 @@ impl TestApp {
                 deposit_secret: Secret::new("11".repeat(32)),
                 withdrawal_secret: Secret::new("22".repeat(32)),
                 require_timestamp: false,
+                require_signature_v2: false,
             })
             .await
             .expect("merchant");

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 use domain::ledger::ManualNote;
-use domain::merchant::{full_access, parse_access, KeyRing, Secret};
+use domain::merchant::{full_access, parse_access, KeyRing, Secret, SigningRulesChange};
 use domain::operator::{
     acquirer_flow, parse_overlap, route_amounts, route_lifetime, AddRouteError, BalanceError,
     CreateMerchantError, ManualMove, NewMerchant, NewRoute, Operator,
@@ -29,6 +29,7 @@ pub async fn merchant(
             name,
             methods,
             require_timestamp,
+            require_signature_v2,
             json,
         } => {
             let access = match methods {
@@ -42,6 +43,7 @@ pub async fn merchant(
                 deposit_secret: Secret::new(new_secret()),
                 withdrawal_secret: Secret::new(new_secret()),
                 require_timestamp,
+                require_signature_v2,
             };
             match operator.create_merchant(new).await {
                 Ok(merchant) => {
@@ -69,6 +71,9 @@ pub async fn merchant(
                         if merchant.require_timestamp {
                             println!("  every request must carry x-timestamp");
                         }
+                        if merchant.require_signature_v2 {
+                            println!("  every request must be signed with version 2");
+                        }
                         println!("The secrets are shown only now; store them safely.");
                     }
                     Ok(ExitCode::SUCCESS)
@@ -91,6 +96,7 @@ pub async fn merchant(
                             "merchantId": m.id.as_str(), "name": m.name, "enabled": m.enabled,
                             "methods": access_list(m),
                             "requireTimestamp": m.require_timestamp,
+                            "requireSignatureV2": m.require_signature_v2,
                             "secrets": {
                                 "deposit": live_secrets(m.keys(Direction::Deposit), now),
                                 "withdrawal": live_secrets(m.keys(Direction::Withdrawal), now),
@@ -101,12 +107,18 @@ pub async fn merchant(
                 print_json(&json!(rows));
             } else {
                 println!(
-                    "{:<38} {:<20} {:<8} {:<9} {:<30} {:<30} METHODS",
-                    "ID", "NAME", "ENABLED", "TIMESTAMP", "DEPOSIT SECRETS", "WITHDRAWAL SECRETS"
+                    "{:<38} {:<20} {:<8} {:<9} {:<9} {:<30} {:<30} METHODS",
+                    "ID",
+                    "NAME",
+                    "ENABLED",
+                    "TIMESTAMP",
+                    "SIGNATURE",
+                    "DEPOSIT SECRETS",
+                    "WITHDRAWAL SECRETS"
                 );
                 for m in &merchants {
                     println!(
-                        "{:<38} {:<20} {:<8} {:<9} {:<30} {:<30} {}",
+                        "{:<38} {:<20} {:<8} {:<9} {:<9} {:<30} {:<30} {}",
                         m.id,
                         m.name,
                         m.enabled,
@@ -114,6 +126,11 @@ pub async fn merchant(
                             "required"
                         } else {
                             "optional"
+                        },
+                        if m.require_signature_v2 {
+                            "v2"
+                        } else {
+                            "v1 or v2"
                         },
                         live_secrets_text(m.keys(Direction::Deposit), now),
                         live_secrets_text(m.keys(Direction::Withdrawal), now),
@@ -127,21 +144,34 @@ pub async fn merchant(
             id,
             require_timestamp,
             no_require_timestamp,
+            require_signature_v2,
+            no_require_signature_v2,
         } => {
             let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
-            let required = require_timestamp && !no_require_timestamp;
+            let flag = |on: bool, off: bool| (on || off).then_some(on);
+            let change = SigningRulesChange {
+                require_timestamp: flag(require_timestamp, no_require_timestamp),
+                require_signature_v2: flag(require_signature_v2, no_require_signature_v2),
+            };
             let before = operator.merchant(&id).await?;
-            if operator.set_require_timestamp(&id, required).await? {
+            if operator.change_signing_rules(&id, change).await? {
+                let after = operator.merchant(&id).await?;
                 audit
                     .record(
                         "merchant.update",
                         &id,
-                        before.map(|m| json!({"requireTimestamp": m.require_timestamp})),
-                        Some(json!({"requireTimestamp": required})),
+                        before.as_ref().map(signing_rules_json),
+                        after.as_ref().map(signing_rules_json),
                     )
                     .await?;
-                let state = if required { "required" } else { "optional" };
-                println!("merchant {id}: x-timestamp {state}");
+                if let Some(m) = after {
+                    let required = |on: bool| if on { "required" } else { "optional" };
+                    println!(
+                        "merchant {id}: x-timestamp {}, signature version 2 {}",
+                        required(m.require_timestamp),
+                        required(m.require_signature_v2)
+                    );
+                }
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!("error: no merchant {id}");
@@ -218,6 +248,15 @@ fn merchant_json(m: &domain::merchant::Merchant) -> serde_json::Value {
     json!({
         "name": m.name, "enabled": m.enabled, "methods": access_list(m),
         "requireTimestamp": m.require_timestamp,
+        "requireSignatureV2": m.require_signature_v2,
+    })
+}
+
+/// A merchant's signing rules as the audit log records a change of them.
+fn signing_rules_json(m: &domain::merchant::Merchant) -> serde_json::Value {
+    json!({
+        "requireTimestamp": m.require_timestamp,
+        "requireSignatureV2": m.require_signature_v2,
     })
 }
 

@@ -79,6 +79,7 @@ fn new_merchant(name: &str) -> NewMerchant {
         deposit_secret: Secret::new("d".repeat(64)),
         withdrawal_secret: Secret::new("w".repeat(64)),
         require_timestamp: false,
+        require_signature_v2: false,
     }
 }
 
@@ -991,13 +992,17 @@ fn a_rotation_of_an_unknown_merchant_is_none_and_a_zero_overlap_ends_at_once() {
 }
 
 #[test]
-fn require_timestamp_is_set_through_the_store() {
+fn signing_rules_are_changed_through_the_store() {
     let mut mocks = Mocks::new();
+    let change = SigningRulesChange {
+        require_timestamp: Some(true),
+        require_signature_v2: Some(false),
+    };
     mocks
         .store
-        .expect_set_require_timestamp()
-        .withf(|id, required| *id == shop() && *required)
+        .expect_change_signing_rules()
+        .withf(move |id, asked| *id == shop() && *asked == change)
         .times(1)
         .returning(|_, _| Ok(true));
-    assert!(block_on(mocks.operator().set_require_timestamp(&shop(), true)).unwrap());
+    assert!(block_on(mocks.operator().change_signing_rules(&shop(), change)).unwrap());
 }

@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use super::{Gateway, StepError};
 use crate::merchant::Merchant;
-use crate::operation::{Action, Decline, DeclineCode, InputField, Operation, Outcome};
-use crate::ports::ProviderVerdict;
+use crate::operation::{
+    Action, Decline, DeclineCode, InputField, Operation, Outcome, CONFIRMATION_ATTEMPTS,
+};
+use crate::ports::{FinishError, ProviderVerdict};
 use crate::{Direction, OperationId, ValidationErrors};
 
 impl Gateway {
@@ -54,6 +56,13 @@ impl Gateway {
 
     /// Submits a confirmation code: the right one approves; a wrong one answers `InvalidCode`
     /// while attempts remain, and the last wrong one declines with `ConfirmationFailed`.
+    ///
+    /// A wrong code spends its attempt in the write that checks the count it read (the
+    /// action's `attempts_left`, compared and replaced in one guarded update), so concurrent
+    /// wrong codes spend one attempt each: a code whose write lost to another reads the
+    /// deposit again and counts from there. The decline is written only while the deposit is
+    /// still processing, so of all the codes that read the last attempt exactly one declines
+    /// it; the others find it final (`InvalidState`).
     #[tracing::instrument(skip_all, fields(operation.id = %id))]
     pub async fn confirm(
         &self,
@@ -61,37 +70,51 @@ impl Gateway {
         id: OperationId,
         code: &str,
     ) -> Result<Operation, StepError> {
-        let operation = self.waiting_deposit(merchant, id).await?;
-        let Some(
-            action @ Action::Confirmation {
-                channels,
-                attempts_left,
-            },
-        ) = &operation.action()
-        else {
-            return Err(StepError::InvalidState);
-        };
-        self.refuse_if_not_waiting(&operation).await?;
-        if self.ports.provider.check_code(&operation, code).await? {
-            return Ok(self.complete_loaded(&operation, Outcome::Approve).await?);
+        // Each lost write is another code's won one, and a deposit takes at most
+        // CONFIRMATION_ATTEMPTS of those: more rounds than that mean the stored action never
+        // matches what was read, a fault to report rather than to spin on.
+        for _ in 0..=2 * usize::from(CONFIRMATION_ATTEMPTS) {
+            let operation = self.waiting_deposit(merchant, id).await?;
+            let Some(
+                action @ Action::Confirmation {
+                    channels,
+                    attempts_left,
+                },
+            ) = &operation.action()
+            else {
+                return Err(StepError::InvalidState);
+            };
+            self.refuse_if_not_waiting(&operation).await?;
+            if self.ports.provider.check_code(&operation, code).await? {
+                return Ok(self.complete_loaded(&operation, Outcome::Approve).await?);
+            }
+            let left = attempts_left.saturating_sub(1);
+            if left == 0 {
+                let decline = Decline::new(DeclineCode::ConfirmationFailed);
+                return Ok(self
+                    .complete_loaded(&operation, Outcome::Decline(decline))
+                    .await?);
+            }
+            let fewer = Action::Confirmation {
+                channels: channels.clone(),
+                attempts_left: left,
+            };
+            let now = self.ports.clock.now();
+            match self
+                .ports
+                .store
+                .replace_action(id, action, &fewer, now)
+                .await
+            {
+                Ok(()) => return Err(StepError::InvalidCode),
+                // Another code (or the deposit's end) changed it first: count again.
+                Err(FinishError::NotProcessing) => continue,
+                Err(error) => return Err(error.into()),
+            }
         }
-        let left = attempts_left.saturating_sub(1);
-        if left == 0 {
-            let decline = Decline::new(DeclineCode::ConfirmationFailed);
-            return Ok(self
-                .complete_loaded(&operation, Outcome::Decline(decline))
-                .await?);
-        }
-        let fewer = Action::Confirmation {
-            channels: channels.clone(),
-            attempts_left: left,
-        };
-        let now = self.ports.clock.now();
-        self.ports
-            .store
-            .replace_action(id, action, &fewer, now)
-            .await?;
-        Err(StepError::InvalidCode)
+        Err(StepError::Unknown(anyhow::anyhow!(
+            "the confirmation attempts of {id} changed under every count"
+        )))
     }
 
     /// `InvalidState` for a final deposit; an expired one is declined as `Expired` first.

@@ -19,6 +19,7 @@ use domain::testkit::{RandomIds, WallClock};
 use domain::{Amount, Currency, Direction, PaymentMethod};
 use serde_json::Value;
 
+use testkit::signing::{now_secs, scheme_for, signature_headers, Scheme};
 use testkit::FreshDatabase;
 
 use super::backend::{Setup, OTHER_PROVIDER, SETTLE};
@@ -246,7 +247,8 @@ impl TestApp {
         }
     }
 
-    /// A JSON POST by `shop`, signed with `secret`.
+    /// A JSON POST by `shop`, signed with `secret`: version 1 where the path allows it,
+    /// version 2 where it requires it (a POST naming an operation).
     pub async fn post_signed(
         &self,
         shop: &Shop,
@@ -254,8 +256,32 @@ impl TestApp {
         body: &str,
         secret: &Secret,
     ) -> Answer {
-        let signature = sign(secret, body.as_bytes());
-        let headers = signed_headers(shop, &signature, "application/json");
+        let scheme = scheme_for(Scheme::V1, "POST", path);
+        self.post_scheme(shop, path, body, secret, scheme).await
+    }
+
+    /// A JSON POST by `shop`, signed with `secret` under `scheme`, whatever the path requires.
+    pub async fn post_scheme(
+        &self,
+        shop: &Shop,
+        path: &str,
+        body: &str,
+        secret: &Secret,
+        scheme: Scheme,
+    ) -> Answer {
+        let signed = signature_headers(
+            secret.expose(),
+            scheme,
+            "POST",
+            path,
+            body.as_bytes(),
+            now_secs(),
+        );
+        let mut headers = vec![
+            ("merchant-id", shop.id()),
+            ("content-type", "application/json"),
+        ];
+        headers.extend(signed.iter().map(|(name, value)| (*name, value.as_str())));
         self.raw(reqwest::Method::POST, path, &headers, body.to_string())
             .await
     }
@@ -369,6 +395,7 @@ async fn create_merchant(ops: &Operator, name: &str, require_timestamp: bool) ->
         deposit_secret: secret(),
         withdrawal_secret: secret(),
         require_timestamp,
+        require_signature_v2: false,
     })
     .await
     .expect("create a merchant")

@@ -37,6 +37,7 @@ async fn card_payouts_only(api: &Checked<'_>, name: &str) -> Shop {
             deposit_secret: secret(),
             withdrawal_secret: secret(),
             require_timestamp: false,
+            require_signature_v2: false,
         })
         .await
         .expect("a merchant");

@@ -1,9 +1,8 @@
 //! Talking to a running gateway as a merchant would: merchants made with the CLI and signed
 //! API requests.
 
-use domain::merchant::Secret;
-use domain::signature::sign;
 use serde_json::{json, Value};
+use testkit::signing::{now_secs, scheme_for, signature_headers, Scheme};
 
 use super::cli::{gateway, gateway_line};
 use super::db::TestDb;
@@ -82,8 +81,8 @@ pub struct Api {
     base: String,
     merchant: Merchant,
     client: reqwest::Client,
-    /// Send `x-timestamp` (now) with every request and sign it too.
-    stamped: bool,
+    /// How requests are signed where the path allows a choice (version 2 where it does not).
+    scheme: Scheme,
 }
 
 impl Api {
@@ -95,64 +94,60 @@ impl Api {
                 .no_proxy()
                 .build()
                 .expect("an HTTP client"),
-            stamped: false,
+            scheme: Scheme::V1,
         }
     }
 
     /// The same client, sending and signing `x-timestamp` with every request.
     pub fn stamped(&self) -> Api {
+        self.signing(Scheme::V1Stamped)
+    }
+
+    /// The same client, signing with `scheme` wherever the path allows it (version 2 where
+    /// only that is accepted).
+    pub fn signing(&self, scheme: Scheme) -> Api {
         Api {
-            stamped: true,
+            scheme,
             ..self.clone()
         }
     }
 
-    /// The signature of `message` (a body, or a path with its query) for `path`, and the
-    /// timestamp it covers when the client is stamped.
-    fn sign(&self, path: &str, message: &[u8]) -> (String, Option<String>) {
-        let secret = Secret::new(self.merchant.secret_for(path));
-        if !self.stamped {
-            return (sign(&secret, message), None);
-        }
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_secs()
-            .to_string();
-        let mut signed = format!("{stamp}.").into_bytes();
-        signed.extend_from_slice(message);
-        (sign(&secret, &signed), Some(stamp))
+    /// `request` with the merchant's id and the signature of `method`, `path` and `body`.
+    fn signed(
+        &self,
+        request: reqwest::RequestBuilder,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> reqwest::RequestBuilder {
+        let scheme = scheme_for(self.scheme, method, path);
+        let secret = self.merchant.secret_for(path);
+        signature_headers(secret, scheme, method, path, body, now_secs())
+            .into_iter()
+            .fold(
+                request.header("merchant-id", &self.merchant.id),
+                |r, (name, value)| r.header(name, value),
+            )
+    }
+
+    /// A POST of `bytes` to `path`, signed with the right secret.
+    fn post_request(&self, path: &str, bytes: Vec<u8>) -> reqwest::RequestBuilder {
+        let request = self.client.post(format!("{}{path}", self.base));
+        self.signed(request, "POST", path, &bytes)
+            .header("content-type", "application/json")
+            .body(bytes)
     }
 
     /// POSTs `body` to `path`, signed with the right secret.
     pub async fn post(&self, path: &str, body: &Value) -> Answer {
-        let bytes = body.to_string().into_bytes();
-        let (signature, stamp) = self.sign(path, &bytes);
-        let mut request = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("merchant-id", &self.merchant.id)
-            .header("x-signature", signature)
-            .header("content-type", "application/json")
-            .body(bytes);
-        if let Some(stamp) = stamp {
-            request = request.header("x-timestamp", stamp);
-        }
-        answer(request).await
+        answer(self.post_request(path, body.to_string().into_bytes())).await
     }
 
     /// As [`Api::post`], but a request that got no answer at all (the gateway died, the
     /// connection broke) is `None` instead of a failed test: for tests that crash gateways.
     pub async fn try_post(&self, path: &str, body: &Value) -> Option<(u16, Value)> {
-        let bytes = body.to_string().into_bytes();
-        let signature = sign(&Secret::new(self.merchant.secret_for(path)), &bytes);
         let response = self
-            .client
-            .post(format!("{}{path}", self.base))
-            .header("merchant-id", &self.merchant.id)
-            .header("x-signature", signature)
-            .header("content-type", "application/json")
-            .body(bytes)
+            .post_request(path, body.to_string().into_bytes())
             .send()
             .await
             .ok()?;
@@ -166,16 +161,8 @@ impl Api {
 
     /// GETs `path`, signed over the path and query.
     pub async fn get(&self, path: &str) -> Answer {
-        let (signature, stamp) = self.sign(path, path.as_bytes());
-        let mut request = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .header("merchant-id", &self.merchant.id)
-            .header("x-signature", signature);
-        if let Some(stamp) = stamp {
-            request = request.header("x-timestamp", stamp);
-        }
-        answer(request).await
+        let request = self.client.get(format!("{}{path}", self.base));
+        answer(self.signed(request, "GET", path, b"")).await
     }
 
     /// Waits until the operation at `path` (`/api/v1/deposits/{id}` or

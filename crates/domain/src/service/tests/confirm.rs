@@ -141,16 +141,92 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
 }
 
 #[test]
-fn a_concurrent_change_while_counting_attempts_is_invalid_state() {
-    let mut mocks = holding(waiting_for_code(3));
+fn a_count_lost_to_a_concurrent_code_is_taken_again_from_the_new_count() {
+    // Another wrong code spent attempt 3 between this one's read and its write.
+    let reads = Arc::new(Mutex::new(vec![waiting_for_code(2), waiting_for_code(3)]));
+    let mut mocks = Mocks::new();
+    let next = reads.clone();
+    mocks.store.expect_get().returning(move |_| {
+        let mut left = next.lock().unwrap();
+        Ok(Some(if left.len() > 1 {
+            left.pop().unwrap()
+        } else {
+            left[0].clone()
+        }))
+    });
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let seen = writes.clone();
     mocks
         .store
         .expect_replace_action()
+        .times(2)
+        .returning(move |_, expected, action, _| {
+            seen.lock()
+                .unwrap()
+                .push((expected.clone(), action.clone()));
+            match expected {
+                Action::Confirmation {
+                    attempts_left: 3, ..
+                } => Err(FinishError::NotProcessing),
+                _ => Ok(()),
+            }
+        });
+    code_is(&mut mocks, "1234");
+
+    let result = mocks.confirm(&merchant(), "0000");
+
+    assert!(matches!(result, Err(StepError::InvalidCode)));
+    assert_eq!(
+        *writes.lock().unwrap(),
+        vec![
+            (confirmation(3), confirmation(2)),
+            (confirmation(2), confirmation(1))
+        ],
+        "this code spent attempt 2, not 3 again"
+    );
+}
+
+#[test]
+fn a_count_lost_to_the_deposit_ending_answers_invalid_state() {
+    let declined = deposit_builder(id(1))
+        .action(confirmation(1))
+        .status(Status::Declined)
+        .build();
+    let reads = Arc::new(Mutex::new(vec![declined, waiting_for_code(3)]));
+    let mut mocks = Mocks::new();
+    let next = reads.clone();
+    mocks.store.expect_get().returning(move |_| {
+        let mut left = next.lock().unwrap();
+        Ok(Some(if left.len() > 1 {
+            left.pop().unwrap()
+        } else {
+            left[0].clone()
+        }))
+    });
+    mocks
+        .store
+        .expect_replace_action()
+        .times(1)
         .returning(|_, _, _, _| Err(FinishError::NotProcessing));
+    code_is(&mut mocks, "1234");
 
     let result = mocks.confirm(&merchant(), "0000");
 
     assert!(matches!(result, Err(StepError::InvalidState)));
+}
+
+#[test]
+fn a_count_that_never_matches_the_store_is_a_fault_not_a_spin() {
+    let mut mocks = holding(waiting_for_code(3));
+    mocks
+        .store
+        .expect_replace_action()
+        .times(2 * usize::from(CONFIRMATION_ATTEMPTS) + 1)
+        .returning(|_, _, _, _| Err(FinishError::NotProcessing));
+
+    let result = mocks.confirm(&merchant(), "0000");
+
+    assert!(matches!(result, Err(StepError::Unknown(_))));
 }
 
 #[test]

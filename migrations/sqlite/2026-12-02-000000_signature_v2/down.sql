@@ -1,0 +1,1 @@
+ALTER TABLE merchants DROP COLUMN require_signature_v2;
