@@ -27,5 +27,6 @@ mod routes;
 mod routing;
 mod sandbox_off;
 mod secrets;
+mod signatures;
 mod startup;
 mod throughput;

@@ -130,6 +130,39 @@ impl Api {
             )
     }
 
+    /// The signature headers this client's merchant makes for `method`, `path` and `body`
+    /// under `scheme` (whatever the path requires), with the right secret, stamped now.
+    pub fn signature(
+        &self,
+        scheme: Scheme,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> Vec<(&'static str, String)> {
+        let secret = self.merchant.secret_for(path);
+        signature_headers(secret, scheme, method, path, body, now_secs())
+    }
+
+    /// POSTs `body` to `path` with the merchant's id and exactly these signature headers:
+    /// for replaying a captured signature elsewhere.
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        body: &Value,
+        headers: &[(&'static str, String)],
+    ) -> Answer {
+        let request = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("merchant-id", &self.merchant.id)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        let request = headers
+            .iter()
+            .fold(request, |r, (name, value)| r.header(*name, value));
+        answer(request).await
+    }
+
     /// A POST of `bytes` to `path`, signed with the right secret.
     fn post_request(&self, path: &str, bytes: Vec<u8>) -> reqwest::RequestBuilder {
         let request = self.client.post(format!("{}{path}", self.base));
