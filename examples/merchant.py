@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A merchant's side of the gateway, with the Python standard library only.
 
-It signs requests (with a signed `x-timestamp` unless USE_TIMESTAMP=0), creates
-a card deposit and an SBP payout, reads them back, refunds part of an approved
+It signs every request with signature version 2 (`x-signature-version: 2`: the
+timestamp, method, path and body, so a captured signature works nowhere else and
+for 5 minutes only; refunds, cancels, input and confirmation accept nothing else),
+creates a card deposit and an SBP payout, reads them back, refunds part of an approved
 deposit, cancels a deposit and a payout that have not happened yet, and runs a
 small callback receiver that verifies each callback's timestamp and
 `x-signature-v2` (operations' and refunds'), answers 401 to a stale or badly
@@ -40,9 +42,6 @@ DEPOSIT_SECRET = os.environ.get(
 WITHDRAWAL_SECRET = os.environ.get(
     "WITHDRAWAL_SECRET", "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70")
 CALLBACK_PORT = int(os.environ.get("CALLBACK_PORT", "8099"))
-# Send a signed x-timestamp with every request (recommended; required for a merchant created
-# or updated with --require-timestamp).
-USE_TIMESTAMP = os.environ.get("USE_TIMESTAMP", "1") != "0"
 # How far a callback's x-callback-timestamp may be from our clock before it counts as a replay.
 CALLBACK_MAX_AGE = 300
 
@@ -59,20 +58,22 @@ SECRETS_FOR_TYPE = {"deposit": DEPOSIT_SECRETS, "refund": DEPOSIT_SECRETS, "with
 
 
 def sign(secret: str, message: bytes) -> str:
-    """x-signature: hex HMAC-SHA256 of the exact bytes sent (the body, or path+query for GET),
-    preceded by "{x-timestamp}." when the request carries one."""
+    """Hex HMAC-SHA256 with the secret's text as the key."""
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def signature_headers(secret: str, method: str, path_and_query: str, body: bytes) -> dict:
+    """Signature version 2: x-signature over "{x-timestamp}\n{METHOD}\n{path and query}\n{body}",
+    the path and query exactly as sent and the body's exact bytes (empty for a GET)."""
+    stamp = str(int(time.time()))
+    message = f"{stamp}\n{method}\n{path_and_query}\n".encode() + body
+    return {"x-signature-version": "2", "x-timestamp": stamp, "x-signature": sign(secret, message)}
 
 
 def call(method: str, path: str, secret: str, body=None):
     data = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
-    message = data if data is not None else path.encode()
     headers = {"merchant-id": MERCHANT}
-    if USE_TIMESTAMP:
-        stamp = str(int(time.time()))
-        headers["x-timestamp"] = stamp
-        message = stamp.encode() + b"." + message
-    headers["x-signature"] = sign(secret, message)
+    headers.update(signature_headers(secret, method, path, data or b""))
     if data is not None:
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(GATEWAY + path, data=data, headers=headers, method=method)

@@ -7,8 +7,11 @@ Signing (docs/api.md section 2). The signer is a `requests` auth object register
 body has been serialised and the URL (path and query) encoded, so it signs exactly the bytes that
 go on the wire:
 
-* POST (and any other method with a body): HMAC-SHA256 over the raw body bytes;
-* GET: HMAC-SHA256 over the request target, path plus `?query`, exactly as sent;
+* with a generated `x-signature-version: 2` (version 2, required on the POSTs that name an
+  operation): HMAC-SHA256 over "{x-timestamp}\n{METHOD}\n{target}\n{body}", with a fresh
+  `x-timestamp`; any other drawn value of that header is left as drawn (and must be answered 401);
+* otherwise (version 1), POST (and any other method with a body): HMAC-SHA256 over the raw body
+  bytes; GET: over the request target, path plus `?query`, exactly as sent;
 * key: the secret's text as UTF-8 bytes; `/api/v1/deposits...` use the deposit secret,
   `/api/v1/withdrawals...` and `/api/v1/balance` the withdrawal secret; every other path
   (healthz, readyz, metrics, /sandbox/...) is left unsigned.
@@ -106,16 +109,20 @@ class GatewaySigner(requests.auth.AuthBase):
         # `required` headers): it must go out as generated, unsigned, and be answered 401.
         if "merchant-id" not in request.headers or "x-signature" not in request.headers:
             return request
-        if request.method == "GET":
-            message = target.encode("utf-8")
-        else:
-            message = body_bytes(request)
-        # A generated `x-timestamp` would be arbitrary text: replace it with now (the signature
-        # then covers "{timestamp}.{message}"), so signed requests reach the checks behind it.
-        if "x-timestamp" in request.headers:
-            stamp = str(int(time.time()))
+        body = b"" if request.method == "GET" else body_bytes(request)
+        stamp = str(int(time.time()))
+        if request.headers.get("x-signature-version") == "2":
+            # Version 2 binds the signature to the time, method and target; a fresh timestamp is
+            # required with it.
             request.headers["x-timestamp"] = stamp
-            message = stamp.encode("ascii") + b"." + message
+            message = f"{stamp}\n{request.method}\n{target}\n".encode("utf-8") + body
+        else:
+            message = target.encode("utf-8") if request.method == "GET" else body
+            # A generated `x-timestamp` would be arbitrary text: replace it with now (the signature
+            # then covers "{timestamp}.{message}"), so signed requests reach the checks behind it.
+            if "x-timestamp" in request.headers:
+                request.headers["x-timestamp"] = stamp
+                message = stamp.encode("ascii") + b"." + message
         request.headers["merchant-id"] = MERCHANT_ID
         request.headers["x-signature"] = hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
         return request

@@ -302,22 +302,46 @@ fn the_document_knows_every_decline_code() {
 
 #[test]
 fn the_signing_example_in_docs_api_md_is_right() {
+    use domain::signature::{bound_message, sign};
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md");
     let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let deposit = "6465706f7369742d64656d6f2d7365637265742d6e6f742d666f722d70726f64";
     let withdrawal = "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70";
     let body = r#"{"amount":"100.00","currency":"RUB","paymentMethod":"card","userId":"user-1","merchantOperationId":"order-1"}"#;
-    for (secret, message) in [
-        (deposit, body),
-        (deposit, "/api/v1/deposits?merchantOperationId=order-1"),
-        (withdrawal, "/api/v1/balance"),
+    let stamp = "1795255200";
+    assert!(doc.contains(&format!("x-timestamp: {stamp}")));
+    let cancel = "/api/v1/deposits/0190d7c4-5b1e-7000-8000-00000000000a/cancel";
+    // Version 2: timestamp, method, path and query, body.
+    for (secret, method, target, sent) in [
+        (deposit, "POST", "/api/v1/deposits", body),
+        (
+            deposit,
+            "GET",
+            "/api/v1/deposits?merchantOperationId=order-1",
+            "",
+        ),
+        (withdrawal, "GET", "/api/v1/balance", ""),
+        (deposit, "POST", cancel, "{}"),
     ] {
-        assert!(doc.contains(secret) && doc.contains(message), "{message}");
-        let signature = domain::signature::sign(&Secret::new(secret), message.as_bytes());
+        assert!(doc.contains(secret) && doc.contains(target), "{target}");
+        let message = bound_message(stamp, method, target, sent.as_bytes());
+        let signature = sign(&Secret::new(secret), &message);
         let line = format!("x-signature: {signature}");
         assert!(
             doc.contains(&line),
-            "docs/api.md should show {line} for {message}"
+            "docs/api.md should show {line} for {method} {target}"
+        );
+    }
+    // Version 1: the body alone, then with the timestamp.
+    let bare = sign(&Secret::new(deposit), body.as_bytes());
+    assert!(doc.contains(&format!("`{bare}`")), "version 1: {bare}");
+    for message in [body, "/api/v1/deposits?merchantOperationId=order-1"] {
+        let stamped = format!("{stamp}.{message}");
+        let signature = sign(&Secret::new(deposit), stamped.as_bytes());
+        let line = format!("x-signature: {signature}");
+        assert!(
+            doc.contains(&line),
+            "docs/api.md should show {line} for {stamped}"
         );
     }
 }

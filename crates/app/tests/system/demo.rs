@@ -68,3 +68,70 @@ fn banner_password(log: &str) -> String {
         .unwrap_or_else(|| panic!("no console password in the banner:\n{log}"))
         .to_string()
 }
+
+/// What the demo banner tells a newcomer to paste, and the Python example of the docs, work
+/// as printed against `serve --demo`: each signs with version 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_banner_request_and_the_python_example_work_as_printed() {
+    let db = TestDb::sqlite();
+    let gw = GatewayProcess::start_with_args("demo", &db, &Serve::default(), &["--demo"]);
+    gw.wait_for_log(DEMO_DEPOSIT_SECRET, std::time::Duration::from_secs(60));
+    let log = gw.log_text();
+    let snippet = banner_snippet(&log);
+    assert!(snippet.contains("x-signature-version: 2"), "{snippet}");
+    let ran = std::process::Command::new("bash")
+        .args(["-c", &snippet])
+        .output()
+        .expect("bash runs");
+    let out = String::from_utf8_lossy(&ran.stdout);
+    let answer: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|_| panic!("not JSON: {out}\n{}", String::from_utf8_lossy(&ran.stderr)));
+    assert_eq!(answer["data"]["status"], 3, "{answer}");
+
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/merchant.py");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let ran = std::process::Command::new("python3")
+        .arg(example)
+        .env("GATEWAY_URL", gw.url(""))
+        .env("CALLBACK_PORT", port.to_string())
+        .output()
+        .expect("python3 runs (CPython 3 is part of the build machine)");
+    let out = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    for step in [
+        "deposit: 200",
+        "payout: 200",
+        "read deposit: 200",
+        "refund: 200",
+        "read refund: 200",
+        "cancel deposit: 200",
+        "cancel payout: 200",
+        "balance: 200",
+    ] {
+        assert!(out.contains(step), "{step:?} missing from:\n{out}");
+    }
+    assert!(out.contains(" valid"), "callbacks verified:\n{out}");
+    assert!(!out.contains("INVALID") && !out.contains("STALE"), "{out}");
+}
+
+/// The shell lines between the banner's "Create a card deposit" and "Then open".
+fn banner_snippet(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("Create a card deposit"))
+        .unwrap_or_else(|| panic!("no request in the banner:\n{log}"));
+    lines[start + 1..]
+        .iter()
+        .take_while(|l| !l.contains("Then open"))
+        .map(|l| crate::helpers::process::strip_ansi(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
