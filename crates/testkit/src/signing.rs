@@ -37,11 +37,11 @@ pub fn names_object(method: &str, target: &str) -> bool {
     }
     let path = target.split('?').next().unwrap_or(target);
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match parts.as_slice() {
-        ["api", "v1", "deposits" | "withdrawals" | "disputes", _, _, ..] => true,
-        ["api", "v1", "callbacks", ..] => true,
-        _ => false,
-    }
+    matches!(
+        parts.as_slice(),
+        ["api", "v1", "deposits" | "withdrawals" | "disputes", _, _, ..]
+            | ["api", "v1", "callbacks", ..]
+    )
 }
 
 /// Unix seconds now.
