@@ -557,7 +557,9 @@ pub trait ConsoleStore: Send + Sync {
     /// Every account, by name.
     async fn accounts(&self) -> Result<Vec<ConsoleAccount>, StoreError>;
 
-    /// Sets an account's password hash and enables it; `false` if there is no such account.
+    /// Sets an account's password hash and deletes every session of the account in the same
+    /// transaction (whoever signed in with the old password is signed out); `false`, writing
+    /// nothing, if there is no such account. Whether the account is enabled does not change.
     async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError>;
 
     /// Disables an account and deletes its sessions in the same transaction; `false` if there

@@ -231,7 +231,7 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
         assert_eq!(t.rows_where("console_sessions", "id = 's-late'"), 1);
         assert_eq!(db.session("s-late").await.expect("read"), None);
 
-        // A new password enables the account again.
+        // A new password leaves a disabled account disabled, and ends its sessions.
         assert!(db
             .set_password("alice", "$argon2id$new")
             .await
@@ -243,9 +243,70 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
         let alice = db.account("alice").await.expect("read").expect("kept");
         assert_eq!(
             (alice.enabled, alice.password_hash.as_str()),
-            (true, "$argon2id$new")
+            (false, "$argon2id$new")
         );
-        assert!(db.session("s-late").await.expect("read").is_some());
+        assert_eq!(t.rows_where("console_sessions", "operator = 'alice'"), 0);
+    })
+    .await;
+}
+
+/// A new password ends every session of its account, and only its, in the transaction that
+/// changes the hash; an unknown name changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_password_ends_every_session_of_its_account_and_only_its() {
+    each_backend(|t| async move {
+        let db = &t.db;
+        for name in ["alice", "bob"] {
+            assert!(db
+                .insert_account(&account(name, Role::Operator, true))
+                .await
+                .expect("insert"));
+        }
+        let at = Timestamp::from_millis(5_000);
+        for (id, operator) in [("a-1", "alice"), ("a-2", "alice"), ("b-1", "bob")] {
+            db.insert_session(&session(id, operator, at))
+                .await
+                .expect("session");
+        }
+        // Seen from a second process on the database: the sessions it shares end too.
+        let other = t.second_process();
+        assert!(other.session("a-1").await.expect("read").is_some());
+
+        assert!(db
+            .set_password("alice", "$argon2id$v=19$new")
+            .await
+            .expect("set"));
+
+        for id in ["a-1", "a-2"] {
+            assert_eq!(db.session(id).await.expect("read"), None, "{id}");
+            assert_eq!(other.session(id).await.expect("read"), None, "{id}");
+        }
+        assert_eq!(t.rows_where("console_sessions", "operator = 'alice'"), 0);
+        let bob = db.session("b-1").await.expect("read").expect("bob's kept");
+        assert_eq!(
+            bob,
+            Session {
+                role: Role::Operator,
+                ..session("b-1", "bob", at)
+            }
+        );
+        let alice = db.account("alice").await.expect("read").expect("kept");
+        assert_eq!(
+            (alice.enabled, alice.password_hash.as_str()),
+            (true, "$argon2id$v=19$new")
+        );
+        assert_eq!(
+            db.account("bob").await.expect("read"),
+            Some(account("bob", Role::Operator, true)),
+            "bob's hash unchanged"
+        );
+
+        // An unknown name: nothing written, every session kept.
+        assert!(!db
+            .set_password("carol", "$argon2id$v=19$other")
+            .await
+            .expect("set"));
+        assert_eq!(t.rows_where("console_sessions", "1 = 1"), 1);
     })
     .await;
 }
