@@ -138,8 +138,8 @@ mod tests {
 
     #[test]
     fn empty_store_has_empty_stats() {
-        let json = serde_json::to_value(collect(&Store::default(), Reads::default()))
-            .expect("serializes");
+        let json =
+            serde_json::to_value(collect(&Store::default(), Reads::default())).expect("serializes");
         assert_eq!(
             json,
             serde_json::json!({

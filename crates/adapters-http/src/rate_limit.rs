@@ -113,7 +113,8 @@ impl<K> Buckets<K> {
         if self.by_key.len() < self.sweep_at {
             return;
         }
-        self.by_key.retain(|_, bucket| bucket.level(now, rate) < rate);
+        self.by_key
+            .retain(|_, bucket| bucket.level(now, rate) < rate);
         self.sweep_at = (self.by_key.len() * 2).max(FIRST_SWEEP);
     }
 }
@@ -176,7 +177,9 @@ mod tests {
         }
         assert!(limiter.check_at(&7, now).is_err(), "the 11th in a second");
         assert!(limiter.check_at(&8, now).is_ok());
-        assert!(limiter.check_at(&7, now + Duration::from_millis(100)).is_ok());
+        assert!(limiter
+            .check_at(&7, now + Duration::from_millis(100))
+            .is_ok());
     }
 
     #[test]

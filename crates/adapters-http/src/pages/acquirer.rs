@@ -13,10 +13,10 @@ use domain::{OperationId, Status};
 use maud::html;
 
 use super::i18n::Lang;
-use crate::rate_limit::RateLimiter;
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{failure, result_path, status_page, Visit};
 use super::PageId;
+use crate::rate_limit::RateLimiter;
 
 /// How long `/pay/{id}/return` waits for a processing deposit to become final.
 const RETURN_WAIT: Duration = Duration::from_secs(5);
@@ -198,8 +198,7 @@ mod tests {
         );
 
         let other =
-            test::call_service(&app, TestRequest::get().uri(&path(other_id())).to_request())
-                .await;
+            test::call_service(&app, TestRequest::get().uri(&path(other_id())).to_request()).await;
         assert_eq!(other.status(), 303, "another operation is not limited");
     }
 }
