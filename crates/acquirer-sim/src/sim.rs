@@ -13,7 +13,7 @@ use crate::model::{FailureCode, Kind, Payment, Status};
 use crate::notify::{Notification, Notifier, Policy};
 use crate::rules::{self, Decision, PayoutPlan};
 use crate::secret::Secret;
-use crate::stats::{self, Stats};
+use crate::stats::{self, Reads, Stats};
 
 mod refunds;
 use crate::store::{Cancel, Created, NewPayment, PaymentRefused, Store};
@@ -34,6 +34,8 @@ pub struct Settings {
 /// The shared state behind both listeners.
 pub struct Sim {
     store: Mutex<Store>,
+    /// The payment reads answered, for the stats.
+    reads: Mutex<Reads>,
     faults: Mutex<Faults>,
     dice: Mutex<Dice>,
     notifier: Notifier,
@@ -65,6 +67,7 @@ impl Sim {
     ) -> Arc<Self> {
         Arc::new(Self {
             store: Mutex::new(Store::default()),
+            reads: Mutex::new(Reads::default()),
             faults: Mutex::new(faults),
             dice: Mutex::new(dice),
             notifier,
@@ -267,8 +270,14 @@ impl Sim {
         }
     }
 
-    /// What has been paid out and refunded.
+    /// Counts a read of the payment with `reference` answered by the API.
+    pub fn record_read(&self, reference: &str) {
+        lock(&self.reads).record(reference);
+    }
+
+    /// What has been paid out and refunded, and the payment reads answered.
     pub fn stats(&self) -> Stats {
-        stats::collect(&lock(&self.store))
+        let reads = lock(&self.reads).clone();
+        stats::collect(&lock(&self.store), reads)
     }
 }

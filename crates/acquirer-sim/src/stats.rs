@@ -35,6 +35,26 @@ pub struct ByRecipient {
     pub amount: i64,
 }
 
+/// Reads of payments (`GET /v1/payments/{id}` and `GET /v1/payments?reference=`) the API
+/// answered, so a test can count how often the gateway asks about one payment.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reads {
+    /// Every read answered.
+    pub count: u64,
+    /// Keyed by the payment's reference (for a read by reference, the one asked for, known or
+    /// not).
+    pub by_reference: BTreeMap<String, u64>,
+}
+
+impl Reads {
+    /// Counts one read of `reference`.
+    pub fn record(&mut self, reference: &str) {
+        self.count += 1;
+        *self.by_reference.entry(reference.to_owned()).or_default() += 1;
+    }
+}
+
 /// The whole stats answer.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,6 +67,8 @@ pub struct Stats {
     pub by_reference: BTreeMap<String, ByReference>,
     /// Keyed by the lower-case hex SHA-256 of the PAN or phone.
     pub by_recipient: BTreeMap<String, ByRecipient>,
+    /// Payment reads answered.
+    pub reads: Reads,
 }
 
 impl Total {
@@ -62,9 +84,12 @@ pub fn recipient_key(recipient: &str) -> String {
     hex::encode(Sha256::digest(recipient.as_bytes()))
 }
 
-/// Counts what has reached `succeeded`.
-pub fn collect(store: &Store) -> Stats {
-    let mut stats = Stats::default();
+/// Counts what has reached `succeeded`, with the payment reads answered so far.
+pub fn collect(store: &Store, reads: Reads) -> Stats {
+    let mut stats = Stats {
+        reads,
+        ..Stats::default()
+    };
     let payouts = store.payments().iter().filter(|payment| {
         payment.order.kind == Kind::Payout && payment.progress.status == Status::Succeeded
     });
@@ -113,15 +138,30 @@ mod tests {
 
     #[test]
     fn empty_store_has_empty_stats() {
-        let json = serde_json::to_value(collect(&Store::default())).expect("serializes");
+        let json =
+            serde_json::to_value(collect(&Store::default(), Reads::default())).expect("serializes");
         assert_eq!(
             json,
             serde_json::json!({
                 "payouts": {"count": 0, "amount": 0},
                 "refunds": {"count": 0, "amount": 0},
                 "byReference": {},
-                "byRecipient": {}
+                "byRecipient": {},
+                "reads": {"count": 0, "byReference": {}}
             })
+        );
+    }
+
+    #[test]
+    fn reads_are_counted_per_reference() {
+        let mut reads = Reads::default();
+        for reference in ["op-1", "op-2", "op-1"] {
+            reads.record(reference);
+        }
+        let json = serde_json::to_value(collect(&Store::default(), reads)).expect("serializes");
+        assert_eq!(
+            json["reads"],
+            serde_json::json!({"count": 3, "byReference": {"op-1": 2, "op-2": 1}})
         );
     }
 }

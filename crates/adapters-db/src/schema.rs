@@ -304,6 +304,13 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    page_reads (operation_id) {
+        operation_id -> Text,
+        read_at -> BigInt,
+    }
+}
+
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -330,4 +337,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     operation_events,
     operation_counts,
     ledger_checks,
+    page_reads,
 );

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use domain::service::Gateway;
+use domain::MerchantId;
 use futures::future::BoxFuture;
 use prometheus::Registry;
 use tokio::sync::Semaphore;
@@ -55,7 +56,7 @@ pub struct HttpState {
     readiness: Arc<dyn Readiness>,
     settings: HttpSettings,
     metrics: Metrics,
-    limiter: RateLimiter,
+    limiter: RateLimiter<MerchantId>,
     notification_slots: Semaphore,
 }
 
@@ -126,7 +127,7 @@ impl HttpState {
         self.readiness.as_ref()
     }
 
-    pub(crate) fn limiter(&self) -> &RateLimiter {
+    pub(crate) fn limiter(&self) -> &RateLimiter<MerchantId> {
         &self.limiter
     }
 }

@@ -73,6 +73,13 @@ pub enum OperatorCommand {
     },
     /// Disable an account: its sessions end at once.
     Disable { name: String },
+    /// Set a new password (read from stdin): every session of the account ends at once.
+    SetPassword {
+        name: String,
+        /// Read the new password (12 characters or more) from stdin; required.
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
     /// List accounts (never their passwords or hashes).
     List {
         #[arg(long)]

@@ -209,6 +209,18 @@ pub trait OperationStore: Send + Sync {
     /// Records a provider's report that contradicts an operation's final status, once per
     /// operation, provider and reported status (a repeated report is the same discrepancy).
     async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError>;
+
+    /// Claims, for a payment page at `now`, the right to read operation `id`'s payment from
+    /// its acquirer. MUST return `true`, recording `now` as the operation's last page read,
+    /// only if no page read of it was claimed after `now - gap` (by any process on the
+    /// database), and `false`, writing nothing, otherwise: of claimers racing within one gap,
+    /// exactly one wins (one conditional write decides).
+    async fn claim_page_read(
+        &self,
+        id: OperationId,
+        now: Timestamp,
+        gap: std::time::Duration,
+    ) -> Result<bool, StoreError>;
 }
 
 /// A new refund and its hold, in one unit of work.
@@ -558,7 +570,9 @@ pub trait ConsoleStore: Send + Sync {
     /// Every account, by name.
     async fn accounts(&self) -> Result<Vec<ConsoleAccount>, StoreError>;
 
-    /// Sets an account's password hash and enables it; `false` if there is no such account.
+    /// Sets an account's password hash and deletes every session of the account in the same
+    /// transaction (whoever signed in with the old password is signed out); `false`, writing
+    /// nothing, if there is no such account. Whether the account is enabled does not change.
     async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError>;
 
     /// Disables an account and deletes its sessions in the same transaction; `false` if there

@@ -131,14 +131,19 @@ async fn create(
     })
 }
 
+/// A read by id, counted under the payment's reference (an unknown id names none).
 async fn by_id(sim: web::Data<Sim>, id: web::Path<String>) -> Answer {
     let payment = sim.payment(&id).ok_or(ApiError::NotFound)?;
+    sim.record_read(&payment.order.reference);
     Ok(answer(&sim, actix_web::http::StatusCode::OK, &payment))
 }
 
+/// A read by reference, counted under that reference whether it is known or not.
 async fn by_reference(sim: web::Data<Sim>, query: web::Query<ReferenceQuery>) -> Answer {
+    let reference = reference(query)?;
+    sim.record_read(&reference);
     let payment = sim
-        .payment_by_reference(&reference(query)?)
+        .payment_by_reference(&reference)
         .ok_or(ApiError::NotFound)?;
     Ok(answer(&sim, actix_web::http::StatusCode::OK, &payment))
 }

@@ -4,7 +4,7 @@ use time::Duration;
 
 use super::*;
 use crate::model::{Kind, Recipient};
-use crate::stats::{collect, recipient_key};
+use crate::stats::{collect, recipient_key, Reads};
 
 const NOW: OffsetDateTime = datetime!(2025-01-01 12:00 UTC);
 
@@ -175,7 +175,7 @@ fn stats_count_only_succeeded() {
     let a = created(&mut store, payout("k1", "r1", 100));
     let _pending = created(&mut store, payout("k2", "r2", 300));
     let _ = store.settle::<Payment>(&a.id, None, NOW);
-    let stats = collect(&store);
+    let stats = collect(&store, Reads::default());
     assert_eq!(stats.payouts.count, 1);
     assert_eq!(stats.payouts.amount, 100);
     assert_eq!(stats.by_reference.get("r1").map(|r| r.payouts), Some(1));

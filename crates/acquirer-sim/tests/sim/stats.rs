@@ -79,3 +79,30 @@ async fn stats_count_succeeded_payouts_and_refunds_by_reference_and_recipient() 
         json!({"payouts": 1, "amount": 700})
     );
 }
+
+#[tokio::test]
+async fn stats_count_the_payment_reads_answered_by_reference() {
+    let sim = TestSim::spawn(&[]).await;
+    let (_, created) = sim
+        .create("r-1", &payin("r-1", "card", 5000, NOWHERE))
+        .await;
+    let id = created["id"].as_str().expect("id").to_string();
+    for _ in 0..3 {
+        assert_eq!(sim.get("/v1/payments?reference=r-1").await.0, 200);
+    }
+    for _ in 0..2 {
+        assert_eq!(sim.get(&format!("/v1/payments/{id}")).await.0, 200);
+    }
+    assert_eq!(sim.get("/v1/payments?reference=r-none").await.0, 404);
+    assert_eq!(sim.get("/v1/payments/acq_none").await.0, 404);
+    // Creating and the control API's completion are not reads.
+    sim.control_post("/_sim/payins/r-1/complete", &json!({"decision": "confirm"}))
+        .await;
+
+    let stats = sim.stats().await;
+    assert_eq!(
+        stats["reads"],
+        json!({"count": 6, "byReference": {"r-1": 5, "r-none": 1}}),
+        "an unknown id names no reference"
+    );
+}

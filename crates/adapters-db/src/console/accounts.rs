@@ -120,19 +120,28 @@ pub(super) fn accounts(
         .map_err(corrupt)
 }
 
-/// Sets the account's password hash and enables it; whether it exists.
+/// Sets the account's password hash and deletes its sessions, inside the caller's
+/// transaction; whether it exists. Its `enabled` flag is left as it is.
 pub(super) fn set_password(
     conn: &mut DbConn,
     name: &str,
     password_hash: &str,
 ) -> Result<bool, TxError<StoreError>> {
     let changed = diesel::update(console_accounts::table.find(name))
-        .set((
-            console_accounts::password_hash.eq(password_hash),
-            console_accounts::enabled.eq(1_i16),
-        ))
+        .set(console_accounts::password_hash.eq(password_hash))
         .execute(conn)?;
-    Ok(changed == 1)
+    if changed == 0 {
+        return Ok(false);
+    }
+    end_sessions(conn, name)?;
+    Ok(true)
+}
+
+/// Deletes every session of the account `name`.
+fn end_sessions(conn: &mut DbConn, name: &str) -> Result<(), TxError<StoreError>> {
+    diesel::delete(console_sessions::table.filter(console_sessions::operator.eq(name)))
+        .execute(conn)?;
+    Ok(())
 }
 
 /// Disables the account and deletes its sessions, inside the caller's transaction; whether
@@ -144,8 +153,7 @@ pub(super) fn disable_account(conn: &mut DbConn, name: &str) -> Result<bool, TxE
     if changed == 0 {
         return Ok(false);
     }
-    diesel::delete(console_sessions::table.filter(console_sessions::operator.eq(name)))
-        .execute(conn)?;
+    end_sessions(conn, name)?;
     Ok(true)
 }
 

@@ -45,7 +45,7 @@ impl ConsoleStore for Database {
     #[tracing::instrument(level = "debug", skip(self, password_hash))]
     async fn set_password(&self, name: &str, password_hash: &str) -> Result<bool, StoreError> {
         let (name, hash) = (name.to_string(), password_hash.to_string());
-        self.write_one(move |conn| accounts::set_password(conn, &name, &hash))
+        self.write(move |conn| accounts::set_password(conn, &name, &hash))
             .await
     }
 

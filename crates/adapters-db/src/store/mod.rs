@@ -4,6 +4,7 @@ mod attempts;
 mod batched;
 mod money;
 mod operations;
+mod page_reads;
 mod refunds;
 mod single;
 

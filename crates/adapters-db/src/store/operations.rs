@@ -426,4 +426,14 @@ impl OperationStore for Database {
     async fn record_discrepancy(&self, discrepancy: &Discrepancy) -> Result<(), StoreError> {
         self.insert_discrepancy(discrepancy).await
     }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(operation.id = %id))]
+    async fn claim_page_read(
+        &self,
+        id: OperationId,
+        now: Timestamp,
+        gap: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        self.claim_read(id, now, gap).await
+    }
 }

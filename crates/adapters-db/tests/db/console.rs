@@ -29,6 +29,7 @@ use crate::helpers::{
 };
 use crate::migrations::{
     recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
+    PAGE_READS,
 };
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
@@ -231,7 +232,7 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
         assert_eq!(t.rows_where("console_sessions", "id = 's-late'"), 1);
         assert_eq!(db.session("s-late").await.expect("read"), None);
 
-        // A new password enables the account again.
+        // A new password leaves a disabled account disabled, and ends its sessions.
         assert!(db
             .set_password("alice", "$argon2id$new")
             .await
@@ -243,9 +244,70 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
         let alice = db.account("alice").await.expect("read").expect("kept");
         assert_eq!(
             (alice.enabled, alice.password_hash.as_str()),
-            (true, "$argon2id$new")
+            (false, "$argon2id$new")
         );
-        assert!(db.session("s-late").await.expect("read").is_some());
+        assert_eq!(t.rows_where("console_sessions", "operator = 'alice'"), 0);
+    })
+    .await;
+}
+
+/// A new password ends every session of its account, and only its, in the transaction that
+/// changes the hash; an unknown name changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_password_ends_every_session_of_its_account_and_only_its() {
+    each_backend(|t| async move {
+        let db = &t.db;
+        for name in ["alice", "bob"] {
+            assert!(db
+                .insert_account(&account(name, Role::Operator, true))
+                .await
+                .expect("insert"));
+        }
+        let at = Timestamp::from_millis(5_000);
+        for (id, operator) in [("a-1", "alice"), ("a-2", "alice"), ("b-1", "bob")] {
+            db.insert_session(&session(id, operator, at))
+                .await
+                .expect("session");
+        }
+        // Seen from a second process on the database: the sessions it shares end too.
+        let other = t.second_process();
+        assert!(other.session("a-1").await.expect("read").is_some());
+
+        assert!(db
+            .set_password("alice", "$argon2id$v=19$new")
+            .await
+            .expect("set"));
+
+        for id in ["a-1", "a-2"] {
+            assert_eq!(db.session(id).await.expect("read"), None, "{id}");
+            assert_eq!(other.session(id).await.expect("read"), None, "{id}");
+        }
+        assert_eq!(t.rows_where("console_sessions", "operator = 'alice'"), 0);
+        let bob = db.session("b-1").await.expect("read").expect("bob's kept");
+        assert_eq!(
+            bob,
+            Session {
+                role: Role::Operator,
+                ..session("b-1", "bob", at)
+            }
+        );
+        let alice = db.account("alice").await.expect("read").expect("kept");
+        assert_eq!(
+            (alice.enabled, alice.password_hash.as_str()),
+            (true, "$argon2id$v=19$new")
+        );
+        assert_eq!(
+            db.account("bob").await.expect("read"),
+            Some(account("bob", Role::Operator, true)),
+            "bob's hash unchanged"
+        );
+
+        // An unknown name: nothing written, every session kept.
+        assert!(!db
+            .set_password("carol", "$argon2id$v=19$other")
+            .await
+            .expect("set"));
+        assert_eq!(t.rows_where("console_sessions", "1 = 1"), 1);
     })
     .await;
 }
@@ -1521,15 +1583,16 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
+        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert!(gone(&t));
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0));
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
 
         // With operations, accounts, events and noted entries in it.
         let db = &t.db;
@@ -1561,6 +1624,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
+        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -1570,7 +1634,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         // The counters are rebuilt (in slot 0); the rest starts empty.
         assert_eq!(all_counts(db).await, expected);
         assert_eq!(t.rows_where("operation_counts", "slot <> 0"), 0);

@@ -18,6 +18,7 @@ mod migrations;
 mod operations;
 mod outbox;
 mod outbox_grouped;
+mod page_reads;
 mod processes;
 mod providers;
 mod refund_callbacks;

@@ -285,7 +285,8 @@ impl FromRequest for Fields {
 
 /// A signed-in operator's form (POST) whose CSRF token matched the session's. Without a
 /// session, or without the right token, the request is refused with 403 before anything is
-/// written; an unreadable form is 400.
+/// written. A body that is not a readable form (none at all, another content type, malformed,
+/// too large) carries no token, so it is 403 too.
 pub(crate) struct Posted {
     pub signed: Signed,
     pub fields: Fields,
@@ -325,15 +326,15 @@ impl FromRequest for Posted {
                 tracing::info!("console form without a session refused");
                 return Err(Failure::new(lang, Problem::SignedOut));
             };
-            let fields = Fields::read(&req, &mut payload)
-                .await
-                .map_err(|p| signed.fail(p))?;
-            let token_ok =
-                matches!(fields.get(CSRF_FIELD), Ok(Some(token)) if same(token, &signed.csrf));
-            if !token_ok {
+            let fields = Fields::read(&req, &mut payload).await;
+            let token_ok = matches!(
+                fields.as_ref().map(|f| f.get(CSRF_FIELD)),
+                Ok(Ok(Some(token))) if same(token, &signed.csrf)
+            );
+            let (Ok(fields), true) = (fields, token_ok) else {
                 tracing::info!(operator = %signed.name, "console form without a valid CSRF token refused");
                 return Err(signed.fail(Problem::BadToken));
-            }
+            };
             signed.touch().await?;
             Ok(Posted { signed, fields })
         })

@@ -131,6 +131,8 @@ pub struct Texts {
     pub bad_request_hint: &'static str,
     pub unavailable_title: &'static str,
     pub unavailable_hint: &'static str,
+    pub too_many_title: &'static str,
+    pub too_many_hint: &'static str,
     pub internal_title: &'static str,
     pub internal_hint: &'static str,
     pub processing_hint: &'static str,
@@ -198,6 +200,8 @@ const EN: Texts = Texts {
     bad_request_hint: "Go back and send the form again.",
     unavailable_title: "Temporarily unavailable",
     unavailable_hint: "Nothing was changed. Please try again in a minute.",
+    too_many_title: "Too many requests",
+    too_many_hint: "This page was asked for too often. Please wait a moment and reload it.",
     internal_title: "Something went wrong",
     internal_hint: "Please try again later. Error reference:",
     declines: [
@@ -255,6 +259,8 @@ const RU: Texts = Texts {
     bad_request_hint: "Вернитесь назад и отправьте форму ещё раз.",
     unavailable_title: "Сервис временно недоступен",
     unavailable_hint: "Ничего не изменено. Попробуйте ещё раз через минуту.",
+    too_many_title: "Слишком много запросов",
+    too_many_hint: "Эту страницу запрашивали слишком часто. Подождите немного и обновите её.",
     internal_title: "Что-то пошло не так",
     internal_hint: "Попробуйте позже. Код ошибки:",
     declines: [

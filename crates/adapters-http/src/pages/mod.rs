@@ -8,7 +8,7 @@
 //! | `GET`/`POST /pay/{id}/sbp?bank=ID` | the chosen SBP bank's page |
 //! | `POST /pay/{id}/decision` | Confirm (`approve=true`) or Reject (`approve=false`) |
 //! | `GET /pay/{id}/result` | the gateway's own result page |
-//! | `GET /pay/{id}/return` | where an acquirer sends the payer back: on to the merchant's URL for the result |
+//! | `GET /pay/{id}/return` | where an acquirer sends the payer back: on to the merchant's URL for the result (429 beyond 10 a second per operation) |
 //! | `GET /sandbox/qr/{id}` | the sandbox bank app an `sbp_qr` code opens |
 //! | `POST /sandbox/qr/{id}/decision` | its Confirm or Reject |
 //! | `POST /sandbox/operations/{id}/complete` | `{"status": 1 or 2}` finishes a waiting operation |
@@ -37,6 +37,7 @@ use domain::operation::Operation;
 use domain::service::{Checkout, Gateway};
 use domain::OperationId;
 
+pub use acquirer::ReturnLimiter;
 pub use i18n::{negotiate, Lang};
 
 use outcome::{bad_request, method_not_allowed};
@@ -45,7 +46,8 @@ use outcome::{bad_request, method_not_allowed};
 const FORM_LIMIT: usize = 4 * 1024;
 
 /// Registers the pages and the sandbox endpoint. The app must also register
-/// `web::Data<Checkout>` and `web::Data<Gateway>` (or use [`mount`]).
+/// `web::Data<Checkout>`, `web::Data<Gateway>` and `web::Data<ReturnLimiter>` (or use
+/// [`mount`]).
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     configure_acquirer_pages(cfg);
     cfg.service(
@@ -79,8 +81,8 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
 }
 
 /// Registers the pages every deposit has (`/pay/{id}`, its result and the acquirer's way
-/// back); they need only `web::Data<Gateway>`, and serve sandbox deposits only when
-/// `web::Data<Checkout>` is registered too.
+/// back); they need `web::Data<Gateway>` and one `web::Data<ReturnLimiter>` for the whole
+/// process, and serve sandbox deposits only when `web::Data<Checkout>` is registered too.
 pub fn configure_acquirer_pages(cfg: &mut web::ServiceConfig) {
     cfg.service(page_resource("/pay/{id}", "GET").route(web::get().to(pay::show)))
         .service(page_resource("/pay/{id}/result", "GET").route(web::get().to(pay::result)))
@@ -90,15 +92,19 @@ pub fn configure_acquirer_pages(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// Registers `gateway` and, when the sandbox is in service, its `checkout` as app data, then
-/// the pages: hand this to [`crate::server`] as its `extra`. Without a checkout, every
-/// sandbox surface answers 404 and acquirer deposits keep their pages.
+/// Registers `gateway`, the process's [`ReturnLimiter`] and, when the sandbox is in service,
+/// its `checkout` as app data, then the pages: hand this to [`crate::server`] as its `extra`.
+/// Without a checkout, every sandbox surface answers 404 and acquirer deposits keep their
+/// pages.
 pub fn mount(
     checkout: Option<Checkout>,
     gateway: Gateway,
 ) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    // Made once here, not per worker: the limit is the process's.
+    let limiter = web::Data::new(ReturnLimiter::new(acquirer::RETURN_LIMIT_PER_SEC));
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::new(gateway.clone()));
+        cfg.app_data(web::Data::new(gateway.clone()))
+            .app_data(limiter.clone());
         match &checkout {
             Some(checkout) => {
                 cfg.app_data(web::Data::new(checkout.clone()));

@@ -156,6 +156,23 @@ pub fn unavailable(lang: Lang) -> HttpResponse {
     )
 }
 
+/// 429: a page asked for too often; `Retry-After` says when to ask again.
+pub fn too_many(lang: Lang, wait: std::time::Duration) -> HttpResponse {
+    let t = lang.texts();
+    let mut answer = message(
+        lang,
+        StatusCode::TOO_MANY_REQUESTS,
+        t.too_many_title,
+        t.too_many_hint,
+        None,
+    );
+    answer.headers_mut().insert(
+        actix_web::http::header::RETRY_AFTER,
+        actix_web::http::header::HeaderValue::from(crate::rate_limit::retry_after_secs(wait)),
+    );
+    answer
+}
+
 /// 500: logged here, once, with a correlation id the page shows.
 pub fn internal(lang: Lang, error: &anyhow::Error) -> HttpResponse {
     let correlation = uuid::Uuid::new_v4().to_string();
@@ -280,6 +297,16 @@ mod tests {
         let response = failure(Lang::En, CheckoutError::NotWaiting(Box::new(approved)));
         assert_eq!(response.status(), StatusCode::CONFLICT);
         assert!(response.headers().get(header::LOCATION).is_none());
+    }
+
+    #[test]
+    fn too_many_requests_is_a_429_page_saying_when_to_come_back() {
+        let answer = too_many(Lang::Ru, std::time::Duration::from_millis(100));
+        assert_eq!(answer.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(header_of(&answer, header::RETRY_AFTER), "1");
+        assert_eq!(header_of(&answer, header::CONTENT_LANGUAGE), "ru");
+        let late = too_many(Lang::En, std::time::Duration::from_millis(1_500));
+        assert_eq!(header_of(&late, header::RETRY_AFTER), "2");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! `gateway operator create|disable|list`: the operator console's accounts. Passwords are
-//! generated (printed once) or read from stdin, and stored only as Argon2id hashes.
+//! `gateway operator create|disable|set-password|list`: the operator console's accounts.
+//! Passwords are generated (printed once) or read from stdin, and stored only as Argon2id
+//! hashes.
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -72,6 +73,10 @@ pub async fn operator(
             println!("operator {name} disabled; their sessions ended");
             Ok(ExitCode::SUCCESS)
         }
+        OperatorCommand::SetPassword {
+            name,
+            password_stdin: _,
+        } => set_password(store, audit, &name).await,
         OperatorCommand::List { json } => {
             let accounts = store.accounts().await?;
             if json {
@@ -98,6 +103,29 @@ pub async fn operator(
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `operator set-password NAME --password-stdin`: the new hash and the end of every session
+/// of the account, in one transaction.
+async fn set_password(
+    store: &dyn ConsoleStore,
+    audit: &Audit,
+    name: &str,
+) -> anyhow::Result<ExitCode> {
+    let name = operator_name(name).map_err(|e| Usage::new(format!("name: {e}")))?;
+    let password = read_password()?;
+    if store.account(&name).await?.is_none() {
+        eprintln!("error: no operator {name}");
+        return Ok(ExitCode::from(EXIT_NOT_FOUND));
+    }
+    let hash = tokio::task::spawn_blocking(move || hash_password(&password)).await?;
+    if !store.set_password(&name, &hash).await? {
+        eprintln!("error: no operator {name}");
+        return Ok(ExitCode::from(EXIT_NOT_FOUND));
+    }
+    audit.record("operator.password", &name, None, None).await?;
+    println!("operator {name}: password changed; their sessions ended");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints the new account with its generated password (shown only now); a password read

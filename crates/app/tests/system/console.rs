@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::helpers::console::{create_operator, Visitor};
+use crate::helpers::console::{create_operator, set_operator_password, Visitor};
 use crate::helpers::{
     deposit, on_sqlite_and_postgres, Api, Backend, GatewayProcess, Merchant, Serve, TestDb,
 };
@@ -246,6 +246,46 @@ fn rows(text: &str) -> Vec<Vec<String>> {
         }
     }
     rows
+}
+
+on_sqlite_and_postgres!(async new_password: a_new_password_signs_out_on_sqlite, a_new_password_signs_out_on_postgres);
+
+/// `gateway operator set-password` ends every session of the account at once: the cookie of
+/// a session made with the old password leads to the sign-in page, the old password no longer
+/// signs in and the new one does; another operator stays signed in.
+async fn new_password(db: TestDb) {
+    create_operator(&db, "ada", "admin", PASSWORD);
+    create_operator(&db, "vic", "viewer", PASSWORD);
+    let gw = GatewayProcess::start("a", &db, &serve());
+    let base = gw.url("");
+    let mut ada = Visitor::new(&base);
+    assert_eq!(ada.sign_in("ada", PASSWORD).await.status, 303);
+    let mut ada_elsewhere = Visitor::new(&base);
+    assert_eq!(ada_elsewhere.sign_in("ada", PASSWORD).await.status, 303);
+    let mut vic = Visitor::new(&base);
+    assert_eq!(vic.sign_in("vic", PASSWORD).await.status, 303);
+    assert_eq!(ada.get("/admin").await.status, 200);
+    let token = ada.token("/admin").await;
+
+    const NEW: &str = "a brand new passphrase";
+    set_operator_password(&db, "ada", NEW).expect_code(0);
+
+    for visitor in [&mut ada, &mut ada_elsewhere] {
+        let page = visitor.get("/admin").await;
+        assert_eq!(page.status, 303, "signed out: {page:?}");
+        assert_eq!(page.location.as_deref(), Some("/admin/login"));
+    }
+    // A form made before the change is refused, as any form without a session.
+    let late = ada.post("/admin/logout", &[("csrf", &token)]).await;
+    assert_eq!(late.status, 403, "{late:?}");
+    assert_eq!(vic.get("/admin").await.status, 200, "vic stays signed in");
+
+    let mut again = Visitor::new(&base);
+    let old = again.sign_in("ada", PASSWORD).await;
+    assert_eq!(old.status, 401, "the old password: {old:?}");
+    let new = again.sign_in("ada", NEW).await;
+    assert_eq!(new.status, 303, "the new password: {new:?}");
+    assert_eq!(again.get("/admin").await.status, 200);
 }
 
 /// Sessions are rows: a session made on one process is valid on another on the same

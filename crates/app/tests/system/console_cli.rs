@@ -100,8 +100,34 @@ fn accounts(db: &TestDb) {
         vec![("alice", "operator", true), ("carol", "admin", true)]
     );
 
+    // A new password from stdin, never printed; refusals write nothing.
+    let set = |name: &str, input: &str| {
+        with_stdin(
+            db,
+            &["operator", "set-password", name, "--password-stdin"],
+            input,
+        )
+    };
+    let changed = set("Carol", "another long password\n");
+    changed.expect_code(0);
+    assert!(
+        !changed.stdout.contains("another long password"),
+        "{changed}"
+    );
+    set("nobody", "another long password\n").expect_code(3);
+    set("carol", "short\n").expect_code(2);
+    set("b b", "another long password\n").expect_code(2);
+    with_stdin(
+        db,
+        &["operator", "set-password", "carol"],
+        "another long password\n",
+    )
+    .expect_code(2);
+
     gateway(db, &["operator", "disable", "alice"]).expect_code(0);
     gateway(db, &["operator", "disable", "nobody"]).expect_code(3);
+    // A new password does not enable a disabled account.
+    set("alice", "a password for alice\n").expect_code(0);
     let list = gateway(db, &["operator", "list", "--json"]).json();
     assert_eq!(list[0]["enabled"], false);
 }
@@ -201,7 +227,9 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
         [
             "operator.create",
             "operator.create",
+            "operator.password",
             "operator.disable",
+            "operator.password",
             "merchant.create",
             "balance.credit",
             "balance.debit",

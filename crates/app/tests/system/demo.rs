@@ -15,6 +15,7 @@ async fn the_demo_merchant_is_created_once_and_works() {
         withdrawal_secret: DEMO_WITHDRAWAL_SECRET.into(),
     };
     let serve = Serve::default();
+    let mut earlier: Option<Visitor> = None;
     for round in ["a", "b"] {
         let mut gw = GatewayProcess::start_with_args(round, &db, &serve, &["--demo"]);
         // The banner shows the credentials and a request to paste.
@@ -33,6 +34,12 @@ async fn the_demo_merchant_is_created_once_and_works() {
         let body = deposit("card", "100.00", &format!("demo-{round}"), None);
         let answer = api.post("/api/v1/deposits", &body).await;
         assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
+        // The new password of this start ended the sessions made with the last one.
+        if let Some(before) = earlier.take() {
+            let page = before.at(&gw.url("")).get("/admin").await;
+            assert_eq!(page.status, 303, "start {round}: {page:?}");
+            assert_eq!(page.location.as_deref(), Some("/admin/login"));
+        }
         // The console is on, and the banner's password signs the demo operator in (an admin).
         let password = banner_password(&gw.log_text());
         let mut visitor = Visitor::new(&gw.url(""));
@@ -44,6 +51,7 @@ async fn the_demo_merchant_is_created_once_and_works() {
             "the demo operator is an admin"
         );
         gw.terminate();
+        earlier = Some(visitor);
     }
     let operators = gateway(&db, &["operator", "list", "--json"]).json();
     assert_eq!(

@@ -19,6 +19,7 @@ mod helpers;
 mod live;
 mod multiprocess;
 mod operation_show;
+mod page_reads;
 mod pages;
 mod providers;
 mod refunds;

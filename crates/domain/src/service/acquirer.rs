@@ -1,5 +1,5 @@
 //! Acquirer operations after they are stored: the creation call and its answer, the
-//! acquirer's notifications, and the reads the payment pages make.
+//! acquirer's notifications, and the one read a payment page may make (see `pay_pages`).
 //!
 //! Every status learned from an acquirer goes through [`Gateway::apply_payment`]: it applies
 //! only to a processing operation and only from its current attempt, a final status is
@@ -38,17 +38,6 @@ pub struct Notification {
     pub reference: String,
     pub status: PaymentStatus,
     pub failure_code: Option<String>,
-}
-
-/// What `/pay/{id}` shows for an acquirer deposit.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PayPage {
-    /// The deposit is final: its result.
-    Final(Operation),
-    /// The acquirer's own payment page.
-    Acquirer(String),
-    /// Not known yet: a page that refreshes.
-    Processing(Operation),
 }
 
 /// Where a payment's status was heard from: a read that finds nothing new makes the next
@@ -492,45 +481,6 @@ impl Gateway {
         Ok(())
     }
 
-    /// What `/pay/{id}` shows for an acquirer deposit; a sandbox operation or a payout is
-    /// `NotFound` here. Without the acquirer's page yet, it reads the payment once.
-    pub async fn pay_page(&self, id: OperationId) -> Result<PayPage, ReadError> {
-        let operation = self.acquirer_deposit(id).await?;
-        if operation.status().is_final() {
-            return Ok(PayPage::Final(operation));
-        }
-        let Some(attempt) = self.current_attempt(id).await? else {
-            return Ok(PayPage::Processing(operation));
-        };
-        if let Some(url) = &attempt.redirect_url {
-            return Ok(PayPage::Acquirer(url.clone()));
-        }
-        let operation = self.read_once(operation, attempt).await?;
-        if operation.status().is_final() {
-            return Ok(PayPage::Final(operation));
-        }
-        match self.current_attempt(id).await? {
-            Some(Attempt {
-                redirect_url: Some(url),
-                ..
-            }) => Ok(PayPage::Acquirer(url)),
-            _ => Ok(PayPage::Processing(operation)),
-        }
-    }
-
-    /// For `/pay/{id}/return`: an acquirer deposit still processing is read once from the
-    /// acquirer. Returns the deposit as it then stands.
-    pub async fn pay_return(&self, id: OperationId) -> Result<Operation, ReadError> {
-        let operation = self.acquirer_deposit(id).await?;
-        if operation.status().is_final() {
-            return Ok(operation);
-        }
-        match self.current_attempt(id).await? {
-            Some(attempt) => self.read_once(operation, attempt).await,
-            None => Ok(operation),
-        }
-    }
-
     /// The operation's current attempt: the last one tried.
     pub(super) async fn current_attempt(
         &self,
@@ -550,7 +500,7 @@ impl Gateway {
 
     /// Reads the payment of `attempt` once and applies what is found; any failure leaves the
     /// operation as it was (the reconciler reads it later).
-    async fn read_once(
+    pub(super) async fn read_once(
         &self,
         operation: Operation,
         attempt: Attempt,

@@ -5,6 +5,8 @@ mod checkout;
 mod complete;
 mod create;
 mod errors;
+mod page_reads;
+mod pay_pages;
 mod read;
 mod recent;
 mod reconcile;
@@ -15,11 +17,12 @@ mod steps;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use acquirer::{CancelError, Notification, NotifiedObject, PayPage};
+pub use acquirer::{CancelError, Notification, NotifiedObject};
 pub use checkout::{Checkout, CheckoutError};
 pub use errors::{
     CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
 };
+pub use pay_pages::PayPage;
 pub use refund::CreatedRefund;
 pub use steps::check_input;
 
@@ -97,6 +100,8 @@ pub struct Gateway {
     circuits: Circuits,
     /// The latest non-final payment status this process applied to each acquirer operation.
     recent: recent::Recent,
+    /// This process's payment-page reads of acquirers, at most one per operation at a time.
+    page_reads: page_reads::PageReads,
 }
 
 impl Gateway {
@@ -107,6 +112,7 @@ impl Gateway {
             sandbox: true,
             circuits: Circuits::new(),
             recent: recent::Recent::default(),
+            page_reads: page_reads::PageReads::default(),
         }
     }
 

@@ -14,6 +14,7 @@ mod create_withdrawal;
 mod fixtures;
 mod idempotency;
 mod input;
+mod pay_pages;
 mod read;
 mod refunds;
 mod refusals;

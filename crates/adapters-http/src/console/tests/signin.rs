@@ -127,6 +127,37 @@ async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing(
     assert_eq!(call(&app, logout).await.0, 403);
 }
 
+/// A body that is not a form carries no CSRF token: 403 like a form without one, whatever the
+/// route, and nothing is written (not even the session's last-seen time).
+#[actix_web::test]
+async fn a_post_with_a_session_and_no_form_body_is_forbidden_and_writes_nothing() {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture.operator.expect_enable_merchant().never();
+    fixture.operator.expect_list_merchants().never();
+    fixture.console.expect_audit().never();
+    fixture.console.expect_delete_session().never();
+    fixture.console.expect_touch_session().never();
+    let app = fixture.app().await;
+    let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
+    for path in ["/admin/merchants/m-1/enable", "/admin/logout"] {
+        let bare = TestRequest::post().uri(path).cookie(cookie.clone());
+        let (status, _, body) = call(&app, bare).await;
+        assert_eq!(status, 403, "{path}, no Content-Type, no body: {body}");
+        assert!(body.contains("The form has expired"), "{body}");
+        let empty_form = TestRequest::post()
+            .uri(path)
+            .cookie(cookie.clone())
+            .insert_header((header::CONTENT_TYPE, "application/x-www-form-urlencoded"));
+        assert_eq!(call(&app, empty_form).await.0, 403, "{path}, an empty form");
+        let json = TestRequest::post()
+            .uri(path)
+            .cookie(cookie.clone())
+            .insert_header((header::CONTENT_TYPE, "application/json"))
+            .set_payload(format!(r#"{{"csrf":"{CSRF}"}}"#));
+        assert_eq!(call(&app, json).await.0, 403, "{path}, not a form");
+    }
+}
+
 #[actix_web::test]
 async fn a_session_idle_for_8_hours_or_24_hours_old_is_deleted_and_goes_to_sign_in() {
     for (age, idle) in [(9 * 3600, 8 * 3600), (24 * 3600, 60)] {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::Stdio;
 
-use super::cli::command;
+use super::cli::{command, Output};
 use super::db::TestDb;
 
 /// Creates a console account with `password` and `role` on `db` (exit 0 or the test fails).
@@ -28,6 +28,24 @@ pub fn create_operator(db: &TestDb, name: &str, role: &str, password: &str) {
     writeln!(child.stdin.take().expect("stdin"), "{password}").expect("write the password");
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+/// `gateway operator set-password NAME --password-stdin` with `password` on stdin.
+pub fn set_operator_password(db: &TestDb, name: &str, password: &str) -> Output {
+    let mut child = command(db)
+        .args(["operator", "set-password", name, "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gateway operator set-password");
+    writeln!(child.stdin.take().expect("stdin"), "{password}").expect("write the password");
+    let out = child.wait_with_output().expect("wait");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// A console answer.

@@ -9,17 +9,17 @@ use futures::executor::block_on;
 use super::fixtures::*;
 use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
-use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
+use crate::operation::{Action, Decline, DeclineCode, Operation};
 use crate::ports::{Completion, InsertError, MockClock};
 use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::recent::IN_FLIGHT_WAIT;
-use crate::service::{Gateway, Notification, NotificationError, NotifiedObject, PayPage};
+use crate::service::{Gateway, Notification, NotificationError, NotifiedObject};
 use crate::{Direction, PaymentMethod, Status, Timestamp};
 
-const BANK: &str = "bank";
+pub(super) const BANK: &str = "bank";
 
-fn bank() -> AcquirerProvider {
+pub(super) fn bank() -> AcquirerProvider {
     acquirer(BANK, 5)
 }
 
@@ -36,7 +36,7 @@ fn bank_routes() -> Vec<Route> {
         .collect()
 }
 
-fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment {
+pub(super) fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment {
     AcquirerPayment {
         id: "acq_1".into(),
         status,
@@ -47,7 +47,7 @@ fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment
 }
 
 /// Mocks whose card routes go to [`BANK`], which is enabled.
-fn at_bank() -> Mocks {
+pub(super) fn at_bank() -> Mocks {
     Mocks::new().with(|m| {
         m.set_routes(bank_routes());
         m.providers
@@ -59,7 +59,7 @@ fn at_bank() -> Mocks {
     })
 }
 
-fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
+pub(super) fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
     let seen = Captured::default();
     let sink = seen.clone();
     mocks.store.expect_save_attempt().returning(move |a| {
@@ -324,7 +324,7 @@ fn bank_payout() -> Operation {
     payout_builder(id(1)).provider(BANK).build()
 }
 
-fn ok_attempt(number: u32, provider: &str) -> Attempt {
+pub(super) fn ok_attempt(number: u32, provider: &str) -> Attempt {
     Attempt {
         state: AttemptState::Ok,
         acquirer_id: Some("acq_1".into()),
@@ -332,7 +332,7 @@ fn ok_attempt(number: u32, provider: &str) -> Attempt {
     }
 }
 
-fn with_attempts(mocks: &mut Mocks, attempts: Vec<Attempt>) {
+pub(super) fn with_attempts(mocks: &mut Mocks, attempts: Vec<Attempt>) {
     mocks
         .store
         .expect_attempts()
@@ -1043,44 +1043,6 @@ fn an_acquirer_deposit_is_never_expired_on_the_gateways_clock_alone() {
     notify(mocks, notification(PaymentStatus::Succeeded, None)).unwrap();
 
     assert_eq!(finished.one().operation.status(), Status::Approved);
-}
-
-#[test]
-fn the_pay_page_sends_the_user_to_the_acquirer_or_reads_once() {
-    let deposit = deposit_builder(id(1)).provider(BANK).route(1).build();
-    let mut known = ok_attempt(1, BANK);
-    known.redirect_url = Some("http://127.0.0.1:9100/pay/acq_1".into());
-    let mut mocks = at_bank();
-    mocks.stored(deposit.clone());
-    with_attempts(&mut mocks, vec![known]);
-    mocks.acquirer.expect_find().never();
-    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
-    assert_eq!(
-        page,
-        PayPage::Acquirer("http://127.0.0.1:9100/pay/acq_1".into())
-    );
-
-    let mut mocks = at_bank();
-    mocks.stored(deposit.clone());
-    with_attempts(
-        &mut mocks,
-        vec![Attempt::sent(id(1), 1, 1, BANK, now(), now())],
-    );
-    mocks
-        .acquirer
-        .expect_find()
-        .times(1)
-        .returning(|_, _| Lookup::Failed("timeout".into()));
-    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
-    assert_eq!(page, PayPage::Processing(deposit));
-}
-
-#[test]
-fn sandbox_operations_have_no_acquirer_pay_page() {
-    let mut mocks = at_bank();
-    mocks.stored(deposit(id(1)));
-    assert!(block_on(mocks.gateway().pay_page(id(1))).is_err());
-    let _ = Outcome::Approve;
 }
 
 #[test]
