@@ -303,6 +303,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    data_steps (name) {
+        name -> Text,
+        progress -> Nullable<Text>,
+        rows_changed -> BigInt,
+        done_at -> Nullable<BigInt>,
+    }
+}
+
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -329,4 +338,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     operation_events,
     operation_counts,
     ledger_checks,
+    data_steps,
 );

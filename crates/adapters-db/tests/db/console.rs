@@ -28,7 +28,8 @@ use crate::helpers::{
     merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
 };
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
+    recorded_in, revert_newest, CARD_SCRUB, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES,
+    OUTBOX_WRITES,
 };
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
@@ -1521,15 +1522,16 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
+        assert_eq!(revert(&t.url).await, Ok(CARD_SCRUB.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert!(gone(&t));
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0));
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
 
         // With operations, accounts, events and noted entries in it.
         let db = &t.db;
@@ -1561,6 +1563,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
+        assert_eq!(revert(&t.url).await, Ok(CARD_SCRUB.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -1570,7 +1573,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         // The counters are rebuilt (in slot 0); the rest starts empty.
         assert_eq!(all_counts(db).await, expected);
         assert_eq!(t.rows_where("operation_counts", "slot <> 0"), 0);
