@@ -65,7 +65,9 @@
 //!   (PostgreSQL) or one of eight drawn at random (SQLite).
 //! * Migrations are linear: a database holds every embedded migration up to the newest it
 //!   lists, and one that lists a migration this binary does not embed is refused (see
-//!   [`Database::migrate`]).
+//!   [`Database::migrate`]). Work on stored rows that SQL cannot do (masking card numbers
+//!   inside text) is recorded by its migration as a data step and done by `migrate` right
+//!   after, in batches (see `steps`).
 //!
 //! Both backends share one query code path through diesel's `MultiConnection`; the few
 //! statements that differ (`BEGIN IMMEDIATE`, `FOR UPDATE SKIP LOCKED`, reading a new row's
@@ -90,6 +92,7 @@ mod rows;
 mod schema;
 mod secrets;
 mod sqlite_group;
+mod steps;
 mod store;
 mod story;
 mod target;

@@ -6,7 +6,8 @@
 //! (which applies every embedded migration not recorded there) then tries to create the
 //! initial tables again and stops at start, as the upgrade rule of contract section 10.3
 //! wants. A database that records a migration this binary does not embed was upgraded by a
-//! newer version, and [`Database::migrate`] refuses it the same way.
+//! newer version, and [`Database::migrate`] refuses it the same way. After the migrations,
+//! `migrate` does the data steps they recorded (see `crate::steps`).
 
 use std::collections::BTreeSet;
 
@@ -27,41 +28,52 @@ const PG_MIGRATION_LOCK: &str = "SELECT pg_advisory_lock(7335091416)";
 const PG_MIGRATION_UNLOCK: &str = "SELECT pg_advisory_unlock(7335091416)";
 
 impl Database {
-    /// Applies the pending migrations of this backend; running it again does nothing.
+    /// Applies the pending migrations of this backend, then does the data steps they
+    /// recorded (see `crate::steps`); running it again does nothing.
     ///
     /// Fails, changing nothing, if the database records a migration this binary does not
-    /// embed: a newer gateway upgraded it, and this one would misread it.
+    /// embed: a newer gateway upgraded it, and this one would misread it. A data step cut
+    /// short goes on from where it stopped at the next run.
     ///
     /// Blocking (it runs before serving): from async code call it in `spawn_blocking`, or
     /// before the server starts.
     #[tracing::instrument(skip(self), fields(db.backend = %self.inner.backend))]
     pub fn migrate(&self) -> anyhow::Result<()> {
         let backend = self.inner.backend;
-        let mut conn = self
+        let mut pooled = self
             .inner
             .pool
             .get()
             .context("no database connection for migrations")?;
-        let applied = match &mut *conn {
+        let conn: &mut DbConn = &mut pooled;
+        let postgres = matches!(conn, DbConn::Pg(_));
+        if postgres {
+            conn.batch_execute(PG_MIGRATION_LOCK)
+                .context("cannot take the migration lock")?;
+        }
+        let result = self.migrate_on(conn);
+        if postgres {
+            conn.batch_execute(PG_MIGRATION_UNLOCK)
+                .context("cannot release the migration lock")?;
+        }
+        result.with_context(|| format!("{backend} migration failed"))?;
+        self.forget_cached();
+        Ok(())
+    }
+
+    /// [`Database::migrate`] on one connection (holding the PostgreSQL migration lock).
+    fn migrate_on(&self, conn: &mut DbConn) -> anyhow::Result<()> {
+        let applied = match conn {
             DbConn::Sqlite(c) => {
                 let _writer = self.sqlite_writer();
                 apply_pending(c, SQLITE)
             }
-            DbConn::Pg(c) => {
-                c.batch_execute(PG_MIGRATION_LOCK)
-                    .context("cannot take the migration lock")?;
-                let result = apply_pending(c, POSTGRES);
-                c.batch_execute(PG_MIGRATION_UNLOCK)
-                    .context("cannot release the migration lock")?;
-                result
-            }
-        }
-        .with_context(|| format!("{backend} migration failed"))?;
+            DbConn::Pg(c) => apply_pending(c, POSTGRES),
+        }?;
         for version in &applied {
             tracing::info!(migration = %version, "migration applied");
         }
-        self.forget_cached();
-        Ok(())
+        crate::steps::run_pending(self, conn)
     }
 }
 

@@ -311,6 +311,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    data_steps (name) {
+        name -> Text,
+        progress -> Nullable<Text>,
+        rows_changed -> BigInt,
+        done_at -> Nullable<BigInt>,
+    }
+}
+
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -338,4 +347,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     operation_counts,
     ledger_checks,
     page_reads,
+    data_steps,
 );

@@ -257,7 +257,7 @@ struct Checkpoint {
 /// connection keeps it from finishing for a second. (This process's own checkpoint thread,
 /// `crate::checkpoint`, may be in the middle of a `PASSIVE` checkpoint, which makes this one
 /// busy for a few milliseconds: that is waited out; another process's readers are not.)
-fn checkpoint(conn: &mut SqliteConnection) -> anyhow::Result<()> {
+pub(crate) fn checkpoint(conn: &mut SqliteConnection) -> anyhow::Result<()> {
     const TRIES: u32 = 40;
     for _ in 0..TRIES {
         let done: Checkpoint = diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -278,7 +278,7 @@ struct SecureDelete {
 }
 
 /// Sets `PRAGMA secure_delete` (freed content is overwritten with zeros); the value before.
-fn secure_delete(conn: &mut SqliteConnection, on: bool) -> anyhow::Result<i64> {
+pub(crate) fn secure_delete(conn: &mut SqliteConnection, on: bool) -> anyhow::Result<i64> {
     let before: SecureDelete = diesel::sql_query("PRAGMA secure_delete")
         .get_result(conn)
         .context("cannot read PRAGMA secure_delete")?;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::operation::OperationUrls;
 use crate::{
-    luhn_valid, mask_pan, Amount, Currency, Direction, HttpUrl, Kept, KeptObject,
+    sanitize_requisites, Amount, Currency, Direction, HttpUrl, Kept, KeptObject,
     MerchantOperationId, PaymentMethod, UserData, UserId, ValidationErrors, WithdrawalRequisites,
 };
 
@@ -44,7 +44,8 @@ pub struct Common {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewDeposit {
     pub common: Common,
-    /// As given, with card numbers masked and CVCs dropped.
+    /// As given, with card numbers masked and card security codes dropped
+    /// ([`sanitize_requisites`]).
     pub requisites: Option<KeptObject>,
 }
 
@@ -235,68 +236,6 @@ fn check_deposit_requisites(map: &KeptObject, errors: &mut ValidationErrors) {
         } else {
             walk(&format!("requisites.{key}"), value, errors);
         }
-    }
-}
-
-/// The digits of a string that looks like a card number (13 to 19 digits passing Luhn,
-/// spaces and dashes between them allowed).
-fn card_digits(text: &str) -> Option<String> {
-    let digits: String = text.chars().filter(|c| *c != ' ' && *c != '-').collect();
-    ((13..=19).contains(&digits.len()) && luhn_valid(&digits)).then_some(digits)
-}
-
-/// `text`, or its masked form if it looks like a card number.
-pub fn mask_if_card_number(text: &str) -> String {
-    card_digits(text).map_or_else(|| text.to_string(), |digits| mask_pan(&digits))
-}
-
-/// Deposit requisites as stored: card numbers masked, `cvc`/`cvv`/`cvv2` keys dropped, at any depth.
-pub fn sanitize_requisites(map: &KeptObject) -> KeptObject {
-    map.iter()
-        .filter(|(key, _)| !matches!(key.to_ascii_lowercase().as_str(), "cvc" | "cvv" | "cvv2"))
-        .map(|(key, value)| (key.clone(), sanitize_value(value)))
-        .collect()
-}
-
-fn sanitize_value(value: &Kept) -> Kept {
-    match value {
-        Kept::Text(text) => Kept::Text(mask_if_card_number(text)),
-        Kept::Number(number) if card_digits(number).is_some() => {
-            Kept::Text(mask_if_card_number(number))
-        }
-        Kept::Object(map) => Kept::Object(sanitize_requisites(map)),
-        Kept::List(items) => Kept::List(items.iter().map(sanitize_value).collect()),
-        other => other.clone(),
-    }
-}
-
-#[cfg(test)]
-mod masking_tests {
-    use super::*;
-
-    #[test]
-    fn card_numbers_with_separators_or_as_numbers_are_masked() {
-        let map: KeptObject = serde_json::from_str(
-            r#"{"a": "4242 4242 4242 4242", "b": "4242-4242-4242-4242", "c": 4242424242424242, "d": "12345"}"#,
-        )
-        .expect("json");
-        let stored = serde_json::to_string(&sanitize_requisites(&map)).expect("JSON");
-        assert!(
-            !stored.contains("4242424242424242") && !stored.contains("4242 4242 4242 4242"),
-            "{stored}"
-        );
-        assert_eq!(stored.matches("424242******4242").count(), 3, "{stored}");
-        assert!(stored.contains("12345"));
-    }
-
-    #[test]
-    fn user_data_card_numbers_are_masked() {
-        let entries = BTreeMap::from([("note".to_string(), "4242424242424242".to_string())]);
-        let data = UserData::parse(&entries).expect("valid");
-        assert_eq!(
-            data.extra.get("note").map(String::as_str),
-            Some("424242******4242")
-        );
     }
 }
 
@@ -753,7 +692,10 @@ mod tests {
 
     #[test]
     fn deposit_requisites_are_stored_sanitized() {
-        let given = json!({"card": {"number": "4000000000000002", "CVC": "123"}, "note": "x"});
+        let given = json!({
+            "card": {"number": "4000000000000002", "CVC": "123", "cid": "7319"},
+            "note": "paid with 4242/4242/4242/4242 exp 12/28",
+        });
         let given = kept(given);
         let raw = RawRequest {
             requisites: Some(&given),
@@ -762,52 +704,47 @@ mod tests {
         let deposit = NewDeposit::parse(&raw).unwrap();
         assert_eq!(
             deposit.requisites.map(json_of),
-            Some(json!({"card": {"number": "400000******0002"}, "note": "x"}))
+            Some(json!({
+                "card": {"number": "400000******0002"},
+                "note": "paid with 424242******4242 exp 12/28",
+            }))
         );
     }
 
     #[test]
-    fn sanitizing_masks_card_numbers_at_any_depth() {
-        let given = json!({
-            "pan": "4242424242424242",
-            "nested": {"deeper": {"card": "4000000000009995"}},
-            "list": ["4242424242424242", {"pan": "4000000000000002"}, 7],
-            "phone": "+79001234567",
-            "notLuhn": "4242424242424241",
-            "short": "424242424242",
-        });
+    fn user_data_is_kept_without_card_data_and_identifiers_as_given() {
+        let user_data: BTreeMap<String, String> = [
+            ("note", "card 5555-5555-5555-4444 thanks"),
+            ("Cvc2", "737"),
+            ("country", "RU"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let raw = RawRequest {
+            user_id: Some("4242424242424242"),
+            merchant_operation_id: Some("4000-0000-0000-0002"),
+            user_data: Some(&user_data),
+            ..deposit_raw()
+        };
 
-        let clean = json_of(sanitize_requisites(&kept(given)));
+        let deposit = NewDeposit::parse(&raw).unwrap();
 
+        let common = &deposit.common;
+        assert_eq!(common.user_id.as_str(), "4242424242424242");
         assert_eq!(
-            clean,
-            json!({
-                "pan": "424242******4242",
-                "nested": {"deeper": {"card": "400000******9995"}},
-                "list": ["424242******4242", {"pan": "400000******0002"}, 7],
-                "phone": "+79001234567",
-                "notLuhn": "4242424242424241",
-                "short": "424242424242",
-            })
+            common.merchant_operation_id.as_ref().map(|m| m.as_str()),
+            Some("4000-0000-0000-0002")
         );
-    }
-
-    #[test]
-    fn sanitizing_drops_cvc_keys_in_any_case_at_any_depth() {
-        let given = json!({
-            "cvc": "123", "CVV": "123", "Cvv2": "123",
-            "card": {"cVc": "1", "holder": "IVAN", "inner": [{"cvv2": "9", "keep": 1}]},
-            "cvcHint": "kept: not one of the three names",
-        });
-
-        let clean = json_of(sanitize_requisites(&kept(given)));
-
+        let kept: Vec<(&str, &str)> = common
+            .user_data
+            .extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         assert_eq!(
-            clean,
-            json!({
-                "card": {"holder": "IVAN", "inner": [{"keep": 1}]},
-                "cvcHint": "kept: not one of the three names",
-            })
+            kept,
+            [("country", "RU"), ("note", "card 555555******4444 thanks")]
         );
     }
 }

@@ -39,8 +39,14 @@ pub fn names_object(method: &str, target: &str) -> bool {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     matches!(
         parts.as_slice(),
-        ["api", "v1", "deposits" | "withdrawals" | "disputes", _, _, ..]
-            | ["api", "v1", "callbacks", ..]
+        [
+            "api",
+            "v1",
+            "deposits" | "withdrawals" | "disputes",
+            _,
+            _,
+            ..
+        ] | ["api", "v1", "callbacks", ..]
     )
 }
 

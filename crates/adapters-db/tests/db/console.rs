@@ -28,8 +28,7 @@ use crate::helpers::{
     merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
 };
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
-    PAGE_READS,
+    recorded_in, revert_through_async, reverts_through, Recorded, CONSOLE, SECRETS,
 };
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
@@ -1555,14 +1554,6 @@ async fn a_disabled_merchant_is_enabled_again() {
     .await;
 }
 
-/// Reverts the newest migration of the database at `url` on a blocking thread.
-async fn revert(url: &str) -> Result<String, String> {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || revert_newest(&url))
-        .await
-        .expect("revert")
-}
-
 fn gone(t: &TestDb) -> bool {
     [
         "SELECT name FROM console_accounts",
@@ -1583,16 +1574,14 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
-        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
+        assert_eq!(
+            revert_through_async(&t.url, CONSOLE).await,
+            reverts_through(CONSOLE)
+        );
         assert!(gone(&t));
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), Recorded::through(SECRETS));
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
 
         // With operations, accounts, events and noted entries in it.
         let db = &t.db;
@@ -1624,17 +1613,15 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
-        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
+        assert_eq!(
+            revert_through_async(&t.url, CONSOLE).await,
+            reverts_through(CONSOLE)
+        );
         assert!(gone(&t));
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         // The counters are rebuilt (in slot 0); the rest starts empty.
         assert_eq!(all_counts(db).await, expected);
         assert_eq!(t.rows_where("operation_counts", "slot <> 0"), 0);

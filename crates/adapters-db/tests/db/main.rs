@@ -5,6 +5,7 @@
 #![allow(clippy::inconsistent_digit_grouping)]
 
 mod attempts;
+mod card_scrub;
 mod catalog;
 mod concurrency;
 mod console;

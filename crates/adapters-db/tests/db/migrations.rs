@@ -21,10 +21,10 @@ const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgre
 const FIRST_VERSION_NEWEST: &str = "20260101000000";
 
 /// The migration that adds providers.
-const PROVIDERS: &str = "20261123000000";
+pub const PROVIDERS: &str = "20261123000000";
 
 /// The migration that adds process reports.
-const PROCESSES: &str = "20261124000000";
+pub const PROCESSES: &str = "20261124000000";
 
 /// The migration that adds refunds.
 pub const REFUNDS: &str = "20261125000000";
@@ -49,7 +49,13 @@ pub const COUNTER_SLOTS: &str = "20261130000000";
 /// rows never deleted.
 pub const HOT_PATH: &str = "20261201000000";
 
-/// The migration that adds the payment pages' read claims (the newest).
+/// The migration that adds `merchants.require_signature_v2`.
+pub const SIGNATURE_V2: &str = "20261202000000";
+
+/// The migration that records the card scrub of stored operations as a data step.
+pub const CARD_SCRUB: &str = "20261203000000";
+
+/// The migration that adds the payment pages' read claims.
 pub const PAGE_READS: &str = "20261204000000";
 
 /// The migrations a first-version gateway embeds.
@@ -109,36 +115,166 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
     }
 }
 
-/// How many versions diesel's table records: all, the first version's, the providers', the
-/// process reports', the refunds', the secrets', the console's, the outbox leases', the
-/// outbox writes', the counter slots', the hot path's, the page reads'.
+/// Every migration this gateway embeds after the first version's, oldest first (the same
+/// versions on both backends; a test below checks it).
+pub fn later_versions() -> Vec<String> {
+    let mut versions: Vec<String> = MigrationSource::<diesel::sqlite::Sqlite>::migrations(&SQLITE)
+        .expect("the embedded migrations")
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .filter(|v| v.as_str() > FIRST_VERSION_NEWEST)
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// The versions that reverting `version` and every later migration takes back, newest
+/// first, as `revert_newest` answers them.
+pub fn reverts_through(version: &str) -> Vec<Result<String, String>> {
+    let mut later: Vec<Result<String, String>> = later_versions()
+        .into_iter()
+        .filter(|v| v.as_str() >= version)
+        .map(Ok)
+        .collect();
+    assert!(!later.is_empty(), "{version} is not embedded");
+    later.reverse();
+    later
+}
+
+/// Reverts `version` and every later migration, newest first, stopping at the first
+/// failure: what each revert answered.
+pub fn revert_through(url: &str, version: &str) -> Vec<Result<String, String>> {
+    let mut answers = Vec::new();
+    for _ in reverts_through(version) {
+        let answer = revert_newest(url);
+        let failed = answer.is_err();
+        answers.push(answer);
+        if failed {
+            break;
+        }
+    }
+    answers
+}
+
+/// [`revert_through`] off the async runtime.
+pub async fn revert_through_async(url: &str, version: &str) -> Vec<Result<String, String>> {
+    let (url, version) = (url.to_string(), version.to_string());
+    tokio::task::spawn_blocking(move || revert_through(&url, &version))
+        .await
+        .expect("revert")
+}
+
+/// What diesel's table records: how many versions in all, whether the first version's
+/// newest one is recorded, and for each of [`later_versions`] whether it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub total: i64,
+    pub first_version: i64,
+    pub later: Vec<i64>,
+}
+
+impl Recorded {
+    /// A database migrated up to `version` (one of [`later_versions`]) and no further.
+    pub fn through(version: &str) -> Recorded {
+        let later: Vec<i64> = later_versions()
+            .iter()
+            .map(|v| i64::from(v.as_str() <= version))
+            .collect();
+        Recorded {
+            total: later.iter().sum(),
+            first_version: 0,
+            later,
+        }
+    }
+
+    /// A database migrated up to the migration before `version`.
+    pub fn before(version: &str) -> Recorded {
+        let earlier = later_versions()
+            .into_iter()
+            .filter(|v| v.as_str() < version)
+            .next_back()
+            .expect("a migration before it");
+        Self::through(&earlier)
+    }
+
+    /// A database with every migration.
+    pub fn all() -> Recorded {
+        let newest = later_versions()
+            .pop()
+            .expect("a migration after the first version");
+        Self::through(&newest)
+    }
+
+    /// A database as the first version left it.
+    pub fn first_version() -> Recorded {
+        Recorded {
+            total: 1,
+            first_version: 1,
+            later: vec![0; later_versions().len()],
+        }
+    }
+
+    /// Whether `version` is recorded.
+    pub fn has(&self, version: &str) -> bool {
+        later_versions()
+            .iter()
+            .zip(&self.later)
+            .any(|(v, n)| v == version && *n == 1)
+    }
+}
+
 fn recorded(t: &impl Fn(&str) -> i64) -> Recorded {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
         ))
     };
-    (
-        count("1 = 1"),
-        count(&format!("version = '{FIRST_VERSION_NEWEST}'")),
-        count(&format!("version = '{PROVIDERS}'")),
-        count(&format!("version = '{PROCESSES}'")),
-        count(&format!("version = '{REFUNDS}'")),
-        count(&format!("version = '{SECRETS}'")),
-        count(&format!("version = '{CONSOLE}'")),
-        count(&format!("version = '{OUTBOX_LEASES}'")),
-        count(&format!("version = '{OUTBOX_WRITES}'")),
-        count(&format!("version = '{COUNTER_SLOTS}'")),
-        count(&format!("version = '{HOT_PATH}'")),
-        count(&format!("version = '{PAGE_READS}'")),
-    )
+    Recorded {
+        total: count("1 = 1"),
+        first_version: count(&format!("version = '{FIRST_VERSION_NEWEST}'")),
+        later: later_versions()
+            .iter()
+            .map(|v| count(&format!("version = '{v}'")))
+            .collect(),
+    }
 }
-
-/// The counts [`recorded`] answers, in its order.
-type Recorded = (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
 
 pub fn recorded_in(t: &TestDb) -> Recorded {
     recorded(&|sql: &str| t.count(sql))
+}
+
+#[test]
+fn both_backends_embed_the_same_migrations() {
+    let mut postgres: Vec<String> = MigrationSource::<diesel::pg::Pg>::migrations(&POSTGRES)
+        .expect("the embedded migrations")
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .filter(|v| v.as_str() > FIRST_VERSION_NEWEST)
+        .collect();
+    postgres.sort();
+    assert_eq!(postgres, later_versions());
+    for version in [
+        PROVIDERS,
+        PROCESSES,
+        REFUNDS,
+        SECRETS,
+        CONSOLE,
+        OUTBOX_LEASES,
+    ] {
+        assert!(later_versions().iter().any(|v| v == version), "{version}");
+    }
+    for version in [
+        OUTBOX_WRITES,
+        COUNTER_SLOTS,
+        HOT_PATH,
+        SIGNATURE_V2,
+        CARD_SCRUB,
+    ] {
+        assert!(later_versions().iter().any(|v| v == version), "{version}");
+    }
+    for version in [PAGE_READS] {
+        assert!(later_versions().iter().any(|v| v == version), "{version}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -146,7 +282,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -154,7 +290,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -194,10 +330,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
             db.expired_deposits(now(), 10).await.expect("sweep"),
             vec![id]
         );
-        assert_eq!(
-            recorded(&|sql: &str| fresh.count(sql)),
-            (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
-        );
+        assert_eq!(recorded(&|sql: &str| fresh.count(sql)), Recorded::all());
 
         let url = fresh.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
@@ -220,7 +353,13 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(
+            recorded_in(&t),
+            Recorded {
+                total: Recorded::all().total + 1,
+                ..Recorded::all()
+            }
+        );
     })
     .await;
 }
@@ -235,42 +374,15 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
              VALUES ('p', 'bank', 'closed', 0)",
         );
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || {
-            [
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-            ]
-        })
-        .await
-        .expect("revert");
-        assert_eq!(
-            reverted,
-            [
-                Ok(PAGE_READS.to_string()),
-                Ok(HOT_PATH.to_string()),
-                Ok(COUNTER_SLOTS.to_string()),
-                Ok(OUTBOX_WRITES.to_string()),
-                Ok(OUTBOX_LEASES.to_string()),
-                Ok(CONSOLE.to_string()),
-                Ok(SECRETS.to_string()),
-                Ok(REFUNDS.to_string()),
-                Ok(PROCESSES.to_string())
-            ]
-        );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+        let reverted = revert_through_async(&url, PROCESSES).await;
+        assert_eq!(reverted, reverts_through(PROCESSES));
+        assert_eq!(recorded_in(&t), Recorded::through(PROVIDERS));
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -281,45 +393,20 @@ async fn the_providers_migration_reverts_to_the_first_version() {
     each_backend(|t| async move {
         let url = t.url.clone();
         let (reverted, first) = tokio::task::spawn_blocking(move || {
-            let reverted = [
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-            ];
+            let reverted = revert_through(&url, PROVIDERS);
             (reverted, first_version_start(&url))
         })
         .await
         .expect("revert");
-        assert_eq!(
-            reverted,
-            [
-                Ok(PAGE_READS.to_string()),
-                Ok(HOT_PATH.to_string()),
-                Ok(COUNTER_SLOTS.to_string()),
-                Ok(OUTBOX_WRITES.to_string()),
-                Ok(OUTBOX_LEASES.to_string()),
-                Ok(CONSOLE.to_string()),
-                Ok(SECRETS.to_string()),
-                Ok(REFUNDS.to_string()),
-                Ok(PROCESSES.to_string()),
-                Ok(PROVIDERS.to_string())
-            ]
-        );
+        assert_eq!(reverted, reverts_through(PROVIDERS));
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), Recorded::first_version());
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
@@ -349,34 +436,17 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
         }
 
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || {
-            [
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-            ]
-        })
-        .await
-        .expect("revert");
-        assert_eq!(
-            reverted,
-            [
-                Ok(PAGE_READS.to_string()),
-                Ok(HOT_PATH.to_string()),
-                Ok(COUNTER_SLOTS.to_string()),
-                Ok(OUTBOX_WRITES.to_string())
-            ]
-        );
+        let reverted = revert_through_async(&url, OUTBOX_WRITES).await;
+        assert_eq!(reverted, reverts_through(OUTBOX_WRITES));
         assert_eq!(operation_index(), 1);
         if postgres {
             assert_eq!(filled_to(70), 1, "the outbox leases migration's filling");
         }
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), Recorded::through(OUTBOX_LEASES));
 
         t.db.migrate().expect("upgrade again");
         assert_eq!(operation_index(), 0);
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
     })
     .await;
 }
@@ -415,24 +485,9 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         let before = sums();
 
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || {
-            [
-                revert_newest(&url),
-                revert_newest(&url),
-                revert_newest(&url),
-            ]
-        })
-        .await
-        .expect("revert");
-        assert_eq!(
-            reverted,
-            [
-                Ok(PAGE_READS.to_string()),
-                Ok(HOT_PATH.to_string()),
-                Ok(COUNTER_SLOTS.to_string())
-            ]
-        );
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0));
+        let reverted = revert_through_async(&url, COUNTER_SLOTS).await;
+        assert_eq!(reverted, reverts_through(COUNTER_SLOTS));
+        assert_eq!(recorded_in(&t), Recorded::through(OUTBOX_WRITES));
         // Every sum the overview reads is kept, in slots 0 to 7.
         assert_eq!(sums(), before);
         assert_eq!(t.rows_where("operation_counts", "slot >= 8"), 0);
@@ -450,7 +505,7 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         assert!(add(9, 1, 1).is_err(), "eight slots again");
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         assert_eq!(add(40, 1, 1).is_ok(), postgres);
     })
     .await;
@@ -531,15 +586,9 @@ async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraint
         );
 
         let url = t.url.clone();
-        let reverted =
-            tokio::task::spawn_blocking(move || [revert_newest(&url), revert_newest(&url)])
-                .await
-                .expect("revert");
-        assert_eq!(
-            reverted,
-            [Ok(PAGE_READS.to_string()), Ok(HOT_PATH.to_string())]
-        );
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0));
+        let reverted = revert_through_async(&url, HOT_PATH).await;
+        assert_eq!(reverted, reverts_through(HOT_PATH));
+        assert_eq!(recorded_in(&t), Recorded::through(COUNTER_SLOTS));
         rules_hold();
         if postgres {
             assert_eq!(domains(), 0);
@@ -550,7 +599,7 @@ async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraint
         }
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         rules_hold();
         if postgres {
             assert_eq!(domains(), 9);

@@ -8,7 +8,7 @@ use domain::ports::OperationStore;
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{each_backend, TestDb};
-use crate::migrations::{recorded_in, revert_newest, PAGE_READS};
+use crate::migrations::{recorded_in, revert_through_async, reverts_through, Recorded, PAGE_READS};
 
 const GAP: Duration = Duration::from_secs(2);
 
@@ -111,16 +111,13 @@ async fn the_page_reads_migration_reverts_and_applies_again() {
     each_backend(|t| async move {
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
         assert!(t.db.claim_page_read(id, at(0), GAP).await.expect("claim"));
-        let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
-            .await
-            .expect("revert");
-        assert_eq!(reverted, Ok(PAGE_READS.to_string()));
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0));
+        let reverted = revert_through_async(&t.url, PAGE_READS).await;
+        assert_eq!(reverted, reverts_through(PAGE_READS));
+        assert_eq!(recorded_in(&t), Recorded::before(PAGE_READS));
         assert!(t.try_exec("SELECT operation_id FROM page_reads").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         assert_eq!(t.rows("page_reads"), 0, "claims start afresh");
         assert!(t.db.claim_page_read(id, at(1), GAP).await.expect("claim"));
     })

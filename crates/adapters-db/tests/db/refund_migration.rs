@@ -7,8 +7,8 @@ use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
-    PAGE_READS, REFUNDS, SECRETS,
+    recorded_in, revert_newest, revert_through_async, reverts_through, Recorded, PROCESSES,
+    REFUNDS, SECRETS,
 };
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
@@ -22,14 +22,10 @@ async fn revert(url: &str) -> Result<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
     each_backend(|t| async move {
-        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(REFUNDS.to_string()));
+        assert_eq!(
+            revert_through_async(&t.url, REFUNDS).await,
+            reverts_through(REFUNDS)
+        );
         // Rows as the version before refunds wrote them: an approved deposit, its credit and
         // its callback, given up after one attempt.
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
@@ -54,7 +50,7 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         ));
 
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         let keyed = format!("id = '{id}' AND operation_id = '{id}' AND refund_id IS NULL");
         assert_eq!(t.rows_where("callback_outbox", &keyed), 1);
         assert_eq!(
@@ -116,15 +112,11 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         .expect("claim");
 
         // Without refunds it reverts: the outbox keyed by operation again, its rows kept.
-        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(REFUNDS.to_string()));
-        assert_eq!(recorded_in(&t), (2, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(
+            revert_through_async(&t.url, REFUNDS).await,
+            reverts_through(REFUNDS)
+        );
+        assert_eq!(recorded_in(&t), Recorded::through(PROCESSES));
         assert!(t.try_exec("SELECT id FROM refunds").is_err());
         assert!(t.try_exec("SELECT refund_id FROM ledger").is_err());
         assert!(t.try_exec("SELECT id FROM callback_outbox").is_err());
@@ -139,20 +131,17 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         );
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), Recorded::all());
         let story = t.db.operation_callbacks(first).await.expect("callbacks");
         assert_eq!(story.len(), 1);
 
         // With a refund recorded, the revert is refused and changes nothing.
         let deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let refund = refunded(&t.db, &deposit, 10_00).await;
-        assert_eq!(revert(&t.url).await, Ok(PAGE_READS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
-        assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
+        assert_eq!(
+            revert_through_async(&t.url, SECRETS).await,
+            reverts_through(SECRETS)
+        );
         let refused = revert(&t.url).await.expect_err("refunds are recorded");
         assert!(
             refused.contains("no_refunds_recorded") || refused.contains("refunds are recorded"),
@@ -160,7 +149,7 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         );
         assert_eq!(
             recorded_in(&t),
-            (3, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0),
+            Recorded::through(REFUNDS),
             "nothing changed"
         );
         assert_eq!(t.rows("callback_outbox"), 3);

@@ -8,6 +8,7 @@
 mod acquirer;
 mod acquirer_faults;
 mod callbacks;
+mod card_data;
 mod circuits;
 mod cli;
 mod console;

@@ -3,7 +3,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use super::{FieldError, ValidationErrors, ValueError};
+use super::{sanitize_user_data, FieldError, ValidationErrors, ValueError};
 
 /// An absolute `http` or `https` URL of at most 2048 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,7 +96,8 @@ impl fmt::Display for HttpUrl {
     }
 }
 
-/// A syntactically valid e-mail address.
+/// An e-mail address that was valid as given; in [`UserData`] it is kept with its card
+/// numbers masked, which may leave it malformed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Email(String);
 
@@ -121,7 +122,9 @@ impl Email {
 /// Most keys `userData` may hold, `email` and `ipAddress` included.
 pub const USER_DATA_MAX_KEYS: usize = 32;
 
-/// Data about the user: a checked e-mail and IP address plus other keys kept as given.
+/// Data about the user: a checked e-mail and IP address plus other keys kept as given, except
+/// for card data ([`sanitize_user_data`]: card numbers masked in keys and values, card
+/// security codes dropped).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserData {
     pub email: Option<Email>,
@@ -129,24 +132,32 @@ pub struct UserData {
     pub extra: BTreeMap<String, String>,
 }
 
+/// Where user data comes from: a request, checked by the rules of the day, or storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Request,
+    Stored,
+}
+
 impl UserData {
     /// Builds user data from string entries; every bad entry is reported under `userData.<key>`.
+    /// The e-mail and IP address are checked as given, then every entry is kept without card
+    /// data.
     pub fn parse(entries: &BTreeMap<String, String>) -> Result<Self, ValidationErrors> {
-        Self::read(entries, true)
+        Self::read(entries, Source::Request)
     }
 
     /// User data read back from storage: the rules of the day, except the one on control
-    /// characters, which earlier versions did not have (what is kept stays readable).
+    /// characters, which earlier versions did not have (what is kept stays readable), and the
+    /// e-mail's, which was checked before its card numbers were masked. Card data is removed
+    /// again, which changes nothing in what this version stored.
     pub fn from_stored(entries: &BTreeMap<String, String>) -> Result<Self, ValidationErrors> {
-        Self::read(entries, false)
+        Self::read(entries, Source::Stored)
     }
 
-    fn read(
-        entries: &BTreeMap<String, String>,
-        refuse_controls: bool,
-    ) -> Result<Self, ValidationErrors> {
+    fn read(entries: &BTreeMap<String, String>, source: Source) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        let mut data = UserData::default();
+        let mut ip_address = None;
         if entries.len() > USER_DATA_MAX_KEYS {
             errors.push(
                 "userData",
@@ -154,36 +165,45 @@ impl UserData {
             );
         }
         for (key, value) in entries {
-            if refuse_controls && key.chars().any(crate::is_refused_control) {
-                let error =
-                    FieldError::new("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
-                if !errors.0.contains(&error) {
-                    errors.0.push(error);
+            if source == Source::Request {
+                if key.chars().any(crate::is_refused_control) {
+                    let error =
+                        FieldError::new("userData", format!("keys {}", crate::CONTROL_CHARACTERS));
+                    if !errors.0.contains(&error) {
+                        errors.0.push(error);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if refuse_controls {
                 if let Err(error) = crate::no_control_characters(value) {
                     errors.push(format!("userData.{key}"), error.0);
                     continue;
                 }
             }
             match key.as_str() {
-                "email" => data.email = errors.check("userData.email", Email::parse(value)),
+                "email" if source == Source::Request => {
+                    errors.check("userData.email", Email::parse(value));
+                }
                 "ipAddress" => {
-                    data.ip_address = errors.check(
+                    ip_address = errors.check(
                         "userData.ipAddress",
                         IpAddr::from_str(value)
                             .map_err(|_| ValueError::new("must be a valid IPv4 or IPv6 address")),
                     )
                 }
-                _ => {
-                    data.extra
-                        .insert(key.clone(), crate::request::mask_if_card_number(value));
-                }
+                _ => {}
             }
         }
-        errors.into_result().map(|()| data)
+        errors.into_result()?;
+        // An IP address holds at most 12 decimal digits, none joined by separators: no card
+        // number can be in it, and it is kept as parsed.
+        let mut extra = sanitize_user_data(entries);
+        extra.remove("ipAddress");
+        let email = extra.remove("email").map(Email);
+        Ok(UserData {
+            email,
+            ip_address,
+            extra,
+        })
     }
 
     /// All entries as strings, `email` and `ipAddress` included.
@@ -326,6 +346,42 @@ mod tests {
             .0
             .iter()
             .all(|e| e.message.contains("control characters")));
+    }
+
+    #[test]
+    fn user_data_keeps_no_card_data_and_reads_back_as_kept() {
+        let given = entries(&[
+            ("email", "4242424242424242@shop.example"),
+            ("ipAddress", "192.168.100.200"),
+            ("note", "card 4242 4242 4242 4242, cvc 737"),
+            ("CVC", "737"),
+            ("cvv2", "737"),
+        ]);
+        let data = UserData::parse(&given).expect("valid user data");
+        assert_eq!(
+            data.email.as_ref().map(Email::as_str),
+            Some("424242******4242@shop.example")
+        );
+        assert_eq!(
+            data.entries(),
+            entries(&[
+                ("email", "424242******4242@shop.example"),
+                ("ipAddress", "192.168.100.200"),
+                ("note", "card 424242******4242, cvc 737"),
+            ])
+        );
+        assert_eq!(UserData::from_stored(&data.entries()), Ok(data.clone()));
+        // Rows an earlier version stored are read without their card data.
+        assert_eq!(UserData::from_stored(&given), Ok(data));
+    }
+
+    #[test]
+    fn an_email_made_malformed_by_masking_is_kept_and_read_back() {
+        let given = entries(&[("email", "a@4242-4242-4242-4242.example")]);
+        let data = UserData::parse(&given).expect("valid as given");
+        let kept = data.entries();
+        assert_eq!(kept["email"], "a@424242******4242.example");
+        assert_eq!(UserData::from_stored(&kept), Ok(data));
     }
 
     #[test]

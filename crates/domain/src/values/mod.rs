@@ -1,6 +1,8 @@
 //! Validated value types: once one exists, it is valid.
 
 mod card;
+mod card_data;
+mod card_text;
 mod contact;
 mod error;
 mod ids;
@@ -11,6 +13,8 @@ mod text;
 mod timestamp;
 
 pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
+pub use card_data::{is_card_code_key, sanitize_requisites, sanitize_user_data};
+pub use card_text::mask_card_numbers;
 pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
 pub use ids::{MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId, UserId};

@@ -140,7 +140,7 @@ fn requisites_given_with_the_deposit_are_stored_as_parsed() {
     let given = KeptObject::new()
         .with("pan", "4242424242424242")
         .with("cvc", "123");
-    request.requisites = Some(crate::request::sanitize_requisites(&given));
+    request.requisites = Some(crate::sanitize_requisites(&given));
 
     let (_, new) = Mocks::new().with(provider_waits).stores_deposit(request);
 
