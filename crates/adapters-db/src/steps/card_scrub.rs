@@ -2,7 +2,8 @@
 //! every stored operation and the requisites of every stored deposit get the rules new
 //! requests get ([`sanitize_user_data`], [`sanitize_requisites`]): card numbers inside their
 //! keys and strings masked, card security codes dropped. Payout requisites are structured
-//! (their card number was masked when stored) and stay as they are.
+//! (their card number was masked when stored): only the names in them are free text, and get
+//! their card numbers masked ([`sanitize_payout_requisites`]); the phone stays as it is.
 //!
 //! A batch rewrites only the rows the rules change, each with an update guarded by the text
 //! it read; masked text no longer holds a card number, so doing a batch again changes
@@ -22,7 +23,7 @@ use anyhow::Context;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use domain::ports::StoreError;
-use domain::{sanitize_requisites, sanitize_user_data, KeptObject};
+use domain::{sanitize_payout_requisites, sanitize_requisites, sanitize_user_data, KeptObject};
 
 use super::{advance, finish, progress};
 use crate::conn::DbConn;
@@ -133,9 +134,9 @@ fn scrub_batch(conn: &mut DbConn) -> Result<Batch, TxError<StoreError>> {
             .transpose()
             .map_err(corrupt)?
             .flatten();
-        let clean_requisites = match (deposit, requisites) {
-            (true, Some(text)) => clean_requisites(text).map_err(corrupt)?,
-            _ => None,
+        let clean_requisites = match requisites {
+            Some(text) => clean_requisites(text, *deposit).map_err(corrupt)?,
+            None => None,
         };
         if let (Some(old), Some(new)) = (user_data, &clean_user_data) {
             let written = diesel::update(
@@ -194,11 +195,16 @@ fn clean_user_data(text: &str) -> anyhow::Result<Option<Option<String>>> {
     Ok(Some(text))
 }
 
-/// The requisites text to store instead of `text`, or `None` when it holds no card data.
-fn clean_requisites(text: &str) -> anyhow::Result<Option<String>> {
+/// The requisites text to store instead of a deposit's or a payout's `text`, or `None` when
+/// it holds no card data.
+fn clean_requisites(text: &str, deposit: bool) -> anyhow::Result<Option<String>> {
     let kept: KeptObject =
         serde_json::from_str(text).map_err(|e| bad("operations.requisites", e))?;
-    let clean = sanitize_requisites(&kept);
+    let clean = if deposit {
+        sanitize_requisites(&kept)
+    } else {
+        sanitize_payout_requisites(&kept)
+    };
     if clean == kept {
         return Ok(None);
     }

@@ -42,9 +42,12 @@ const DIRTY_REQUISITES: &str = r#"{"card":{"Cid":"code-5821-c","list":["5555-555
 const CLEAN_USER_DATA: &str = r#"{"email":"a@shop.example","note":"pay 424242******4242 now"}"#;
 const CLEAN_REQUISITES: &str = r#"{"card":{"list":["555555******4444",{"kept":true}],"number":"400000******0002"},"n":"424242******4242"}"#;
 
-/// A payout's requisites: structured, never scanned (this phone passes the Luhn check).
+/// A payout's requisites: structured; only its names are scanned (this phone passes the Luhn
+/// check, and is kept).
 const PAYOUT_REQUISITES: &str =
-    r#"{"accountName":"Ivan Ivanov","bankName":"Bank A","phone":"+7900123456786"}"#;
+    r#"{"accountName":"Ivan 5555 5555 5555 4444","bankName":"Bank A","phone":"+7900123456786"}"#;
+const CLEAN_PAYOUT_REQUISITES: &str =
+    r#"{"accountName":"Ivan 555555******4444","bankName":"Bank A","phone":"+7900123456786"}"#;
 
 /// Data with no card data in it: left byte for byte as it is.
 const PLAIN_USER_DATA: &str = r#"{"country":"RU","order":"12345, 2026-12-03"}"#;
@@ -227,7 +230,12 @@ async fn stored_card_data_is_masked_and_codes_dropped_by_the_migration() {
             payout.user_data.as_deref(),
             Some(r#"{"note":"to 411111******1111"}"#)
         );
-        assert_eq!(payout.requisites, payout_before.requisites, "left alone");
+        assert_eq!(
+            payout.requisites.as_deref(),
+            Some(CLEAN_PAYOUT_REQUISITES),
+            "the name masked, the phone kept"
+        );
+        assert_ne!(payout.requisites, payout_before.requisites);
         let plain = stored_one(&t, &staged.plain);
         assert_eq!(plain.user_data.as_deref(), Some(PLAIN_USER_DATA));
         assert_eq!(plain.requisites.as_deref(), Some("{}"));

@@ -1,5 +1,6 @@
 use std::fmt;
 
+use super::card_data::sanitize_payout_requisites;
 use super::{bounded_text, KeptObject, ValidationErrors, ValueError};
 
 /// Whether a string of digits passes the Luhn check.
@@ -154,9 +155,10 @@ impl WithdrawalRequisites {
         }
     }
 
-    /// The requisites as they may be stored and returned: the card number masked.
+    /// The requisites as they may be stored and returned: the card number masked, and card
+    /// numbers typed into the names masked too ([`sanitize_payout_requisites`]).
     pub fn to_kept(&self) -> KeptObject {
-        match self {
+        let given = match self {
             Self::Sbp {
                 phone,
                 account_name,
@@ -171,13 +173,37 @@ impl WithdrawalRequisites {
             } => KeptObject::new()
                 .with("pan", pan.masked())
                 .with("cardholderName", cardholder_name.as_str()),
-        }
+        };
+        sanitize_payout_requisites(&given)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn card_numbers_typed_into_payout_names_are_stored_masked_and_the_phone_kept() {
+        let card =
+            WithdrawalRequisites::card(Some("4242424242424242"), Some("IVAN 5555 5555 5555 4444"))
+                .expect("valid");
+        let kept = card.to_kept();
+        assert_eq!(kept.text("pan"), Some("424242******4242"));
+        assert_eq!(kept.text("cardholderName"), Some("IVAN 555555******4444"));
+        // A 15-digit phone may pass the Luhn check; it is the number to pay, kept as given.
+        let phone = "+424242424242424";
+        assert!(luhn_valid(&phone[1..]));
+        let sbp = WithdrawalRequisites::sbp(
+            Some(phone),
+            Some("Ivan 4000-0000-0000-0002"),
+            Some("Bank 4000.0000.0000.0002"),
+        )
+        .expect("valid");
+        let kept = sbp.to_kept();
+        assert_eq!(kept.text("phone"), Some(phone));
+        assert_eq!(kept.text("accountName"), Some("Ivan 400000******0002"));
+        assert_eq!(kept.text("bankName"), Some("Bank 400000******0002"));
+    }
 
     #[test]
     fn luhn_accepts_test_cards_and_refuses_typos() {

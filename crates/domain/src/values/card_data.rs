@@ -44,6 +44,27 @@ fn sanitize_value(value: &Kept) -> Kept {
     }
 }
 
+/// The keys of a payout's requisites that are names typed by someone (the recipient's, the
+/// bank's): free text, so card numbers in them are masked. The card number itself is kept
+/// masked by its own rule, and the phone is a number to pay, not text.
+pub const PAYOUT_NAME_KEYS: [&str; 3] = ["accountName", "bankName", "cardholderName"];
+
+/// Payout requisites as stored: card numbers masked in the names ([`PAYOUT_NAME_KEYS`]);
+/// every other entry as it is.
+pub fn sanitize_payout_requisites(map: &KeptObject) -> KeptObject {
+    map.iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Kept::Text(text) if PAYOUT_NAME_KEYS.contains(&key.as_str()) => {
+                    Kept::Text(mask_card_numbers(text).into_owned())
+                }
+                other => other.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
 /// `userData` entries as stored: entries named like a card security code dropped, card
 /// numbers masked in every key and value (`email` and `ipAddress` included).
 pub fn sanitize_user_data(entries: &BTreeMap<String, String>) -> BTreeMap<String, String> {

@@ -13,7 +13,10 @@ mod text;
 mod timestamp;
 
 pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
-pub use card_data::{is_card_code_key, sanitize_requisites, sanitize_user_data};
+pub use card_data::{
+    is_card_code_key, sanitize_payout_requisites, sanitize_requisites, sanitize_user_data,
+    PAYOUT_NAME_KEYS,
+};
 pub use card_text::mask_card_numbers;
 pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
