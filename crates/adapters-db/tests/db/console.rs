@@ -28,7 +28,8 @@ use crate::helpers::{
     merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
 };
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
+    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
+    HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
 };
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
@@ -1248,6 +1249,7 @@ async fn health_counts_open_callbacks_stuck_operations_discrepancies_and_the_las
             db.health(day_ago).await.expect("health"),
             Health {
                 callbacks_pending: 1,
+                callbacks_held: 0,
                 callbacks_failed: 1,
                 stuck_processing: 1,
                 open_discrepancies: 2,
@@ -1335,7 +1337,7 @@ async fn sending_a_callback_now_changes_only_when_it_is_due() {
                 .expect("record"));
         }
         let stored = |id: OperationId| async move {
-            let all = db.list(false, 10).await.expect("list");
+            let all = db.list(None, 10).await.expect("list");
             all.into_iter()
                 .find(|c| c.operation_id == id)
                 .expect("listed")
@@ -1470,7 +1472,11 @@ async fn a_disabled_merchant_is_enabled_again() {
                 .expect("kept")
                 .enabled
         );
-        assert!(db.enable_merchant(&shop.id).await.expect("enable"));
+        assert_eq!(
+            db.enable_merchant(&shop.id, now()).await.expect("enable"),
+            Some(0),
+            "nothing was held"
+        );
         assert!(
             db.find_merchant(&shop.id)
                 .await
@@ -1488,7 +1494,10 @@ async fn a_disabled_merchant_is_enabled_again() {
                 .enabled
         );
         let nobody = MerchantId::parse("nobody").expect("id");
-        assert!(!db.enable_merchant(&nobody).await.expect("enable"));
+        assert_eq!(
+            db.enable_merchant(&nobody, now()).await.expect("enable"),
+            None
+        );
     })
     .await;
 }
@@ -1521,15 +1530,17 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert!(gone(&t));
-        assert_eq!(recorded_in(&t), (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]);
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
 
         // With operations, accounts, events and noted entries in it.
         let db = &t.db;
@@ -1561,6 +1572,10 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
+
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -1570,7 +1585,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         // The counters are rebuilt (in slot 0); the rest starts empty.
         assert_eq!(all_counts(db).await, expected);
         assert_eq!(t.rows_where("operation_counts", "slot <> 0"), 0);

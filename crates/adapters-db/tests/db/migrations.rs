@@ -46,8 +46,18 @@ pub const OUTBOX_WRITES: &str = "20261129000000";
 pub const COUNTER_SLOTS: &str = "20261130000000";
 
 /// The migration that gives PostgreSQL's hot tables domains and drops their foreign keys to
-/// rows never deleted (the newest).
+/// rows never deleted.
 pub const HOT_PATH: &str = "20261201000000";
+
+/// The migration that lets the outbox hold callbacks of disabled merchants.
+pub const HELD_CALLBACKS: &str = "20261205000000";
+
+/// The migration that makes discrepancies resolvable (the newest).
+pub const DISCREPANCY_RESOLUTION: &str = "20261206000000";
+
+/// What [`recorded`] answers: how many versions diesel's table records in all, then whether
+/// it records each migration, oldest first.
+pub type Recorded = [i64; 13];
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
@@ -108,14 +118,15 @@ pub fn revert_newest(url: &str) -> Result<String, String> {
 
 /// How many versions diesel's table records: all, the first version's, the providers', the
 /// process reports', the refunds', the secrets', the console's, the outbox leases', the
-/// outbox writes', the counter slots', the hot path's.
-fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+/// outbox writes', the counter slots', the hot path's, the held callbacks', the discrepancy
+/// resolution's.
+fn recorded(t: &impl Fn(&str) -> i64) -> Recorded {
     let count = |condition: &str| {
         t(&format!(
             "SELECT COUNT(*) AS n FROM __diesel_schema_migrations WHERE {condition}"
         ))
     };
-    (
+    [
         count("1 = 1"),
         count(&format!("version = '{FIRST_VERSION_NEWEST}'")),
         count(&format!("version = '{PROVIDERS}'")),
@@ -127,10 +138,12 @@ fn recorded(t: &impl Fn(&str) -> i64) -> (i64, i64, i64, i64, i64, i64, i64, i64
         count(&format!("version = '{OUTBOX_WRITES}'")),
         count(&format!("version = '{COUNTER_SLOTS}'")),
         count(&format!("version = '{HOT_PATH}'")),
-    )
+        count(&format!("version = '{HELD_CALLBACKS}'")),
+        count(&format!("version = '{DISCREPANCY_RESOLUTION}'")),
+    ]
 }
 
-pub fn recorded_in(t: &TestDb) -> (i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) {
+pub fn recorded_in(t: &TestDb) -> Recorded {
     recorded(&|sql: &str| t.count(sql))
 }
 
@@ -139,7 +152,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
     each_backend(|t| async move {
         // The database records the providers, process-report, refunds, secrets and console
         // migrations only.
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         let url = t.url.clone();
         let refused = tokio::task::spawn_blocking(move || first_version_start(&url))
             .await
@@ -147,7 +160,7 @@ async fn a_first_version_process_stops_at_start_against_the_new_schema() {
             .expect_err("a first-version process must not start");
         assert!(refused.contains("already exists"), "{refused}");
         // Its failed attempt changed nothing.
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert_eq!(t.rows("routes"), 8);
         t.db.migrate().expect("this version still starts");
     })
@@ -189,7 +202,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         );
         assert_eq!(
             recorded(&|sql: &str| fresh.count(sql)),
-            (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+            [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
         );
 
         let url = fresh.url.clone();
@@ -213,7 +226,7 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
                 "{message}"
             );
         }
-        assert_eq!(recorded_in(&t), (10, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [12, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
     })
     .await;
 }
@@ -238,6 +251,8 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -245,6 +260,8 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert_eq!(
             reverted,
             [
+                Ok(DISCREPANCY_RESOLUTION.to_string()),
+                Ok(HELD_CALLBACKS.to_string()),
                 Ok(HOT_PATH.to_string()),
                 Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
@@ -255,13 +272,13 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
                 Ok(PROCESSES.to_string())
             ]
         );
-        assert_eq!(recorded_in(&t), (1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(t.try_exec("SELECT id FROM gateway_processes").is_err());
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -282,6 +299,8 @@ async fn the_providers_migration_reverts_to_the_first_version() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
             ];
             (reverted, first_version_start(&url))
         })
@@ -290,6 +309,8 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert_eq!(
             reverted,
             [
+                Ok(DISCREPANCY_RESOLUTION.to_string()),
+                Ok(HELD_CALLBACKS.to_string()),
                 Ok(HOT_PATH.to_string()),
                 Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string()),
@@ -303,12 +324,12 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         );
         // A first-version process starts again: nothing is pending for it.
         assert_eq!(first, Ok(vec![]));
-        assert_eq!(recorded_in(&t), (1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
@@ -343,6 +364,8 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
                 revert_newest(&url),
                 revert_newest(&url),
                 revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
             ]
         })
         .await
@@ -350,6 +373,8 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
         assert_eq!(
             reverted,
             [
+                Ok(DISCREPANCY_RESOLUTION.to_string()),
+                Ok(HELD_CALLBACKS.to_string()),
                 Ok(HOT_PATH.to_string()),
                 Ok(COUNTER_SLOTS.to_string()),
                 Ok(OUTBOX_WRITES.to_string())
@@ -359,11 +384,11 @@ async fn the_outbox_writes_migration_drops_the_operation_index_and_reverts() {
         if postgres {
             assert_eq!(filled_to(70), 1, "the outbox leases migration's filling");
         }
-        assert_eq!(recorded_in(&t), (6, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [6, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]);
 
         t.db.migrate().expect("upgrade again");
         assert_eq!(operation_index(), 0);
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
     })
     .await;
 }
@@ -402,15 +427,26 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         let before = sums();
 
         let url = t.url.clone();
-        let reverted =
-            tokio::task::spawn_blocking(move || [revert_newest(&url), revert_newest(&url)])
-                .await
-                .expect("revert");
+        let reverted = tokio::task::spawn_blocking(move || {
+            [
+                revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
+            ]
+        })
+        .await
+        .expect("revert");
         assert_eq!(
             reverted,
-            [Ok(HOT_PATH.to_string()), Ok(COUNTER_SLOTS.to_string())]
+            [
+                Ok(DISCREPANCY_RESOLUTION.to_string()),
+                Ok(HELD_CALLBACKS.to_string()),
+                Ok(HOT_PATH.to_string()),
+                Ok(COUNTER_SLOTS.to_string())
+            ]
         );
-        assert_eq!(recorded_in(&t), (7, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0));
+        assert_eq!(recorded_in(&t), [7, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]);
         // Every sum the overview reads is kept, in slots 0 to 7.
         assert_eq!(sums(), before);
         assert_eq!(t.rows_where("operation_counts", "slot >= 8"), 0);
@@ -428,7 +464,7 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         assert!(add(9, 1, 1).is_err(), "eight slots again");
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert_eq!(add(40, 1, 1).is_ok(), postgres);
     })
     .await;
@@ -509,11 +545,24 @@ async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraint
         );
 
         let url = t.url.clone();
-        let reverted = tokio::task::spawn_blocking(move || revert_newest(&url))
-            .await
-            .expect("revert");
-        assert_eq!(reverted, Ok(HOT_PATH.to_string()));
-        assert_eq!(recorded_in(&t), (8, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0));
+        let reverted = tokio::task::spawn_blocking(move || {
+            [
+                revert_newest(&url),
+                revert_newest(&url),
+                revert_newest(&url),
+            ]
+        })
+        .await
+        .expect("revert");
+        assert_eq!(
+            reverted,
+            [
+                Ok(DISCREPANCY_RESOLUTION.to_string()),
+                Ok(HELD_CALLBACKS.to_string()),
+                Ok(HOT_PATH.to_string())
+            ]
+        );
+        assert_eq!(recorded_in(&t), [8, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0]);
         rules_hold();
         if postgres {
             assert_eq!(domains(), 0);
@@ -524,7 +573,7 @@ async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraint
         }
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         rules_hold();
         if postgres {
             assert_eq!(domains(), 9);

@@ -2,13 +2,13 @@
 //! every row; its revert restores the old shape, and refuses a database that has refunds.
 
 use domain::ledger::EntryKind;
-use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore};
+use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore, RetryOutcome};
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
-    REFUNDS, SECRETS,
+    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
+    HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES, REFUNDS, SECRETS,
 };
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
@@ -22,6 +22,8 @@ async fn revert(url: &str) -> Result<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -53,7 +55,7 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         ));
 
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         let keyed = format!("id = '{id}' AND operation_id = '{id}' AND refund_id IS NULL");
         assert_eq!(t.rows_where("callback_outbox", &keyed), 1);
         assert_eq!(
@@ -72,7 +74,10 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         assert_eq!(kept.deliveries.len(), 1);
         assert_eq!(kept.deliveries[0].http_status, Some(500));
         let at = Timestamp::from_millis(3_000);
-        assert!(t.db.retry(id.as_uuid(), at).await.expect("retry"));
+        assert_eq!(
+            t.db.retry(id.as_uuid(), at).await.expect("retry"),
+            RetryOutcome::Queued
+        );
         let claimed =
             t.db.claim_due("w", at, at.plus_seconds(60), 10)
                 .await
@@ -115,6 +120,8 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         .expect("claim");
 
         // Without refunds it reverts: the outbox keyed by operation again, its rows kept.
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -122,7 +129,7 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(REFUNDS.to_string()));
-        assert_eq!(recorded_in(&t), (2, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [2, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(t.try_exec("SELECT id FROM refunds").is_err());
         assert!(t.try_exec("SELECT refund_id FROM ledger").is_err());
         assert!(t.try_exec("SELECT id FROM callback_outbox").is_err());
@@ -137,13 +144,15 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         );
 
         t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         let story = t.db.operation_callbacks(first).await.expect("callbacks");
         assert_eq!(story.len(), 1);
 
         // With a refund recorded, the revert is refused and changes nothing.
         let deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let refund = refunded(&t.db, &deposit, 10_00).await;
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -157,7 +166,7 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         );
         assert_eq!(
             recorded_in(&t),
-            (3, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0),
+            [3, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0],
             "nothing changed"
         );
         assert_eq!(t.rows("callback_outbox"), 3);

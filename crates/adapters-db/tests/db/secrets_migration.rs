@@ -13,8 +13,8 @@ use crate::helpers::{
     rotate_now,
 };
 use crate::migrations::{
-    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES,
-    SECRETS,
+    recorded_in, revert_newest, CONSOLE, COUNTER_SLOTS, DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
+    HOT_PATH, OUTBOX_LEASES, OUTBOX_WRITES, SECRETS,
 };
 
 /// Reverts the newest migration of the database at `url` on a blocking thread.
@@ -28,6 +28,8 @@ async fn revert(url: &str) -> Result<String, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -56,7 +58,7 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         ));
 
         t.db.migrate().expect("upgrade");
-        assert_eq!(recorded_in(&t), (9, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assert_eq!(recorded_in(&t), [11, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
         assert!(t.try_exec("SELECT deposit_secret FROM merchants").is_err());
         assert!(t
             .try_exec("SELECT withdrawal_secret FROM merchants")
@@ -125,13 +127,15 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         let op_columns = "SELECT fingerprint_key FROM operations";
 
         // One clear secret per direction: the old columns come back with them.
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_LEASES.to_string()));
         assert_eq!(revert(&t.url).await, Ok(CONSOLE.to_string()));
         assert_eq!(revert(&t.url).await, Ok(SECRETS.to_string()));
-        assert_eq!(recorded_in(&t), (3, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0));
+        assert_eq!(recorded_in(&t), [3, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]);
         let restored = format!(
             "id = '{}' AND deposit_secret = '{}' AND withdrawal_secret = '{}'",
             shop.id,
@@ -158,6 +162,8 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             .insert_provider(&acquirer("bank-a", "a"), now())
             .await
             .expect("insert");
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
@@ -170,7 +176,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         );
         assert_eq!(
             recorded_in(&t),
-            (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0),
+            [4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],
             "nothing changed"
         );
         assert!(t.try_exec(op_columns).is_ok());
@@ -186,7 +192,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         );
         assert_eq!(
             recorded_in(&t),
-            (4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0),
+            [4, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],
             "nothing changed"
         );
         let kept =
@@ -202,6 +208,8 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upgraded_database_is_encrypted_without_a_clear_copy_of_the_old_columns() {
     each_backend(|t| async move {
+        assert_eq!(revert(&t.url).await, Ok(DISCREPANCY_RESOLUTION.to_string()));
+        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(HOT_PATH.to_string()));
         assert_eq!(revert(&t.url).await, Ok(COUNTER_SLOTS.to_string()));
         assert_eq!(revert(&t.url).await, Ok(OUTBOX_WRITES.to_string()));
