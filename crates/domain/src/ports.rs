@@ -557,9 +557,9 @@ pub trait OperatorStore: Send + Sync {
     /// (available and held each), including entries with no balance row. Empty: it holds.
     async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
 
-    /// The ledger entries written for operation `id` and for its refunds (whose entries carry
-    /// the refunded deposit's id), oldest first (empty if there are none, or no such
-    /// operation).
+    /// The ledger entries written for operation `id`, for its refunds (whose entries carry
+    /// the refunded deposit's id) and by hand naming it (with their actor and reason), oldest
+    /// first (empty if there are none, or no such operation).
     async fn operation_ledger(
         &self,
         id: OperationId,

@@ -99,8 +99,22 @@ async fn held_until_enabled(db: TestDb) {
         Some(Value::from("held"))
     );
 
+    let unknown = gateway(&db, &["merchant", "enable", "no-such-merchant"]);
+    unknown.expect_code(3);
+    assert!(unknown.stderr.contains("no-such-merchant"), "{unknown}");
     let enabled = gateway(&db, &["merchant", "enable", &shop.id]);
     enabled.expect_code(0);
+    let merchants = gateway(&db, &["merchant", "list", "--json"]);
+    merchants.expect_code(0);
+    let listed_shop = merchants.json().as_array().and_then(|all| {
+        all.iter()
+            .find(|m| m["merchantId"] == shop.id.as_str())
+            .cloned()
+    });
+    assert_eq!(
+        listed_shop.map(|m| m["enabled"].clone()),
+        Some(Value::Bool(true))
+    );
     assert!(
         enabled.stdout.contains("1 held callback(s) released"),
         "{enabled}"
