@@ -21,6 +21,9 @@ pub struct CallbackConfig {
     pub lease: Duration,
     /// How long to wait before claiming again when nothing was due.
     pub poll_interval: Duration,
+    /// How often the worker looks for held callbacks whose merchant is enabled and puts them
+    /// back to pending: a safety net, since enabling a merchant releases its own at once.
+    pub held_sweep: Duration,
 }
 
 impl Default for CallbackConfig {
@@ -33,6 +36,7 @@ impl Default for CallbackConfig {
             batch: 128,
             lease: Duration::from_secs(30),
             poll_interval: Duration::from_millis(250),
+            held_sweep: Duration::from_secs(60),
         }
     }
 }

@@ -3,7 +3,8 @@
 use domain::ports::AttemptResult;
 use prometheus::{IntCounter, Registry};
 
-/// How many attempts ended delivered, scheduled for retry, or failed for good.
+/// How many attempts ended delivered, scheduled for retry, or failed for good, and how many
+/// callbacks were held for a disabled merchant.
 #[derive(Debug, Clone)]
 pub struct CallbackMetrics {
     /// `gateway_callbacks_delivered_total`
@@ -12,6 +13,9 @@ pub struct CallbackMetrics {
     pub retried: IntCounter,
     /// `gateway_callbacks_failed_total`: callbacks given up (schedule exhausted or refused).
     pub failed: IntCounter,
+    /// `gateway_callbacks_held_total`: due callbacks held because their merchant is disabled
+    /// (not attempts).
+    pub held: IntCounter,
 }
 
 impl CallbackMetrics {
@@ -30,6 +34,10 @@ impl CallbackMetrics {
                 "gateway_callbacks_failed_total",
                 "Callbacks given up: schedule exhausted or target refused.",
             ),
+            held: counter(
+                "gateway_callbacks_held_total",
+                "Due callbacks held because their merchant is disabled.",
+            ),
         }
     }
 
@@ -38,6 +46,7 @@ impl CallbackMetrics {
         registry.register(Box::new(self.delivered.clone()))?;
         registry.register(Box::new(self.retried.clone()))?;
         registry.register(Box::new(self.failed.clone()))?;
+        registry.register(Box::new(self.held.clone()))?;
         Ok(())
     }
 
@@ -82,6 +91,6 @@ mod tests {
         let registry = Registry::new();
         metrics.register(&registry).expect("first registration");
         assert!(metrics.register(&registry).is_err());
-        assert_eq!(registry.gather().len(), 3);
+        assert_eq!(registry.gather().len(), 4);
     }
 }

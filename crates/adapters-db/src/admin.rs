@@ -1,6 +1,7 @@
 //! The operator's storage: the [`OperatorStore`] port (merchants, routes, providers, manual
 //! balance moves and `ledger verify`; the providers' writes are in `crate::providers`, the
-//! reads of one operation's ledger entries and callbacks in `crate::story`). The
+//! reads of one operation's ledger entries and callbacks in `crate::story`, discrepancies in
+//! `crate::discrepancies`). The
 //! rules are the domain's (`domain::operator`); what arrives here already passed them.
 //!
 //! Every method is one unit of work on a blocking thread; changes take effect in this process
@@ -13,7 +14,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use domain::ledger::{Balance, BalanceMove, LedgerMismatch, ManualNote};
+use domain::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
+use domain::ledger::{Balance, BalanceMove, LedgerMismatch, ManualEntry, ManualNote};
 use domain::merchant::{KeyRing, Merchant, SigningKey, SigningRulesChange};
 use domain::operator::{CheckedRoute, KeyRotation};
 use domain::ports::{
@@ -28,11 +30,13 @@ use crate::conn::DbConn;
 use crate::crypto::Vault;
 use crate::database::{Database, SECRETS_TTL};
 use crate::directory::{read_merchant, read_routes, MerchantKey};
+use crate::discrepancies::resolve_open_of;
+use crate::outbox::release_merchant;
 use crate::rows::{
     self, profile_from_rows, KeyRow, KeyRows, MerchantRow, NewKeyRow, NewMerchantRow, NewRouteRow,
 };
 use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
-use crate::store::{apply_noted_move, ledger_sums};
+use crate::store::{apply_manual_entry, ledger_sums};
 use crate::work::{corrupt, TxError};
 
 /// Which unique constraint a merchant insert broke.
@@ -161,21 +165,43 @@ enum RouteChange {
     Priority(i32),
 }
 
+/// Sets merchant `id`'s `enabled` flag in the caller's transaction; whether it exists.
+fn set_enabled<E>(conn: &mut DbConn, id: &str, on: bool) -> Result<bool, TxError<E>> {
+    let changed = diesel::update(merchants::table.find(id))
+        .set(merchants::enabled.eq(i16::from(on)))
+        .execute(conn)?;
+    Ok(changed == 1)
+}
+
 impl Database {
-    /// Enables or disables merchant `id`; `Ok(false)` if there is none. This process's
-    /// directory sees it at once.
-    async fn set_merchant_enabled(&self, id: &MerchantId, on: bool) -> Result<bool, StoreError> {
+    /// Disables merchant `id`; `Ok(false)` if there is none. This process's directory sees it
+    /// at once.
+    async fn disable(&self, id: &MerchantId) -> Result<bool, StoreError> {
         let id = id.as_str().to_string();
         let found = self
-            .write(move |conn| {
-                let changed = diesel::update(merchants::table.find(&id))
-                    .set(merchants::enabled.eq(i16::from(on)))
-                    .execute(conn)?;
-                Ok::<_, TxError<StoreError>>(changed == 1)
-            })
+            .write(move |conn| set_enabled::<StoreError>(conn, &id, false))
             .await?;
         self.forget_merchants();
         Ok(found)
+    }
+
+    /// Enables merchant `id` and releases its held callbacks in the same transaction: the
+    /// update of the merchant's row first (on PostgreSQL it waits for a hold that read the row
+    /// under `FOR SHARE`), then the release, which then sees what that hold wrote. How many
+    /// were released; `None` if there is no such merchant. This process's directory sees it
+    /// at once.
+    async fn enable(&self, id: &MerchantId, at: Timestamp) -> Result<Option<u64>, StoreError> {
+        let id = id.as_str().to_string();
+        let released = self
+            .write(move |conn| {
+                if !set_enabled::<StoreError>(conn, &id, true)? {
+                    return Ok(None);
+                }
+                Ok(Some(release_merchant::<StoreError>(conn, &id, at)?))
+            })
+            .await?;
+        self.forget_merchants();
+        Ok(released)
     }
 
     /// Applies `change` to route `id`; `Ok(false)` if there is none. This process's routing
@@ -309,12 +335,16 @@ impl OperatorStore for Database {
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
     async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
-        self.set_merchant_enabled(id, false).await
+        self.disable(id).await
     }
 
     #[tracing::instrument(skip(self), fields(merchant.id = %id))]
-    async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
-        self.set_merchant_enabled(id, true).await
+    async fn enable_merchant(
+        &self,
+        id: &MerchantId,
+        at: Timestamp,
+    ) -> Result<Option<u64>, StoreError> {
+        self.enable(id, at).await
     }
 
     #[tracing::instrument(skip_all, fields(merchant.id = %rotation.merchant, direction = %rotation.direction))]
@@ -433,18 +463,37 @@ impl OperatorStore for Database {
         self.read_provider_rows().await
     }
 
-    /// The ledger entry records `note`'s actor and reason.
+    /// The ledger entry records `note`'s actor and reason; one naming an operation resolves
+    /// its open discrepancies in the same transaction.
     #[tracing::instrument(skip_all, fields(merchant.id = %adjustment.merchant_id, actor = %note.actor))]
     async fn apply_manual_move(
         &self,
         adjustment: &BalanceMove,
         note: &ManualNote,
-    ) -> Result<Balance, ManualMoveError> {
+    ) -> Result<ManualEntry, ManualMoveError> {
         let (adjustment, note) = (adjustment.clone(), note.clone());
         self.write(move |conn| {
             let short = || ManualMoveError::InsufficientBalance;
-            match apply_noted_move(conn, &adjustment, Some(&note), short) {
-                Ok(()) => read_balance(conn, &adjustment),
+            match apply_manual_entry(conn, &adjustment, &note, short) {
+                Ok(entry_id) => {
+                    let resolved = match adjustment.operation_id {
+                        Some(operation) => {
+                            let resolution = Resolution {
+                                at: adjustment.at,
+                                actor: note.actor.clone(),
+                                note: ResolutionNote::from_stored(&note.reason),
+                                ledger_entry: Some(entry_id),
+                            };
+                            resolve_open_of(conn, operation, &resolution)?
+                        }
+                        None => Vec::new(),
+                    };
+                    Ok(ManualEntry {
+                        balance: read_balance(conn, &adjustment)?,
+                        entry_id,
+                        resolved,
+                    })
+                }
                 // The merchant does not exist (the domain looks first; this is a race or a bug).
                 Err(TxError::Db(DieselError::DatabaseError(
                     DatabaseErrorKind::ForeignKeyViolation,
@@ -495,5 +544,29 @@ impl OperatorStore for Database {
         id: OperationId,
     ) -> Result<Vec<CallbackDelivery>, StoreError> {
         self.read_operation_callbacks(id).await
+    }
+
+    async fn discrepancies(
+        &self,
+        open_only: bool,
+        limit: u32,
+    ) -> Result<Vec<RecordedDiscrepancy>, StoreError> {
+        self.read_discrepancies(open_only, limit).await
+    }
+
+    async fn operation_discrepancies(
+        &self,
+        id: OperationId,
+    ) -> Result<Vec<RecordedDiscrepancy>, StoreError> {
+        self.read_operation_discrepancies(id).await
+    }
+
+    #[tracing::instrument(skip(self, resolution), fields(actor = %resolution.actor))]
+    async fn resolve_discrepancy(
+        &self,
+        id: i64,
+        resolution: &Resolution,
+    ) -> Result<Resolved, StoreError> {
+        self.write_resolution(id, resolution).await
     }
 }

@@ -23,6 +23,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::attempt::{Attempt, Discrepancy};
 use domain::console::{status_code, EventDetail};
+use domain::discrepancy::Resolution;
 use domain::operation::Operation;
 use domain::ports::StoreError;
 use domain::refund::Refund;
@@ -166,6 +167,21 @@ impl NewEvent {
             note: format!("reported {}", discrepancy.reported),
         };
         NewEvent::new(discrepancy.operation_id, None, discrepancy.at, &detail)
+    }
+
+    /// Discrepancy `id` of `operation` was resolved as `resolution` says.
+    pub(crate) fn discrepancy_resolved(
+        operation: OperationId,
+        id: i64,
+        resolution: &Resolution,
+    ) -> anyhow::Result<NewEvent> {
+        let detail = EventDetail::DiscrepancyResolved {
+            discrepancy: id,
+            actor: resolution.actor.as_str().to_string(),
+            note: resolution.note.as_str().to_string(),
+            ledger_entry: resolution.ledger_entry,
+        };
+        NewEvent::new(operation, None, resolution.at, &detail)
     }
 
     /// The operation's id, for statements that bind the event themselves.

@@ -63,6 +63,12 @@
 //!   the change's own transaction (see `journal`); PostgreSQL's one-statement writes stay
 //!   one statement. Counters are written last, after balances, on the connection's own slot
 //!   (PostgreSQL) or one of eight drawn at random (SQLite).
+//! * A claimed callback whose merchant is disabled is held (`callback_outbox.state = 'held'`)
+//!   under a share lock on the merchant's row, re-reading `enabled`; enabling the merchant
+//!   releases its held callbacks in the enable's own transaction (see `outbox::held`).
+//! * A discrepancy is resolved once, guarded by `resolved_at IS NULL`, by an operator or by
+//!   a manual ledger entry naming its operation in the entry's own transaction (see
+//!   `discrepancies`).
 //! * Migrations are linear: a database holds every embedded migration up to the newest it
 //!   lists, and one that lists a migration this binary does not embed is refused (see
 //!   [`Database::migrate`]). Work on stored rows that SQL cannot do (masking card numbers
@@ -81,6 +87,7 @@ mod console;
 mod crypto;
 mod database;
 mod directory;
+mod discrepancies;
 mod group;
 mod journal;
 mod migrate;

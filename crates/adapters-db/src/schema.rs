@@ -203,6 +203,10 @@ diesel::table! {
         provider -> Text,
         reported -> Text,
         at -> BigInt,
+        resolved_at -> Nullable<BigInt>,
+        resolved_by -> Nullable<Text>,
+        resolution_note -> Nullable<Text>,
+        resolution_entry -> Nullable<BigInt>,
     }
 }
 

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
-use domain::ledger::EntryKind;
+use domain::console::Actor;
+use domain::ledger::{EntryKind, ManualNote};
 use domain::ports::{CallbackAttempt, StoreError};
 use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{OperationId, RefundId, Timestamp};
@@ -29,6 +30,8 @@ struct LedgerRow {
     held_delta: i64,
     created_at: i64,
     refund_id: Option<String>,
+    actor: Option<String>,
+    reason: Option<String>,
 }
 
 impl LedgerRow {
@@ -46,6 +49,15 @@ impl LedgerRow {
                 .refund_id
                 .map(|r| rows::refund_id("ledger.refund_id", &r))
                 .transpose()?,
+            // Manual entries name who made them and why (those from before the console
+            // kept that do not).
+            note: match (self.actor, self.reason) {
+                (Some(actor), Some(reason)) => Some(ManualNote {
+                    actor: Actor::from_stored(&actor),
+                    reason,
+                }),
+                _ => None,
+            },
         })
     }
 }
@@ -123,7 +135,7 @@ impl OutboxRow {
     }
 }
 
-/// The ledger entries of operation `id`, oldest first.
+/// The ledger entries of operation `id` (manual ones that name it included), oldest first.
 fn read_ledger(
     conn: &mut DbConn,
     id: OperationId,

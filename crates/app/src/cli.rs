@@ -43,6 +43,9 @@ pub enum Command {
     /// Inspect and re-send callbacks.
     #[command(subcommand)]
     Callbacks(CallbacksCommand),
+    /// List providers' discrepancies and mark them resolved.
+    #[command(subcommand)]
+    Discrepancy(DiscrepancyCommand),
     /// Check the ledger invariant.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -214,8 +217,11 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Disable a merchant: its requests are refused from then on.
+    /// Disable a merchant: its requests are refused and its callbacks held from then on.
     Disable { id: String },
+    /// Enable a merchant again: its requests are taken and its held callbacks go out on their
+    /// schedule.
+    Enable { id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,6 +244,10 @@ pub struct BalanceArgs {
     /// Why, recorded on the ledger entry and in the audit log (`manual` when left out).
     #[arg(long)]
     pub reason: Option<String>,
+    /// The operation the entry is about (an operationId of this merchant, in --currency): the
+    /// entry is linked to it and resolves its open discrepancies.
+    #[arg(long, value_name = "ID")]
+    pub operation: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -396,12 +406,36 @@ pub enum CallbacksCommand {
     /// List callbacks, newest first.
     List {
         /// Only failed callbacks.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "held")]
         failed: bool,
+        /// Only held callbacks (their merchant is disabled).
+        #[arg(long)]
+        held: bool,
         #[arg(long, default_value_t = 100)]
         limit: u32,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DiscrepancyCommand {
+    /// List discrepancies, newest first, with their resolution.
+    List {
+        /// Only open (unresolved) ones.
+        #[arg(long)]
+        open: bool,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark a discrepancy resolved, with why (it changes no status and moves no money).
+    Resolve {
+        id: i64,
+        /// Why it is settled: 1 to 500 characters.
+        #[arg(long)]
+        note: String,
     },
 }
 

@@ -3,7 +3,7 @@
 use domain::console::{hash_password, Actor, ConsoleAccount, Role};
 use domain::ledger::ManualNote;
 use domain::merchant::{full_access, Secret};
-use domain::operator::{CreateMerchantError, ManualMove, NewMerchant};
+use domain::operator::{CreateMerchantError, ManualAdjustment, ManualMove, NewMerchant};
 use domain::ports::{Clock, ConsoleStore};
 use domain::{Amount, Currency, MerchantId};
 
@@ -37,10 +37,13 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
             let note = ManualNote::new(Actor::cli("demo"), Some("demo starting balance"))?;
             operator
                 .adjust_balance(
-                    &merchant.id,
-                    Currency::RUB,
-                    amount,
-                    ManualMove::Credit,
+                    &ManualAdjustment {
+                        merchant: merchant.id.clone(),
+                        currency: Currency::RUB,
+                        amount,
+                        kind: ManualMove::Credit,
+                        operation: None,
+                    },
                     &note,
                 )
                 .await?;

@@ -20,7 +20,7 @@ pub enum Role {
     /// Also retries callbacks, sends them now, cancels at a provider and completes sandbox
     /// operations.
     Operator,
-    /// Also changes merchants, routes, providers and balances.
+    /// Also changes merchants, routes, providers and balances, and resolves discrepancies.
     Admin,
 }
 
@@ -65,7 +65,7 @@ pub enum Need {
     Read,
     /// Callbacks, cancel at a provider, the sandbox's complete.
     Act,
-    /// Merchants, routes, providers, balances.
+    /// Merchants, routes, providers, balances, discrepancies.
     Administer,
 }
 
@@ -361,6 +361,15 @@ pub enum EventDetail {
     },
     /// The provider reported something that contradicts the gateway's record.
     Discrepancy { provider: String, note: String },
+    /// An operator resolved discrepancy `discrepancy` (by hand, or with the manual ledger
+    /// entry `ledger_entry`).
+    #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+    DiscrepancyResolved {
+        discrepancy: i64,
+        actor: String,
+        note: String,
+        ledger_entry: Option<i64>,
+    },
     /// One callback delivery attempt.
     #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
     Callback {
@@ -401,9 +410,12 @@ pub struct MinuteCount {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Health {
     pub callbacks_pending: i64,
+    /// Held because their merchant is disabled.
+    pub callbacks_held: i64,
     pub callbacks_failed: i64,
     /// Operations processing whose `createdAt` is more than 24 hours ago.
     pub stuck_processing: i64,
+    /// Discrepancies not resolved yet.
     pub open_discrepancies: i64,
     pub last_check: Option<LedgerCheck>,
 }

@@ -231,6 +231,17 @@ impl ManualNote {
     }
 }
 
+/// A manual entry as written: the balance after it, the entry's number, and the
+/// discrepancies of the operation it names that it resolved (none when it names none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualEntry {
+    pub balance: Balance,
+    /// The entry's number in the ledger.
+    pub entry_id: i64,
+    /// The ids of the discrepancies it resolved, ascending.
+    pub resolved: Vec<i64>,
+}
+
 /// A merchant and currency whose balance differs from the sum of its ledger entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerMismatch {

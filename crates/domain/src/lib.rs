@@ -9,6 +9,7 @@ pub mod attempt;
 pub mod callback;
 pub mod circuit;
 pub mod console;
+pub mod discrepancy;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;

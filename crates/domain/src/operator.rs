@@ -10,7 +10,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::ledger::{manual_move, Balance, BalanceMove, LedgerMismatch};
+use crate::console::Actor;
+use crate::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
+use crate::ledger::{manual_move, BalanceMove, LedgerMismatch, ManualEntry};
 use crate::merchant::{KeyRing, Merchant, Secret, SigningRulesChange};
 use crate::ports::{
     Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
@@ -345,8 +347,46 @@ pub enum ManualMove {
 pub enum BalanceError {
     #[error("no merchant {merchant}")]
     UnknownMerchant { merchant: MerchantId },
+    /// The entry names an operation that does not exist.
+    #[error("no operation {operation}")]
+    UnknownOperation { operation: OperationId },
+    /// The entry names an operation of another merchant, or in another currency: an entry
+    /// moves the money of the operation it names.
+    #[error("operation {operation} is {merchant}'s in {currency}")]
+    NotTheOperations {
+        operation: OperationId,
+        merchant: MerchantId,
+        currency: Currency,
+    },
     #[error("the available balance is lower than {amount} {currency}")]
     InsufficientBalance { amount: Amount, currency: Currency },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A manual credit or debit as the operator asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManualAdjustment {
+    pub merchant: MerchantId,
+    pub currency: Currency,
+    pub amount: Amount,
+    pub kind: ManualMove,
+    /// The operation the entry is about (`--operation`): it must be the merchant's, in
+    /// `currency`; the entry resolves its open discrepancies.
+    pub operation: Option<OperationId>,
+}
+
+/// Why a discrepancy was not resolved. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The note breaks a rule (empty, too long, control characters).
+    #[error("note: {0}")]
+    Note(ValueError),
+    #[error("no discrepancy {0}")]
+    NotFound(i64),
+    /// It was resolved before; as it stands.
+    #[error("discrepancy {} is already resolved", .0.id)]
+    AlreadyResolved(Box<RecordedDiscrepancy>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -445,7 +485,6 @@ impl Operator {
         self.store.merchant_by_name(name).await
     }
 
-    /// Disables a merchant: its requests are refused from then on. `false` if it is unknown.
     /// The merchant with this id, enabled or not.
     pub async fn merchant(&self, id: &MerchantId) -> Result<Option<Merchant>, StoreError> {
         self.store.find_merchant(id).await
@@ -465,11 +504,19 @@ impl Operator {
             .find(|p| p.name.as_str() == name))
     }
 
-    /// Takes a disabled merchant's requests again; `false` if there is no such merchant.
-    pub async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
-        self.store.enable_merchant(id).await
+    /// Takes a disabled merchant's requests again and sends its held callbacks on their
+    /// schedule (due at once if their time has passed); returns how many were held, or `None`
+    /// if there is no such merchant.
+    pub async fn enable_merchant(&self, id: &MerchantId) -> Result<Option<u64>, StoreError> {
+        let released = self.store.enable_merchant(id, self.clock.now()).await?;
+        if let Some(released) = released {
+            tracing::info!(merchant.id = %id, callbacks.released = released, "merchant enabled");
+        }
+        Ok(released)
     }
 
+    /// Disables a merchant: its requests are refused from then on and its callbacks wait
+    /// (held) until it is enabled again. `false` if it is unknown.
     pub async fn disable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError> {
         self.store.disable_merchant(id).await
     }
@@ -588,35 +635,96 @@ impl Operator {
         self.store.disable_route(id).await
     }
 
-    /// Credits (`ManualMove::Credit`) or debits the merchant's available balance by `amount`,
-    /// written with a manual ledger entry, and returns the balance after it. The merchant must
-    /// exist (enabled or not); a debit must be covered by the available balance.
+    /// Credits (`ManualMove::Credit`) or debits the merchant's available balance by the
+    /// amount, written with a manual ledger entry, and returns the balance after it with the
+    /// entry. The merchant must exist (enabled or not); a debit must be covered by the
+    /// available balance. An entry that names an operation is linked to it (the operation
+    /// must be the merchant's, in the same currency) and resolves its open discrepancies in
+    /// the same transaction.
     pub async fn adjust_balance(
         &self,
-        merchant: &MerchantId,
-        currency: Currency,
-        amount: Amount,
-        kind: ManualMove,
+        adjustment: &ManualAdjustment,
         note: &crate::ledger::ManualNote,
-    ) -> Result<Balance, BalanceError> {
+    ) -> Result<ManualEntry, BalanceError> {
+        let ManualAdjustment {
+            merchant,
+            currency,
+            amount,
+            kind,
+            operation,
+        } = adjustment;
         if self.store.find_merchant(merchant).await?.is_none() {
             return Err(BalanceError::UnknownMerchant {
                 merchant: merchant.clone(),
             });
         }
-        let adjustment: BalanceMove = manual_move(
+        if let Some(id) = operation {
+            let found = self.operations.get(*id).await?;
+            let Some(named) = found else {
+                return Err(BalanceError::UnknownOperation { operation: *id });
+            };
+            if named.merchant_id() != merchant || named.currency() != *currency {
+                return Err(BalanceError::NotTheOperations {
+                    operation: *id,
+                    merchant: named.merchant_id().clone(),
+                    currency: named.currency(),
+                });
+            }
+        }
+        let mut entry: BalanceMove = manual_move(
             merchant.clone(),
-            currency,
-            amount,
-            kind == ManualMove::Credit,
+            *currency,
+            *amount,
+            *kind == ManualMove::Credit,
             self.clock.now(),
         );
-        match self.store.apply_manual_move(&adjustment, note).await {
-            Ok(balance) => Ok(balance),
-            Err(ManualMoveError::InsufficientBalance) => {
-                Err(BalanceError::InsufficientBalance { amount, currency })
+        entry.operation_id = *operation;
+        match self.store.apply_manual_move(&entry, note).await {
+            Ok(written) => {
+                if !written.resolved.is_empty() {
+                    tracing::info!(operation.id = ?operation, entry = written.entry_id, discrepancies = ?written.resolved, "manual entry resolved discrepancies");
+                }
+                Ok(written)
             }
+            Err(ManualMoveError::InsufficientBalance) => Err(BalanceError::InsufficientBalance {
+                amount: *amount,
+                currency: *currency,
+            }),
             Err(ManualMoveError::Store(e)) => Err(BalanceError::Store(e)),
+        }
+    }
+
+    /// Recorded discrepancies, newest first, at most `limit`; only open ones if `open_only`.
+    pub async fn discrepancies(
+        &self,
+        open_only: bool,
+        limit: u32,
+    ) -> Result<Vec<RecordedDiscrepancy>, StoreError> {
+        self.store.discrepancies(open_only, limit).await
+    }
+
+    /// Marks discrepancy `id` resolved by `actor` now, with `note` (trimmed, 1 to 500
+    /// characters). It changes no status and moves no money; a resolved one stays as it was.
+    pub async fn resolve_discrepancy(
+        &self,
+        id: i64,
+        actor: &Actor,
+        note: &str,
+    ) -> Result<RecordedDiscrepancy, ResolveError> {
+        let note = ResolutionNote::parse(note).map_err(ResolveError::Note)?;
+        let resolution = Resolution {
+            at: self.clock.now(),
+            actor: actor.clone(),
+            note,
+            ledger_entry: None,
+        };
+        match self.store.resolve_discrepancy(id, &resolution).await? {
+            Resolved::Now(done) => {
+                tracing::info!(discrepancy = id, operation.id = %done.operation_id, actor = %actor, "discrepancy resolved");
+                Ok(done)
+            }
+            Resolved::Already(found) => Err(ResolveError::AlreadyResolved(Box::new(found))),
+            Resolved::NotFound => Err(ResolveError::NotFound(id)),
         }
     }
 
@@ -640,6 +748,7 @@ impl Operator {
             attempts: self.operations.attempts(id).await?,
             ledger: self.store.operation_ledger(id).await?,
             callbacks: self.store.operation_callbacks(id).await?,
+            discrepancies: self.store.operation_discrepancies(id).await?,
         }))
     }
 }

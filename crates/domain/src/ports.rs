@@ -521,25 +521,58 @@ pub trait OperatorStore: Send + Sync {
     async fn list_providers(&self) -> Result<Vec<AcquirerProvider>, StoreError>;
 
     /// Applies a manual credit or debit with its ledger entry and returns the balance of that
-    /// merchant and currency after it. MUST return `InsufficientBalance` for a debit larger than
-    /// the available balance, writing nothing.
-    /// The ledger entry records `note`'s actor and reason.
+    /// merchant and currency after it, with the entry's number. MUST return
+    /// `InsufficientBalance` for a debit larger than the available balance, writing nothing.
+    /// The ledger entry records `note`'s actor and reason, and `adjustment.operation_id` (the
+    /// operation it names, already checked to be the merchant's). When it names one, every
+    /// open discrepancy of that operation is resolved in the same transaction, at
+    /// `adjustment.at`, by `note`'s actor with its reason, naming the entry (and written on
+    /// the operation's timeline).
     async fn apply_manual_move(
         &self,
         adjustment: &BalanceMove,
         note: &crate::ledger::ManualNote,
-    ) -> Result<Balance, ManualMoveError>;
+    ) -> Result<crate::ledger::ManualEntry, ManualMoveError>;
 
-    /// Enables a merchant again; `false` if there is no such merchant.
-    async fn enable_merchant(&self, id: &MerchantId) -> Result<bool, StoreError>;
+    /// Enables a merchant again and, in the same transaction, puts its held callbacks back to
+    /// pending (their due times kept; updated at `at`); returns how many, or `None` if there
+    /// is no such merchant (nothing changed). MUST be ordered against
+    /// [`CallbackOutbox::hold`] so that no callback of the merchant stays held once it commits.
+    async fn enable_merchant(
+        &self,
+        id: &MerchantId,
+        at: Timestamp,
+    ) -> Result<Option<u64>, StoreError>;
+
+    /// Recorded discrepancies, newest first, at most `limit`; only open ones if `open_only`.
+    async fn discrepancies(
+        &self,
+        open_only: bool,
+        limit: u32,
+    ) -> Result<Vec<crate::discrepancy::RecordedDiscrepancy>, StoreError>;
+
+    /// The discrepancies recorded for operation `id`, oldest first.
+    async fn operation_discrepancies(
+        &self,
+        id: OperationId,
+    ) -> Result<Vec<crate::discrepancy::RecordedDiscrepancy>, StoreError>;
+
+    /// Resolves discrepancy `id` with `resolution`, writing the resolution on its operation's
+    /// timeline, in one transaction. MUST NOT change one already resolved (even concurrently):
+    /// `Already` with it as it stands; `NotFound` if there is none.
+    async fn resolve_discrepancy(
+        &self,
+        id: i64,
+        resolution: &crate::discrepancy::Resolution,
+    ) -> Result<crate::discrepancy::Resolved, StoreError>;
 
     /// Every merchant and currency whose balance differs from the sums of its ledger entries
     /// (available and held each), including entries with no balance row. Empty: it holds.
     async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
 
-    /// The ledger entries written for operation `id` and for its refunds (whose entries carry
-    /// the refunded deposit's id), oldest first (empty if there are none, or no such
-    /// operation).
+    /// The ledger entries written for operation `id`, for its refunds (whose entries carry
+    /// the refunded deposit's id) and by hand naming it (with their actor and reason), oldest
+    /// first (empty if there are none, or no such operation).
     async fn operation_ledger(
         &self,
         id: OperationId,
@@ -641,13 +674,14 @@ pub trait ConsoleStore: Send + Sync {
         to: Timestamp,
     ) -> Result<Vec<MinuteCount>, StoreError>;
 
-    /// Callbacks pending and failed, operations processing since before `stuck_before`, open
-    /// discrepancies and the last ledger check.
+    /// Callbacks pending, held and failed, operations processing since before `stuck_before`,
+    /// open (unresolved) discrepancies and the last ledger check.
     async fn health(&self, stuck_before: Timestamp) -> Result<Health, StoreError>;
 
     async fn record_ledger_check(&self, check: &LedgerCheck) -> Result<(), StoreError>;
 
-    /// Pending and failed callbacks (operations' and refunds'), newest first, at most `limit`.
+    /// Pending, held and failed callbacks (operations' and refunds'), newest first, at most
+    /// `limit`.
     async fn open_callbacks(&self, limit: u32) -> Result<Vec<CallbackStatus>, StoreError>;
 
     /// Makes a pending callback due at `now` (its attempt count and schedule unchanged);
@@ -861,6 +895,44 @@ pub enum CallbackState {
     Pending,
     Delivered,
     Failed,
+    /// Due while its merchant was disabled: it waits, its attempt count, failures and due time
+    /// as they were, and goes back to pending when the merchant is enabled again.
+    Held,
+}
+
+impl CallbackState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallbackState::Pending => "pending",
+            CallbackState::Delivered => "delivered",
+            CallbackState::Failed => "failed",
+            CallbackState::Held => "held",
+        }
+    }
+}
+
+/// What putting a claimed callback on hold did ([`CallbackOutbox::hold`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldOutcome {
+    /// Held: no attempt made or counted, its due time kept, its lease ended.
+    Held,
+    /// The merchant is enabled as of the hold's own read (it was enabled after the caller read
+    /// it): nothing changed, the caller still holds the lease and sends it.
+    MerchantEnabled,
+    /// The caller no longer holds the lease: nothing changed.
+    NotLeased,
+}
+
+/// What an operator's retry of a callback did ([`CallbackOutbox::retry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryOutcome {
+    /// The failed callback is pending again with a fresh schedule, due now.
+    Queued,
+    /// The callback is held (its merchant is disabled): nothing changed; enabling the
+    /// merchant sends it.
+    Held,
+    /// There is no failed (or held) callback under that id: nothing changed.
+    NotFailed,
 }
 
 /// A callback as an operator sees it.
@@ -904,13 +976,37 @@ pub trait CallbackOutbox: Send + Sync {
     /// Ends every lease `owner` holds without recording an attempt (graceful shutdown).
     async fn release(&self, owner: &str) -> Result<(), StoreError>;
 
-    /// Queues a failed callback again with a fresh schedule, due at `now`: the operation's own
-    /// callback when `id` is an operation's id, a refund's when it is a refund's. `Ok(false)`
-    /// if there is no failed callback under that id.
-    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError>;
+    /// Puts `callback`, claimed by `owner` and read as its merchant's while that merchant was
+    /// disabled, on hold at `at`: state held, lease ended, attempts, failures and due time
+    /// unchanged (no attempt is made or counted). The merchant's `enabled` flag MUST be read
+    /// again in the same transaction, ordered against [`OperatorStore::enable_merchant`] (so
+    /// that a callback is never left held after an enable committed): if it is enabled then,
+    /// nothing changes and `MerchantEnabled` is returned. `NotLeased` (nothing changed) if
+    /// `owner` no longer holds the lease.
+    async fn hold(
+        &self,
+        owner: &str,
+        callback: &PendingCallback,
+        at: Timestamp,
+    ) -> Result<HoldOutcome, StoreError>;
 
-    /// Callbacks, newest first, at most `limit`; only failed ones if `failed_only`.
-    async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError>;
+    /// The safety net of [`OperatorStore::enable_merchant`]: every held callback whose
+    /// merchant is enabled goes back to pending at `at`, its due time kept. Returns how many.
+    /// MUST cost next to nothing when no callback is held.
+    async fn release_held(&self, at: Timestamp) -> Result<u64, StoreError>;
+
+    /// Queues a failed callback again with a fresh schedule, due at `now`: the operation's own
+    /// callback when `id` is an operation's id, a refund's when it is a refund's. A held
+    /// callback is left as it is (`Held`); `NotFailed` if there is no failed callback under
+    /// that id.
+    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<RetryOutcome, StoreError>;
+
+    /// Callbacks, newest first, at most `limit`; only those in state `only` when given.
+    async fn list(
+        &self,
+        only: Option<CallbackState>,
+        limit: u32,
+    ) -> Result<Vec<CallbackStatus>, StoreError>;
 }
 
 #[cfg(test)]

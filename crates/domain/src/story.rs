@@ -1,12 +1,13 @@
 //! Everything recorded about one operation, for the operator (`gateway operation show`): the
-//! operation, its provider attempts, its ledger entries and its callback deliveries, its
-//! refunds' included.
+//! operation, its provider attempts, its ledger entries (manual ones that name it included)
+//! and its callback deliveries, its refunds' included, and its discrepancies.
 //!
 //! Nothing here decides anything: these are read-only records, gathered by
 //! [`crate::operator::Operator::operation_story`].
 
 use crate::attempt::Attempt;
-use crate::ledger::EntryKind;
+use crate::discrepancy::RecordedDiscrepancy;
+use crate::ledger::{EntryKind, ManualNote};
 use crate::operation::Operation;
 use crate::ports::{CallbackAttempt, CallbackState};
 use crate::{Currency, RefundId, Timestamp};
@@ -25,6 +26,8 @@ pub struct LedgerEntry {
     pub at: Timestamp,
     /// The refund that wrote it, for a refund's entry.
     pub refund_id: Option<RefundId>,
+    /// Who made it and why, for a manual entry that names the operation.
+    pub note: Option<ManualNote>,
 }
 
 /// An operation's callback, or one of its refunds': where it stands in the outbox and each
@@ -63,4 +66,6 @@ pub struct OperationStory {
     /// Its own callback (none without a `callbackUrl` or while it is processing), then its
     /// refunds' callbacks in the order they were queued.
     pub callbacks: Vec<CallbackDelivery>,
+    /// The discrepancies providers reported for it, oldest first, open or resolved.
+    pub discrepancies: Vec<RecordedDiscrepancy>,
 }

@@ -1,10 +1,11 @@
-//! One delivery: the merchant's newest secret, the signed POST, the attempt recorded.
+//! One delivery: the merchant's newest secret, the signed POST, the attempt recorded; or, for
+//! a disabled merchant, the callback held until the merchant is enabled again.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use domain::merchant::Merchant;
-use domain::ports::{AttemptResult, CallbackAttempt, Chain, PendingCallback};
+use domain::ports::{AttemptResult, CallbackAttempt, Chain, HoldOutcome, PendingCallback};
 use domain::MerchantId;
 use tracing::{error, info, warn};
 
@@ -51,7 +52,34 @@ impl Inner {
             .collect()
     }
 
-    /// Makes one attempt and records it; returns what was recorded, if anything.
+    /// Puts `callback`, whose merchant was read disabled, on hold: no attempt is made or
+    /// counted. `true` if it is to be sent after all: the store read the merchant enabled
+    /// (enabled since the read, which may be a few seconds old); the lease is still ours.
+    async fn hold(&self, callback: &PendingCallback) -> bool {
+        let at = self.clock.now();
+        match self.outbox.hold(&self.owner, callback, at).await {
+            Ok(HoldOutcome::Held) => {
+                self.metrics.held.inc();
+                info!("callback held: its merchant is disabled");
+                false
+            }
+            Ok(HoldOutcome::MerchantEnabled) => {
+                info!("the merchant was enabled meanwhile; sending the callback");
+                true
+            }
+            Ok(HoldOutcome::NotLeased) => {
+                warn!("the lease ended before the callback was held; another process owns it now");
+                false
+            }
+            Err(e) => {
+                error!(error = %Chain(&e), "holding the callback failed; it comes back when its lease ends");
+                false
+            }
+        }
+    }
+
+    /// Makes one attempt and records it; returns what was recorded, if anything. A callback
+    /// of a disabled merchant is held instead (see [`Inner::hold`]): nothing is recorded.
     #[tracing::instrument(
         name = "callback.deliver",
         skip_all,
@@ -86,10 +114,10 @@ impl Inner {
             Ok(None) => {
                 SendOutcome::refused(format!("merchant {} not found", callback.merchant_id))
             }
-            Ok(Some(merchant)) if !merchant.enabled => {
-                SendOutcome::refused(format!("merchant {} is disabled", callback.merchant_id))
-            }
             Ok(Some(merchant)) => {
+                if !merchant.enabled && !self.hold(&callback).await {
+                    return None;
+                }
                 let secret = merchant.signing_secret(callback.direction);
                 self.notifier
                     .send(&callback, secret, self.clock.now())

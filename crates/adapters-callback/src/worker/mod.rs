@@ -97,22 +97,55 @@ impl CallbackWorker {
         Ok(count)
     }
 
+    /// Puts held callbacks whose merchant is enabled back to pending (the safety net
+    /// [`CallbackWorker::run`] runs every `held_sweep`); returns how many.
+    pub async fn sweep_held(&self) -> anyhow::Result<u64> {
+        let inner = &self.inner;
+        let released = inner
+            .outbox
+            .release_held(inner.clock.now())
+            .await
+            .context("releasing held callbacks of enabled merchants")?;
+        if released > 0 {
+            // Enabling a merchant releases its own: these were left over (say, a merchant
+            // enabled by hand in the database).
+            warn!(
+                callbacks = released,
+                "held callbacks of enabled merchants were released by the sweep"
+            );
+        }
+        Ok(released)
+    }
+
     /// Delivers callbacks until `shutdown` resolves, then stops claiming, lets deliveries in
     /// flight finish (bounded by the timeout) and releases this owner's leases.
+    ///
+    /// A callback whose merchant is disabled is held, not attempted; every `held_sweep` (and
+    /// at start) held callbacks of enabled merchants are put back to pending.
     ///
     /// New work is claimed when delivery slots are free (see `slots`: half a batch of them,
     /// or what is free after a few milliseconds), so a slow merchant holds up only the slots
     /// its own callbacks occupy. The merchants of a claimed batch are read together, with
     /// their current secrets, just before its deliveries start.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
-        let inner = self.inner;
         let mut shutdown = std::pin::pin!(shutdown);
-        let slots = Arc::new(Semaphore::new(inner.config.concurrency));
-        let batch = usize::try_from(inner.config.batch).unwrap_or(usize::MAX);
+        let slots = Arc::new(Semaphore::new(self.inner.config.concurrency));
+        let batch = usize::try_from(self.inner.config.batch).unwrap_or(usize::MAX);
         let mut tasks = JoinSet::new();
-        info!(owner = %inner.owner, "callback worker started");
+        let mut next_sweep = tokio::time::Instant::now();
+        info!(owner = %self.inner.owner, "callback worker started");
         loop {
             reap(&mut tasks);
+            if tokio::time::Instant::now() >= next_sweep {
+                if let Err(e) = self.sweep_held().await {
+                    warn!(
+                        error = format!("{e:#}"),
+                        "the sweep of held callbacks failed; it runs again later"
+                    );
+                }
+                next_sweep = tokio::time::Instant::now() + self.inner.config.held_sweep;
+            }
+            let inner = &self.inner;
             let first = tokio::select! {
                 biased;
                 () = &mut shutdown => break,
@@ -121,7 +154,7 @@ impl CallbackWorker {
                     Err(_) => break,
                 },
             };
-            let mut held = slots::gather(
+            let mut permits = slots::gather(
                 &slots,
                 first,
                 batch,
@@ -129,9 +162,9 @@ impl CallbackWorker {
                 slots::LINGER,
             )
             .await;
-            let claimed = inner.claim(held.len()).await;
+            let claimed = inner.claim(permits.len()).await;
             if claimed.is_empty() {
-                drop(held);
+                drop(permits);
                 tokio::select! {
                     biased;
                     () = &mut shutdown => break,
@@ -139,7 +172,7 @@ impl CallbackWorker {
                 }
             }
             for (callback, signer) in inner.signers(claimed).await {
-                let permit = match held.pop() {
+                let permit = match permits.pop() {
                     Some(permit) => permit,
                     // Only if the outbox returned more than asked for: wait for a slot.
                     None => match slots.clone().acquire_owned().await {
@@ -150,6 +183,7 @@ impl CallbackWorker {
                 tasks.spawn(deliver_holding(inner.clone(), callback, signer, permit));
             }
         }
+        let inner = self.inner;
         info!(in_flight = tasks.len(), "callback worker stopping");
         let bound = inner.config.timeout + DRAIN_MARGIN;
         let drained = tokio::time::timeout(bound, async {

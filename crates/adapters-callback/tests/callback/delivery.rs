@@ -86,26 +86,20 @@ async fn a_redirect_is_a_failure_and_is_not_followed() {
 }
 
 #[tokio::test]
-async fn a_disabled_or_unknown_merchant_fails_at_once_without_a_request() {
+async fn an_unknown_merchant_fails_at_once_without_a_request() {
     let env = TestEnv::new().await;
-    let disabled = env.merchants.add("m-off", false);
     let unknown = MerchantId::parse("m-gone").expect("id");
     let url = env.receiver.url("/ok");
-    let a = env.enqueue_for(&disabled, Direction::Deposit, &url, env.now());
-    let b = env.enqueue_for(&unknown, Direction::Withdrawal, &url, env.now());
+    let id = env.enqueue_for(&unknown, Direction::Withdrawal, &url, env.now());
     let worker = env.worker(config(&[10, 10]));
 
-    env.run_until(&worker, || env.outbox.count(CallbackState::Failed) == 2)
+    env.run_until(&worker, || env.outbox.count(CallbackState::Failed) == 1)
         .await;
 
     assert_eq!(
-        env.outbox.row(a).results,
-        vec![AttemptResult::Failed("merchant m-off is disabled".into())]
-    );
-    assert_eq!(
-        env.outbox.row(b).results,
+        env.outbox.row(id).results,
         vec![AttemptResult::Failed("merchant m-gone not found".into())]
     );
     assert!(env.receiver.captured().is_empty());
-    assert_eq!(worker.metrics().failed.get(), 2);
+    assert_eq!(worker.metrics().failed.get(), 1);
 }

@@ -4,6 +4,7 @@ mod bench;
 mod concurrency;
 mod delivery;
 mod guard;
+mod held;
 mod helpers;
 mod retries;
 mod shutdown;

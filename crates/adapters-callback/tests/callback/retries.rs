@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use domain::ports::{AttemptResult, CallbackOutbox, CallbackState};
+use domain::ports::{AttemptResult, CallbackOutbox, CallbackState, RetryOutcome};
 use domain::Direction;
 
 use crate::helpers::{config, TestEnv};
@@ -60,11 +60,13 @@ async fn gives_up_after_the_schedule_and_an_operator_retry_continues_counting() 
     assert_eq!(attempt_headers(&env), ["1", "2", "3"]);
 
     env.receiver.set_status("/ok", 200);
-    assert!(env
-        .outbox
-        .retry(id.as_uuid(), env.now())
-        .await
-        .expect("retry"));
+    assert_eq!(
+        env.outbox
+            .retry(id.as_uuid(), env.now())
+            .await
+            .expect("retry"),
+        RetryOutcome::Queued
+    );
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
         .await;
     assert_eq!(attempt_headers(&env), ["1", "2", "3", "4"]);

@@ -153,7 +153,6 @@ impl ConsoleStore for Database {
             .await
     }
 
-    /// `open_discrepancies` counts every recorded discrepancy: they have no resolution yet.
     async fn health(&self, stuck_before: Timestamp) -> Result<Health, StoreError> {
         self.read(move |conn| overview::health(conn, stuck_before))
             .await

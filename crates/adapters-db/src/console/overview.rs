@@ -212,22 +212,26 @@ pub(super) fn minute_counts(
         .map_err(corrupt)
 }
 
-/// The health counts, in one statement (one snapshot). The literal states let the planner use
-/// the outbox's partial indexes. `provider_discrepancies` has no resolution: every recorded
-/// discrepancy counts as open.
+/// The health counts, in one statement (one snapshot). The literal states and the literal
+/// `resolved_at IS NULL` let the planner use the outbox's and the discrepancies' partial
+/// indexes.
 ///
 /// Binds: 1 stuck before.
 const HEALTH: &str = "\
 SELECT (SELECT COUNT(*) FROM callback_outbox WHERE state = 'pending') AS callbacks_pending,
+       (SELECT COUNT(*) FROM callback_outbox WHERE state = 'held') AS callbacks_held,
        (SELECT COUNT(*) FROM callback_outbox WHERE state = 'failed') AS callbacks_failed,
        (SELECT COUNT(*) FROM operations WHERE status = 3 AND created_at < {p}1)
            AS stuck_processing,
-       (SELECT COUNT(*) FROM provider_discrepancies) AS open_discrepancies";
+       (SELECT COUNT(*) FROM provider_discrepancies WHERE resolved_at IS NULL)
+           AS open_discrepancies";
 
 #[derive(QueryableByName)]
 struct HealthRow {
     #[diesel(sql_type = BigInt)]
     callbacks_pending: i64,
+    #[diesel(sql_type = BigInt)]
+    callbacks_held: i64,
     #[diesel(sql_type = BigInt)]
     callbacks_failed: i64,
     #[diesel(sql_type = BigInt)]
@@ -236,8 +240,8 @@ struct HealthRow {
     open_discrepancies: i64,
 }
 
-/// Callbacks pending and failed, operations processing since before `stuck_before`,
-/// discrepancies (all of them: see [`HEALTH`]) and the last ledger check.
+/// Callbacks pending, held and failed, operations processing since before `stuck_before`,
+/// open discrepancies and the last ledger check.
 pub(super) fn health(
     conn: &mut DbConn,
     stuck_before: Timestamp,
@@ -247,6 +251,7 @@ pub(super) fn health(
         .get_result(conn)?;
     Ok(Health {
         callbacks_pending: counts.callbacks_pending,
+        callbacks_held: counts.callbacks_held,
         callbacks_failed: counts.callbacks_failed,
         stuck_processing: counts.stuck_processing,
         open_discrepancies: counts.open_discrepancies,
@@ -254,14 +259,14 @@ pub(super) fn health(
     })
 }
 
-/// Up to `limit` pending and failed callbacks, operations' and refunds', newest first.
+/// Up to `limit` pending, held and failed callbacks, operations' and refunds', newest first.
 pub(super) fn open_callbacks(
     conn: &mut DbConn,
     limit: u32,
 ) -> Result<Vec<CallbackStatus>, TxError<StoreError>> {
     use crate::schema::callback_outbox::dsl::*;
     let found: Vec<StatusRow> = callback_outbox
-        .filter(sql::<Bool>("state IN ('pending', 'failed')"))
+        .filter(sql::<Bool>("state IN ('pending', 'held', 'failed')"))
         .order((created_at.desc(), id.desc()))
         .limit(i64::from(limit))
         .select(StatusRow::as_select())

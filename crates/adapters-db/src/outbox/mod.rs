@@ -4,14 +4,15 @@
 //! refund's callback the refund's id (its `operation_id` is then the refunded deposit's).
 
 mod grouped;
+mod held;
 
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Text};
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
-    StoreError,
+    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, HoldOutcome,
+    PendingCallback, RetryOutcome, StoreError,
 };
 use domain::{OperationId, RefundId, Timestamp};
 
@@ -22,6 +23,7 @@ use crate::schema::{callback_attempts, callback_outbox, refunds};
 use crate::work::{corrupt, TxError};
 pub(crate) use grouped::RecordJob;
 use grouped::Recorded;
+pub(crate) use held::release_merchant;
 
 /// A claimed callback as read back.
 #[derive(Queryable, Selectable, QueryableByName)]
@@ -157,6 +159,7 @@ pub(crate) fn state_from(text: &str) -> anyhow::Result<CallbackState> {
         "pending" => Ok(CallbackState::Pending),
         "delivered" => Ok(CallbackState::Delivered),
         "failed" => Ok(CallbackState::Failed),
+        "held" => Ok(CallbackState::Held),
         other => Err(bad("callback_outbox.state", format!("{other:?}"))),
     }
 }
@@ -301,15 +304,40 @@ impl CallbackOutbox for Database {
         .await
     }
 
+    #[tracing::instrument(level = "debug", skip(self, callback), fields(operation.id = %callback.operation_id))]
+    async fn hold(
+        &self,
+        owner: &str,
+        callback: &PendingCallback,
+        at: Timestamp,
+    ) -> Result<HoldOutcome, StoreError> {
+        let key = callback_key(callback.operation_id, callback.refund_id);
+        let merchant = callback.merchant_id.as_str().to_string();
+        let owner = owner.to_string();
+        self.write(move |conn| held::hold(conn, &key, &merchant, &owner, at))
+            .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn release_held(&self, at: Timestamp) -> Result<u64, StoreError> {
+        // A read first: with no callback held (the usual case) nothing is written at all.
+        if !self.read(held::any_held).await? {
+            return Ok(0);
+        }
+        self.write(move |conn| held::release_enabled(conn, at))
+            .await
+    }
+
     /// `key` is matched against the outbox's `id`: an operation's id names its own callback,
     /// a refund's id the refund's.
     #[tracing::instrument(level = "debug", skip(self), fields(callback.id = %key))]
-    async fn retry(&self, key: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError> {
+    async fn retry(&self, key: uuid::Uuid, now: Timestamp) -> Result<RetryOutcome, StoreError> {
         self.write(move |conn| {
             use crate::schema::callback_outbox::dsl::*;
+            let key = key.hyphenated().to_string();
             let changed = diesel::update(
                 callback_outbox
-                    .filter(id.eq(key.hyphenated().to_string()))
+                    .filter(id.eq(&key))
                     .filter(state.eq("failed")),
             )
             .set((
@@ -321,18 +349,34 @@ impl CallbackOutbox for Database {
                 updated_at.eq(now.millis()),
             ))
             .execute(conn)?;
-            Ok(changed == 1)
+            if changed == 1 {
+                return Ok(RetryOutcome::Queued);
+            }
+            let held: i64 = callback_outbox
+                .filter(id.eq(&key))
+                .filter(state.eq("held"))
+                .count()
+                .get_result(conn)?;
+            Ok(if held == 1 {
+                RetryOutcome::Held
+            } else {
+                RetryOutcome::NotFailed
+            })
         })
         .await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError> {
+    async fn list(
+        &self,
+        only: Option<CallbackState>,
+        limit: u32,
+    ) -> Result<Vec<CallbackStatus>, StoreError> {
         self.read(move |conn| {
             use crate::schema::callback_outbox::dsl::*;
             let mut query = callback_outbox.into_boxed();
-            if failed_only {
-                query = query.filter(state.eq("failed"));
+            if let Some(only) = only {
+                query = query.filter(state.eq(only.as_str()));
             }
             let found: Vec<StatusRow> = query
                 .order((created_at.desc(), id.desc()))

@@ -9,7 +9,7 @@ mod refunds;
 mod single;
 
 pub(crate) use money::{
-    apply_move, apply_noted_move, ledger_sums, queue_callback, queue_refund_callback,
+    apply_manual_entry, apply_move, ledger_sums, queue_callback, queue_refund_callback,
 };
 
 use domain::ports::{InsertError, NewOperation};

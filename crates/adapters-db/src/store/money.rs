@@ -21,35 +21,83 @@ pub(crate) fn apply_move<E>(
     mv: &BalanceMove,
     short: impl Fn() -> E,
 ) -> Result<(), TxError<E>> {
-    apply_noted_move(conn, mv, None, short)
-}
-
-/// [`apply_move`], its ledger entry recording `note` (who made a manual move and why).
-pub(crate) fn apply_noted_move<E>(
-    conn: &mut DbConn,
-    mv: &BalanceMove,
-    note: Option<&ManualNote>,
-    short: impl Fn() -> E,
-) -> Result<(), TxError<E>> {
-    use crate::schema::balances::dsl::*;
-    let (da, dh) = (mv.available, mv.held);
     // The ledger entry first: on PostgreSQL the balance row stays locked from its update to
     // the commit, so the update comes last to keep that window short. A refusal below rolls
     // the entry back with everything else.
     diesel::insert_into(ledger::table)
-        .values((
-            ledger::merchant_id.eq(mv.merchant_id.as_str()),
-            ledger::currency.eq(mv.currency.as_str()),
-            ledger::kind.eq(mv.kind.as_str()),
-            ledger::available_delta.eq(da),
-            ledger::held_delta.eq(dh),
-            ledger::operation_id.eq(mv.operation_id.map(|id| id.to_string())),
-            ledger::refund_id.eq(mv.refund_id.map(|id| id.to_string())),
-            ledger::created_at.eq(mv.at.millis()),
-            ledger::actor.eq(note.map(|n| n.actor.as_str())),
-            ledger::reason.eq(note.map(|n| n.reason.as_str())),
-        ))
+        .values(NewEntry::of(mv, None))
         .execute(conn)?;
+    apply_to_balance(conn, mv, short)
+}
+
+/// A ledger entry as written: one balance move, and for a manual one who made it and why.
+#[derive(Insertable)]
+#[diesel(table_name = ledger)]
+struct NewEntry<'a> {
+    merchant_id: &'a str,
+    currency: &'a str,
+    kind: &'a str,
+    available_delta: i64,
+    held_delta: i64,
+    operation_id: Option<String>,
+    refund_id: Option<String>,
+    created_at: i64,
+    actor: Option<&'a str>,
+    reason: Option<&'a str>,
+}
+
+impl<'a> NewEntry<'a> {
+    fn of(mv: &'a BalanceMove, note: Option<&'a ManualNote>) -> Self {
+        NewEntry {
+            merchant_id: mv.merchant_id.as_str(),
+            currency: mv.currency.as_str(),
+            kind: mv.kind.as_str(),
+            available_delta: mv.available,
+            held_delta: mv.held,
+            operation_id: mv.operation_id.map(|id| id.to_string()),
+            refund_id: mv.refund_id.map(|id| id.to_string()),
+            created_at: mv.at.millis(),
+            actor: note.map(|n| n.actor.as_str()),
+            reason: note.map(|n| n.reason.as_str()),
+        }
+    }
+}
+
+/// An operator's manual move, as [`apply_move`] writes it, its ledger entry recording `note`
+/// (who made it and why); returns the entry's id.
+pub(crate) fn apply_manual_entry<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    note: &ManualNote,
+    short: impl Fn() -> E,
+) -> Result<i64, TxError<E>> {
+    let entry = NewEntry::of(mv, Some(note));
+    let id = match conn {
+        DbConn::Pg(pg) => diesel::insert_into(ledger::table)
+            .values(entry)
+            .returning(ledger::id)
+            .get_result(pg)?,
+        DbConn::Sqlite(lite) => {
+            diesel::insert_into(ledger::table)
+                .values(entry)
+                .execute(lite)?;
+            // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted
+            // on this connection since.
+            diesel::select(diesel::dsl::sql::<BigInt>("last_insert_rowid()")).get_result(lite)?
+        }
+    };
+    apply_to_balance(conn, mv, short)?;
+    Ok(id)
+}
+
+/// Applies `mv` to its balance row (see [`apply_move`]).
+fn apply_to_balance<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    short: impl Fn() -> E,
+) -> Result<(), TxError<E>> {
+    use crate::schema::balances::dsl::*;
+    let (da, dh) = (mv.available, mv.held);
     let changed = diesel::update(
         balances
             .filter(merchant_id.eq(mv.merchant_id.as_str()))

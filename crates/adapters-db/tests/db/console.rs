@@ -1309,6 +1309,7 @@ async fn health_counts_open_callbacks_stuck_operations_discrepancies_and_the_las
             db.health(day_ago).await.expect("health"),
             Health {
                 callbacks_pending: 1,
+                callbacks_held: 0,
                 callbacks_failed: 1,
                 stuck_processing: 1,
                 open_discrepancies: 2,
@@ -1396,7 +1397,7 @@ async fn sending_a_callback_now_changes_only_when_it_is_due() {
                 .expect("record"));
         }
         let stored = |id: OperationId| async move {
-            let all = db.list(false, 10).await.expect("list");
+            let all = db.list(None, 10).await.expect("list");
             all.into_iter()
                 .find(|c| c.operation_id == id)
                 .expect("listed")
@@ -1531,7 +1532,11 @@ async fn a_disabled_merchant_is_enabled_again() {
                 .expect("kept")
                 .enabled
         );
-        assert!(db.enable_merchant(&shop.id).await.expect("enable"));
+        assert_eq!(
+            db.enable_merchant(&shop.id, now()).await.expect("enable"),
+            Some(0),
+            "nothing was held"
+        );
         assert!(
             db.find_merchant(&shop.id)
                 .await
@@ -1549,7 +1554,10 @@ async fn a_disabled_merchant_is_enabled_again() {
                 .enabled
         );
         let nobody = MerchantId::parse("nobody").expect("id");
-        assert!(!db.enable_merchant(&nobody).await.expect("enable"));
+        assert_eq!(
+            db.enable_merchant(&nobody, now()).await.expect("enable"),
+            None
+        );
     })
     .await;
 }

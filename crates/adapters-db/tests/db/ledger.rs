@@ -97,7 +97,8 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
         assert_eq!(
             t.db.apply_manual_move(&credit, &domain::testkit::note())
                 .await
-                .expect("credit"),
+                .expect("credit")
+                .balance,
             rub_balance(10_00)
         );
         let too_much = rub_move(shop.id.clone(), 10_01, false);
@@ -117,7 +118,8 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
         assert_eq!(
             t.db.apply_manual_move(&debit, &domain::testkit::note())
                 .await
-                .expect("debit"),
+                .expect("debit")
+                .balance,
             rub_balance(6_00)
         );
 

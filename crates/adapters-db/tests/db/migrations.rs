@@ -58,6 +58,12 @@ pub const CARD_SCRUB: &str = "20261203000000";
 /// The migration that adds the payment pages' read claims.
 pub const PAGE_READS: &str = "20261204000000";
 
+/// The migration that lets the outbox hold callbacks of disabled merchants.
+pub const HELD_CALLBACKS: &str = "20261205000000";
+
+/// The migration that makes discrepancies resolvable.
+pub const DISCREPANCY_RESOLUTION: &str = "20261206000000";
+
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
 
@@ -272,7 +278,7 @@ fn both_backends_embed_the_same_migrations() {
     ] {
         assert!(later_versions().iter().any(|v| v == version), "{version}");
     }
-    for version in [PAGE_READS] {
+    for version in [PAGE_READS, HELD_CALLBACKS, DISCREPANCY_RESOLUTION] {
         assert!(later_versions().iter().any(|v| v == version), "{version}");
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use adapters_db::Database;
 use domain::merchant::Merchant;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, PendingCallback,
+    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, PendingCallback, RetryOutcome,
 };
 use domain::{OperationId, Timestamp};
 
@@ -122,7 +122,7 @@ async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing()
         assert!(record(&t.db, "b", &done, AttemptResult::Delivered).await);
         let (later, until) = (at.plus_seconds(999), at.plus_seconds(1_999));
         assert!(claim(&t.db, "c", later, until, 10).await.is_empty());
-        let listed = t.db.list(false, 10).await.expect("list");
+        let listed = t.db.list(None, 10).await.expect("list");
         assert_eq!(listed.len(), 1);
         assert_eq!(
             (
@@ -153,7 +153,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         let retry_at = AttemptResult::RetryAt(at.plus_seconds(10));
         assert!(record(&t.db, "w", &failed, retry_at).await);
         assert!(claim_at("w", 9).await.is_empty());
-        let pending = t.db.list(false, 10).await.expect("list").remove(0);
+        let pending = t.db.list(None, 10).await.expect("list").remove(0);
         assert_eq!(pending.state, CallbackState::Pending);
         assert_eq!(pending.next_attempt_at, Some(at.plus_seconds(10)));
         assert_eq!(pending.last_error.as_deref(), Some("HTTP 500"));
@@ -168,7 +168,10 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         );
         let give_up = AttemptResult::Failed("schedule exhausted".into());
         assert!(record(&t.db, "w", &refused, give_up).await);
-        let failed_list = t.db.list(true, 10).await.expect("list failed");
+        let failed_list =
+            t.db.list(Some(CallbackState::Failed), 10)
+                .await
+                .expect("list failed");
         assert_eq!(failed_list.len(), 1);
         assert_eq!(
             (failed_list[0].operation_id, failed_list[0].attempts),
@@ -180,22 +183,30 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         );
         assert!(claim_at("w", 999).await.is_empty());
 
+        assert_eq!(
+            t.db.retry(id.as_uuid(), at.plus_seconds(20))
+                .await
+                .expect("retry"),
+            RetryOutcome::Queued
+        );
+        assert_eq!(
+            t.db.retry(id.as_uuid(), at.plus_seconds(20))
+                .await
+                .expect("retry twice"),
+            RetryOutcome::NotFailed
+        );
+        assert_eq!(
+            t.db.retry(uuid::Uuid::new_v4(), at)
+                .await
+                .expect("retry unknown"),
+            RetryOutcome::NotFailed
+        );
         assert!(t
             .db
-            .retry(id.as_uuid(), at.plus_seconds(20))
+            .list(Some(CallbackState::Failed), 10)
             .await
-            .expect("retry"));
-        assert!(!t
-            .db
-            .retry(id.as_uuid(), at.plus_seconds(20))
-            .await
-            .expect("retry twice"));
-        assert!(!t
-            .db
-            .retry(uuid::Uuid::new_v4(), at)
-            .await
-            .expect("retry unknown"));
-        assert!(t.db.list(true, 10).await.expect("list failed").is_empty());
+            .expect("list failed")
+            .is_empty());
         let third = claim_at("w", 20).await.remove(0);
         assert_eq!((third.attempt, third.failures_in_run), (3, 0));
 

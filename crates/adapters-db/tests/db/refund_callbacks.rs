@@ -6,7 +6,7 @@ use domain::ledger::moves_on_refund_finish;
 use domain::operation::Outcome;
 use domain::ports::{
     AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, OperatorStore, PendingCallback,
-    RefundCompletion, RefundStore,
+    RefundCompletion, RefundStore, RetryOutcome,
 };
 use domain::refund::Refund;
 use domain::testkit::DebugCallbackFormat;
@@ -80,25 +80,32 @@ async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_i
             .record_attempt("w", &attempt(theirs, at, 500), &give_up)
             .await
             .expect("r"));
-        let failed = t.db.list(true, 10).await.expect("list");
+        let failed =
+            t.db.list(Some(CallbackState::Failed), 10)
+                .await
+                .expect("list");
         assert_eq!(failed.len(), 1);
         assert_eq!(
             (failed[0].operation_id, failed[0].refund_id),
             (id, Some(refund.id))
         );
-        let all = t.db.list(false, 10).await.expect("list");
+        let all = t.db.list(None, 10).await.expect("list");
         assert_eq!(all.len(), 2);
 
         // An operation's id retries its own callback (delivered: nothing to do); a refund's
         // id its refund's.
         let later = at.plus_seconds(5);
-        assert!(!t.db.retry(id.as_uuid(), later).await.expect("retry"));
-        assert!(t.db.retry(refund.id.as_uuid(), later).await.expect("retry"));
-        assert!(!t
-            .db
-            .retry(refund.id.as_uuid(), later)
-            .await
-            .expect("retry twice"));
+        let retry = |key: uuid::Uuid| {
+            let db = t.db.clone();
+            async move { db.retry(key, later).await.expect("retry") }
+        };
+        assert_eq!(retry(id.as_uuid()).await, RetryOutcome::NotFailed);
+        assert_eq!(retry(refund.id.as_uuid()).await, RetryOutcome::Queued);
+        assert_eq!(
+            retry(refund.id.as_uuid()).await,
+            RetryOutcome::NotFailed,
+            "twice"
+        );
         let again =
             t.db.claim_due("v", later, later.plus_seconds(60), 10)
                 .await

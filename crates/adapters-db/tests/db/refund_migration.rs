@@ -2,7 +2,7 @@
 //! every row; its revert restores the old shape, and refuses a database that has refunds.
 
 use domain::ledger::EntryKind;
-use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore};
+use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore, RetryOutcome};
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
@@ -69,7 +69,10 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         assert_eq!(kept.deliveries.len(), 1);
         assert_eq!(kept.deliveries[0].http_status, Some(500));
         let at = Timestamp::from_millis(3_000);
-        assert!(t.db.retry(id.as_uuid(), at).await.expect("retry"));
+        assert_eq!(
+            t.db.retry(id.as_uuid(), at).await.expect("retry"),
+            RetryOutcome::Queued
+        );
         let claimed =
             t.db.claim_due("w", at, at.plus_seconds(60), 10)
                 .await

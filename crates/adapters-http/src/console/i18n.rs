@@ -117,9 +117,10 @@ texts! {
     tile_today: "operations today", "операций сегодня";
     tile_approval: "approval rate today", "доля одобренных сегодня";
     tile_callbacks_pending: "callbacks pending", "колбэков в очереди";
+    tile_callbacks_held: "callbacks held (merchant disabled)", "колбэков удержано (мерчант выключен)";
     tile_callbacks_failed: "callbacks failed", "колбэков не доставлено";
     tile_stuck: "processing for over 24 h", "в обработке дольше 24 ч";
-    tile_discrepancies: "discrepancies recorded", "расхождений зафиксировано";
+    tile_discrepancies: "open discrepancies", "открытых расхождений";
     tile_ledger: "ledger mismatches at the last check,", "расхождений баланса и проводок при проверке";
     tile_ledger_never: "the ledger was never checked", "проверка проводок ещё не запускалась";
     verify_now: "Verify now", "Проверить сейчас";
@@ -169,21 +170,36 @@ texts! {
     event_attempt: "Provider attempt", "Попытка у провайдера";
     event_refund: "Refund", "Возврат";
     event_discrepancy: "Discrepancy", "Расхождение";
+    event_discrepancy_resolved: "Discrepancy resolved", "Расхождение урегулировано";
     event_callback: "Callback attempt", "Попытка колбэка";
     waits_for: "waits for", "ждёт";
     no_answer: "no answer", "нет ответа";
     cb_pending: "pending", "в очереди";
     cb_delivered: "delivered", "доставлен";
     cb_failed: "failed", "не доставлен";
+    cb_held: "held", "удержан";
+    held_hint: "its merchant is disabled; enabling the merchant sends it",
+        "мерчант выключен; колбэк уйдёт, когда мерчанта включат";
     queued_at: "Queued", "Поставлен в очередь";
     next_attempt: "Next attempt", "Следующая попытка";
     last_error: "Last error", "Последняя ошибка";
-    no_open_callbacks: "No callbacks are pending or failed.", "Нет колбэков в очереди или с ошибкой.";
+    no_open_callbacks: "No callbacks are pending, held or failed.",
+        "Нет колбэков в очереди, удержанных или с ошибкой.";
+
+    discrepancies: "Discrepancies", "Расхождения";
+    reported: "Reported", "Сообщено";
+    discrepancy_open: "open", "открыто";
+    discrepancy_resolved: "resolved", "урегулировано";
+    resolution: "Resolution", "Урегулирование";
+    resolve: "Mark resolved", "Отметить урегулированным";
+    note: "Note", "Примечание";
+    ledger_entry: "ledger entry", "проводка";
 
     credit: "Credit", "Зачислить";
     debit: "Debit", "Списать";
     currency: "Currency", "Валюта";
     reason: "Reason", "Причина";
+    operation_optional: "operationId (optional)", "operationId (необязательно)";
 
     min_amount: "Min", "Мин.";
     max_amount: "Max", "Макс.";
@@ -220,7 +236,7 @@ texts! {
 }
 
 /// The flash message of a code an action's redirect carries: (code, English, Russian).
-const FLASHES: [(&str, &str, &str); 22] = [
+const FLASHES: [(&str, &str, &str); 27] = [
     (
         "ledger_holds",
         "The ledger check found no mismatch.",
@@ -245,6 +261,11 @@ const FLASHES: [(&str, &str, &str); 22] = [
         "no_failed_callback",
         "There is no failed callback to retry (it may have been retried already).",
         "Нет недоставленного колбэка для повтора (возможно, его уже повторили).",
+    ),
+    (
+        "callback_held",
+        "The callback is held: its merchant is disabled. Enabling the merchant sends it.",
+        "Колбэк удержан: мерчант выключен. Колбэк уйдёт, когда мерчанта включат.",
     ),
     (
         "no_pending_callback",
@@ -288,8 +309,8 @@ const FLASHES: [(&str, &str, &str); 22] = [
     ),
     (
         "merchant_enabled",
-        "The merchant is enabled.",
-        "Мерчант включён.",
+        "The merchant is enabled: its held callbacks go out on their schedule.",
+        "Мерчант включён: его удержанные колбэки уйдут по расписанию.",
     ),
     (
         "merchant_disabled",
@@ -305,6 +326,26 @@ const FLASHES: [(&str, &str, &str); 22] = [
         "insufficient_balance",
         "Refused: the available balance is lower than the debit.",
         "Отказано: доступный баланс меньше суммы списания.",
+    ),
+    (
+        "unknown_operation",
+        "Refused: there is no operation with this operationId.",
+        "Отказано: операции с таким operationId нет.",
+    ),
+    (
+        "not_the_operations",
+        "Refused: the operation belongs to another merchant or is in another currency.",
+        "Отказано: операция другого мерчанта или в другой валюте.",
+    ),
+    (
+        "discrepancy_resolved",
+        "The discrepancy is marked resolved.",
+        "Расхождение отмечено урегулированным.",
+    ),
+    (
+        "already_resolved",
+        "The discrepancy was already resolved; nothing was changed.",
+        "Расхождение уже урегулировано; ничего не изменено.",
     ),
     ("route_enabled", "The route is enabled.", "Маршрут включён."),
     (

@@ -12,7 +12,7 @@ use adapters_http::{AlwaysReady, HttpSettings, HttpState};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{DeclineCode, Operation};
-use domain::operator::{ManualMove, NewMerchant, Operator};
+use domain::operator::{ManualAdjustment, ManualMove, NewMerchant, Operator};
 use domain::ports::{CallbackOutbox, Clock};
 use domain::request::{NewDeposit, NewWithdrawal, RawRequest};
 use domain::service::{Checkout, Gateway};
@@ -168,10 +168,13 @@ impl TestApp {
             Arc::new(RandomIds),
         )
         .adjust_balance(
-            &self.merchant.id,
-            Currency::RUB,
-            value,
-            ManualMove::Credit,
+            &ManualAdjustment {
+                merchant: self.merchant.id.clone(),
+                currency: Currency::RUB,
+                amount: value,
+                kind: ManualMove::Credit,
+                operation: None,
+            },
             &domain::testkit::note(),
         )
         .await
@@ -221,7 +224,7 @@ impl TestApp {
 
     /// Whether a callback is queued for the operation.
     pub async fn callback_queued(&self, id: OperationId) -> bool {
-        CallbackOutbox::list(&self.db, false, 1000)
+        CallbackOutbox::list(&self.db, None, 1000)
             .await
             .expect("callbacks")
             .iter()

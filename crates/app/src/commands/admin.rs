@@ -7,11 +7,13 @@ use domain::ledger::ManualNote;
 use domain::merchant::{full_access, parse_access, KeyRing, Secret, SigningRulesChange};
 use domain::operator::{
     acquirer_flow, parse_overlap, route_amounts, route_lifetime, AddRouteError, BalanceError,
-    CreateMerchantError, ManualMove, NewMerchant, NewRoute, Operator,
+    CreateMerchantError, ManualAdjustment, ManualMove, NewMerchant, NewRoute, Operator,
 };
 use domain::provider::{ProviderName, SANDBOX};
 use domain::route::{Flow, Route};
-use domain::{format_minor, Amount, Currency, Direction, MerchantId, PaymentMethod, Timestamp};
+use domain::{
+    format_minor, Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp,
+};
 use serde_json::json;
 
 use super::audit::Audit;
@@ -221,6 +223,24 @@ pub async fn merchant(
             }
             Ok(ExitCode::SUCCESS)
         }
+        MerchantCommand::Enable { id } => {
+            let id = MerchantId::parse(&id).map_err(|e| Usage::new(format!("merchant id: {e}")))?;
+            let before = operator.merchant(&id).await?;
+            let Some(released) = operator.enable_merchant(&id).await? else {
+                eprintln!("error: no merchant {id}");
+                return Ok(ExitCode::from(EXIT_NOT_FOUND));
+            };
+            audit
+                .record(
+                    "merchant.enable",
+                    &id,
+                    before.map(|m| json!({"enabled": m.enabled})),
+                    Some(json!({"enabled": true, "heldCallbacksReleased": released})),
+                )
+                .await?;
+            println!("merchant {id} enabled; {released} held callback(s) released");
+            Ok(ExitCode::SUCCESS)
+        }
         MerchantCommand::Disable { id } => {
             let id = MerchantId::parse(&id).map_err(|e| anyhow!("merchant id: {e}"))?;
             let before = operator.merchant(&id).await?;
@@ -297,14 +317,31 @@ pub async fn balance(
     let amount = Amount::parse(&args.amount).map_err(|e| anyhow!("--amount: {e}"))?;
     let note = ManualNote::new(audit.actor().clone(), args.reason.as_deref())
         .map_err(|e| Usage::new(format!("--reason: {e}")))?;
-    let adjusted = operator
-        .adjust_balance(&id, currency, amount, kind, &note)
-        .await;
-    let (available, held) = match adjusted {
-        Ok(balance) => (balance.available, balance.held),
-        Err(refused @ BalanceError::UnknownMerchant { .. }) => {
+    let operation = args
+        .operation
+        .as_deref()
+        .map(OperationId::parse)
+        .transpose()
+        .map_err(|e| Usage::new(format!("--operation: {e}")))?;
+    let adjustment = ManualAdjustment {
+        merchant: id.clone(),
+        currency,
+        amount,
+        kind,
+        operation,
+    };
+    let adjusted = operator.adjust_balance(&adjustment, &note).await;
+    let written = match adjusted {
+        Ok(written) => written,
+        Err(refused @ BalanceError::UnknownMerchant { .. })
+        | Err(refused @ BalanceError::UnknownOperation { .. }) => {
             eprintln!("error: {refused}");
             return Ok(ExitCode::from(EXIT_NOT_FOUND));
+        }
+        Err(refused @ BalanceError::NotTheOperations { .. }) => {
+            return Err(Usage::new(format!(
+                "--operation: {refused}; name an operation of --merchant in --currency"
+            )))
         }
         Err(refused @ BalanceError::InsufficientBalance { .. }) => {
             eprintln!("error: {refused}");
@@ -312,6 +349,7 @@ pub async fn balance(
         }
         Err(error) => return Err(anyhow!(error)),
     };
+    let (available, held) = (written.balance.available, written.balance.held);
     let credit = kind == ManualMove::Credit;
     let delta = if credit {
         amount.minor()
@@ -325,6 +363,11 @@ pub async fn balance(
     let mut after = figures(available);
     after["amount"] = json!(amount.to_string());
     after["reason"] = json!(note.reason);
+    after["ledgerEntry"] = json!(written.entry_id);
+    if let Some(operation) = operation {
+        after["operationId"] = json!(operation.to_string());
+        after["resolvedDiscrepancies"] = json!(written.resolved);
+    }
     let action = if credit {
         "balance.credit"
     } else {
@@ -334,17 +377,34 @@ pub async fn balance(
         .record(action, &id, Some(figures(available - delta)), Some(after))
         .await?;
     if args.json {
-        print_json(&json!({
+        let mut out = json!({
             "merchantId": id.as_str(), "currency": currency.as_str(),
             "available": format_minor(available), "held": format_minor(held),
-        }));
+            "ledgerEntry": written.entry_id,
+        });
+        if let Some(operation) = operation {
+            out["operationId"] = json!(operation.to_string());
+            out["resolvedDiscrepancies"] = json!(written.resolved);
+        }
+        print_json(&out);
     } else {
         let verb = if credit { "credited" } else { "debited" };
         println!(
-            "{verb} {amount} {currency}; available {} held {}",
+            "{verb} {amount} {currency}; available {} held {}; ledger entry {}",
             format_minor(available),
-            format_minor(held)
+            format_minor(held),
+            written.entry_id
         );
+        if let Some(operation) = operation {
+            let resolved: Vec<String> = written.resolved.iter().map(i64::to_string).collect();
+            match resolved.is_empty() {
+                true => println!("linked to operation {operation}; no open discrepancy"),
+                false => println!(
+                    "linked to operation {operation}; resolved discrepancies {}",
+                    resolved.join(", ")
+                ),
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

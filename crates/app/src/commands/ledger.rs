@@ -7,21 +7,17 @@ use anyhow::anyhow;
 use domain::console::LedgerCheck;
 use domain::format_minor;
 use domain::operator::Operator;
-use domain::ports::{CallbackOutbox, CallbackState, Clock, ConsoleStore};
+use domain::ports::{CallbackOutbox, CallbackState, Clock, ConsoleStore, RetryOutcome};
 use serde_json::json;
 
 use super::audit::Audit;
-use super::{print_json, EXIT_NOT_FOUND};
+use super::{print_json, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{CallbacksCommand, LedgerCommand};
 use crate::system::SystemClock;
 
 /// A callback state as the CLI writes it.
 pub(super) fn state_name(state: CallbackState) -> &'static str {
-    match state {
-        CallbackState::Pending => "pending",
-        CallbackState::Delivered => "delivered",
-        CallbackState::Failed => "failed",
-    }
+    state.as_str()
 }
 
 pub async fn callbacks(
@@ -33,28 +29,46 @@ pub async fn callbacks(
         CallbacksCommand::Retry { id } => {
             let id = uuid::Uuid::parse_str(&id)
                 .map_err(|_| anyhow!("id: must be an operationId or a refundId (a UUID)"))?;
-            if db.retry(id, SystemClock.now()).await? {
-                audit
-                    .record(
-                        "callback.retry",
-                        id.hyphenated(),
-                        Some(json!({"state": "failed"})),
-                        Some(json!({"state": "pending"})),
-                    )
-                    .await?;
-                println!("callback of {} queued again", id.hyphenated());
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("error: {} has no failed callback", id.hyphenated());
-                Ok(ExitCode::from(EXIT_NOT_FOUND))
+            match db.retry(id, SystemClock.now()).await? {
+                RetryOutcome::Queued => {
+                    audit
+                        .record(
+                            "callback.retry",
+                            id.hyphenated(),
+                            Some(json!({"state": "failed"})),
+                            Some(json!({"state": "pending"})),
+                        )
+                        .await?;
+                    println!("callback of {} queued again", id.hyphenated());
+                    Ok(ExitCode::SUCCESS)
+                }
+                // Sending it would go against the disabled merchant; its enable sends it.
+                RetryOutcome::Held => {
+                    eprintln!(
+                        "error: the callback of {} is held because its merchant is disabled; \
+                         `gateway merchant enable ID` sends it",
+                        id.hyphenated()
+                    );
+                    Ok(ExitCode::from(EXIT_REFUSED))
+                }
+                RetryOutcome::NotFailed => {
+                    eprintln!("error: {} has no failed callback", id.hyphenated());
+                    Ok(ExitCode::from(EXIT_NOT_FOUND))
+                }
             }
         }
         CallbacksCommand::List {
             failed,
+            held,
             limit,
             json,
         } => {
-            let rows = db.list(failed, limit).await?;
+            let only = match (failed, held) {
+                (true, _) => Some(CallbackState::Failed),
+                (false, true) => Some(CallbackState::Held),
+                (false, false) => None,
+            };
+            let rows = db.list(only, limit).await?;
             if json {
                 let out: Vec<_> = rows
                     .iter()

@@ -3,6 +3,7 @@
 
 mod admin;
 pub mod audit;
+mod discrepancies;
 mod ledger;
 mod operations;
 mod operators;
@@ -18,9 +19,10 @@ use crate::application::{operator, Application};
 use crate::cli::{Command, ServeArgs};
 use crate::config::{parse_database_url, ServeConfig};
 
-/// Exit code for "no such merchant, route or callback".
+/// Exit code for "no such merchant, route, callback or discrepancy".
 pub const EXIT_NOT_FOUND: u8 = 3;
-/// Exit code for a refused change (name taken, balance too low).
+/// Exit code for a refused change (name taken, balance too low, a callback held, a
+/// discrepancy already resolved).
 pub const EXIT_REFUSED: u8 = 4;
 /// Exit code for a bad flag or value.
 pub const EXIT_USAGE: u8 = 2;
@@ -91,6 +93,9 @@ pub async fn run(
         }
         Command::Operation(cmd) => operations::operation(&database, &audit, cmd).await,
         Command::Callbacks(cmd) => ledger::callbacks(&database, &audit, cmd).await,
+        Command::Discrepancy(cmd) => {
+            discrepancies::discrepancy(&operator(&database), &audit, cmd).await
+        }
         Command::Ledger(cmd) => ledger::ledger(&operator(&database), &database, &audit, cmd).await,
         Command::Secrets(cmd) => secrets::secrets(&database, keyed, &audit, cmd).await,
         Command::Operator(cmd) => operators::operator(&database, &audit, cmd).await,

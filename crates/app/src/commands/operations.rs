@@ -72,9 +72,15 @@ fn story_json(
     let attempts = story.attempts.iter().map(attempt_json).collect();
     let ledger = story.ledger.iter().map(entry_json).collect();
     let callbacks = story.callbacks.iter().map(callback_json).collect();
+    let discrepancies = story
+        .discrepancies
+        .iter()
+        .map(super::discrepancies::discrepancy_json)
+        .collect();
     fields.insert("attempts".into(), Value::Array(attempts));
     fields.insert("ledger".into(), Value::Array(ledger));
     fields.insert("callbacks".into(), Value::Array(callbacks));
+    fields.insert("discrepancies".into(), Value::Array(discrepancies));
     Ok(out)
 }
 
@@ -89,12 +95,15 @@ fn attempt_json(a: &Attempt) -> Value {
     })
 }
 
-/// Amounts as the API writes them: two-digit strings, signed like the change they are.
+/// Amounts as the API writes them: two-digit strings, signed like the change they are. A
+/// manual entry that names the operation has who made it and why.
 fn entry_json(e: &LedgerEntry) -> Value {
     json!({
         "id": e.id, "kind": e.kind.as_str(), "currency": e.currency.as_str(),
         "available": format_minor(e.available), "held": format_minor(e.held),
         "createdAt": e.at.to_rfc3339(),
+        "actor": e.note.as_ref().map(|n| n.actor.as_str()),
+        "reason": e.note.as_ref().map(|n| n.reason.as_str()),
     })
 }
 
@@ -124,6 +133,11 @@ fn print_story(story: &OperationStory) {
     print_ledger(&story.ledger);
     println!();
     print_callbacks(&story.callbacks);
+    if !story.discrepancies.is_empty() {
+        println!();
+        println!("Discrepancies");
+        super::discrepancies::print_table(&story.discrepancies);
+    }
 }
 
 fn print_summary(op: &Operation) {
@@ -187,8 +201,13 @@ fn print_ledger(entries: &[LedgerEntry]) {
         "ID", "KIND", "CUR", "AVAILABLE", "HELD"
     );
     for e in entries {
+        let note = e
+            .note
+            .as_ref()
+            .map(|n| format!(" {}: {}", n.actor, shown(&n.reason)))
+            .unwrap_or_default();
         println!(
-            "{:<8} {:<20} {:<4} {:<14} {:<14} {}",
+            "{:<8} {:<20} {:<4} {:<14} {:<14} {}{note}",
             e.id,
             e.kind.as_str(),
             e.currency,
@@ -239,7 +258,7 @@ fn print_callbacks(callbacks: &[CallbackDelivery]) {
 
 /// Text from outside (an acquirer's codes, a callback's error) with control characters
 /// replaced, so it cannot steer the terminal.
-fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .collect()

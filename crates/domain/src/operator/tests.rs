@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::executor::block_on;
 
 use super::*;
-use crate::ledger::EntryKind;
+use crate::ledger::{Balance, EntryKind};
 use crate::merchant::full_access;
 use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperationStore, MockOperatorStore};
 use crate::route::Flow;
@@ -118,15 +118,24 @@ fn expect_merchant_stored(
         .returning(|_, _| Ok(()));
 }
 
+/// A manual move of `amount` RUB of [`shop`]'s balance, naming `operation`.
+fn manual(amount_text: &str, how: ManualMove, operation: Option<OperationId>) -> ManualAdjustment {
+    ManualAdjustment {
+        merchant: shop(),
+        currency: Currency::RUB,
+        amount: amount(amount_text),
+        kind: how,
+        operation,
+    }
+}
+
 /// Moves `amount` RUB of [`shop`]'s balance by hand.
-fn adjust(mocks: Mocks, amount_text: &str, how: ManualMove) -> Result<Balance, BalanceError> {
-    block_on(mocks.operator().adjust_balance(
-        &shop(),
-        Currency::RUB,
-        amount(amount_text),
-        how,
-        &note(),
-    ))
+fn adjust(mocks: Mocks, amount_text: &str, how: ManualMove) -> Result<ManualEntry, BalanceError> {
+    block_on(
+        mocks
+            .operator()
+            .adjust_balance(&manual(amount_text, how, None), &note()),
+    )
 }
 
 // --- merchants ---------------------------------------------------------------------------
@@ -496,11 +505,18 @@ fn a_credit_is_a_manual_ledger_entry_and_answers_the_new_balance() {
                 && m.at == now()
         })
         .times(1)
-        .returning(move |_, _| Ok(after));
+        .returning(move |_, _| {
+            Ok(ManualEntry {
+                balance: after,
+                entry_id: 9,
+                resolved: vec![],
+            })
+        });
 
-    let balance = adjust(mocks, "123.45", ManualMove::Credit).unwrap();
+    let written = adjust(mocks, "123.45", ManualMove::Credit).unwrap();
 
-    assert_eq!(balance, after);
+    assert_eq!(written.balance, after);
+    assert_eq!(written.entry_id, 9);
 }
 
 #[test]
@@ -537,7 +553,7 @@ fn an_unknown_merchant_is_refused_before_any_move() {
 
     let error = adjust(mocks, "1.00", ManualMove::Credit).unwrap_err();
 
-    assert!(matches!(&error, BalanceError::UnknownMerchant { merchant } if *merchant == shop()));
+    assert!(matches!(&error, BalanceError::UnknownMerchant { merchant } if merchant == &shop()));
     assert_eq!(error.to_string(), "no merchant shop");
 }
 
@@ -765,6 +781,8 @@ fn routes_are_enabled_and_reprioritised_through_the_store() {
     assert!(!block_on(operator.set_route_priority(3, -5)).unwrap());
 }
 
+mod discrepancies;
+
 // --- an operation's story ------------------------------------------------------------------
 
 mod story {
@@ -801,6 +819,7 @@ mod story {
             held: 25_000,
             at: now(),
             refund_id: None,
+            note: None,
         }
     }
 
@@ -853,6 +872,12 @@ mod story {
             .withf(|asked| *asked == id(7))
             .times(1)
             .returning(|_| Ok(vec![delivered()]));
+        mocks
+            .store
+            .expect_operation_discrepancies()
+            .withf(|asked| *asked == id(7))
+            .times(1)
+            .returning(|_| Ok(vec![]));
 
         let story = block_on(mocks.operator().operation_story(id(7)))
             .unwrap()
@@ -862,6 +887,7 @@ mod story {
         assert_eq!(story.attempts, vec![attempt()]);
         assert_eq!(story.ledger, vec![hold()]);
         assert_eq!(story.callbacks, vec![delivered()]);
+        assert_eq!(story.discrepancies, vec![]);
     }
 
     #[test]

@@ -24,14 +24,47 @@ pub const OWNER: &str = "test-host-1-owner";
 
 pub use domain::testkit::WallClock as SystemClock;
 
-/// Merchants in memory; lookups of `failing` answer a storage error.
+/// Merchants in memory; lookups of `failing` answer a storage error. A merchant can be read
+/// through the directory as enabled or not regardless of its stored flag (`read_as`), as a
+/// directory's few-seconds-old copy would be.
 #[derive(Default)]
 pub struct FakeMerchants {
     merchants: Mutex<HashMap<MerchantId, Merchant>>,
     pub failing: Mutex<Option<MerchantId>>,
+    stale: Mutex<HashMap<MerchantId, bool>>,
 }
 
 impl FakeMerchants {
+    /// Whether `id` is enabled as stored (what the outbox's hold reads), `None` if unknown.
+    pub fn is_enabled(&self, id: &MerchantId) -> Option<bool> {
+        self.merchants
+            .lock()
+            .expect("lock")
+            .get(id)
+            .map(|m| m.enabled)
+    }
+
+    /// Stores `id` as enabled or not; the directory reads it so too (unless `read_as` says
+    /// otherwise).
+    pub fn set_enabled(&self, id: &MerchantId, enabled: bool) {
+        if let Some(merchant) = self.merchants.lock().expect("lock").get_mut(id) {
+            merchant.enabled = enabled;
+        }
+    }
+
+    /// The directory reads `id` as `enabled`, whatever is stored.
+    pub fn read_as(&self, id: &MerchantId, enabled: bool) {
+        self.stale.lock().expect("lock").insert(id.clone(), enabled);
+    }
+
+    /// `merchant` as the directory reads it.
+    fn as_read(&self, mut merchant: Merchant) -> Merchant {
+        if let Some(enabled) = self.stale.lock().expect("lock").get(&merchant.id) {
+            merchant.enabled = *enabled;
+        }
+        merchant
+    }
+
     pub fn add(&self, id: &str, enabled: bool) -> MerchantId {
         let id = MerchantId::parse(id).expect("merchant id");
         let merchant = Merchant {
@@ -57,7 +90,8 @@ impl MerchantDirectory for FakeMerchants {
         if self.failing.lock().expect("lock").as_ref() == Some(id) {
             return Err(StoreError::Unavailable("merchant table locked".into()));
         }
-        Ok(self.merchants.lock().expect("lock").get(id).cloned())
+        let found = self.merchants.lock().expect("lock").get(id).cloned();
+        Ok(found.map(|m| self.as_read(m)))
     }
 
     /// Fails as a whole if `failing` is among `ids`, as one database read would.
@@ -67,13 +101,14 @@ impl MerchantDirectory for FakeMerchants {
                 return Err(StoreError::Unavailable("merchant table locked".into()));
             }
         }
-        let merchants = self.merchants.lock().expect("lock");
-        let mut found: Vec<Merchant> = ids
-            .iter()
-            .filter_map(|id| merchants.get(id).cloned())
-            .collect();
+        let mut found: Vec<Merchant> = {
+            let merchants = self.merchants.lock().expect("lock");
+            ids.iter()
+                .filter_map(|id| merchants.get(id).cloned())
+                .collect()
+        };
         found.dedup_by(|a, b| a.id == b.id);
-        Ok(found)
+        Ok(found.into_iter().map(|m| self.as_read(m)).collect())
     }
 }
 
@@ -93,6 +128,7 @@ pub fn config(schedule_ms: &[u64]) -> CallbackConfig {
         batch: 16,
         lease: Duration::from_secs(30),
         poll_interval: Duration::from_millis(20),
+        held_sweep: Duration::from_millis(50),
     }
 }
 
@@ -119,7 +155,7 @@ impl TestEnv {
         receiver.set_delay("/hang", Duration::from_secs(30));
         receiver.redirect("/redirect", "/ok");
         Self {
-            outbox: Arc::new(FakeOutbox::default()),
+            outbox: Arc::new(FakeOutbox::new(merchants.clone())),
             merchants,
             clock: Arc::new(SystemClock),
             receiver,

@@ -1,15 +1,18 @@
-//! An in-memory `CallbackOutbox` that honours leases and attempt numbering as the port says.
+//! An in-memory `CallbackOutbox` that honours leases, attempt numbering and holds as the port
+//! says.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, PendingCallback,
-    StoreError,
+    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, HoldOutcome,
+    PendingCallback, RetryOutcome, StoreError,
 };
 use domain::{Direction, MerchantId, OperationId, Timestamp};
+
+use super::FakeMerchants;
 
 /// One outbox row.
 #[derive(Debug, Clone)]
@@ -30,13 +33,38 @@ pub struct Row {
     seq: usize,
 }
 
-#[derive(Default)]
 pub struct FakeOutbox {
     rows: Mutex<HashMap<OperationId, Row>>,
     releases: AtomicUsize,
+    /// Whose stored `enabled` flag a hold reads.
+    merchants: Arc<FakeMerchants>,
 }
 
 impl FakeOutbox {
+    /// An empty outbox whose holds read the merchants' flags in `merchants`.
+    pub fn new(merchants: Arc<FakeMerchants>) -> Self {
+        Self {
+            rows: Mutex::default(),
+            releases: AtomicUsize::default(),
+            merchants,
+        }
+    }
+
+    /// What the store's enable does: the merchant enabled, and its held callbacks back to
+    /// pending, due when they were, in one step. How many were released.
+    pub fn enable(&self, merchant: &MerchantId) -> usize {
+        let mut rows = self.rows.lock().expect("outbox lock");
+        self.merchants.set_enabled(merchant, true);
+        let mut released = 0;
+        for row in rows.values_mut() {
+            if row.merchant_id == *merchant && row.state == CallbackState::Held {
+                row.state = CallbackState::Pending;
+                released += 1;
+            }
+        }
+        released
+    }
+
     /// Queues a pending callback due at `due`.
     pub fn enqueue(
         &self,
@@ -180,25 +208,67 @@ impl CallbackOutbox for FakeOutbox {
         Ok(())
     }
 
+    async fn hold(
+        &self,
+        owner: &str,
+        callback: &PendingCallback,
+        _at: Timestamp,
+    ) -> Result<HoldOutcome, StoreError> {
+        let mut rows = self.rows.lock().expect("outbox lock");
+        if self.merchants.is_enabled(&callback.merchant_id) != Some(false) {
+            return Ok(HoldOutcome::MerchantEnabled);
+        }
+        match rows.get_mut(&callback.operation_id) {
+            Some(row)
+                if row.state == CallbackState::Pending
+                    && matches!(&row.lease, Some((o, _)) if o == owner) =>
+            {
+                row.state = CallbackState::Held;
+                row.lease = None;
+                Ok(HoldOutcome::Held)
+            }
+            _ => Ok(HoldOutcome::NotLeased),
+        }
+    }
+
+    async fn release_held(&self, _at: Timestamp) -> Result<u64, StoreError> {
+        let mut rows = self.rows.lock().expect("outbox lock");
+        let mut released = 0;
+        for row in rows.values_mut() {
+            if row.state == CallbackState::Held
+                && self.merchants.is_enabled(&row.merchant_id) == Some(true)
+            {
+                row.state = CallbackState::Pending;
+                released += 1;
+            }
+        }
+        Ok(released)
+    }
+
     /// Operations' callbacks only: this outbox holds no refunds.
-    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<bool, StoreError> {
+    async fn retry(&self, id: uuid::Uuid, now: Timestamp) -> Result<RetryOutcome, StoreError> {
         let mut rows = self.rows.lock().expect("outbox lock");
         match rows.get_mut(&OperationId::from_uuid(id)) {
             Some(row) if row.state == CallbackState::Failed => {
                 row.state = CallbackState::Pending;
                 row.failures_in_run = 0;
                 row.next_at = now;
-                Ok(true)
+                Ok(RetryOutcome::Queued)
             }
-            _ => Ok(false),
+            Some(row) if row.state == CallbackState::Held => Ok(RetryOutcome::Held),
+            _ => Ok(RetryOutcome::NotFailed),
         }
     }
 
-    async fn list(&self, failed_only: bool, limit: u32) -> Result<Vec<CallbackStatus>, StoreError> {
+    async fn list(
+        &self,
+        only: Option<CallbackState>,
+        limit: u32,
+    ) -> Result<Vec<CallbackStatus>, StoreError> {
         let rows = self.rows.lock().expect("outbox lock");
         let mut all: Vec<(usize, CallbackStatus)> = rows
             .iter()
-            .filter(|(_, r)| !failed_only || r.state == CallbackState::Failed)
+            .filter(|(_, r)| only.is_none_or(|state| r.state == state))
             .map(|(id, r)| {
                 let status = CallbackStatus {
                     operation_id: *id,
@@ -207,7 +277,11 @@ impl CallbackOutbox for FakeOutbox {
                     url: r.url.clone(),
                     state: r.state,
                     attempts: r.attempts_made,
-                    next_attempt_at: (r.state == CallbackState::Pending).then_some(r.next_at),
+                    next_attempt_at: matches!(
+                        r.state,
+                        CallbackState::Pending | CallbackState::Held
+                    )
+                    .then_some(r.next_at),
                     last_error: r.last_error.clone(),
                 };
                 (r.seq, status)

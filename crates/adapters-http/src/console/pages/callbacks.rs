@@ -1,17 +1,18 @@
-//! `GET /admin/callbacks`: pending and failed callbacks, newest first. A failed one can be
-//! queued again with a fresh schedule (`callback.retry`), a pending one made due at once
-//! (`callback.send_now`); both need the operator role.
+//! `GET /admin/callbacks`: pending, held and failed callbacks, newest first. A failed one can
+//! be queued again with a fresh schedule (`callback.retry`), a pending one made due at once
+//! (`callback.send_now`); both need the operator role. A held one (its merchant is disabled)
+//! goes out only once its merchant is enabled again.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use domain::console::Need;
 use domain::ports::CallbackState;
-use maud::html;
+use maud::{html, Markup};
 use serde_json::json;
 
 use super::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::texts;
+use crate::console::i18n::{texts, Texts};
 use crate::console::layout::{action_button, flash, respond, shell, Nav};
 use crate::console::{Answer, Failure, Problem};
 
@@ -52,22 +53,18 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
                                 td.mono { (callback.merchant_id.as_str()) }
                                 td.mono { (callback.url) }
                                 td {
-                                    @match callback.state {
-                                        CallbackState::Pending => span.badge.b-wait { (t.cb_pending) },
-                                        CallbackState::Failed => span.badge.b-bad { (t.cb_failed) },
-                                        CallbackState::Delivered => span.badge.b-ok { (t.cb_delivered) },
-                                    }
+                                    (callback_badge(t, callback.state))
                                 }
                                 td.num { (callback.attempts) }
                                 td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
                                 td { (callback.last_error.as_deref().unwrap_or("")) }
                                 td.nowrap {
-                                    @if can_act {
-                                        @match callback.state {
-                                            CallbackState::Failed => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
-                                            CallbackState::Pending => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
-                                            CallbackState::Delivered => {},
-                                        }
+                                    @match callback.state {
+                                        CallbackState::Failed if can_act => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
+                                        CallbackState::Pending if can_act => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
+                                        // Nothing sends it but enabling its merchant.
+                                        CallbackState::Held => span.muted { (t.held_hint) },
+                                        CallbackState::Failed | CallbackState::Pending | CallbackState::Delivered => {},
                                     }
                                 }
                             }
@@ -84,6 +81,16 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     ))
 }
 
+/// A callback's state as a badge.
+pub(crate) fn callback_badge(t: &Texts, state: CallbackState) -> Markup {
+    match state {
+        CallbackState::Pending => html! { span.badge.b-wait { (t.cb_pending) } },
+        CallbackState::Held => html! { span.badge.b-wait { (t.cb_held) } },
+        CallbackState::Delivered => html! { span.badge.b-ok { (t.cb_delivered) } },
+        CallbackState::Failed => html! { span.badge.b-bad { (t.cb_failed) } },
+    }
+}
+
 /// The callback id of a path: an operation's or a refund's id (a UUID).
 fn parse_target(signed: &Signed, text: &str) -> Result<uuid::Uuid, Failure> {
     uuid::Uuid::parse_str(text).map_err(|_| signed.fail(Problem::NotFound))
@@ -94,10 +101,8 @@ pub(crate) async fn retry(posted: Posted, path: web::Path<String>) -> Answer {
     posted.need(Need::Act)?;
     let signed = &posted.signed;
     let target = parse_target(signed, &path)?;
-    if !queue_again(&posted, target).await? {
-        return Ok(back(LIST, false, "no_failed_callback"));
-    }
-    Ok(back(LIST, true, "callback_retried"))
+    let (queued, code) = queue_again(&posted, target).await?;
+    Ok(back(LIST, queued, code))
 }
 
 /// `POST /admin/callbacks/{id}/send-now` (operator+): due at once, its schedule unchanged.

@@ -1,13 +1,14 @@
 //! `GET /admin/merchants`: every merchant with its methods, state and balances (never a
-//! secret). Admins enable and disable merchants and credit or debit balances with a reason.
+//! secret). Admins enable and disable merchants and credit or debit balances with a reason,
+//! optionally naming the operation the entry is about.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use domain::console::{Actor, Need};
 use domain::ledger::ManualNote;
 use domain::merchant::Merchant;
-use domain::operator::{BalanceError, ManualMove};
-use domain::{format_minor, Amount, Currency, Direction, MerchantId};
+use domain::operator::{BalanceError, ManualAdjustment, ManualMove};
+use domain::{format_minor, Amount, Currency, Direction, MerchantId, OperationId};
 use maud::{html, Markup};
 use serde_json::json;
 
@@ -113,6 +114,7 @@ fn admin_forms(signed: &Signed, t: &Texts, merchant: &Merchant) -> Markup {
             input.short type="text" name="amount" placeholder="100.00" inputmode="decimal" required aria-label=(t.col_amount);
             input type="text" name="currency" value="RUB" size="3" maxlength="3" required aria-label=(t.currency);
             input type="text" name="reason" placeholder=(t.reason) maxlength="500" required aria-label=(t.reason);
+            input type="text" name="operation" placeholder=(t.operation_optional) maxlength="36" aria-label=(t.operation_optional);
             button type="submit" { (t.apply) }
         }
     }
@@ -127,36 +129,55 @@ async fn find(signed: &Signed, text: &str) -> Result<Merchant, Failure> {
         .ok_or_else(|| signed.fail(Problem::NotFound))
 }
 
-async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> Answer {
+/// `POST /admin/merchants/{id}/enable` (admin): its requests are taken again and its held
+/// callbacks go out on their schedule (audited with how many were held).
+pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
     posted.need(Need::Administer)?;
     let signed = &posted.signed;
     let merchant = find(signed, &path).await?;
-    let operator = &signed.state.ports.operator;
-    let done = if enabled {
-        operator.enable_merchant(&merchant.id).await
-    } else {
-        operator.disable_merchant(&merchant.id).await
-    }
-    .map_err(|e| signed.fail(e))?;
+    let released = signed
+        .state
+        .ports
+        .operator
+        .enable_merchant(&merchant.id)
+        .await
+        .map_err(|e| signed.fail(e))?
+        .ok_or_else(|| signed.fail(Problem::NotFound))?;
+    audit(
+        &posted,
+        "merchant.enable",
+        merchant.id.as_str(),
+        Some(json!({ "enabled": merchant.enabled })),
+        Some(json!({ "enabled": true, "heldCallbacksReleased": released })),
+    )
+    .await?;
+    Ok(back(LIST, true, "merchant_enabled"))
+}
+
+/// `POST /admin/merchants/{id}/disable` (admin): its requests are refused and its callbacks
+/// held from then on.
+pub(crate) async fn disable(posted: Posted, path: web::Path<String>) -> Answer {
+    posted.need(Need::Administer)?;
+    let signed = &posted.signed;
+    let merchant = find(signed, &path).await?;
+    let done = signed
+        .state
+        .ports
+        .operator
+        .disable_merchant(&merchant.id)
+        .await
+        .map_err(|e| signed.fail(e))?;
     if !done {
         return Err(signed.fail(Problem::NotFound));
     }
     let id = merchant.id.as_str();
-    toggled(&posted, "merchant", id, merchant.enabled, enabled, LIST).await
-}
-
-/// `POST /admin/merchants/{id}/enable` (admin).
-pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
-    set_enabled(posted, path, true).await
-}
-
-/// `POST /admin/merchants/{id}/disable` (admin).
-pub(crate) async fn disable(posted: Posted, path: web::Path<String>) -> Answer {
-    set_enabled(posted, path, false).await
+    toggled(&posted, "merchant", id, merchant.enabled, false, LIST).await
 }
 
 /// `POST /admin/merchants/{id}/balance` with `kind` (`credit` or `debit`), `amount`
-/// (`100.00`), `currency` (`RUB`) and `reason` (admin): a manual ledger move by the operator.
+/// (`100.00`), `currency` (`RUB`), `reason` and an optional `operation` (an operationId of the
+/// merchant's, in that currency) (admin): a manual ledger move by the operator; one that
+/// names an operation resolves its open discrepancies.
 pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
     posted.need(Need::Administer)?;
     let signed = &posted.signed;
@@ -175,24 +196,54 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
     let reason = posted.optional("reason")?;
     let note =
         ManualNote::new(Actor::operator(&signed.name), reason).map_err(|e| bad("reason", &e))?;
+    let operation = match posted.optional("operation")?.map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(OperationId::parse(text).map_err(|e| bad("operation", &e))?),
+    };
+    let adjustment = ManualAdjustment {
+        merchant: id.clone(),
+        currency,
+        amount,
+        kind,
+        operation,
+    };
     let result = signed
         .state
         .ports
         .operator
-        .adjust_balance(&id, currency, amount, kind, &note)
+        .adjust_balance(&adjustment, &note)
         .await;
-    let after = match result {
-        Ok(after) => after,
+    let written = match result {
+        Ok(written) => written,
         Err(BalanceError::UnknownMerchant { .. }) => return Err(signed.fail(Problem::NotFound)),
+        Err(BalanceError::UnknownOperation { .. }) => {
+            return Ok(back(LIST, false, "unknown_operation"))
+        }
+        Err(BalanceError::NotTheOperations { .. }) => {
+            return Ok(back(LIST, false, "not_the_operations"))
+        }
         Err(BalanceError::InsufficientBalance { .. }) => {
             return Ok(back(LIST, false, "insufficient_balance"))
         }
         Err(BalanceError::Store(e)) => return Err(signed.fail(e)),
     };
+    let after = written.balance;
     let (action, delta) = match kind {
         ManualMove::Credit => ("balance.credit", amount.minor()),
         ManualMove::Debit => ("balance.debit", -amount.minor()),
     };
+    let mut noted = json!({
+        "currency": currency.as_str(),
+        "available": format_minor(after.available),
+        "held": format_minor(after.held),
+        "amount": amount.to_string(),
+        "reason": note.reason,
+        "ledgerEntry": written.entry_id,
+    });
+    if let Some(operation) = operation {
+        noted["operationId"] = json!(operation.to_string());
+        noted["resolvedDiscrepancies"] = json!(written.resolved);
+    }
     audit(
         &posted,
         action,
@@ -202,13 +253,7 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
             "available": format_minor(after.available - delta),
             "held": format_minor(after.held),
         })),
-        Some(json!({
-            "currency": currency.as_str(),
-            "available": format_minor(after.available),
-            "held": format_minor(after.held),
-            "amount": amount.to_string(),
-            "reason": note.reason,
-        })),
+        Some(noted),
     )
     .await?;
     Ok(back(LIST, true, "balance_changed"))

@@ -2,6 +2,7 @@
 
 mod audit;
 mod callbacks;
+mod discrepancies;
 mod merchants;
 mod operation;
 mod operations;
@@ -12,7 +13,7 @@ mod routes;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::ports::Chain;
+use domain::ports::{Chain, RetryOutcome};
 use serde_json::Value;
 
 use super::auth::{self, Posted, Signed};
@@ -56,6 +57,10 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleSt
             .service(page("/callbacks/{id}/retry", "POST").route(web::post().to(callbacks::retry)))
             .service(
                 page("/callbacks/{id}/send-now", "POST").route(web::post().to(callbacks::send_now)),
+            )
+            .service(
+                page("/discrepancies/{id}/resolve", "POST")
+                    .route(web::post().to(operation::resolve_discrepancy)),
             )
             .service(page("/merchants", "GET").route(web::get().to(merchants::list)))
             .service(
@@ -145,9 +150,10 @@ async fn toggled(
     Ok(back(list, true, &format!("{kind}_{verb}d")))
 }
 
-/// Queues `target`'s failed callback (an operation's or a refund's) again and audits it;
-/// `false` (nothing done) when it has no failed callback.
-async fn queue_again(posted: &Posted, target: uuid::Uuid) -> Result<bool, Failure> {
+/// Queues `target`'s failed callback (an operation's or a refund's) again and audits it; the
+/// flash code of what happened (a held callback, or none failed, changes nothing) and whether
+/// it was queued.
+async fn queue_again(posted: &Posted, target: uuid::Uuid) -> Result<(bool, &'static str), Failure> {
     let signed = &posted.signed;
     let state = &signed.state;
     let retried = state
@@ -156,12 +162,16 @@ async fn queue_again(posted: &Posted, target: uuid::Uuid) -> Result<bool, Failur
         .retry(target, state.now())
         .await
         .map_err(|e| signed.fail(e))?;
-    if retried {
-        let before = Some(serde_json::json!({ "state": "failed" }));
-        let after = Some(serde_json::json!({ "state": "pending" }));
-        audit(posted, "callback.retry", &target.to_string(), before, after).await?;
+    match retried {
+        RetryOutcome::Queued => {
+            let before = Some(serde_json::json!({ "state": "failed" }));
+            let after = Some(serde_json::json!({ "state": "pending" }));
+            audit(posted, "callback.retry", &target.to_string(), before, after).await?;
+            Ok((true, "callback_retried"))
+        }
+        RetryOutcome::Held => Ok((false, "callback_held")),
+        RetryOutcome::NotFailed => Ok((false, "no_failed_callback")),
     }
-    Ok(retried)
 }
 
 /// Writes an audit entry for `posted`'s operator after its change was made. A failure to write

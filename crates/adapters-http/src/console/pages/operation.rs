@@ -1,7 +1,8 @@
 //! `GET /admin/operations/{id}`: one operation as the API shows it (its read shape), the
-//! gateway's own record of it, its refunds, provider attempts, ledger entries, callback
-//! deliveries and timeline; and its actions (operator or above): retry its callback, cancel
-//! it at the provider, the sandbox's approve or decline. Each action is audited with the
+//! gateway's own record of it, its refunds, discrepancies, provider attempts, ledger entries,
+//! callback deliveries and timeline; and its actions (operator or above): retry its callback,
+//! cancel it at the provider, the sandbox's approve or decline; an admin also marks a
+//! discrepancy resolved (`super::discrepancies`). Each action is audited with the
 //! status before and after, then goes back to the page with a flash message.
 
 use actix_web::http::StatusCode;
@@ -16,6 +17,9 @@ use domain::{format_minor, OperationId, RefundId, Status};
 use maud::{html, Markup};
 use serde_json::{json, Value};
 
+use super::callbacks::callback_badge;
+use super::discrepancies::discrepancy_table;
+pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
 use super::operations::LIST;
 use super::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
@@ -26,7 +30,7 @@ use crate::console::layout::{
 use crate::console::{Answer, Failure, Problem};
 
 /// The page of operation `id`.
-fn page_path(id: OperationId) -> String {
+pub(crate) fn page_path(id: OperationId) -> String {
     format!("{LIST}/{id}")
 }
 
@@ -76,6 +80,9 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
         }
         @if !refunds.is_empty() {
             div.box { h2 { (t.refunds) } (refund_table(&signed, t, &refunds)) }
+        }
+        @if !story.discrepancies.is_empty() {
+            div.box { h2 { (t.discrepancies) } (discrepancy_table(&signed, t, &story.discrepancies)) }
         }
         div.box { h2 { (t.timeline) } (timeline(&signed, t, op, &events)) }
         div.box { h2 { (t.callbacks) } (deliveries(&signed, t, op, &story.callbacks)) }
@@ -262,6 +269,18 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
         EventDetail::Discrepancy { provider, note } => html! {
             td { span.badge.b-bad { (t.event_discrepancy) } } td { (provider) ": " (note) }
         },
+        EventDetail::DiscrepancyResolved {
+            discrepancy,
+            actor,
+            note,
+            ledger_entry,
+        } => html! {
+            td { span.badge.b-ok { (t.event_discrepancy_resolved) } " #" (discrepancy) }
+            td {
+                (actor) ": " (note)
+                @if let Some(entry) = ledger_entry { " · " (t.ledger_entry) " #" (entry) }
+            }
+        },
         EventDetail::Callback {
             refund_id,
             attempt,
@@ -284,14 +303,6 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
     }
 }
 
-fn callback_state(t: &Texts, state: CallbackState) -> Markup {
-    match state {
-        CallbackState::Pending => html! { span.badge.b-wait { (t.cb_pending) } },
-        CallbackState::Delivered => html! { span.badge.b-ok { (t.cb_delivered) } },
-        CallbackState::Failed => html! { span.badge.b-bad { (t.cb_failed) } },
-    }
-}
-
 /// The callbacks queued for the operation and its refunds, each with every attempt.
 fn deliveries(
     signed: &Signed,
@@ -310,7 +321,7 @@ fn deliveries(
                     Some(id) => { (t.col_refund) " " code { (id) } }
                     None => { (t.operation) }
                 }
-                " " (callback_state(t, callback.state))
+                " " (callback_badge(t, callback.state))
             }
             dl.fields {
                 dt { "URL" } dd.mono { (callback.url) }
@@ -318,6 +329,7 @@ fn deliveries(
                 dt { (t.queued_at) } dd { (time(signed, Some(callback.queued_at))) }
                 @if let Some(at) = callback.next_attempt_at { dt { (t.next_attempt) } dd { (time(signed, Some(at))) } }
                 @if let Some(error) = &callback.last_error { dt { (t.last_error) } dd { (error) } }
+                @if callback.state == CallbackState::Held { dt {} dd.muted { (t.held_hint) } }
             }
             @if can_act && callback.state == CallbackState::Failed {
                 @let hidden: Vec<(&str, String)> = callback.refund_id.map(|id| ("refund", id.to_string())).into_iter().collect();
@@ -385,7 +397,7 @@ fn ledger(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
             div.scroll { table {
                 thead { tr {
                     th.num { "#" } th { (t.col_kind) } th.num { (t.available) } th.num { (t.held) }
-                    th { (t.col_time) } th { (t.col_refund) }
+                    th { (t.col_time) } th { (t.col_refund) } th { (t.reason) }
                 } }
                 tbody {
                     @for entry in &story.ledger {
@@ -396,6 +408,9 @@ fn ledger(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
                             td.num { (format_minor(entry.held)) " " (entry.currency.as_str()) }
                             td.nowrap { (time(signed, Some(entry.at))) }
                             td.mono { (entry.refund_id.map(|id| id.to_string()).unwrap_or_default()) }
+                            td {
+                                @if let Some(note) = &entry.note { (note.actor.as_str()) ": " (note.reason) }
+                            }
                         }
                     }
                 }
@@ -426,10 +441,8 @@ pub(crate) async fn retry_callback(posted: Posted, path: web::Path<String>) -> A
             .as_uuid(),
         None => id.as_uuid(),
     };
-    if !queue_again(&posted, target).await? {
-        return Ok(back(&page_path(id), false, "no_failed_callback"));
-    }
-    Ok(back(&page_path(id), true, "callback_retried"))
+    let (queued, code) = queue_again(&posted, target).await?;
+    Ok(back(&page_path(id), queued, code))
 }
 
 /// `POST .../cancel` (operator+): asks the acquirer to cancel the processing operation and

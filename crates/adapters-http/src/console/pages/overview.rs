@@ -81,6 +81,7 @@ fn tiles(signed: &Signed, t: &Texts, overview: &Overview) -> Markup {
             (tile("", total.to_string(), t.tile_today))
             (tile("", percent(overview.approval_rate), t.tile_approval))
             (tile(flag(health.callbacks_pending, "warn"), health.callbacks_pending.to_string(), t.tile_callbacks_pending))
+            (tile(flag(health.callbacks_held, "warn"), health.callbacks_held.to_string(), t.tile_callbacks_held))
             (tile(flag(health.callbacks_failed, "bad"), health.callbacks_failed.to_string(), t.tile_callbacks_failed))
             (tile(flag(health.stuck_processing, "warn"), health.stuck_processing.to_string(), t.tile_stuck))
             (tile(flag(health.open_discrepancies, "bad"), health.open_discrepancies.to_string(), t.tile_discrepancies))

@@ -2,8 +2,8 @@
 
 use actix_web::http::header;
 use domain::console::{AuditEntry, Role};
-use domain::ledger::{Balance, EntryKind};
-use domain::ports::{ManualMoveError, MockHostedCheckout};
+use domain::ledger::{Balance, EntryKind, ManualEntry};
+use domain::ports::{ManualMoveError, MockHostedCheckout, RetryOutcome};
 use domain::{Currency, Status};
 
 use super::*;
@@ -59,10 +59,14 @@ async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audi
         })
         .times(1)
         .returning(|_, _| {
-            Ok(Balance {
-                currency: Currency::RUB,
-                available: 112_550,
-                held: 300,
+            Ok(ManualEntry {
+                balance: Balance {
+                    currency: Currency::RUB,
+                    available: 112_550,
+                    held: 300,
+                },
+                entry_id: 41,
+                resolved: vec![],
             })
         });
     fixture
@@ -73,7 +77,7 @@ async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audi
                 && entry.before.as_deref()
                     == Some(r#"{"available":"1000.00","currency":"RUB","held":"3.00"}"#)
                 && entry.after.as_deref()
-                    == Some(r#"{"amount":"125.50","available":"1125.50","currency":"RUB","held":"3.00","reason":"goodwill for order 7"}"#)
+                    == Some(r#"{"amount":"125.50","available":"1125.50","currency":"RUB","held":"3.00","ledgerEntry":41,"reason":"goodwill for order 7"}"#)
         })
         .times(1)
         .returning(|_| Ok(()));
@@ -216,7 +220,7 @@ async fn an_operator_retries_a_failed_callback_and_it_is_audited() {
         .expect_retry()
         .withf(|id, at| *id == op_id().as_uuid() && *at == now())
         .times(1)
-        .returning(|_, _| Ok(true));
+        .returning(|_, _| Ok(RetryOutcome::Queued));
     fixture
         .console
         .expect_audit()

@@ -3,7 +3,9 @@
 //! proves nothing was read or written.
 
 mod actions;
+mod discrepancies;
 mod export;
+mod held;
 mod pages;
 mod signin;
 

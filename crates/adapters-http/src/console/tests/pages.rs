@@ -53,6 +53,7 @@ async fn the_overview_uses_counters_and_health_only_and_draws_its_charts() {
         .returning(|_| {
             Ok(Health {
                 callbacks_pending: 4,
+                callbacks_held: 3,
                 callbacks_failed: 2,
                 stuck_processing: 1,
                 open_discrepancies: 0,
@@ -90,6 +91,12 @@ async fn the_overview_uses_counters_and_health_only_and_draws_its_charts() {
         "the last check in Moscow time"
     );
     assert!(body.contains("cli:ops"));
+    assert!(
+        body.contains(
+            r#"<div class="n">3</div><div class="l">callbacks held (merchant disabled)</div>"#
+        ),
+        "held callbacks are counted: {body}"
+    );
     assert!(
         body.contains(r#"action="/admin/ledger/verify""#),
         "an operator may verify"
@@ -254,6 +261,10 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
     fixture
         .operator
         .expect_operation_ledger()
+        .returning(|_| Ok(Vec::new()));
+    fixture
+        .operator
+        .expect_operation_discrepancies()
         .returning(|_| Ok(Vec::new()));
     fixture
         .operator
@@ -428,6 +439,10 @@ async fn the_operation_page_reads_a_withdrawal_without_refunds() {
     fixture
         .operator
         .expect_operation_callbacks()
+        .returning(|_| Ok(Vec::new()));
+    fixture
+        .operator
+        .expect_operation_discrepancies()
         .returning(|_| Ok(Vec::new()));
     fixture
         .console

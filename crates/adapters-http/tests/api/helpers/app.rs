@@ -9,7 +9,9 @@ use adapters_db::Database;
 use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operator::{ManualMove, NewMerchant, NewProvider, NewRoute, Operator};
+use domain::operator::{
+    ManualAdjustment, ManualMove, NewMerchant, NewProvider, NewRoute, Operator,
+};
 use domain::ports::Clock;
 use domain::provider::Credentials;
 use domain::route::Flow;
@@ -333,10 +335,13 @@ impl TestApp {
         let amount = Amount::parse(amount).expect("an amount");
         self.operator()
             .adjust_balance(
-                &self.shop.merchant.id,
-                Currency::RUB,
-                amount,
-                ManualMove::Credit,
+                &ManualAdjustment {
+                    merchant: self.shop.merchant.id.clone(),
+                    currency: Currency::RUB,
+                    amount,
+                    kind: ManualMove::Credit,
+                    operation: None,
+                },
                 &domain::testkit::note(),
             )
             .await
