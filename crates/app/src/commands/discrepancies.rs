@@ -10,8 +10,7 @@ use domain::operator::{Operator, ResolveError};
 use serde_json::{json, Value};
 
 use super::audit::Audit;
-use super::operations::shown;
-use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
+use super::{print_json, shown, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::DiscrepancyCommand;
 
 pub async fn discrepancy(

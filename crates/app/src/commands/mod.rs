@@ -103,6 +103,14 @@ pub async fn run(
 }
 
 /// Prints `value` as pretty JSON.
+/// Text from outside (an acquirer's codes, a callback's error) with control characters
+/// replaced, so it cannot steer the terminal.
+fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 fn print_json(value: &serde_json::Value) {
     println!(
         "{}",

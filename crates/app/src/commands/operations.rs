@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use super::audit::Audit;
 use super::ledger::state_name;
-use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
+use super::{print_json, shown, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::application::{gateway_on, operator};
 use crate::cli::OperationCommand;
 use crate::system::SystemClock;
@@ -254,14 +254,6 @@ fn print_callbacks(callbacks: &[CallbackDelivery]) {
             );
         }
     }
-}
-
-/// Text from outside (an acquirer's codes, a callback's error) with control characters
-/// replaced, so it cannot steer the terminal.
-pub(super) fn shown(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 async fn cancel(

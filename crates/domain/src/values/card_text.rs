@@ -22,7 +22,7 @@
 
 use std::borrow::Cow;
 
-use super::card::luhn_check;
+use super::luhn::luhn_check;
 
 /// The fewest and most digits of a card number.
 const SHORTEST: usize = 13;

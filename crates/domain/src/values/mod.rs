@@ -7,12 +7,13 @@ mod contact;
 mod error;
 mod ids;
 mod kept;
+mod luhn;
 mod method;
 mod money;
 mod text;
 mod timestamp;
 
-pub use card::{luhn_valid, mask_pan, CardDetails, Pan, Phone, WithdrawalRequisites};
+pub use card::{CardDetails, Pan, Phone, WithdrawalRequisites};
 pub use card_data::{
     is_card_code_key, sanitize_payout_requisites, sanitize_requisites, sanitize_user_data,
     PAYOUT_NAME_KEYS,
@@ -22,6 +23,7 @@ pub use contact::{Email, HttpUrl, UserData};
 pub use error::{FieldError, ValidationErrors, ValueError};
 pub use ids::{MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId, UserId};
 pub use kept::{Kept, KeptObject};
+pub use luhn::{luhn_valid, mask_pan};
 pub use method::{Direction, PaymentMethod, Status};
 pub use money::{format_minor, Amount, Currency};
 pub use text::{bounded_text, is_refused_control, no_control_characters, CONTROL_CHARACTERS};

@@ -49,6 +49,20 @@ fn finishing(attempts_left: u8, code: &str) -> (Operation, Completion) {
     (done, finished.one())
 }
 
+/// The store answers each read with the next of `reads`, then the last one again and again
+/// (the deposit as other requests leave it between this one's reads).
+fn read_in_turn(mocks: &mut Mocks, reads: Vec<Operation>) {
+    let left = Mutex::new(reads.into_iter().rev().collect::<Vec<_>>());
+    mocks.store.expect_get().returning(move |_| {
+        let mut left = left.lock().unwrap();
+        Ok(Some(if left.len() > 1 {
+            left.pop().unwrap()
+        } else {
+            left[0].clone()
+        }))
+    });
+}
+
 /// Confirms "1234" on `op` as `who` where the provider is never asked and nothing is written.
 fn refused(op: Operation, who: &Merchant) -> Result<Operation, StepError> {
     let mut mocks = Mocks::new();
@@ -143,17 +157,8 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
 #[test]
 fn a_count_lost_to_a_concurrent_code_is_taken_again_from_the_new_count() {
     // Another wrong code spent attempt 3 between this one's read and its write.
-    let reads = Arc::new(Mutex::new(vec![waiting_for_code(2), waiting_for_code(3)]));
     let mut mocks = Mocks::new();
-    let next = reads.clone();
-    mocks.store.expect_get().returning(move |_| {
-        let mut left = next.lock().unwrap();
-        Ok(Some(if left.len() > 1 {
-            left.pop().unwrap()
-        } else {
-            left[0].clone()
-        }))
-    });
+    read_in_turn(&mut mocks, vec![waiting_for_code(3), waiting_for_code(2)]);
     let writes = Arc::new(Mutex::new(Vec::new()));
     let seen = writes.clone();
     mocks
@@ -192,17 +197,8 @@ fn a_count_lost_to_the_deposit_ending_answers_invalid_state() {
         .action(confirmation(1))
         .status(Status::Declined)
         .build();
-    let reads = Arc::new(Mutex::new(vec![declined, waiting_for_code(3)]));
     let mut mocks = Mocks::new();
-    let next = reads.clone();
-    mocks.store.expect_get().returning(move |_| {
-        let mut left = next.lock().unwrap();
-        Ok(Some(if left.len() > 1 {
-            left.pop().unwrap()
-        } else {
-            left[0].clone()
-        }))
-    });
+    read_in_turn(&mut mocks, vec![waiting_for_code(3), declined]);
     mocks
         .store
         .expect_replace_action()
