@@ -117,6 +117,8 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             if map.contains_key(&key) {
+                // Named as the merchant sent it, but never with a card number in full.
+                let key = domain::mask_card_numbers(&key);
                 return Err(de::Error::custom(format_args!(
                     "the key {key:?} is given twice"
                 )));

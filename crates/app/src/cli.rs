@@ -167,8 +167,11 @@ pub enum MerchantCommand {
         require_timestamp: bool,
         /// Every request must be signed with version 2 (x-signature-version: 2), bound to
         /// its method and path.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "no_require_signature_v2")]
         require_signature_v2: bool,
+        /// Version-1 signatures are accepted where the path allows them (the default).
+        #[arg(long)]
+        no_require_signature_v2: bool,
         #[arg(long)]
         json: bool,
     },

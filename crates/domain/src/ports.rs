@@ -634,7 +634,16 @@ pub trait ConsoleStore: Send + Sync {
     /// Deletes the reserved attempt `id` (its password matched).
     async fn forget_signin(&self, id: i64) -> Result<(), StoreError>;
 
-    async fn insert_session(&self, session: &Session) -> Result<(), StoreError>;
+    /// Stores `session` only while its account is enabled and still has `password_hash` (the
+    /// hash its password was just checked against), both read in the writing transaction
+    /// (under a lock that a password change or a disable waits for): a sign-in checked
+    /// against a password changed meanwhile opens nothing. `Ok(false)` when nothing was
+    /// written.
+    async fn insert_session(
+        &self,
+        session: &Session,
+        password_hash: &str,
+    ) -> Result<bool, StoreError>;
 
     /// The session with this id whose account is enabled, its role read from the account;
     /// `None` otherwise. Liveness is the caller's ([`Session::is_live`]).

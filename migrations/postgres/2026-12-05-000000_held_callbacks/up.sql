@@ -13,5 +13,7 @@ ALTER DOMAIN callback_state ADD CONSTRAINT callback_state_check
 -- Held callbacks by merchant: an enable releases its merchant's, and the worker's sweep
 -- (held callbacks whose merchant is enabled) finds none in an empty index. Only held rows
 -- are in it: queuing, claiming and recording a callback never write to it, and `merchant_id`,
--- never updated, keeps a claim's lease update in place (HOT), as before.
+-- never updated, keeps a claim's lease update in place (HOT), as before. Building it reads
+-- the whole outbox while writes to it wait (the operations guide says to stop the gateways
+-- for this upgrade); an index of no rows is quick to build, the read is the cost.
 CREATE INDEX callback_outbox_held ON callback_outbox (merchant_id) WHERE state = 'held';

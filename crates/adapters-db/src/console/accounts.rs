@@ -246,11 +246,25 @@ pub(super) fn forget_signin(conn: &mut DbConn, id: i64) -> Result<(), TxError<St
 pub(super) fn insert_session(
     conn: &mut DbConn,
     session: &Session,
-) -> Result<(), TxError<StoreError>> {
+    password_hash: &str,
+) -> Result<bool, TxError<StoreError>> {
+    // On PostgreSQL the account row is read `FOR SHARE`: a password change or a disable
+    // (which update the row, then delete its sessions) waits for this insert to commit, or
+    // this read waits for them and sees the new row. SQLite's one writer orders them too.
+    let query = console_accounts::table
+        .find(&session.operator)
+        .select((console_accounts::password_hash, console_accounts::enabled));
+    let account: Option<(String, i16)> = match conn {
+        DbConn::Pg(pg) => query.for_share().first(pg).optional()?,
+        DbConn::Sqlite(_) => query.first(conn).optional()?,
+    };
+    if account != Some((password_hash.to_string(), 1)) {
+        return Ok(false);
+    }
     diesel::insert_into(console_sessions::table)
         .values(SessionRow::new(session))
         .execute(conn)?;
-    Ok(())
+    Ok(true)
 }
 
 /// The session `id` with its account's role, if the account is enabled.

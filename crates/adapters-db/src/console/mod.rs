@@ -87,9 +87,13 @@ impl ConsoleStore for Database {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(operator = %session.operator))]
-    async fn insert_session(&self, session: &Session) -> Result<(), StoreError> {
-        let session = session.clone();
-        self.write_one(move |conn| accounts::insert_session(conn, &session))
+    async fn insert_session(
+        &self,
+        session: &Session,
+        password_hash: &str,
+    ) -> Result<bool, StoreError> {
+        let (session, hash) = (session.clone(), password_hash.to_string());
+        self.write_one(move |conn| accounts::insert_session(conn, &session, &hash))
             .await
     }
 

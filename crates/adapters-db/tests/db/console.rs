@@ -41,6 +41,11 @@ fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
     }
 }
 
+/// The password hash [`account`] gives `name`.
+fn hash_of(name: &str) -> String {
+    account(name, Role::Viewer, true).password_hash
+}
+
 /// A session of `operator` with id `id`, made at `at`; its role says viewer (the stored
 /// account's role is what a read answers).
 fn session(id: &str, operator: &str, at: Timestamp) -> Session {
@@ -190,15 +195,18 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
 
         // A session answers with its account's role.
         let at = Timestamp::from_millis(5_000);
-        db.insert_session(&session("s-alice", "alice", at))
+        assert!(db
+            .insert_session(&session("s-alice", "alice", at), &hash_of("alice"))
             .await
-            .expect("session");
-        db.insert_session(&session("s-alice-2", "alice", at))
+            .expect("session"));
+        assert!(db
+            .insert_session(&session("s-alice-2", "alice", at), &hash_of("alice"))
             .await
-            .expect("session");
-        db.insert_session(&session("s-bob", "bob", at))
+            .expect("session"));
+        assert!(db
+            .insert_session(&session("s-bob", "bob", at), &hash_of("bob"))
             .await
-            .expect("session");
+            .expect("session"));
         let found = db.session("s-alice").await.expect("read").expect("live");
         assert_eq!(found.role, Role::Admin);
         assert_eq!(
@@ -225,9 +233,17 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
         );
 
         // A session of a disabled account signs no one in, even if one was stored.
-        db.insert_session(&session("s-late", "alice", at))
-            .await
-            .expect("session");
+        assert!(
+            !db.insert_session(&session("s-late", "alice", at), &hash_of("alice"))
+                .await
+                .expect("session"),
+            "a disabled account opens no session"
+        );
+        assert_eq!(t.rows_where("console_sessions", "id = 's-late'"), 0);
+        t.exec(
+            "INSERT INTO console_sessions (id, operator, csrf, created_at, last_seen_at) \
+             VALUES ('s-late', 'alice', 'c', 5000, 5000)",
+        );
         assert_eq!(t.rows_where("console_sessions", "id = 's-late'"), 1);
         assert_eq!(db.session("s-late").await.expect("read"), None);
 
@@ -250,6 +266,40 @@ async fn accounts_are_stored_once_and_a_disabled_one_signs_no_one_in() {
     .await;
 }
 
+/// A session is opened only on the hash its password was checked against: after a password
+/// change (or for an unknown account) nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_session_opens_only_on_the_hash_its_password_was_checked_against() {
+    each_backend(|t| async move {
+        let db = &t.db;
+        assert!(db
+            .insert_account(&account("alice", Role::Admin, true))
+            .await
+            .expect("insert"));
+        let at = Timestamp::from_millis(5_000);
+        let checked = hash_of("alice");
+        assert!(db
+            .set_password("alice", "$argon2id$v=19$changed")
+            .await
+            .expect("set"));
+        assert!(!db
+            .insert_session(&session("s-old", "alice", at), &checked)
+            .await
+            .expect("session"));
+        assert!(!db
+            .insert_session(&session("s-nobody", "nobody", at), &checked)
+            .await
+            .expect("session"));
+        assert_eq!(t.rows("console_sessions"), 0);
+        assert!(db
+            .insert_session(&session("s-new", "alice", at), "$argon2id$v=19$changed")
+            .await
+            .expect("session"));
+        assert!(db.session("s-new").await.expect("read").is_some());
+    })
+    .await;
+}
+
 /// A new password ends every session of its account, and only its, in the transaction that
 /// changes the hash; an unknown name changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -264,9 +314,10 @@ async fn a_new_password_ends_every_session_of_its_account_and_only_its() {
         }
         let at = Timestamp::from_millis(5_000);
         for (id, operator) in [("a-1", "alice"), ("a-2", "alice"), ("b-1", "bob")] {
-            db.insert_session(&session(id, operator, at))
+            assert!(db
+                .insert_session(&session(id, operator, at), &hash_of(operator))
                 .await
-                .expect("session");
+                .expect("session"));
         }
         // Seen from a second process on the database: the sessions it shares end too.
         let other = t.second_process();
@@ -320,9 +371,10 @@ async fn sessions_are_shared_by_every_process_on_the_database() {
             .await
             .expect("insert"));
         let at = Timestamp::from_millis(10_000);
-        one.insert_session(&session("s-1", "alice", at))
+        assert!(one
+            .insert_session(&session("s-1", "alice", at), &hash_of("alice"))
             .await
-            .expect("session");
+            .expect("session"));
 
         let seen = other.session("s-1").await.expect("read").expect("shared");
         assert_eq!(
@@ -1615,9 +1667,10 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
             .insert_account(&account("alice", Role::Admin, true))
             .await
             .expect("insert"));
-        db.insert_session(&session("s", "alice", now()))
+        assert!(db
+            .insert_session(&session("s", "alice", now()), &hash_of("alice"))
             .await
-            .expect("session");
+            .expect("session"));
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 

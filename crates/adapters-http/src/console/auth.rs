@@ -537,11 +537,21 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
         created_at: now,
         last_seen_at: now,
     };
-    state
+    let opened = state
         .store()
-        .insert_session(&session)
+        .insert_session(&session, &account.password_hash)
         .await
         .map_err(|e| fail(e.into()))?;
+    if !opened {
+        // The password was changed (or the account disabled) while it was being checked.
+        tracing::info!("console sign-in refused: the account changed during the check");
+        return Ok(login_page(
+            &req,
+            StatusCode::UNAUTHORIZED,
+            Notice::WrongCredentials,
+            &name,
+        ));
+    }
     tracing::info!(operator = %account.name, role = %account.role, "console sign-in");
     let mut answer = see_other(pages::OVERVIEW);
     add_cookie(

@@ -32,6 +32,7 @@ pub async fn merchant(
             methods,
             require_timestamp,
             require_signature_v2,
+            no_require_signature_v2: _,
             json,
         } => {
             let access = match methods {

@@ -236,6 +236,30 @@ async fn required_version_2(db: TestDb) {
         .cloned()
         .unwrap_or_default();
     assert_eq!(born["requireSignatureV2"], true, "{listed}");
+    // Said outright, version 1 stays accepted; both at once is a usage error.
+    gateway(
+        &db,
+        &[
+            "merchant",
+            "create",
+            "--name",
+            "lenient",
+            "--no-require-signature-v2",
+        ],
+    )
+    .expect_code(0);
+    gateway(
+        &db,
+        &[
+            "merchant",
+            "create",
+            "--name",
+            "confused",
+            "--require-signature-v2",
+            "--no-require-signature-v2",
+        ],
+    )
+    .expect_code(2);
     // An update needs a rule to change, and one rule cannot be both on and off.
     gateway_line(&db, &format!("merchant update {}", shop.id)).expect_code(2);
     gateway_line(

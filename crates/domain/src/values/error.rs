@@ -1,5 +1,7 @@
 use std::fmt;
 
+use super::card_text::mask_card_numbers;
+
 /// Why one value was refused; the message is written for the merchant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -28,9 +30,12 @@ pub struct FieldError {
 }
 
 impl FieldError {
+    /// The error of `field`, whose path has its card numbers masked: a path names the keys
+    /// a merchant sent (`userData.{key}`), and an answer never shows a card number in full.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let field = field.into();
         Self {
-            field: field.into(),
+            field: mask_card_numbers(&field).into_owned(),
             message: message.into(),
         }
     }
@@ -121,3 +126,18 @@ impl fmt::Display for ValidationErrors {
 }
 
 impl std::error::Error for ValidationErrors {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_path_never_shows_a_card_number() {
+        let error = FieldError::new("userData.4242 4242 4242 4242", "must be a string");
+        assert_eq!(error.field, "userData.424242******4242");
+        assert_eq!(
+            FieldError::new("requisites.list.0", "x").field,
+            "requisites.list.0"
+        );
+    }
+}

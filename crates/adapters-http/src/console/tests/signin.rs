@@ -253,6 +253,7 @@ fn signin_fixture(
             name == NAME && *at == now() && *since == now().plus_millis(-SIGNIN_WINDOW_MS)
         })
         .returning(move |_, _, _| Ok((7, failures + 1)));
+    let checked = account.as_ref().map(|a| a.password_hash.clone());
     fixture
         .console
         .expect_account()
@@ -263,11 +264,47 @@ fn signin_fixture(
     fixture
         .console
         .expect_insert_session()
-        .returning(move |session| {
+        .returning(move |session, hash| {
+            // The session is opened on the hash the password was checked against.
+            assert_eq!(Some(hash), checked.as_deref());
             *cell.lock().expect("not poisoned") = Some(session.clone());
-            Ok(())
+            Ok(true)
         });
     (fixture, written)
+}
+
+#[actix_web::test]
+async fn a_password_changed_during_the_check_opens_no_session() {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_failed_signins()
+        .returning(|_, _| Ok(0));
+    fixture
+        .console
+        .expect_reserve_signin()
+        .returning(|_, _, _| Ok((7, 1)));
+    fixture
+        .console
+        .expect_account()
+        .returning(|_| Ok(Some(account(Role::Admin))));
+    fixture.console.expect_forget_signin().returning(|_| Ok(()));
+    // The store found another hash (or a disabled account) when it came to write.
+    fixture
+        .console
+        .expect_insert_session()
+        .times(1)
+        .returning(|_, _| Ok(false));
+    let app = fixture.app().await;
+    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
+    assert_eq!(status, 401, "{body}");
+    let session_cookie = format!("{}=", crate::console::auth::SESSION_COOKIE);
+    assert!(
+        headers
+            .get_all(header::SET_COOKIE)
+            .all(|value| !value.to_str().unwrap_or("").starts_with(&session_cookie)),
+        "no session cookie: {headers:?}"
+    );
 }
 
 #[actix_web::test]
