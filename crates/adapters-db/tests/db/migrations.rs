@@ -197,8 +197,7 @@ impl Recorded {
     pub fn before(version: &str) -> Recorded {
         let earlier = later_versions()
             .into_iter()
-            .filter(|v| v.as_str() < version)
-            .next_back()
+            .rfind(|v| v.as_str() < version)
             .expect("a migration before it");
         Self::through(&earlier)
     }
