@@ -1,7 +1,11 @@
 //! The control API (`--control-bind`, no auth): `/_sim/faults`, `/_sim/stats`, payin completion.
 
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, App, HttpResponse, HttpServer};
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -77,4 +81,22 @@ async fn complete(
         Ok(payment) => HttpResponse::Ok().json(payment.view(page_base)),
         Err(payment) => HttpResponse::build(StatusCode::CONFLICT).json(payment.view(page_base)),
     })
+}
+
+/// The control listener: faults, stats and payin completion.
+pub fn serve(listener: TcpListener, sim: Arc<Sim>, api: Arc<ApiServer>) -> std::io::Result<Server> {
+    let sim = web::Data::from(sim);
+    let api = web::Data::from(api);
+    Ok(HttpServer::new(move || {
+        App::new()
+            .app_data(sim.clone())
+            .app_data(api.clone())
+            .app_data(crate::api::json_config())
+            .configure(routes)
+    })
+    .workers(1)
+    .disable_signals()
+    .shutdown_timeout(0)
+    .listen(listener)?
+    .run())
 }

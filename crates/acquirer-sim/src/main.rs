@@ -94,7 +94,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     } else {
         api.up(Some(api_listener)).await?;
     }
-    let control = server::control(control_listener, sim, api.clone())?;
+    let control = control::serve(control_listener, sim, api.clone())?;
 
     // The one line on stdout: scripts and tests read the ports from it.
     let mut stdout = std::io::stdout();

@@ -1,9 +1,9 @@
-//! The two listeners: the Acquirer API (which `down` closes and reopens) and control.
+//! The Acquirer API listener, which `down` closes and reopens.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
-use actix_web::dev::{Server, ServerHandle};
+use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpServer};
 
 use crate::sim::Sim;
@@ -68,26 +68,4 @@ impl ApiServer {
             tracing::info!(addr = %self.addr, "api listener down");
         }
     }
-}
-
-/// The control listener: faults, stats and payin completion.
-pub fn control(
-    listener: TcpListener,
-    sim: Arc<Sim>,
-    api: Arc<ApiServer>,
-) -> std::io::Result<Server> {
-    let sim = web::Data::from(sim);
-    let api = web::Data::from(api);
-    Ok(HttpServer::new(move || {
-        App::new()
-            .app_data(sim.clone())
-            .app_data(api.clone())
-            .app_data(crate::api::json_config())
-            .configure(crate::control::routes)
-    })
-    .workers(1)
-    .disable_signals()
-    .shutdown_timeout(0)
-    .listen(listener)?
-    .run())
 }

@@ -4,21 +4,11 @@
 
 use domain::callback::{CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
-use domain::Status;
 use serde::Serialize;
 
 /// Writes callback bodies as JSON.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonCallbackFormat;
-
-/// The status number the API uses, in callbacks as in reads.
-pub fn status_number(status: Status) -> i16 {
-    match status {
-        Status::Approved => 1,
-        Status::Declined => 2,
-        Status::Processing => 3,
-    }
-}
 
 /// `{"data": ...}`, the envelope of every callback body.
 #[derive(Serialize)]
@@ -47,7 +37,7 @@ struct Data<'a> {
     merchant_operation_id: Option<&'a str>,
     operation_id: String,
     payment_method: &'static str,
-    status: i16,
+    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
@@ -69,7 +59,7 @@ struct RefundData<'a> {
     merchant_refund_id: Option<&'a str>,
     operation_id: String,
     refund_id: String,
-    status: i16,
+    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
@@ -86,7 +76,7 @@ impl CallbackFormat for JsonCallbackFormat {
                 merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
                 operation_id: data.operation_id.to_string(),
                 refund_id: data.refund_id.to_string(),
-                status: status_number(data.status),
+                status: data.status.number(),
                 kind: "refund",
                 updated_at: data.updated_at.to_rfc3339(),
             },
@@ -104,7 +94,7 @@ impl CallbackFormat for JsonCallbackFormat {
                 merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
                 operation_id: data.operation_id.to_string(),
                 payment_method: data.method.as_str(),
-                status: status_number(data.status),
+                status: data.status.number(),
                 kind: data.direction.as_str(),
                 updated_at: data.updated_at.to_rfc3339(),
                 user_id: data.user_id.as_str(),
@@ -122,6 +112,7 @@ mod tests {
     use domain::operation::{Decline, DeclineCode, Outcome};
     use domain::testkit::{id, OperationBuilder, T0};
     use domain::PaymentMethod;
+    use domain::Status;
 
     use super::*;
 

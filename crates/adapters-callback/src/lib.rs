@@ -13,7 +13,7 @@ mod metrics;
 mod notifier;
 mod worker;
 
-pub use body::{status_number, JsonCallbackFormat};
+pub use body::JsonCallbackFormat;
 pub use config::{lease_for, owner_id, CallbackConfig, ConfigError, MAX_TIMEOUT};
 pub use metrics::CallbackMetrics;
 pub use notifier::{Notifier, SendOutcome, Verdict};

@@ -16,12 +16,13 @@ use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
 use domain::ledger::{Balance, BalanceMove, LedgerMismatch, ManualEntry, ManualNote};
+use domain::merchant::KeyRotation;
 use domain::merchant::{KeyRing, Merchant, SigningKey, SigningRulesChange};
-use domain::operator::{CheckedRoute, KeyRotation};
 use domain::ports::{
     ManualMoveError, MerchantInsertError, OperatorStore, ProviderInsertError, StoreError,
 };
 use domain::provider::AcquirerProvider;
+use domain::route::CheckedRoute;
 use domain::route::Route;
 use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{MerchantId, OperationId, Timestamp};

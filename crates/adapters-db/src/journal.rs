@@ -22,7 +22,7 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::attempt::{Attempt, Discrepancy};
-use domain::console::{status_code, EventDetail};
+use domain::console::EventDetail;
 use domain::discrepancy::Resolution;
 use domain::operation::Operation;
 use domain::ports::StoreError;
@@ -103,7 +103,7 @@ impl NewEvent {
     /// `op` was stored with its status, at its creation.
     pub(crate) fn created(op: &Operation) -> anyhow::Result<NewEvent> {
         let detail = EventDetail::Created {
-            status: status_code(op.status()),
+            status: op.status().number(),
         };
         NewEvent::new(op.id(), None, op.created_at(), &detail)
     }
@@ -116,8 +116,8 @@ impl NewEvent {
         action: Option<String>,
     ) -> anyhow::Result<NewEvent> {
         let detail = EventDetail::Status {
-            from: status_code(from),
-            to: status_code(op.status()),
+            from: from.number(),
+            to: op.status().number(),
             error_code: op.decline().map(|d| d.code.as_str().to_string()),
             action,
         };
@@ -130,7 +130,7 @@ impl NewEvent {
         kind: Option<&str>,
         at: Timestamp,
     ) -> anyhow::Result<NewEvent> {
-        let processing = status_code(Status::Processing);
+        let processing = Status::Processing.number();
         let detail = EventDetail::Status {
             from: processing,
             to: processing,
@@ -154,7 +154,7 @@ impl NewEvent {
     pub(crate) fn refund(refund: &Refund, at: Timestamp) -> anyhow::Result<NewEvent> {
         let detail = EventDetail::Refund {
             refund_id: refund.id.to_string(),
-            status: status_code(refund.status()),
+            status: refund.status().number(),
             amount: refund.amount.minor(),
         };
         NewEvent::new(refund.operation_id, Some(refund.id), at, &detail)

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 
 use diesel::prelude::*;
+use domain::callback::CallbackAttempt;
 use domain::console::Actor;
 use domain::ledger::{EntryKind, ManualNote};
-use domain::ports::{CallbackAttempt, StoreError};
+use domain::ports::StoreError;
 use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{OperationId, RefundId, Timestamp};
 

@@ -11,6 +11,11 @@ use tokio::sync::Semaphore;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimiter;
 
+/// Provider notifications one process handles at once, across providers. Far above what a
+/// database that keeps up needs (a notification takes milliseconds, so 1,000 a second keep a
+/// few in progress); reached only when notifications queue behind a saturated database.
+pub const NOTIFICATIONS_AT_ONCE: usize = 256;
+
 /// Settings of the HTTP adapter.
 #[derive(Debug, Clone, Default)]
 pub struct HttpSettings {
@@ -95,7 +100,7 @@ impl HttpState {
             settings,
             metrics,
             limiter,
-            notification_slots: Semaphore::new(crate::routes::notifications::AT_ONCE),
+            notification_slots: Semaphore::new(NOTIFICATIONS_AT_ONCE),
         }
     }
 

@@ -1,9 +1,8 @@
 //! The callback a merchant receives when an operation becomes final (the callback rules of
 //! docs/api.md). The domain decides what a callback says ([`CallbackData`]); the body's wire
-//! format belongs to the callback adapter, through [`crate::ports::CallbackFormat`].
+//! format belongs to the callback adapter, through the `CallbackFormat` port.
 
 use crate::operation::{Decline, Operation};
-use crate::ports::CallbackFormat;
 use crate::refund::Refund;
 use crate::{
     Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, MerchantRefundId,
@@ -19,7 +18,7 @@ pub struct QueuedCallback {
     pub url: HttpUrl,
     /// What the callback reports.
     pub data: CallbackData,
-    /// The exact body to send and sign, as [`CallbackFormat`] wrote `data`.
+    /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
     pub body: String,
     pub queued_at: Timestamp,
 }
@@ -56,25 +55,6 @@ impl CallbackData {
     }
 }
 
-/// The callback for `done`, if it is final and has a `callbackUrl`.
-pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<QueuedCallback> {
-    if !done.status().is_final() {
-        return None;
-    }
-    let url = done.urls().callback.clone()?;
-    let data = CallbackData::of(done);
-    let body = format.body(&data);
-    Some(QueuedCallback {
-        operation_id: done.id(),
-        merchant_id: done.merchant_id().clone(),
-        direction: done.direction(),
-        url,
-        data,
-        body,
-        queued_at: done.updated_at(),
-    })
-}
-
 /// A refund's callback, queued in the same unit of work as the refund's final status. It is
 /// signed with the deposit secret, and kept in the outbox beside the deposit's own callback
 /// (the outbox is keyed by the operation and the refund).
@@ -86,7 +66,7 @@ pub struct RefundCallback {
     pub merchant_id: MerchantId,
     pub url: HttpUrl,
     pub data: RefundCallbackData,
-    /// The exact body to send and sign, as [`CallbackFormat`] wrote `data`.
+    /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
     pub body: String,
     pub queued_at: Timestamp,
 }
@@ -119,24 +99,41 @@ impl RefundCallbackData {
     }
 }
 
-/// The callback for `done`, a refund, if it is final and has a callback URL (its own, or
-/// else the deposit's, already filled in when the refund was made).
-pub fn refund_callback_for(done: &Refund, format: &dyn CallbackFormat) -> Option<RefundCallback> {
-    if !done.status().is_final() {
-        return None;
+/// One delivery attempt, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackAttempt {
+    pub operation_id: OperationId,
+    /// Set for a refund's callback.
+    pub refund_id: Option<RefundId>,
+    pub attempt: u32,
+    pub at: Timestamp,
+    pub duration_ms: i64,
+    /// The HTTP status, if an answer came.
+    pub http_status: Option<u16>,
+    /// Why the attempt failed, if it did (never the body or signature).
+    pub error: Option<String>,
+}
+
+/// Where a callback stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallbackState {
+    Pending,
+    Delivered,
+    Failed,
+    /// Due while its merchant was disabled: it waits, its attempt count, failures and due time
+    /// as they were, and goes back to pending when the merchant is enabled again.
+    Held,
+}
+
+impl CallbackState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallbackState::Pending => "pending",
+            CallbackState::Delivered => "delivered",
+            CallbackState::Failed => "failed",
+            CallbackState::Held => "held",
+        }
     }
-    let url = done.callback_url.clone()?;
-    let data = RefundCallbackData::of(done);
-    let body = format.refund_body(&data);
-    Some(RefundCallback {
-        refund_id: done.id,
-        operation_id: done.operation_id,
-        merchant_id: done.merchant_id.clone(),
-        url,
-        data,
-        body,
-        queued_at: done.updated_at,
-    })
 }
 
 /// Delays between callback attempts: a schedule of N delays allows at most N + 1 attempts.

@@ -295,7 +295,7 @@ pub fn csv_row(listed: &Listed) -> String {
             .unwrap_or_default(),
         op.direction().as_str().to_string(),
         op.method().as_str().to_string(),
-        status_code(op.status()).to_string(),
+        op.status().number().to_string(),
         op.decline()
             .map(|d| d.code.as_str().to_string())
             .unwrap_or_default(),
@@ -318,15 +318,6 @@ pub fn csv_row(listed: &Listed) -> String {
         .join(",");
     row.push_str("\r\n");
     row
-}
-
-/// The API's number for a status: 1 approved, 2 declined, 3 processing.
-pub fn status_code(status: Status) -> u8 {
-    match status {
-        Status::Approved => 1,
-        Status::Declined => 2,
-        Status::Processing => 3,
-    }
 }
 
 /// Something that happened to an operation, written in the same transaction as the change.
@@ -478,7 +469,7 @@ impl Overview {
                 let key = FigureKey {
                     direction: c.direction,
                     method: c.method,
-                    status: status_code(c.status),
+                    status: c.status.number(),
                     currency: c.currency,
                 };
                 let figure = overview.today.entry(key).or_insert((0, 0));
@@ -493,7 +484,7 @@ impl Overview {
             let ago = now_minute - c.minute;
             if (0..60).contains(&ago) {
                 let slot = &mut overview.per_minute[(59 - ago) as usize];
-                slot[usize::from(status_code(c.status) - 1)] += c.count;
+                slot[usize::from(c.status.number() - 1)] += c.count;
             }
             let hours_ago = ago.div_euclid(60);
             if (0..24).contains(&hours_ago) && c.status.is_final() {

@@ -198,6 +198,18 @@ pub fn parse_access(text: &str) -> Result<BTreeSet<(Direction, PaymentMethod)>, 
         .collect()
 }
 
+/// A rotation as the store applies it, in one transaction: the next version of the
+/// direction's secrets is `secret`, created `at`; every older secret still live at
+/// `older_end` ends then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRotation {
+    pub merchant: MerchantId,
+    pub direction: Direction,
+    pub secret: Secret,
+    pub at: Timestamp,
+    pub older_end: Timestamp,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //!
 //! The rules live here; storage is the [`OperatorStore`] port (and the [`OperationStore`] for
 //! reading operations). Each new value is checked
-//! into a typed one first ([`Merchant`], [`CheckedRoute`], a manual [`BalanceMove`]) and only
+//! into a typed one first ([`Merchant`], [`CheckedRoute`](crate::route::CheckedRoute), a manual [`BalanceMove`]) and only
 //! that reaches the store.
 
 use std::collections::BTreeSet;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::console::Actor;
 use crate::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
 use crate::ledger::{manual_move, BalanceMove, LedgerMismatch, ManualEntry};
-use crate::merchant::{KeyRing, Merchant, Secret, SigningRulesChange};
+use crate::merchant::{KeyRing, KeyRotation, Merchant, Secret, SigningRulesChange};
 use crate::ports::{
     Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
     ProviderInsertError, StoreError,
@@ -21,7 +21,7 @@ use crate::ports::{
 use crate::provider::{
     check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl, SANDBOX,
 };
-use crate::route::Route;
+use crate::route::{acquirer_flow, NewRoute, Route, RouteRule};
 use crate::story::OperationStory;
 use crate::{is_refused_control, ValueError, CONTROL_CHARACTERS};
 use crate::{Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp};
@@ -102,113 +102,6 @@ pub fn merchant_name(name: &str) -> Result<String, MerchantRule> {
     Ok(name.to_string())
 }
 
-/// A route to add (enabled), as the operator gives it. Amounts are inclusive bounds in minor
-/// units.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRoute {
-    pub direction: Direction,
-    pub method: PaymentMethod,
-    pub currency: Currency,
-    pub min_amount: i64,
-    pub max_amount: i64,
-    pub priority: i32,
-    pub provider: String,
-    pub flow: crate::route::Flow,
-    /// `None`: the domain default ([`crate::route::DEFAULT_LIFETIME_SECS`]) applies.
-    pub lifetime_secs: Option<i64>,
-}
-
-/// The rule a new route breaks.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RouteRule {
-    #[error("this method is not allowed in this direction")]
-    MethodForDirection {
-        direction: Direction,
-        method: PaymentMethod,
-    },
-    #[error("the minimum must be at least 0.01 and the maximum at least the minimum")]
-    AmountBounds { min: i64, max: i64 },
-    #[error("the lifetime must be a positive number of seconds")]
-    Lifetime { secs: i64 },
-    #[error("the provider must be named")]
-    Provider,
-    /// An acquirer route's flow is `redirect` (card, sbp, bank apps), `qr` (sbp_qr) or
-    /// `payout`: the acquirer's page does the rest.
-    #[error("an acquirer route's flow must be {expected}")]
-    AcquirerFlow { expected: &'static str },
-}
-
-/// The only flow an acquirer route of this direction and method may have.
-pub fn acquirer_flow(direction: Direction, method: PaymentMethod) -> crate::route::Flow {
-    crate::route::Flow::default_for(direction, method)
-}
-
-/// A route's amount bounds: the minimum at least one minor unit, the maximum at least the
-/// minimum.
-pub fn route_amounts(min: i64, max: i64) -> Result<(), RouteRule> {
-    if min < 1 || max < min {
-        return Err(RouteRule::AmountBounds { min, max });
-    }
-    Ok(())
-}
-
-/// A route's lifetime for waiting deposits: none (the default) or a positive number of
-/// seconds.
-pub fn route_lifetime(secs: Option<i64>) -> Result<(), RouteRule> {
-    match secs {
-        Some(secs) if secs <= 0 => Err(RouteRule::Lifetime { secs }),
-        _ => Ok(()),
-    }
-}
-
-/// A route that passed the rules; only [`NewRoute::check`] makes one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckedRoute(NewRoute);
-
-impl NewRoute {
-    /// The route to store, or the first rule it breaks (in the order: method, amounts,
-    /// lifetime, provider).
-    pub fn check(self) -> Result<CheckedRoute, RouteRule> {
-        if !self.direction.methods().contains(&self.method) {
-            return Err(RouteRule::MethodForDirection {
-                direction: self.direction,
-                method: self.method,
-            });
-        }
-        route_amounts(self.min_amount, self.max_amount)?;
-        route_lifetime(self.lifetime_secs)?;
-        if self.provider.trim().is_empty() {
-            return Err(RouteRule::Provider);
-        }
-        Ok(CheckedRoute(self))
-    }
-}
-
-impl CheckedRoute {
-    /// The route's values, for storage.
-    pub fn get(&self) -> &NewRoute {
-        &self.0
-    }
-
-    /// The route as stored under `id`, enabled.
-    pub fn into_route(self, id: i64) -> Route {
-        let new = self.0;
-        Route {
-            id,
-            direction: new.direction,
-            method: new.method,
-            currency: new.currency,
-            min_amount: new.min_amount,
-            max_amount: new.max_amount,
-            priority: new.priority,
-            provider: new.provider,
-            flow: new.flow,
-            lifetime_secs: new.lifetime_secs,
-            enabled: true,
-        }
-    }
-}
-
 /// Why a merchant was not created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateMerchantError {
@@ -255,18 +148,6 @@ pub fn parse_overlap(text: &str) -> Result<i64, String> {
         return Err(refuse());
     }
     Ok(secs)
-}
-
-/// A rotation as the store applies it, in one transaction: the next version of the
-/// direction's secrets is `secret`, created `at`; every older secret still live at
-/// `older_end` ends then.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRotation {
-    pub merchant: MerchantId,
-    pub direction: Direction,
-    pub secret: Secret,
-    pub at: Timestamp,
-    pub older_end: Timestamp,
 }
 
 /// A rotation done: the direction's secrets after it (the new one newest).

@@ -6,10 +6,10 @@
 //! [`crate::operator::Operator::operation_story`].
 
 use crate::attempt::Attempt;
+use crate::callback::{CallbackAttempt, CallbackState};
 use crate::discrepancy::RecordedDiscrepancy;
 use crate::ledger::{EntryKind, ManualNote};
 use crate::operation::Operation;
-use crate::ports::{CallbackAttempt, CallbackState};
 use crate::{Currency, RefundId, Timestamp};
 
 /// One ledger entry written for an operation (or for one of its refunds), as stored.

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use domain::callback::CallbackAttempt;
 use domain::merchant::Merchant;
-use domain::ports::{AttemptResult, CallbackAttempt, Chain, HoldOutcome, PendingCallback};
+use domain::ports::{AttemptResult, Chain, HoldOutcome, PendingCallback};
 use domain::MerchantId;
 use tracing::{error, info, warn};
 

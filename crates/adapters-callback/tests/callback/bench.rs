@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use domain::ports::CallbackState;
+use domain::callback::CallbackState;
 use domain::Direction;
 
 use crate::helpers::{config, shutdown_signal, wait_for, TestEnv};

@@ -1,7 +1,8 @@
 //! One signed delivery per callback, with the right secret and headers; redirects refused.
 
+use domain::callback::CallbackState;
 use domain::merchant::Secret;
-use domain::ports::{AttemptResult, CallbackState};
+use domain::ports::AttemptResult;
 use domain::signature::verify;
 use domain::{Direction, MerchantId};
 

@@ -1,6 +1,7 @@
 //! Private targets are refused at delivery, at once, without a request.
 
-use domain::ports::{AttemptResult, CallbackState};
+use domain::callback::CallbackState;
+use domain::ports::AttemptResult;
 use domain::Direction;
 
 use crate::helpers::{config, TestEnv};

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use domain::ports::{CallbackOutbox, CallbackState, RetryOutcome};
+use domain::callback::CallbackState;
+use domain::ports::{CallbackOutbox, RetryOutcome};
 use domain::Direction;
 
 use crate::helpers::{config, shutdown_signal, wait_for, TestEnv};

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use domain::ports::{AttemptResult, CallbackOutbox, CallbackState, RetryOutcome};
+use domain::callback::CallbackState;
+use domain::ports::{AttemptResult, CallbackOutbox, RetryOutcome};
 use domain::Direction;
 
 use crate::helpers::{config, TestEnv};

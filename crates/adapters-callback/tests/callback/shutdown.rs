@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use domain::ports::{CallbackOutbox, CallbackState};
+use domain::callback::CallbackState;
+use domain::ports::CallbackOutbox;
 use domain::Direction;
 
 use crate::helpers::{config, shutdown_signal, wait_for, TestEnv, OWNER};

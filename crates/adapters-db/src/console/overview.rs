@@ -4,8 +4,9 @@
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, SmallInt, Text};
+use domain::callback::CallbackAttempt;
 use domain::console::{EventDetail, Health, MinuteCount, OperationEvent};
-use domain::ports::{CallbackAttempt, CallbackStatus, StoreError};
+use domain::ports::{CallbackStatus, StoreError};
 use domain::{OperationId, Timestamp};
 
 use crate::conn::DbConn;

@@ -10,9 +10,10 @@ use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Text};
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, HoldOutcome,
-    PendingCallback, RetryOutcome, StoreError,
+    AttemptResult, CallbackOutbox, CallbackStatus, HoldOutcome, PendingCallback, RetryOutcome,
+    StoreError,
 };
 use domain::{OperationId, RefundId, Timestamp};
 

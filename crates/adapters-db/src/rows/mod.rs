@@ -73,21 +73,13 @@ pub(crate) fn refund_id(column: &str, text: &str) -> anyhow::Result<RefundId> {
 
 /// A status as stored: 1 approved, 2 declined, 3 processing.
 pub(crate) fn status_code(status: Status) -> i16 {
-    match status {
-        Status::Approved => 1,
-        Status::Declined => 2,
-        Status::Processing => 3,
-    }
+    i16::from(status.number())
 }
 
 /// The stored status for `code`; any other number is invalid, never a default.
 pub(crate) fn status(column: &str, code: i16) -> anyhow::Result<Status> {
-    match code {
-        1 => Ok(Status::Approved),
-        2 => Ok(Status::Declined),
-        3 => Ok(Status::Processing),
-        other => Err(bad(column, format!("{other}: must be 1, 2 or 3"))),
-    }
+    Status::from_number(i64::from(code))
+        .ok_or_else(|| bad(column, format!("{code}: must be 1, 2 or 3")))
 }
 
 /// The stored status and decline of a row of `table` (`operations` or `refunds`) as one

@@ -1,9 +1,10 @@
 //! Migrations, the default routes, merchants and routes.
 
 use domain::merchant::full_access;
-use domain::operator::{AddRouteError, CreateMerchantError, NewMerchant, NewRoute};
+use domain::operator::{AddRouteError, CreateMerchantError, NewMerchant};
 use domain::ports::{MerchantDirectory, OperatorStore, RouteTable};
 use domain::route::Flow;
+use domain::route::NewRoute;
 use domain::{Currency, Direction, MerchantId, PaymentMethod};
 
 use crate::helpers::{each_backend, merchant, operator, secret};

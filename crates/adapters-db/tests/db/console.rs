@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adapters_db::Database;
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::console::{
     Actor, AuditEntry, ConsoleAccount, Cursor, EventDetail, Health, LedgerCheck, Listed,
     MinuteCount, OperationFilter, Role, Session,
@@ -15,8 +16,8 @@ use domain::ledger::{moves_on_finish, ManualNote};
 use domain::merchant::Merchant;
 use domain::operation::{Action, Operation, Outcome};
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, Completion, ConsoleStore,
-    ManualMoveError, NewOperation, OperationStore, OperatorStore, PendingCallback,
+    AttemptResult, CallbackOutbox, Completion, ConsoleStore, ManualMoveError, NewOperation,
+    OperationStore, OperatorStore, PendingCallback,
 };
 use domain::signature::Fingerprint;
 use domain::testkit::{OperationBuilder, T0};
@@ -119,7 +120,7 @@ fn figures_of_counts(counts: &[MinuteCount]) -> Figures {
             c.minute,
             c.direction.as_str(),
             c.method.as_str(),
-            domain::console::status_code(c.status),
+            c.status.number(),
             c.currency.as_str().to_string(),
         );
         assert!(
@@ -140,7 +141,7 @@ async fn figures_of_operations(db: &Database, ids: &[OperationId]) -> Figures {
             op.created_at().millis().div_euclid(60_000),
             op.direction().as_str(),
             op.method().as_str(),
-            domain::console::status_code(op.status()),
+            op.status().number(),
             op.currency().as_str().to_string(),
         );
         let figure = figures.entry(key).or_insert((0, 0));

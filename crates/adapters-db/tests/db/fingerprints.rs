@@ -2,10 +2,10 @@
 //! operation is written (on PostgreSQL: the batched lanes, the single statement, the general
 //! unit of work) and for refunds; a fingerprint without its version is corrupt.
 
-use domain::callback::callback_for;
 use domain::ledger::{hold_for, moves_on_finish, BalanceMove};
 use domain::operation::{Decline, DeclineCode, Operation, Outcome};
 use domain::ports::{NewOperation, OperationStore, RefundStore};
+use domain::service::callbacks::callback_for;
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, MerchantOperationId, MerchantRefundId};

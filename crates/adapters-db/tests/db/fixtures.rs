@@ -169,7 +169,7 @@ pub async fn queue_callbacks(
             domain::operation::Outcome::Decline(Decline::new(DeclineCode::PaymentRejected));
         let done = op.finish(&decline, at).expect("processing");
         let new = domain::ports::NewOperation {
-            callback: domain::callback::callback_for(&done, &DebugCallbackFormat),
+            callback: domain::service::callbacks::callback_for(&done, &DebugCallbackFormat),
             operation: done,
             fingerprint: None,
             moves: Vec::new(),

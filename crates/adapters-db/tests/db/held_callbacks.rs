@@ -2,10 +2,11 @@
 //! releases it; the hold re-reads the merchant, ordered against the enable.
 
 use adapters_db::Database;
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::merchant::Merchant;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, ConsoleStore, HoldOutcome,
-    OperatorStore, PendingCallback, RetryOutcome,
+    AttemptResult, CallbackOutbox, ConsoleStore, HoldOutcome, OperatorStore, PendingCallback,
+    RetryOutcome,
 };
 use domain::{OperationId, Timestamp};
 

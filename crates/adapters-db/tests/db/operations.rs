@@ -1,6 +1,5 @@
 //! The operation store on its own: round trips, duplicates, guards and sweeps.
 
-use domain::callback::callback_for;
 use domain::ledger::{hold_for, moves_on_finish};
 use domain::operation::OperationUrls;
 use domain::operation::{Action, Decline, DeclineCode, InputField, Outcome, SelectOption};
@@ -8,6 +7,7 @@ use domain::ports::{
     Completion, FinishError, InsertError, ManualMoveError, NewOperation, OperationStore,
     OperatorStore,
 };
+use domain::service::callbacks::callback_for;
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};

@@ -3,10 +3,9 @@
 use std::collections::HashSet;
 
 use adapters_db::Database;
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::merchant::Merchant;
-use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, PendingCallback, RetryOutcome,
-};
+use domain::ports::{AttemptResult, CallbackOutbox, PendingCallback, RetryOutcome};
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{all_at_once, each_backend, merchant, queue_callbacks};

@@ -2,8 +2,9 @@
 //! recorded exactly once with its event, a lost lease answers `false` for its row alone, and
 //! a group whose statement fails answers each row exactly.
 
+use domain::callback::CallbackAttempt;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, MerchantDirectory, PendingCallback, StoreError,
+    AttemptResult, CallbackOutbox, MerchantDirectory, PendingCallback, StoreError,
 };
 use domain::Timestamp;
 

@@ -1,14 +1,15 @@
 //! A refund's callback: queued with its final status beside its deposit's own, claimed and
 //! retried by the refund's id, and shown with the deposit's story.
 
-use domain::callback::refund_callback_for;
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ledger::moves_on_refund_finish;
 use domain::operation::Outcome;
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, OperatorStore, PendingCallback,
-    RefundCompletion, RefundStore, RetryOutcome,
+    AttemptResult, CallbackOutbox, OperatorStore, PendingCallback, RefundCompletion, RefundStore,
+    RetryOutcome,
 };
 use domain::refund::Refund;
+use domain::service::callbacks::refund_callback_for;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, Timestamp};
 

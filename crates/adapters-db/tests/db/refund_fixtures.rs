@@ -1,7 +1,6 @@
 //! Approved deposits and refunds of them, written through the store ports directly.
 
 use adapters_db::Database;
-use domain::callback::{callback_for, refund_callback_for};
 use domain::ledger::{moves_on_finish, moves_on_refund_finish, refund_hold};
 use domain::merchant::Merchant;
 use domain::operation::{Decline, DeclineCode, Operation, Outcome, State};
@@ -9,6 +8,7 @@ use domain::ports::{
     Completion, NewRefund, OperationStore, RefundCompletion, RefundInsertError, RefundStore,
 };
 use domain::refund::Refund;
+use domain::service::callbacks::{callback_for, refund_callback_for};
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, HttpUrl, MerchantRefundId, RefundId, Timestamp};

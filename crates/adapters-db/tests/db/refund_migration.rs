@@ -1,8 +1,9 @@
 //! The refunds migration: the callback outbox rekeyed and the ledger widened in place, keeping
 //! every row; its revert restores the old shape, and refuses a database that has refunds.
 
+use domain::callback::CallbackState;
 use domain::ledger::EntryKind;
-use domain::ports::{CallbackOutbox, CallbackState, OperatorStore, RefundStore, RetryOutcome};
+use domain::ports::{CallbackOutbox, OperatorStore, RefundStore, RetryOutcome};
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};

@@ -6,8 +6,9 @@ use std::time::Duration;
 use adapters_db::{Database, DbOptions, MasterKey};
 use diesel::prelude::*;
 use diesel::sql_types::Text;
+use domain::merchant::KeyRotation;
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operator::{KeyRotation, NewMerchant};
+use domain::operator::NewMerchant;
 use domain::ports::OperatorStore;
 use domain::{Direction, Timestamp};
 

@@ -1,9 +1,10 @@
 //! What the operator reads about one operation: its ledger entries and its callback with each
 //! delivery attempt (`OperatorStore::operation_ledger`, `OperatorStore::operation_callbacks`).
 
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ledger::EntryKind;
 use domain::operation::Outcome;
-use domain::ports::{AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, OperatorStore};
+use domain::ports::{AttemptResult, CallbackOutbox, OperatorStore};
 use domain::{Currency, OperationId};
 
 use crate::helpers::{credit, each_backend, gateway, merchant, now, withdrawal};

@@ -7,7 +7,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::create::string;
-use super::view::status_number;
 
 /// The fields a refund body may have.
 const KNOWN_FIELDS: [&str; 3] = ["amount", "merchantRefundId", "callbackUrl"];
@@ -64,7 +63,7 @@ pub struct RefundView<'a> {
     merchant_refund_id: Option<&'a str>,
     amount: String,
     currency: &'a str,
-    status: i16,
+    status: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
     error_code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,7 +81,7 @@ impl<'a> RefundView<'a> {
             merchant_refund_id: refund.merchant_refund_id.as_ref().map(|m| m.as_str()),
             amount: refund.amount.to_string(),
             currency: refund.currency.as_str(),
-            status: status_number(refund.status()),
+            status: refund.status().number(),
             error_code: decline.map(|d| d.code.as_str()),
             error_message: decline.map(|d| d.message.as_str()),
             created_at: refund.created_at.to_rfc3339(),

@@ -4,19 +4,10 @@
 use domain::ledger::Balance;
 use domain::operation::{Action, InputField, InstructionStep, Operation, SelectOption};
 use domain::refund::{refunded_minor, Refund};
-use domain::{format_minor, Direction, KeptObject, Status, Timestamp};
+use domain::{format_minor, Direction, KeptObject, Timestamp};
 use serde::Serialize;
 
 use super::refund::RefundView;
-
-/// The status number the API answers with: 1 approved, 2 declined, 3 processing.
-pub fn status_number(status: Status) -> i16 {
-    match status {
-        Status::Approved => 1,
-        Status::Declined => 2,
-        Status::Processing => 3,
-    }
-}
 
 /// `{"data": ...}`, the envelope of every successful answer.
 #[derive(Debug, Serialize)]
@@ -29,7 +20,7 @@ pub struct Data<T> {
 #[serde(rename_all = "camelCase")]
 pub struct OperationView<'a> {
     operation_id: String,
-    status: i16,
+    status: u8,
     amount: String,
     currency: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -139,7 +130,7 @@ impl<'a> OperationView<'a> {
         let decline = op.decline();
         let mut view = Self {
             operation_id: op.id().to_string(),
-            status: status_number(op.status()),
+            status: op.status().number(),
             amount: op.amount().to_string(),
             currency: op.opening().currency.as_str(),
             error_code: decline.map(|d| d.code.as_str()),

@@ -7,9 +7,9 @@
 //! 404. Otherwise the change is committed and only then answered 200. The body is never
 //! logged.
 //!
-//! Between the body's checks and the reference's, a notification past the [`AT_ONCE`] this
-//! process already has in progress is answered 503 at once (`Retry-After: 1`), and the
-//! acquirer sends it again on its own schedule. An acquirer's notifier opens a connection
+//! Between the body's checks and the reference's, a notification past the
+//! [`NOTIFICATIONS_AT_ONCE`] this process already has in progress is answered 503 at once
+//! (`Retry-After: 1`), and the acquirer sends it again on its own schedule. An acquirer's notifier opens a connection
 //! for every notification it cannot send on an idle one, so while the database is saturated
 //! the notifications waiting for it would otherwise grow with the acquirer's rate, and the
 //! process's memory with them (docs/performance.md, change 34).
@@ -19,15 +19,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use crate::body::read_limited;
 use crate::dto::notification;
 use crate::errors::ApiError;
-use crate::state::HttpState;
+use crate::state::{HttpState, NOTIFICATIONS_AT_ONCE};
 
 /// The header carrying the notification's signature.
 const SIGNATURE: &str = "x-acquirer-signature";
-
-/// Notifications one process handles at once, across providers. Far above what a
-/// database that keeps up needs (a notification takes milliseconds, so 1,000 a second keep a
-/// few in progress); reached only when notifications queue behind a saturated database.
-pub const AT_ONCE: usize = 256;
 
 #[tracing::instrument(name = "provider.notification", skip_all, fields(provider))]
 pub async fn receive(
@@ -57,7 +52,7 @@ pub async fn receive(
     let Ok(_slot) = state.notification_slots().try_acquire() else {
         // Counted by `http_requests_total` (503 on this route); a line each would flood the
         // log at the very moment the process is short of time.
-        tracing::debug!("provider notification shed: {AT_ONCE} in progress");
+        tracing::debug!("provider notification shed: {NOTIFICATIONS_AT_ONCE} in progress");
         return Err(ApiError::Busy);
     };
     state

@@ -343,7 +343,7 @@ fn bank() -> domain::provider::AcquirerProvider {
 
 #[actix_web::test]
 async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticated() {
-    use crate::routes::notifications::AT_ONCE;
+    use crate::state::NOTIFICATIONS_AT_ONCE as AT_ONCE;
     let mut providers = domain::ports::MockProviderDirectory::new();
     providers
         .expect_acquirer()

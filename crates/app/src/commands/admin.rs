@@ -6,10 +6,11 @@ use anyhow::anyhow;
 use domain::ledger::ManualNote;
 use domain::merchant::{full_access, parse_access, KeyRing, Secret, SigningRulesChange};
 use domain::operator::{
-    acquirer_flow, parse_overlap, route_amounts, route_lifetime, AddRouteError, BalanceError,
-    CreateMerchantError, ManualAdjustment, ManualMove, NewMerchant, NewRoute, Operator,
+    parse_overlap, AddRouteError, BalanceError, CreateMerchantError, ManualAdjustment, ManualMove,
+    NewMerchant, Operator,
 };
 use domain::provider::{ProviderName, SANDBOX};
+use domain::route::{acquirer_flow, route_amounts, route_lifetime, NewRoute};
 use domain::route::{Flow, Route};
 use domain::{
     format_minor, Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp,

@@ -4,10 +4,11 @@ use std::process::ExitCode;
 
 use adapters_db::Database;
 use anyhow::anyhow;
+use domain::callback::CallbackState;
 use domain::console::LedgerCheck;
 use domain::format_minor;
 use domain::operator::Operator;
-use domain::ports::{CallbackOutbox, CallbackState, Clock, ConsoleStore, RetryOutcome};
+use domain::ports::{CallbackOutbox, Clock, ConsoleStore, RetryOutcome};
 use serde_json::json;
 
 use super::audit::Audit;

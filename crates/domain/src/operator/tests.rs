@@ -11,7 +11,7 @@ use super::*;
 use crate::ledger::{Balance, EntryKind};
 use crate::merchant::full_access;
 use crate::ports::{Chain, MockClock, MockIdGenerator, MockOperationStore, MockOperatorStore};
-use crate::route::Flow;
+use crate::route::{route_amounts, route_lifetime, Flow};
 use crate::testkit::note;
 use crate::Timestamp;
 
@@ -788,7 +788,7 @@ mod discrepancies;
 mod story {
     use super::*;
     use crate::attempt::{Attempt, AttemptState};
-    use crate::ports::{CallbackAttempt, CallbackState};
+    use crate::callback::{CallbackAttempt, CallbackState};
     use crate::story::{CallbackDelivery, LedgerEntry};
     use crate::testkit::{id, OperationBuilder};
 

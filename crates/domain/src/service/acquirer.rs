@@ -8,7 +8,7 @@
 
 use futures::future::{self, Either};
 
-use super::create::millis;
+use super::millis;
 use super::recent::{Answer, Repeat, IN_FLIGHT_WAIT};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{

@@ -1,10 +1,10 @@
 //! Finishing operations: by the provider, the user, the sandbox, expiry or payout settlement.
 
 use super::{CompleteError, Gateway};
-use crate::callback::callback_for;
 use crate::ledger::moves_on_finish;
 use crate::operation::{Operation, Outcome};
 use crate::ports::{Completion, FinishError, ProviderVerdict};
+use crate::service::callbacks::callback_for;
 use crate::{Direction, OperationId};
 
 /// Most operations one sweep looks at.

@@ -8,7 +8,6 @@
 
 use super::routing::Candidate;
 use super::{CreateError, Created, Gateway};
-use crate::callback::callback_for;
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
 use crate::operation::{
@@ -17,6 +16,7 @@ use crate::operation::{
 use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart};
 use crate::request::{Common, NewDeposit, NewWithdrawal};
 use crate::route::{candidates, Route};
+use crate::service::callbacks::callback_for;
 use crate::signature::Fingerprint;
 use crate::{Direction, KeptObject, MerchantOperationId, PaymentMethod, WithdrawalRequisites};
 
@@ -408,11 +408,6 @@ impl KeyCheck {
     pub(super) fn matches(&self, stored: &Fingerprint, canonical: &[u8]) -> bool {
         stored.matches(&self.0, canonical)
     }
-}
-
-/// Whole milliseconds of `duration`, saturating.
-pub(super) fn millis(duration: std::time::Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// A new operation that its own parts cannot make, or a step it refuses, is a bug here.

@@ -1,6 +1,7 @@
 //! The use cases, as one service over the ports.
 
 mod acquirer;
+pub mod callbacks;
 mod checkout;
 mod complete;
 mod create;
@@ -31,6 +32,11 @@ use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
     PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
 };
+
+/// Whole milliseconds of `duration`, saturating.
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// What a creation answers: the operation, and whether it is a replay of an earlier request.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,7 +26,7 @@ impl Gateway {
         let mut looked_at = 0;
         for acquirer in self.ports.providers.acquirers().await? {
             let started = self.ports.clock.now();
-            let call = super::create::millis(acquirer.timeout);
+            let call = super::millis(acquirer.timeout);
             loop {
                 let now = self.ports.clock.now();
                 let lease_until = now.plus_millis(lease_millis(&acquirer));

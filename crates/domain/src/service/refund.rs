@@ -10,7 +10,6 @@ use crate::acquirer::{
     next_unknown_read, not_found_final_at, refund_outcome_of, AcquirerRefund, RefundLookup,
     RefundOrder, RefundResult, RefundStatus, MAX_READ_GAP_SECS,
 };
-use crate::callback::refund_callback_for;
 use crate::ledger::{moves_on_refund_finish, refund_hold};
 use crate::merchant::Merchant;
 use crate::operation::{Decline, DeclineCode, Operation, Outcome, State};
@@ -19,6 +18,7 @@ use crate::ports::{
 };
 use crate::provider::AcquirerProvider;
 use crate::refund::{Refund, RefundRequest};
+use crate::service::callbacks::refund_callback_for;
 use crate::signature::Fingerprint;
 use crate::{Direction, MerchantRefundId, OperationId, RefundId, Status, Timestamp};
 
@@ -248,7 +248,7 @@ impl Gateway {
         }
         let now = self.ports.clock.now();
         refund.unknown_since = None;
-        let quiet = super::create::millis(self.acquirers.reconcile_after);
+        let quiet = super::millis(self.acquirers.reconcile_after);
         refund.check_at = Some(now.plus_millis(quiet.min(MAX_READ_GAP_SECS * 1000)));
         refund.updated_at = now;
         self.save_refund(refund).await

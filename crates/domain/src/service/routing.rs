@@ -9,7 +9,7 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use super::create::millis;
+use super::millis;
 use super::{CreateError, Created, Gateway};
 use crate::acquirer::{failure_meaning, CreateResult, FailureMeaning, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};

@@ -138,11 +138,47 @@ impl Status {
             Status::Processing => "processing",
         }
     }
+
+    /// The status's number, the same in answers, callbacks, events and stored rows:
+    /// 1 approved, 2 declined, 3 processing.
+    pub fn number(self) -> u8 {
+        match self {
+            Status::Approved => 1,
+            Status::Declined => 2,
+            Status::Processing => 3,
+        }
+    }
+
+    /// The status numbered `number`; any other number is none.
+    pub fn from_number(number: i64) -> Option<Status> {
+        match number {
+            1 => Some(Status::Approved),
+            2 => Some(Status::Declined),
+            3 => Some(Status::Processing),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_numbers_round_trip_and_nothing_else_is_a_status() {
+        for status in [Status::Approved, Status::Declined, Status::Processing] {
+            assert_eq!(
+                Status::from_number(i64::from(status.number())),
+                Some(status)
+            );
+        }
+        assert_eq!(Status::Approved.number(), 1);
+        assert_eq!(Status::Declined.number(), 2);
+        assert_eq!(Status::Processing.number(), 3);
+        for other in [0, 4, -1, 256] {
+            assert_eq!(Status::from_number(other), None);
+        }
+    }
 
     #[test]
     fn deposit_methods_are_the_six_of_the_seed() {

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ports::{
-    AttemptResult, CallbackAttempt, CallbackOutbox, CallbackState, CallbackStatus, HoldOutcome,
-    PendingCallback, RetryOutcome, StoreError,
+    AttemptResult, CallbackOutbox, CallbackStatus, HoldOutcome, PendingCallback, RetryOutcome,
+    StoreError,
 };
 use domain::{Direction, MerchantId, OperationId, Timestamp};
 

@@ -5,8 +5,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
+use domain::callback::CallbackState;
 use domain::console::Need;
-use domain::ports::CallbackState;
 use maud::{html, Markup};
 use serde_json::json;
 

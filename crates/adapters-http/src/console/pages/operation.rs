@@ -7,9 +7,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
-use domain::console::{status_code, EventDetail, Need, OperationEvent};
+use domain::callback::CallbackState;
+use domain::console::{EventDetail, Need, OperationEvent};
 use domain::operation::{Decline, DeclineCode, Operation, Outcome};
-use domain::ports::CallbackState;
 use domain::refund::Refund;
 use domain::service::{CancelError, CompleteError};
 use domain::story::{CallbackDelivery, OperationStory};
@@ -423,9 +423,9 @@ fn ledger(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
 fn status_json(op: &Operation) -> Value {
     match op.decline() {
         Some(decline) => {
-            json!({ "status": status_code(op.status()), "errorCode": decline.code.as_str() })
+            json!({ "status": op.status().number(), "errorCode": decline.code.as_str() })
         }
-        None => json!({ "status": status_code(op.status()) }),
+        None => json!({ "status": op.status().number() }),
     }
 }
 

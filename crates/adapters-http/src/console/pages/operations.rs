@@ -3,7 +3,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpRequest, HttpResponse};
-use domain::console::{status_code, Cursor, Listed, PAGE_MAX};
+use domain::console::{Cursor, Listed, PAGE_MAX};
 use domain::{format_minor, Direction, PaymentMethod};
 use maud::{html, Markup};
 
@@ -150,7 +150,7 @@ fn table(signed: &Signed, t: &Texts, found: &[Listed]) -> Markup {
                                 td.mono { (op.merchant_operation_id().map(|m| m.as_str()).unwrap_or("")) }
                                 td { (direction_name(t, op.direction())) }
                                 td { (op.method().as_str()) }
-                                td.nowrap { (status_badge(t, op.status())) " " span.muted { (status_code(op.status())) } }
+                                td.nowrap { (status_badge(t, op.status())) " " span.muted { (op.status().number()) } }
                                 td.num { (op.amount()) " " (op.currency().as_str()) }
                                 td.num { (format_minor(listed.refunded)) }
                                 td { (op.provider()) }

@@ -2,8 +2,9 @@
 //! a retry of one changes nothing; enabling the merchant is audited with how many it released.
 
 use actix_web::http::header;
+use domain::callback::CallbackState;
 use domain::console::Role;
-use domain::ports::{CallbackState, CallbackStatus, RetryOutcome};
+use domain::ports::{CallbackStatus, RetryOutcome};
 use domain::MerchantId;
 
 use super::*;

@@ -273,7 +273,7 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
             Ok(vec![CallbackDelivery {
                 refund_id: None,
                 url: "https://shop.example/cb".into(),
-                state: domain::ports::CallbackState::Failed,
+                state: domain::callback::CallbackState::Failed,
                 attempts: 9,
                 next_attempt_at: None,
                 last_error: Some("HTTP 500".into()),

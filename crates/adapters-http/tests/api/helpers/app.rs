@@ -9,12 +9,10 @@ use adapters_db::Database;
 use adapters_http::{HttpSettings, HttpState, ReadyFn};
 use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::merchant::{full_access, Merchant, Secret};
-use domain::operator::{
-    ManualAdjustment, ManualMove, NewMerchant, NewProvider, NewRoute, Operator,
-};
+use domain::operator::{ManualAdjustment, ManualMove, NewMerchant, NewProvider, Operator};
 use domain::ports::Clock;
 use domain::provider::Credentials;
-use domain::route::Flow;
+use domain::route::{Flow, NewRoute};
 use domain::service::{Checkout, Gateway};
 use domain::signature::sign;
 use domain::testkit::{RandomIds, WallClock};

@@ -69,7 +69,8 @@ fn the_body_is_what_the_callback_format_writes() {
         .times(1)
         .return_const("the body".to_string());
 
-    let callback = crate::callback::callback_for(&done, &format).expect("final with a URL");
+    let callback =
+        crate::service::callbacks::callback_for(&done, &format).expect("final with a URL");
 
     assert_eq!(callback.body, "the body");
 }
@@ -78,11 +79,11 @@ fn the_body_is_what_the_callback_format_writes() {
 fn a_processing_operation_or_one_without_callback_url_queues_nothing() {
     let mut format = MockCallbackFormat::new();
     format.expect_body().never();
-    assert!(crate::callback::callback_for(&deposit(id(1)), &format).is_none());
+    assert!(crate::service::callbacks::callback_for(&deposit(id(1)), &format).is_none());
     let quiet = deposit_builder(id(1))
         .urls(OperationUrls::default())
         .build()
         .finish(&Outcome::Approve, now())
         .unwrap();
-    assert!(crate::callback::callback_for(&quiet, &format).is_none());
+    assert!(crate::service::callbacks::callback_for(&quiet, &format).is_none());
 }

@@ -1,0 +1,33 @@
+//! The [`Acquirer`] port: the Acquirer API, one acquirer per call.
+
+use async_trait::async_trait;
+
+use crate::acquirer::{
+    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+};
+use crate::provider::AcquirerProvider;
+use crate::{OperationId, RefundId};
+
+/// The Acquirer API, spoken to one acquirer per call. Every answer comes back classified;
+/// nothing here retries a call that may have moved money.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait Acquirer: Send + Sync {
+    /// Creates a payment (once: the caller never sends the same order again). An answer
+    /// whose reference, kind, amount or currency differ from the order is `Unknown`.
+    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult;
+
+    /// The payment with this reference, as the acquirer has it now.
+    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup;
+
+    /// Asks the acquirer to cancel a payment: the payment as it stands afterwards (`canceled`,
+    /// or its final status if it already had one), `NotFound`, or `Failed`.
+    async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup;
+
+    /// Asks the acquirer to refund part of a payment (once: the caller never sends the same
+    /// order again). An answer whose amount differs from the order is `Unknown`.
+    async fn refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult;
+
+    /// The refund with this reference, as the acquirer has it now.
+    async fn find_refund(&self, provider: &AcquirerProvider, reference: RefundId) -> RefundLookup;
+}

@@ -1,0 +1,13 @@
+//! The [`CallbackFormat`] port: the wire format of callback bodies.
+
+use crate::callback::{CallbackData, RefundCallbackData};
+
+/// Writes a callback's body: the wire format of callbacks lives in the callback adapter.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait CallbackFormat: Send + Sync {
+    /// The exact body to send and sign for `data`; the same data always gives the same body.
+    fn body(&self, data: &CallbackData) -> String;
+
+    /// The exact body of a refund's callback, as [`CallbackFormat::body`] for operations.
+    fn refund_body(&self, data: &RefundCallbackData) -> String;
+}

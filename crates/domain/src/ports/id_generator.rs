@@ -1,0 +1,16 @@
+//! The [`IdGenerator`] port.
+
+use crate::{MerchantId, OperationId, RefundId};
+
+/// New operation and merchant ids.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait IdGenerator: Send + Sync {
+    /// A fresh, never-used operation id.
+    fn operation_id(&self) -> OperationId;
+
+    /// A fresh merchant id (a UUID in text form), for a merchant created without one.
+    fn merchant_id(&self) -> MerchantId;
+
+    /// A fresh, never-used refund id (never an operation's id either).
+    fn refund_id(&self) -> RefundId;
+}
