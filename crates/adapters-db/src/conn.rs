@@ -8,7 +8,6 @@ use diesel::r2d2::{Error as PoolError, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
 use diesel::Connection;
 
-use crate::journal::PG_COUNTER_SLOTS;
 use crate::target::Target;
 
 /// A connection to either backend: queries written once with diesel's DSL run on both, and a
@@ -28,13 +27,35 @@ pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 /// `crate::group`; on disk they were a write per page touched), and checkpoints left to the
 /// checkpoint thread up to a backstop (see `crate::checkpoint`).
 fn sqlite_pragmas() -> String {
-    let backstop = crate::checkpoint::BACKSTOP_PAGES;
     format!(
         "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; \
-         PRAGMA wal_autocheckpoint = {backstop};"
+         PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES};"
     )
 }
+
+/// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63, migration
+/// `counter_slots`): the pool numbers its connections modulo this ([`Manager`]), and
+/// [`PG_SLOT`]'s fallback takes the process id modulo the same.
+pub(crate) const PG_COUNTER_SLOTS: u32 = 64;
+
+/// PostgreSQL: the counter slot of a statement's unit of work, its connection's own, which
+/// the pool sets on each connection it opens (`gateway.counter_slot`, one after another
+/// from a random start: [`Manager`]; `operation_counts.slot` is 0 to 63 there,
+/// migration `counter_slots`). Two transactions wait on one counter row only if they add to
+/// the same slot, and a connection runs one transaction at a time: two connections of one
+/// pool share a slot only if it opened 64 between them, so its transactions do not wait on
+/// each other's counters. Drawn at random from eight, any two concurrent ones shared a slot
+/// with a chance of one in eight, and the second waited for the first's commit. A
+/// connection without the setting (say, behind a pooler that hands out server connections
+/// per transaction) adds to the slot of its server process's id modulo 64 instead of
+/// failing. The rows a minute's counters take grow with the slots written, not with time.
+pub(crate) const PG_SLOT: &str = "CAST(COALESCE(current_setting('gateway.counter_slot', true), \
+     CAST(pg_backend_pid() % 64 AS TEXT)) AS SMALLINT)";
+
+/// The WAL size (pages) past which an SQLite commit checkpoints by itself: the backstop
+/// behind the checkpoint thread and the writer's catch-up (see `crate::checkpoint`).
+pub(crate) const BACKSTOP_PAGES: u32 = 20_000;
 
 /// Set on every PostgreSQL connection: the isolation the conditional updates are written for,
 /// whatever the server's default.
@@ -42,7 +63,7 @@ const PG_SESSION: &str =
     "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
 /// The counter slot of the next connection: one after the previous one's, so two connections
-/// of one pool share a slot only if it opened 64 between them. See `journal::PG_SLOT`.
+/// of one pool share a slot only if it opened 64 between them. See [`PG_SLOT`].
 fn next_counter_slot(next: &AtomicU32) -> u32 {
     next.fetch_add(1, Ordering::Relaxed) % PG_COUNTER_SLOTS
 }
@@ -105,6 +126,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_fallback_slot_is_taken_modulo_the_slots_there_are() {
+        assert!(PG_SLOT.contains(&format!("pg_backend_pid() % {PG_COUNTER_SLOTS} ")));
+    }
+
+    #[test]
     fn sixty_four_connections_in_a_row_get_sixty_four_counter_slots() {
         // From any start, wrapping past u32::MAX included: 64 connections, 64 slots.
         for start in [0, 7, 63, 200, u32::MAX - 10] {
@@ -116,7 +142,7 @@ mod tests {
         }
     }
 
-    /// The slot a statement of `conn` adds its counters to (`journal::PG_SLOT`, as written),
+    /// The slot a statement of `conn` adds its counters to ([`PG_SLOT`], as written),
     /// and the connection's own setting, if any (without it, `PG_SLOT` falls back to the
     /// server process's id).
     fn counter_slot_of(conn: &mut DbConn) -> (i16, Option<String>) {
@@ -127,7 +153,7 @@ mod tests {
             panic!("a PostgreSQL connection")
         };
         diesel::select((
-            sql::<SmallInt>(crate::journal::PG_SLOT),
+            sql::<SmallInt>(PG_SLOT),
             sql::<Nullable<Text>>("current_setting('gateway.counter_slot', true)"),
         ))
         .get_result(pg)

@@ -1,7 +1,7 @@
 //! The [`Database`] handle: the pool, the backend, the caches.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -10,21 +10,20 @@ use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
 use domain::MerchantId;
+use tokio::sync::oneshot;
 
 use crate::cache::TtlMap;
-use crate::checkpoint::CatchUp;
+use crate::checkpoint::{CatchUp, CheckpointSource};
 use crate::conn::DbConn;
 use crate::conn::Manager;
 use crate::crypto::{MasterKey, Vault};
-use crate::directory::KeyJob;
 use crate::group::Group;
-use crate::outbox::RecordJob;
+use crate::jobs::{AttemptSave, KeyJob, RecordJob};
 use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
-use crate::sqlite_group::WriteGroups;
-use crate::store::AttemptSave;
+use crate::sqlite_units::WriteGroups;
 use crate::target::Target;
-use crate::work::{blocking, retry, statement_tx, write_tx, TxError, Unavailable};
+use crate::work::{blocking, statement_tx, write_tx, Connections, TxError, Unavailable};
 use domain::ports::StoreError;
 
 /// Which database engine a [`Database`] runs on.
@@ -92,10 +91,8 @@ pub struct Database {
 }
 
 pub(crate) struct Inner {
-    pub(crate) pool: Pool<Manager>,
+    pub(crate) conns: Connections,
     pub(crate) backend: Backend,
-    /// SQLite only: this process's writers take turns here.
-    writer: Option<Mutex<()>>,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
     /// Merchants without their secrets (unknown ids as `None`).
     pub(crate) merchants: TtlMap<MerchantId, Option<MerchantProfile>>,
@@ -118,6 +115,16 @@ pub(crate) struct Inner {
     pub(crate) attempt_saves: Group<AttemptSave>,
     /// Seals and opens merchant secrets and provider credentials.
     pub(crate) vault: Arc<Vault>,
+}
+
+impl CheckpointSource for Inner {
+    fn pool(&self) -> &Pool<Manager> {
+        &self.conns.pool
+    }
+
+    fn catch_up(&self) -> &CatchUp {
+        &self.catch_up
+    }
 }
 
 impl fmt::Debug for Database {
@@ -159,9 +166,8 @@ impl Database {
             .with_context(|| format!("cannot open the {backend} database"))?;
         let database = Database {
             inner: Arc::new(Inner {
-                pool,
+                conns: Connections::new(pool, backend == Backend::Sqlite),
                 backend,
-                writer: (backend == Backend::Sqlite).then(|| Mutex::new(())),
                 routes: TtlMap::new(options.cache_ttl, 1),
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 signing: TtlMap::new(options.cache_ttl.min(SECRETS_TTL), MERCHANT_CACHE_CAPACITY),
@@ -188,7 +194,7 @@ impl Database {
 
     /// Whether the database answers a trivial query within about two seconds (for `/readyz`).
     pub async fn ping(&self) -> bool {
-        let pool = self.inner.pool.clone();
+        let pool = self.inner.conns.pool.clone();
         let answered = blocking(move || {
             let mut conn = pool
                 .get_timeout(Duration::from_secs(2))
@@ -202,10 +208,7 @@ impl Database {
 
     /// SQLite: the in-process writer lock (held for one write transaction).
     pub(crate) fn sqlite_writer(&self) -> Option<MutexGuard<'_, ()>> {
-        self.inner
-            .writer
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+        self.inner.conns.writer()
     }
 
     /// Forgets cached routes, merchants and providers (after an admin change or a migration).
@@ -273,18 +276,64 @@ impl Database {
     pub(crate) fn retrying<T, E: From<StoreError>>(
         &self,
         write: bool,
-        mut once: impl FnMut(&mut DbConn) -> Result<T, TxError<E>>,
+        once: impl FnMut(&mut DbConn) -> Result<T, TxError<E>>,
     ) -> Result<T, E> {
-        retry(|| {
-            // SQLite has one writer at a time: queue this process's writers here rather
-            // than have them poll the file lock. Other processes still wait on busy_timeout.
-            let _writer = write.then(|| self.sqlite_writer()).flatten();
-            let mut conn = self
-                .inner
-                .pool
-                .get()
-                .map_err(|e| TxError::Fail(E::from(Unavailable::NoConnection(e).into())))?;
-            once(&mut conn)
+        self.inner.conns.retrying(write, once)
+    }
+}
+
+/// Group commit (see `crate::group`).
+impl Database {
+    /// Queues `job` in the group `group` finds on a database handle; when fewer than `writers`
+    /// of that group's writers run, starts one on the blocking pool, which hands `write` up to
+    /// `max` queued jobs at a time until the group is empty ([`Group::drain`]).
+    pub(crate) fn enqueue<J, G, W>(&self, group: G, job: J, writers: usize, max: usize, write: W)
+    where
+        J: Send + 'static,
+        G: Fn(&Database) -> &Group<J> + Send + 'static,
+        W: Fn(&Database, Vec<J>) + Send + 'static,
+    {
+        if group(self).push(job, writers) {
+            let db = self.clone();
+            tokio::task::spawn_blocking(move || loop {
+                let drained = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    group(&db).drain(max, |jobs| write(&db, jobs))
+                }));
+                // A write that panicked dropped its batch: each of those callers gets an
+                // error. The jobs queued behind it are drained now by a writer counted
+                // afresh, rather than waiting for the next push.
+                if drained.is_ok() || !group(&db).resume(writers) {
+                    break;
+                }
+                tracing::error!(
+                    "a group writer panicked; its batch was dropped, the rest is written"
+                );
+            });
+        }
+    }
+
+    /// [`Database::enqueue`] for a job that carries where its answer goes (made by `job`
+    /// from that sender), then waits for the answer. A job dropped unanswered (its writer
+    /// panicked) is an error saying `what` was dropped.
+    pub(crate) async fn enqueue_and_wait<J, T, E, G, W>(
+        &self,
+        group: G,
+        job: impl FnOnce(oneshot::Sender<Result<T, E>>) -> J,
+        writers: usize,
+        max: usize,
+        write: W,
+        what: &str,
+    ) -> Result<T, E>
+    where
+        J: Send + 'static,
+        E: From<StoreError>,
+        G: Fn(&Database) -> &Group<J> + Send + 'static,
+        W: Fn(&Database, Vec<J>) + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(group, job(reply), writers, max, write);
+        answer.await.unwrap_or_else(|_| {
+            Err(StoreError::Other(anyhow::anyhow!("{what} was dropped")).into())
         })
     }
 }

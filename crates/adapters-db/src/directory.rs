@@ -22,11 +22,11 @@ use domain::merchant::Merchant;
 use domain::ports::{MerchantDirectory, RouteTable, StoreError};
 use domain::route::Route;
 use domain::MerchantId;
-use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::crypto::Vault;
 use crate::database::Database;
+use crate::jobs::KeyJob;
 use crate::rows::{
     profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, RouteRow,
 };
@@ -154,12 +154,6 @@ pub(crate) fn read_routes<E: From<StoreError>>(
         .map(route_from_row)
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)
-}
-
-/// One request's read of its merchant's secrets, queued for [`Database::with_keys_grouped`].
-pub(crate) struct KeyJob {
-    profile: MerchantProfile,
-    reply: oneshot::Sender<Result<Merchant, StoreError>>,
 }
 
 /// Most reads one query serves.

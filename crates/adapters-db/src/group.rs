@@ -9,15 +9,10 @@
 //! outbox's attempt records (`outbox::grouped`) and the reads of merchant secrets
 //! (`crate::directory`), and on both backends by the attempt saves (`store::attempts`: a
 //! notification's or a read's, answered, and a creation's, which no request waits for),
-//! each through [`Database::enqueue`].
+//! each through `Database::enqueue`.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
-
-use domain::ports::StoreError;
-use tokio::sync::oneshot;
-
-use crate::database::Database;
 
 /// Jobs waiting to be written and how many writers take them.
 pub(crate) struct Group<J> {
@@ -99,61 +94,6 @@ impl<J> Group<J> {
             };
             write(jobs);
         }
-    }
-}
-
-impl Database {
-    /// Queues `job` in the group `group` finds on a database handle; when fewer than `writers`
-    /// of that group's writers run, starts one on the blocking pool, which hands `write` up to
-    /// `max` queued jobs at a time until the group is empty ([`Group::drain`]).
-    pub(crate) fn enqueue<J, G, W>(&self, group: G, job: J, writers: usize, max: usize, write: W)
-    where
-        J: Send + 'static,
-        G: Fn(&Database) -> &Group<J> + Send + 'static,
-        W: Fn(&Database, Vec<J>) + Send + 'static,
-    {
-        if group(self).push(job, writers) {
-            let db = self.clone();
-            tokio::task::spawn_blocking(move || loop {
-                let drained = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    group(&db).drain(max, |jobs| write(&db, jobs))
-                }));
-                // A write that panicked dropped its batch: each of those callers gets an
-                // error. The jobs queued behind it are drained now by a writer counted
-                // afresh, rather than waiting for the next push.
-                if drained.is_ok() || !group(&db).resume(writers) {
-                    break;
-                }
-                tracing::error!(
-                    "a group writer panicked; its batch was dropped, the rest is written"
-                );
-            });
-        }
-    }
-
-    /// [`Database::enqueue`] for a job that carries where its answer goes (made by `job`
-    /// from that sender), then waits for the answer. A job dropped unanswered (its writer
-    /// panicked) is an error saying `what` was dropped.
-    pub(crate) async fn enqueue_and_wait<J, T, E, G, W>(
-        &self,
-        group: G,
-        job: impl FnOnce(oneshot::Sender<Result<T, E>>) -> J,
-        writers: usize,
-        max: usize,
-        write: W,
-        what: &str,
-    ) -> Result<T, E>
-    where
-        J: Send + 'static,
-        E: From<StoreError>,
-        G: Fn(&Database) -> &Group<J> + Send + 'static,
-        W: Fn(&Database, Vec<J>) + Send + 'static,
-    {
-        let (reply, answer) = oneshot::channel();
-        self.enqueue(group, job(reply), writers, max, write);
-        answer.await.unwrap_or_else(|_| {
-            Err(StoreError::Other(anyhow::anyhow!("{what} was dropped")).into())
-        })
     }
 }
 

@@ -25,34 +25,15 @@ use domain::attempt::{Attempt, Discrepancy};
 use domain::console::EventDetail;
 use domain::discrepancy::Resolution;
 use domain::operation::Operation;
-use domain::ports::StoreError;
+use domain::ports::{NewOperation, StoreError};
 use domain::refund::Refund;
 use domain::{OperationId, RefundId, Status, Timestamp};
 
-use crate::conn::DbConn;
+use crate::conn::{DbConn, PG_SLOT};
 use crate::work::TxError;
 
 /// How many counter slots SQLite's writers draw from (`operation_counts.slot` 0 to 7 there).
 const SQLITE_SLOTS: u8 = 8;
-
-/// How many counter slots PostgreSQL's `operation_counts` has (`slot` 0 to 63, migration
-/// `counter_slots`): the pool numbers its connections modulo this (`conn::Manager`), and
-/// [`PG_SLOT`]'s fallback takes the process id modulo the same.
-pub(crate) const PG_COUNTER_SLOTS: u32 = 64;
-
-/// PostgreSQL: the counter slot of a statement's unit of work, its connection's own, which
-/// the pool sets on each connection it opens (`gateway.counter_slot`, one after another
-/// from a random start: `conn::Manager`; `operation_counts.slot` is 0 to 63 there,
-/// migration `counter_slots`). Two transactions wait on one counter row only if they add to
-/// the same slot, and a connection runs one transaction at a time: two connections of one
-/// pool share a slot only if it opened 64 between them, so its transactions do not wait on
-/// each other's counters. Drawn at random from eight, any two concurrent ones shared a slot
-/// with a chance of one in eight, and the second waited for the first's commit. A
-/// connection without the setting (say, behind a pooler that hands out server connections
-/// per transaction) adds to the slot of its server process's id modulo 64 instead of
-/// failing. The rows a minute's counters take grow with the slots written, not with time.
-pub(crate) const PG_SLOT: &str = "CAST(COALESCE(current_setting('gateway.counter_slot', true), \
-     CAST(pg_backend_pid() % 64 AS TEXT)) AS SMALLINT)";
 
 /// The minute since the epoch that `millis` falls in, floored (as the console counts).
 pub(crate) fn minute_of(millis: i64) -> i64 {
@@ -198,6 +179,13 @@ impl NewEvent {
     pub(crate) fn detail(&self) -> &str {
         &self.detail
     }
+}
+
+/// The events of a new operation: its creation, then each of its first attempts.
+pub(crate) fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
+    std::iter::once(NewEvent::created(&new.operation))
+        .chain(new.attempts.iter().map(NewEvent::attempt))
+        .collect()
 }
 
 type Backend = <DbConn as Connection>::Backend;
@@ -412,14 +400,4 @@ pub(crate) fn push_created(out: &mut AstPass<'_, '_, Pg>) {
     );
     out.push_sql(ADD_TO_COUNTS);
     out.push_sql(")");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_fallback_slot_is_taken_modulo_the_slots_there_are() {
-        assert!(PG_SLOT.contains(&format!("pg_backend_pid() % {PG_COUNTER_SLOTS} ")));
-    }
 }

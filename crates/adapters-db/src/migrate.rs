@@ -42,6 +42,7 @@ impl Database {
         let backend = self.inner.backend;
         let mut pooled = self
             .inner
+            .conns
             .pool
             .get()
             .context("no database connection for migrations")?;

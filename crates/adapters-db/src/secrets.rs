@@ -360,6 +360,7 @@ impl Database {
         let _writer = self.sqlite_writer();
         let mut pooled = self
             .inner
+            .conns
             .pool
             .get()
             .context("no database connection to encrypt the secrets")?;

@@ -28,107 +28,19 @@
 //! Nobody waits for a group to fill: the writer takes what is there, so under light load a
 //! group is one unit.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-use diesel::connection::TransactionManager;
 use domain::ports::StoreError;
 use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::group::Group;
-use crate::work::{is_transient, store_error, write_tx, TxError};
+use crate::sqlite_units::{Ran, Typed, Unit};
+use crate::work::{write_tx, TxError};
 
 /// Most units of work in one transaction: enough to amortise the commit, few enough that a
 /// unit arriving just after a group started does not wait long for it.
 pub(crate) const MAX_GROUP: usize = 128;
-
-/// The units waiting for the writer, who writes them, and how many groups were written.
-#[derive(Default)]
-pub(crate) struct WriteGroups {
-    queue: Group<Box<dyn Unit>>,
-    /// Groups committed (or failed and run unit by unit) since the start.
-    written: AtomicU64,
-}
-
-impl WriteGroups {
-    /// Groups written since the start: fewer than the units when writes were grouped.
-    #[cfg(test)]
-    pub(crate) fn written(&self) -> u64 {
-        self.written.load(Ordering::Relaxed)
-    }
-}
-
-/// What running a unit inside the group's transaction came to.
-enum Ran {
-    /// Its writes stay (or it failed and was rolled back to its savepoint): answer it after
-    /// the commit.
-    Done,
-    /// It asked to be retried: run it again, alone, after the commit.
-    Alone,
-}
-
-/// A unit of work with its answer, its types erased so units of any result share one queue.
-trait Unit: Send {
-    /// Runs the work inside a savepoint of the open transaction and keeps its result. An
-    /// error here is the group's: the savepoint could not be taken, released or rolled back.
-    fn run(&mut self, conn: &mut DbConn) -> diesel::QueryResult<Ran>;
-
-    /// Sends the result kept by [`Unit::run`] (after the group's commit).
-    fn answer(self: Box<Self>);
-
-    /// Runs the work as its own transaction, with the usual retries, and answers.
-    fn run_alone(self: Box<Self>, db: &Database);
-}
-
-struct Typed<T, E, F> {
-    work: F,
-    result: Option<Result<T, E>>,
-    reply: oneshot::Sender<Result<T, E>>,
-}
-
-impl<T, E, F> Unit for Typed<T, E, F>
-where
-    T: Send + 'static,
-    E: From<StoreError> + Send + 'static,
-    F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
-{
-    fn run(&mut self, conn: &mut DbConn) -> diesel::QueryResult<Ran> {
-        self.result = None;
-        <DbConn as TransactionManager<DbConn>>::begin_transaction(conn)?;
-        let outcome = (self.work)(conn);
-        let keep = outcome.is_ok();
-        if keep {
-            <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
-        } else {
-            <DbConn as TransactionManager<DbConn>>::rollback_transaction(conn)?;
-        }
-        self.result = match outcome {
-            Ok(value) => Some(Ok(value)),
-            Err(TxError::Fail(error)) => Some(Err(error)),
-            Err(TxError::Db(error)) if !is_transient(&error) => {
-                Some(Err(E::from(store_error(error))))
-            }
-            Err(TxError::Db(_) | TxError::Retry(_)) => return Ok(Ran::Alone),
-        };
-        Ok(Ran::Done)
-    }
-
-    fn answer(self: Box<Self>) {
-        let answer = self.result.unwrap_or_else(|| {
-            Err(E::from(StoreError::Other(anyhow::anyhow!(
-                "a grouped write was answered before it ran"
-            ))))
-        });
-        let _ = self.reply.send(answer);
-    }
-
-    fn run_alone(self: Box<Self>, db: &Database) {
-        let work = &self.work;
-        let answer = db.retrying(true, |conn| write_tx(conn, work));
-        let _ = self.reply.send(answer);
-    }
-}
 
 impl Database {
     /// SQLite: runs `work` in the next group's transaction (see the module docs) and returns
@@ -204,13 +116,13 @@ impl Database {
                     tracing::debug!(units = alone.len(), "grouped writes retried alone");
                 }
                 for unit in alone {
-                    unit.run_alone(self);
+                    unit.run_alone(&self.inner.conns);
                 }
             }
             Err(error) => {
                 tracing::debug!(error = %domain::ports::Chain(&error), units = size, "grouped write failed; units run one by one");
                 for unit in units {
-                    unit.run_alone(self);
+                    unit.run_alone(&self.inner.conns);
                 }
             }
         }

@@ -1,13 +1,57 @@
 //! Units of work: one blocking task, one pooled connection, one transaction, retried a few
 //! times on transient conflicts (SQLite busy, PostgreSQL serialization failure or deadlock).
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use diesel::connection::{AnsiTransactionManager, TransactionManager};
+use diesel::r2d2::Pool;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ports::StoreError;
 
-use crate::conn::DbConn;
+use crate::conn::{DbConn, Manager};
+
+/// The connections units of work run on: the pool, and on SQLite this process's writer lock.
+pub(crate) struct Connections {
+    pub(crate) pool: Pool<Manager>,
+    /// SQLite only: this process's writers take turns here.
+    writer: Option<Mutex<()>>,
+}
+
+impl Connections {
+    /// `pool`'s connections; with `one_writer` (SQLite), writers take turns in this process.
+    pub(crate) fn new(pool: Pool<Manager>, one_writer: bool) -> Self {
+        Self {
+            pool,
+            writer: one_writer.then(|| Mutex::new(())),
+        }
+    }
+
+    /// SQLite: the in-process writer lock (held for one write transaction).
+    pub(crate) fn writer(&self) -> Option<MutexGuard<'_, ()>> {
+        self.writer
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Checks out a connection and runs `once`, again after a short pause on transient errors.
+    pub(crate) fn retrying<T, E: From<StoreError>>(
+        &self,
+        write: bool,
+        mut once: impl FnMut(&mut DbConn) -> Result<T, TxError<E>>,
+    ) -> Result<T, E> {
+        retry(|| {
+            // SQLite has one writer at a time: queue this process's writers here rather
+            // than have them poll the file lock. Other processes still wait on busy_timeout.
+            let _writer = write.then(|| self.writer()).flatten();
+            let mut conn = self
+                .pool
+                .get()
+                .map_err(|e| TxError::Fail(E::from(Unavailable::NoConnection(e).into())))?;
+            once(&mut conn)
+        })
+    }
+}
 
 /// Why one attempt at a unit of work stopped; anything but `Ok` rolls the transaction back.
 #[derive(Debug)]

@@ -20,10 +20,10 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use domain::ports::StoreError;
-use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::database::Database;
+use crate::jobs::{RecordJob, Recorded};
 use crate::work::{corrupt, TxError};
 
 /// Most writers at once: one writing while the next group gathers, and one more.
@@ -31,31 +31,6 @@ const WRITERS: usize = 2;
 
 /// Most records in one statement.
 const MAX_GROUP: usize = 256;
-
-/// What one attempt writes: the outbox row's new state (if this owner still holds its lease)
-/// and the attempt's log entry.
-#[derive(Clone)]
-pub(crate) struct Recorded {
-    /// The outbox row's key (see `outbox::callback_key`).
-    pub(crate) key: String,
-    pub(crate) owner: String,
-    pub(crate) state: &'static str,
-    pub(crate) failed: i32,
-    pub(crate) next: Option<i64>,
-    pub(crate) error: Option<String>,
-    pub(crate) updated_at: i64,
-    pub(crate) attempt: i32,
-    pub(crate) at: i64,
-    pub(crate) duration_ms: i64,
-    pub(crate) http_status: Option<i32>,
-    pub(crate) attempt_error: Option<String>,
-}
-
-/// One queued record and where its answer goes.
-pub(crate) struct RecordJob {
-    recorded: Recorded,
-    reply: oneshot::Sender<Result<bool, StoreError>>,
-}
 
 impl Database {
     /// Writes `recorded` in the next group; `Ok(false)` if its owner no longer held the lease.

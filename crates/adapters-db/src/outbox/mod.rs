@@ -19,11 +19,10 @@ use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
+use crate::jobs::Recorded;
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, refunds};
 use crate::work::{corrupt, TxError};
-pub(crate) use grouped::RecordJob;
-use grouped::Recorded;
 pub(crate) use held::release_merchant;
 
 /// A claimed callback as read back.

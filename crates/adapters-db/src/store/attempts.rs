@@ -19,12 +19,13 @@ use tokio::sync::oneshot;
 
 use crate::conn::DbConn;
 use crate::database::Database;
+use crate::jobs::AttemptSave;
 use crate::journal::{write_events, NewEvent};
 use crate::rows::{bad, AttemptChanges, AttemptRow, NewAttemptRow};
 use crate::schema::{operations, provider_attempts};
 use crate::work::{corrupt, statement_tx, write_tx, TxError};
 
-use super::operations::PROCESSING;
+use super::PROCESSING;
 
 /// Most writers of queued attempt saves at once ([`Database::update_attempt`],
 /// [`Database::queue_attempt`]).
@@ -37,15 +38,6 @@ const MAX_SAVES: usize = 64;
 /// acquirer's notification of a payment comes a moment after the creation's answer is queued,
 /// and saves of one attempt queued together are written as one ([`folded`]).
 const LINGER: Duration = Duration::from_millis(3);
-
-/// A queued attempt save, and where its answer goes.
-pub(crate) struct AttemptSave {
-    attempt: Attempt,
-    reply: oneshot::Sender<Result<(), StoreError>>,
-    /// Whether its caller waits for the answer; one that does not may still ask for it later
-    /// (see `OperationStore::save_attempt_soon`).
-    awaited: bool,
-}
 
 /// Writes a new attempt inside the caller's transaction (after its operation); its event
 /// ([`NewEvent::attempt`]) is the caller's to write.

@@ -13,13 +13,16 @@ pub(crate) use money::{
 };
 
 use domain::ports::{InsertError, NewOperation};
+use domain::Status;
 
 use crate::conn::DbConn;
 use crate::rows::NewOperationRow;
 use crate::work::{corrupt, TxError};
 
-pub(crate) use attempts::AttemptSave;
 pub(crate) use single::Shape;
+
+/// A processing operation's or refund's stored status.
+const PROCESSING: i16 = Status::Processing.number() as i16;
 
 /// PostgreSQL: writes a new operation of `shape` as one statement.
 pub(crate) fn insert_one(

@@ -15,10 +15,10 @@ use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantOperationId, OperationId, Status, Timestamp};
 
 use super::attempts::{insert_attempt, Claim};
-use super::{apply_move, queue_callback, single};
+use super::{apply_move, queue_callback, single, PROCESSING};
 use crate::conn::DbConn;
 use crate::database::{Backend, Database};
-use crate::journal::{self, write_events, NewEvent};
+use crate::journal::{self, created_events, write_events, NewEvent};
 use crate::rows::{
     self, action_json, action_kind, operation_from_row, AttemptRow, NewOperationRow, OperationRow,
 };
@@ -26,7 +26,6 @@ use crate::schema::{balances, operations, provider_attempts};
 use crate::work::{corrupt, TxError};
 
 /// The status code a final write is guarded by: only a processing operation changes.
-pub(super) const PROCESSING: i16 = 3;
 
 /// A processing operation of the built-in sandbox: what the expiry sweep and the payout
 /// poller act on (an acquirer's operations are never expired on the gateway's clock nor polled
@@ -40,13 +39,6 @@ fn load_operation<E: From<StoreError>>(
     row: Option<OperationRow>,
 ) -> Result<Option<(Operation, Option<Fingerprint>)>, TxError<E>> {
     row.map(operation_from_row).transpose().map_err(corrupt)
-}
-
-/// The events of a new operation: its creation, then each of its first attempts.
-pub(super) fn created_events(new: &NewOperation) -> anyhow::Result<Vec<NewEvent>> {
-    std::iter::once(NewEvent::created(&new.operation))
-        .chain(new.attempts.iter().map(NewEvent::attempt))
-        .collect()
 }
 
 /// `Operation::finish` only yields final statuses; anything else is a bug in the caller.

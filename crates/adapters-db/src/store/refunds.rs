@@ -13,7 +13,7 @@ use domain::refund::Refund;
 use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantRefundId, OperationId, RefundId, Status, Timestamp};
 
-use super::operations::PROCESSING;
+use super::PROCESSING;
 use super::{apply_move, queue_refund_callback};
 use crate::conn::DbConn;
 use crate::database::Database;

@@ -25,9 +25,8 @@ use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::operation::Operation;
 use domain::ports::{InsertError, NewOperation};
 
-use crate::journal::{self, NewEvent};
+use crate::journal::{self, created_events, NewEvent};
 
-use super::operations::created_events;
 use crate::rows::{self, InsertMany, NewAttemptRow, NewOperationRow};
 use crate::work::{corrupt, TxError};
 
@@ -206,7 +205,7 @@ impl InsertOne<'_> {
         out.push_sql(", ");
         out.push_bind_param::<Text, _>(&c.currency)?;
         out.push_sql(", ");
-        out.push_sql(journal::PG_SLOT);
+        out.push_sql(crate::conn::PG_SLOT);
         out.push_sql(", 1, ");
         out.push_bind_param::<BigInt, _>(&c.amount)?;
         out.push_sql(" FROM op");

@@ -34,7 +34,8 @@ use sha2::{Digest, Sha256};
 
 use super::i18n::texts;
 use super::layout::{bare_shell, respond, see_other};
-use super::{pages, Answer, ConsoleState, Failure, Problem};
+use super::paths::{LOGIN, OVERVIEW};
+use super::{Answer, ConsoleState, Failure, Problem};
 use crate::pages::Lang;
 
 /// The session cookie.
@@ -44,7 +45,6 @@ pub(crate) const LOGIN_COOKIE: &str = "console_login";
 /// Where the cookies apply.
 const COOKIE_PATH: &str = "/admin";
 /// The sign-in page.
-pub(crate) const LOGIN: &str = "/admin/login";
 /// The name of every form's CSRF field.
 pub(crate) const CSRF_FIELD: &str = "csrf";
 /// Largest console form accepted, in bytes (a 500-character reason in Cyrillic, encoded, is
@@ -407,7 +407,7 @@ pub(crate) async fn show_login(req: HttpRequest) -> Answer {
         .await
         .map_err(|p| Failure::new(lang, p))?;
     match found {
-        Ok(_) => Ok(see_other(pages::OVERVIEW)),
+        Ok(_) => Ok(see_other(OVERVIEW)),
         Err(clear) => {
             let mut answer = login_page(&req, StatusCode::OK, Notice::None, "");
             if clear {
@@ -553,7 +553,7 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
         ));
     }
     tracing::info!(operator = %account.name, role = %account.role, "console sign-in");
-    let mut answer = see_other(pages::OVERVIEW);
+    let mut answer = see_other(OVERVIEW);
     add_cookie(
         &mut answer,
         &cookie(&req, SESSION_COOKIE, token, SESSION_ABSOLUTE_MS / 1000),

@@ -1,5 +1,6 @@
-//! The console's page shell (header with navigation, the operator and sign-out; footer with
-//! the time zone), its style sheet, the pieces pages share and the headers of every answer.
+//! The console's page frame (head, footer, the shell of pages before a session), its style
+//! sheet, the pieces pages share and the headers of every answer. The signed-in operator's
+//! shell is `super::shell`'s.
 
 use actix_web::http::header::{self, ContentType};
 use actix_web::http::StatusCode;
@@ -8,8 +9,8 @@ use domain::console::{Need, Role};
 use domain::Status;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::auth::{csrf_field, Signed, LOGIN};
 use super::i18n::{texts, Texts};
+use super::paths::LOGIN;
 use super::Problem;
 use crate::pages::Lang;
 
@@ -71,55 +72,7 @@ a{color:#1a56b8}";
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; \
                    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/// The console's pages, for the navigation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Nav {
-    Overview,
-    Operations,
-    Callbacks,
-    Merchants,
-    Routes,
-    Providers,
-    Audit,
-}
-
-impl Nav {
-    const ALL: [Nav; 7] = [
-        Nav::Overview,
-        Nav::Operations,
-        Nav::Callbacks,
-        Nav::Merchants,
-        Nav::Routes,
-        Nav::Providers,
-        Nav::Audit,
-    ];
-
-    fn path(self) -> &'static str {
-        match self {
-            Nav::Overview => "/admin",
-            Nav::Operations => "/admin/operations",
-            Nav::Callbacks => "/admin/callbacks",
-            Nav::Merchants => "/admin/merchants",
-            Nav::Routes => "/admin/routes",
-            Nav::Providers => "/admin/providers",
-            Nav::Audit => "/admin/audit",
-        }
-    }
-
-    fn label(self, t: &Texts) -> &'static str {
-        match self {
-            Nav::Overview => t.nav_overview,
-            Nav::Operations => t.nav_operations,
-            Nav::Callbacks => t.nav_callbacks,
-            Nav::Merchants => t.nav_merchants,
-            Nav::Routes => t.nav_routes,
-            Nav::Providers => t.nav_providers,
-            Nav::Audit => t.nav_audit,
-        }
-    }
-}
-
-fn head(t: &Texts, title: &str) -> Markup {
+pub(crate) fn head(t: &Texts, title: &str) -> Markup {
     html! {
         head {
             meta charset="utf-8";
@@ -131,42 +84,11 @@ fn head(t: &Texts, title: &str) -> Markup {
     }
 }
 
-fn footer(t: &Texts, zone: Option<&str>) -> Markup {
+pub(crate) fn footer(t: &Texts, zone: Option<&str>) -> Markup {
     html! {
         footer {
             (t.brand)
             @if let Some(zone) = zone { " · " (t.times_in) " " strong { (zone) } }
-        }
-    }
-}
-
-/// A whole console page for a signed-in operator: the header (navigation, name, role,
-/// sign-out), `body`, the footer naming the time zone.
-pub(crate) fn shell(signed: &Signed, active: Nav, title: &str, body: Markup) -> Markup {
-    let t = texts(signed.lang);
-    html! {
-        (DOCTYPE)
-        html lang=(t.lang) {
-            (head(t, title))
-            body {
-                header.top {
-                    span.brand { (t.brand) }
-                    nav {
-                        @for item in Nav::ALL {
-                            a class=[(item == active).then_some("on")] href=(item.path()) { (item.label(t)) }
-                        }
-                    }
-                    div.who {
-                        span { strong { (signed.name) } " · " (role_name(t, signed.role)) }
-                        form method="post" action="/admin/logout" {
-                            (csrf_field(&signed.csrf))
-                            button type="submit" { (t.sign_out) }
-                        }
-                    }
-                }
-                main { (body) }
-                (footer(t, Some(signed.state.zone().name())))
-            }
         }
     }
 }
@@ -319,25 +241,6 @@ pub(crate) fn flash(message: Option<(bool, &str)>) -> Markup {
     html! {
         @if let Some((good, text)) = message {
             p class=(if good { "flash ok" } else { "flash bad" }) role="status" { (text) }
-        }
-    }
-}
-
-/// A POST button form carrying the session's CSRF token and `hidden` fields.
-pub(crate) fn action_button(
-    signed: &Signed,
-    action: &str,
-    label: &str,
-    hidden: &[(&str, &str)],
-    danger: bool,
-) -> Markup {
-    html! {
-        form.inline method="post" action=(action) {
-            (csrf_field(&signed.csrf))
-            @for (name, value) in hidden {
-                input type="hidden" name=(name) value=(value);
-            }
-            button class=[danger.then_some("danger")] type="submit" { (label) }
         }
     }
 }

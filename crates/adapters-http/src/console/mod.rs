@@ -34,6 +34,8 @@ mod filters;
 mod i18n;
 mod layout;
 mod pages;
+mod paths;
+mod shell;
 mod svg;
 pub mod zone;
 
@@ -175,7 +177,7 @@ pub(crate) fn standalone(
         .configure(console)
         .route(
             "/",
-            web::get().to(|| async { layout::see_other(pages::OVERVIEW) }),
+            web::get().to(|| async { layout::see_other(paths::OVERVIEW) }),
         )
         .default_service(web::to(|req: HttpRequest| async move {
             Failure::new(Lang::of(&req), Problem::NotFound).error_response()

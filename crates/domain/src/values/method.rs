@@ -141,7 +141,7 @@ impl Status {
 
     /// The status's number, the same in answers, callbacks, events and stored rows:
     /// 1 approved, 2 declined, 3 processing.
-    pub fn number(self) -> u8 {
+    pub const fn number(self) -> u8 {
         match self {
             Status::Approved => 1,
             Status::Declined => 2,

@@ -6,7 +6,9 @@ use maud::html;
 
 use crate::console::auth::Signed;
 use crate::console::i18n::texts;
-use crate::console::layout::{respond, shell, Nav};
+use crate::console::layout::respond;
+use crate::console::shell::shell;
+use crate::console::shell::Nav;
 use crate::console::{Answer, Problem};
 
 const LIST: &str = "/admin/audit";

@@ -10,10 +10,12 @@ use domain::console::Need;
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::{audit, back, flash_of, queue_again};
+use super::actions::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{action_button, flash, respond, shell, Nav};
+use crate::console::layout::{flash, respond};
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/callbacks";

@@ -11,10 +11,10 @@ use domain::operator::ResolveError;
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::operation::page_path;
-use super::{audit, back};
+use super::actions::{audit, back};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::Texts;
+use crate::console::paths::operation_page;
 use crate::console::{Answer, Problem};
 
 /// The action that resolves discrepancy `id`.
@@ -96,13 +96,13 @@ pub(crate) async fn resolve(posted: Posted, path: web::Path<String>) -> Answer {
             )
             .await?;
             Ok(back(
-                &page_path(done.operation_id),
+                &operation_page(done.operation_id),
                 true,
                 "discrepancy_resolved",
             ))
         }
         Err(ResolveError::AlreadyResolved(found)) => Ok(back(
-            &page_path(found.operation_id),
+            &operation_page(found.operation_id),
             false,
             "already_resolved",
         )),

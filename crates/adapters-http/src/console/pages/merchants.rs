@@ -12,12 +12,12 @@ use domain::{format_minor, Amount, Currency, Direction, MerchantId, OperationId}
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::{audit, back, flash_of, toggled};
+use super::actions::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{
-    action_button, direction_name, enabled_badge, flash, respond, shell, Nav,
-};
+use crate::console::layout::{direction_name, enabled_badge, flash, respond};
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/merchants";

@@ -17,22 +17,19 @@ use domain::{format_minor, OperationId, RefundId, Status};
 use maud::{html, Markup};
 use serde_json::{json, Value};
 
+use super::actions::{audit, back, flash_of, queue_again};
 use super::callbacks::callback_badge;
 use super::discrepancies::discrepancy_table;
 pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
-use super::operations::LIST;
-use super::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{
-    action_button, direction_name, flash, respond, shell, status_badge, status_code_badge, Nav,
-};
+use crate::console::layout::{direction_name, flash, respond, status_badge, status_code_badge};
+use crate::console::paths::operation_page;
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
 /// The page of operation `id`.
-pub(crate) fn page_path(id: OperationId) -> String {
-    format!("{LIST}/{id}")
-}
 
 /// The operation id of a path; anything else names no operation (404).
 fn parse_id(signed: &Signed, text: &str) -> Result<OperationId, Failure> {
@@ -98,7 +95,7 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
 
 /// The buttons the operator's role allows and the operation's state offers.
 fn actions(signed: &Signed, t: &Texts, op: &Operation, story: &OperationStory) -> Markup {
-    let path = page_path(op.id());
+    let path = operation_page(op.id());
     let processing = op.status() == Status::Processing;
     let can_act = signed.role.allows(Need::Act);
     let sandbox_complete = processing && op.is_sandbox() && signed.state.ports.checkout.is_some();
@@ -334,7 +331,7 @@ fn deliveries(
             @if can_act && callback.state == CallbackState::Failed {
                 @let hidden: Vec<(&str, String)> = callback.refund_id.map(|id| ("refund", id.to_string())).into_iter().collect();
                 @let hidden: Vec<(&str, &str)> = hidden.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                (action_button(signed, &format!("{}/callback-retry", page_path(op.id())), t.retry_callback, &hidden, false))
+                (action_button(signed, &format!("{}/callback-retry", operation_page(op.id())), t.retry_callback, &hidden, false))
             }
             @if !callback.deliveries.is_empty() {
                 div.scroll { table {
@@ -442,7 +439,7 @@ pub(crate) async fn retry_callback(posted: Posted, path: web::Path<String>) -> A
         None => id.as_uuid(),
     };
     let (queued, code) = queue_again(&posted, target).await?;
-    Ok(back(&page_path(id), queued, code))
+    Ok(back(&operation_page(id), queued, code))
 }
 
 /// `POST .../cancel` (operator+): asks the acquirer to cancel the processing operation and
@@ -453,7 +450,7 @@ pub(crate) async fn cancel(posted: Posted, path: web::Path<String>) -> Answer {
     let id = parse_id(signed, &path)?;
     let gateway = &signed.state.ports.gateway;
     let before = gateway.operation(id).await.map_err(|e| signed.fail(e))?;
-    let page = page_path(id);
+    let page = operation_page(id);
     let (after, good, code) = match gateway.cancel_at_provider(id).await {
         Ok(done) => (done, true, "canceled"),
         Err(CancelError::Final(current)) => (*current, false, "already_final"),
@@ -503,7 +500,7 @@ pub(crate) async fn complete(posted: Posted, path: web::Path<String>) -> Answer 
             )))
         }
     };
-    let page = page_path(id);
+    let page = operation_page(id);
     let state = &signed.state;
     let Some(checkout) = &state.ports.checkout else {
         return Ok(back(&page, false, "sandbox_off"));

@@ -10,10 +10,11 @@ use maud::{html, Markup};
 use crate::console::auth::Signed;
 use crate::console::filters::{self, Search};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, respond, shell, status_badge, Nav};
+use crate::console::layout::{direction_name, respond, status_badge};
+use crate::console::paths::OPERATIONS;
+use crate::console::shell::shell;
+use crate::console::shell::Nav;
 use crate::console::{csv, Answer, Problem};
-
-pub(crate) const LIST: &str = "/admin/operations";
 
 pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
@@ -40,13 +41,13 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
             div.pager {
                 a.button.plain href=(link("/admin/operations.csv", &search.filter_query())) { (t.export_csv) }
                 @if search.after.is_some() {
-                    a.button.plain href=(link(LIST, &first_page_query(&search))) { (t.first_page) }
+                    a.button.plain href=(link(OPERATIONS, &first_page_query(&search))) { (t.first_page) }
                 }
             }
             (table(&signed, t, &found))
             div.pager {
                 @if let Some(cursor) = next {
-                    a.button.plain rel="next" href=(link(LIST, &search.next_query(&cursor))) { (t.next_page) }
+                    a.button.plain rel="next" href=(link(OPERATIONS, &search.next_query(&cursor))) { (t.next_page) }
                 }
             }
         }
@@ -93,7 +94,7 @@ fn form(t: &Texts, search: &Search) -> Markup {
         html! { option value=(value) selected[value == chosen] { (label) } }
     };
     html! {
-        form.filters method="get" action=(LIST) {
+        form.filters method="get" action=(OPERATIONS) {
             label { (t.col_direction)
                 select name="direction" {
                     (option("", t.any, search.value("direction")))
@@ -121,7 +122,7 @@ fn form(t: &Texts, search: &Search) -> Markup {
             label { (t.filter_search) input type="search" name="q" value=(search.value("q")) size="24" placeholder=(t.filter_search_hint); }
             label { (t.filter_limit) input.short type="number" name="limit" min="1" max=(PAGE_MAX) value=(search.limit); }
             button type="submit" { (t.apply) }
-            a.button.plain href=(LIST) { (t.reset) }
+            a.button.plain href=(OPERATIONS) { (t.reset) }
         }
     }
 }
@@ -145,7 +146,7 @@ fn table(signed: &Signed, t: &Texts, found: &[Listed]) -> Markup {
                             @let op = &listed.operation;
                             tr {
                                 td.nowrap { (zone.format(op.created_at())) }
-                                td.mono.nowrap { a href=(format!("{LIST}/{}", op.id())) { (op.id()) } }
+                                td.mono.nowrap { a href=(format!("{OPERATIONS}/{}", op.id())) { (op.id()) } }
                                 td.mono { (op.merchant_id().as_str()) }
                                 td.mono { (op.merchant_operation_id().map(|m| m.as_str()).unwrap_or("")) }
                                 td { (direction_name(t, op.direction())) }

@@ -10,12 +10,13 @@ use domain::{Currency, Direction, Timestamp};
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::{audit, back, flash_of, OVERVIEW};
+use super::actions::{audit, back, flash_of};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{
-    action_button, direction_name, flash, money, respond, shell, status_code_badge, Nav,
-};
+use crate::console::layout::{direction_name, flash, money, respond, status_code_badge};
+use crate::console::paths::OVERVIEW;
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::svg;
 use crate::console::Answer;
 

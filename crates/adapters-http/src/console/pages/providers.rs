@@ -9,10 +9,12 @@ use domain::operator::{ProviderChanges, ProviderError};
 use domain::provider::{AcquirerProvider, ProviderName};
 use maud::{html, Markup};
 
-use super::{flash_of, toggled};
+use super::actions::{flash_of, toggled};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{action_button, enabled_badge, flash, respond, shell, Nav};
+use crate::console::layout::{enabled_badge, flash, respond};
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/providers";

@@ -9,12 +9,12 @@ use domain::route::Route;
 use maud::html;
 use serde_json::json;
 
-use super::{audit, back, flash_of, toggled};
+use super::actions::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::texts;
-use crate::console::layout::{
-    action_button, direction_name, enabled_badge, flash, respond, shell, Nav,
-};
+use crate::console::layout::{direction_name, enabled_badge, flash, respond};
+use crate::console::shell::Nav;
+use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/routes";

@@ -1,0 +1,17 @@
+//! The console's own paths that more than one page links or redirects to.
+
+use domain::OperationId;
+
+/// The overview, where a sign-in lands.
+pub(crate) const OVERVIEW: &str = "/admin";
+
+/// The sign-in form.
+pub(crate) const LOGIN: &str = "/admin/login";
+
+/// The operations list.
+pub(crate) const OPERATIONS: &str = "/admin/operations";
+
+/// One operation's page.
+pub(crate) fn operation_page(id: OperationId) -> String {
+    format!("{OPERATIONS}/{id}")
+}
