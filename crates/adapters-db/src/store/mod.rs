@@ -21,7 +21,8 @@ use crate::work::{corrupt, TxError};
 
 pub(crate) use single::Shape;
 
-/// A processing operation's or refund's stored status.
+/// The status code a final write is guarded by: only a processing operation or refund
+/// changes.
 const PROCESSING: i16 = Status::Processing.number() as i16;
 
 /// PostgreSQL: writes a new operation of `shape` as one statement.

@@ -25,8 +25,6 @@ use crate::rows::{
 use crate::schema::{balances, operations, provider_attempts};
 use crate::work::{corrupt, TxError};
 
-/// The status code a final write is guarded by: only a processing operation changes.
-
 /// A processing operation of the built-in sandbox: what the expiry sweep and the payout
 /// poller act on (an acquirer's operations are never expired on the gateway's clock nor polled
 /// through the sandbox). Written as a literal (not bound parameters) so the planner can use

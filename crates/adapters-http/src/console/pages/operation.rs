@@ -29,8 +29,6 @@ use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
 
-/// The page of operation `id`.
-
 /// The operation id of a path; anything else names no operation (404).
 fn parse_id(signed: &Signed, text: &str) -> Result<OperationId, Failure> {
     OperationId::parse(text).map_err(|_| signed.fail(Problem::NotFound))
