@@ -29,6 +29,17 @@ const MAX_ANSWER_BYTES: usize = 256 * 1024;
 /// The longest a connection may take to open, whatever the provider's timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a connection may sit idle in the pool before it is closed rather than reused.
+///
+/// Servers close idle keep-alive connections on their own schedule (actix-web after 5 s,
+/// many proxies after 60 s). A creation written on a connection the server is closing at
+/// that moment fails after it was sent: an unknown outcome, resolved by a read, but counted
+/// against the provider's circuit, and five in a row open it. Under steady load a pool
+/// keeps spare connections that sit idle past the server's limit while others carry the
+/// traffic, so it happens at once to several. Closing ours first, below the shortest
+/// keep-alive in common use, makes that race rare; a connection in use is unaffected.
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// How long opening a connection (DNS, TCP and TLS) may take for calls bounded by `call`:
 /// half of it, at most 10 s. Strictly shorter than the call, so a slow
 /// connection always ends as a connect failure (nothing sent) and never as the call's
@@ -81,6 +92,7 @@ impl AcquirerClient {
             // a 502), turning definite failures into unknown outcomes.
             .no_proxy()
             .connect_timeout(connect)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .user_agent(concat!("gateway-acquirer/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|_| Failure::NotSent("cannot build the HTTP client".into()))?;

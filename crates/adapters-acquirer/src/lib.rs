@@ -25,5 +25,5 @@ mod client;
 mod metrics;
 mod wire;
 
-pub use client::{connect_timeout, AcquirerClient};
+pub use client::{connect_timeout, AcquirerClient, POOL_IDLE_TIMEOUT};
 pub use metrics::{Call, CallOutcome, ProviderMetrics};

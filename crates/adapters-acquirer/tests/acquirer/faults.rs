@@ -1,6 +1,8 @@
 //! Creations without an answer: failures to connect are definite, anything after the
 //! request left is unknown.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adapters_acquirer::AcquirerClient;
@@ -10,7 +12,8 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::helpers::{
-    card_payout, closed_port, payin, provider_at, provider_on, raw_server, read_request, write,
+    card_payout, closed_port, next_request, payin, payment, provider_at, provider_on, raw_server,
+    read_request, write,
 };
 
 async fn create_on(port: u16, order: &PaymentOrder) -> CreateResult {
@@ -187,4 +190,57 @@ async fn a_payout_without_requisites_is_refused_without_a_call() {
         CreateResult::Unavailable("payout without requisites".into())
     );
     assert!(requests.try_recv().is_err(), "nothing was sent");
+}
+
+/// An acquirer that keeps every connection open and answers each request on it with
+/// `answer`, counting the connections it accepted.
+async fn keep_alive_server(answer: String) -> (u16, Arc<AtomicUsize>) {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&accepted);
+    let port = raw_server(move |mut stream| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let answer = answer.clone();
+        async move {
+            while next_request(&mut stream).await.is_some() {
+                let head = format!(
+                    "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                    answer.len()
+                );
+                write(&mut stream, head.as_bytes()).await;
+                write(&mut stream, answer.as_bytes()).await;
+            }
+        }
+    })
+    .await;
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn a_connection_idle_past_the_pool_limit_is_never_reused() {
+    // A server may close an idle connection at any moment after its own keep-alive: a
+    // creation written on it as it closes would be an unknown outcome. So the connector
+    // reuses a connection while it is busy, and opens a new one once it sat idle for
+    // POOL_IDLE_TIMEOUT, whatever the server would still allow.
+    let order = payin();
+    let (port, accepted) = keep_alive_server(payment(&order, "pending").to_string()).await;
+    let client = AcquirerClient::new();
+    let provider = provider_on(port);
+    for _ in 0..3 {
+        let result = client.create(&provider, &order).await;
+        assert!(matches!(result, CreateResult::Answered(_)), "{result:?}");
+    }
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "one busy connection, reused"
+    );
+
+    tokio::time::sleep(adapters_acquirer::POOL_IDLE_TIMEOUT + Duration::from_millis(600)).await;
+    let result = client.create(&provider, &order).await;
+    assert!(matches!(result, CreateResult::Answered(_)), "{result:?}");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        2,
+        "a connection idle past the limit is closed, not reused"
+    );
 }

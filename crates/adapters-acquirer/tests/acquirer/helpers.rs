@@ -254,11 +254,21 @@ where
 
 /// Reads one whole HTTP/1.1 request (headers, then `Content-Length` bytes of body).
 pub async fn read_request(stream: &mut TcpStream) -> Vec<u8> {
+    next_request(stream)
+        .await
+        .expect("the client closed before sending a whole request")
+}
+
+/// Reads the next whole request on a kept-alive connection, or `None` once the client has
+/// closed it (or closes it midway).
+pub async fn next_request(stream: &mut TcpStream) -> Option<Vec<u8>> {
     let mut request = Vec::new();
     let mut buf = [0_u8; 4096];
     loop {
-        let n = stream.read(&mut buf).await.expect("read");
-        assert!(n > 0, "the client closed before sending a whole request");
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
         request.extend_from_slice(&buf[..n]);
         let text = String::from_utf8_lossy(&request).to_string();
         if let Some(end) = text.find("\r\n\r\n") {
@@ -271,7 +281,7 @@ pub async fn read_request(stream: &mut TcpStream) -> Vec<u8> {
                 })
                 .unwrap_or(0);
             if request.len() >= end + 4 + length {
-                return request;
+                return Some(request);
             }
         }
     }
