@@ -238,11 +238,7 @@ impl Database {
         E: From<StoreError> + Send + 'static,
         F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
     {
-        if self.backend() == Backend::Sqlite {
-            return self.write_grouped(work).await;
-        }
-        let db = self.clone();
-        blocking(move || db.retrying(true, |conn| write_tx(conn, &work))).await
+        self.write_as(false, work).await
     }
 
     /// Runs `work`, one PostgreSQL statement atomic by itself, on a blocking thread: without
@@ -254,11 +250,27 @@ impl Database {
         E: From<StoreError> + Send + 'static,
         F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
     {
+        self.write_as(true, work).await
+    }
+
+    /// [`Database::write`], or with `one_statement` [`Database::write_one`].
+    async fn write_as<T, E, F>(&self, one_statement: bool, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
         if self.backend() == Backend::Sqlite {
             return self.write_grouped(work).await;
         }
         let db = self.clone();
-        blocking(move || db.retrying(true, |conn| statement_tx(conn, &work))).await
+        blocking(move || {
+            db.retrying(true, |conn| match one_statement {
+                true => statement_tx(conn, &work),
+                false => write_tx(conn, &work),
+            })
+        })
+        .await
     }
 
     /// Runs `work` (reads: single statements, or its own read transaction) on a blocking thread.
