@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::acquirer::{
-    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+    CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder, RefundLookup,
+    RefundOrder, RefundResult,
 };
 use domain::ports::Acquirer;
 use domain::provider::{AcquirerProvider, ProviderUrl};
@@ -261,6 +262,19 @@ impl AcquirerClient {
 
 #[async_trait]
 impl Acquirer for AcquirerClient {
+    fn notification_signature_header(&self) -> &'static str {
+        crate::notification::SIGNATURE_HEADER
+    }
+
+    fn read_notification(
+        &self,
+        provider: &AcquirerProvider,
+        signature: &str,
+        body: &[u8],
+    ) -> Result<Notification, NotificationRefusal> {
+        crate::notification::read(provider, signature, body)
+    }
+
     #[tracing::instrument(name = "acquirer.create", skip_all,
         fields(provider = %provider.name, operation.id = %order.reference))]
     async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {

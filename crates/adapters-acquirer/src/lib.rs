@@ -23,7 +23,9 @@
 mod classify;
 mod client;
 mod metrics;
+mod notification;
 mod wire;
 
 pub use client::{connect_timeout, AcquirerClient, POOL_IDLE_TIMEOUT};
 pub use metrics::{Call, CallOutcome, ProviderMetrics};
+pub use notification::SIGNATURE_HEADER;

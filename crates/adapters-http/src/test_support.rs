@@ -167,6 +167,15 @@ impl Mocks {
 
     /// The gateway with `providers` as its directory of acquirers (none by default).
     pub fn gateway_with_providers(self, providers: Arc<dyn ProviderDirectory>) -> Gateway {
+        self.gateway_with_acquirers(providers, Arc::new(domain::testkit::NoAcquirers))
+    }
+
+    /// The gateway with `providers` as its directory of acquirers, spoken to by `acquirer`.
+    pub fn gateway_with_acquirers(
+        self,
+        providers: Arc<dyn ProviderDirectory>,
+        acquirer: Arc<dyn domain::ports::Acquirer>,
+    ) -> Gateway {
         let mut clock = MockClock::new();
         clock.expect_now().returning(now);
         let mut ids = MockIdGenerator::new();
@@ -179,7 +188,7 @@ impl Mocks {
             routes: Arc::new(self.routes),
             provider: Arc::new(self.provider),
             providers,
-            acquirer: Arc::new(domain::testkit::NoAcquirers),
+            acquirer,
             clock: Arc::new(clock),
             ids: Arc::new(ids),
             callback_format: Arc::new(domain::testkit::DebugCallbackFormat),

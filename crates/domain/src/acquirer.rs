@@ -64,6 +64,35 @@ pub struct AcquirerPayment {
     pub failure_code: Option<String>,
 }
 
+/// What kind of object an acquirer's notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotifiedObject {
+    Payment,
+    Refund,
+}
+
+/// An acquirer's notification, read from its authenticated body (by the [`Acquirer`](crate::ports::Acquirer) port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    pub object: NotifiedObject,
+    /// The acquirer's id of the object.
+    pub id: String,
+    /// The gateway's id the object was created with.
+    pub reference: String,
+    pub status: PaymentStatus,
+    pub failure_code: Option<String>,
+}
+
+/// Why the [`Acquirer`](crate::ports::Acquirer) port read no notification from a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotificationRefusal {
+    /// The signature is missing or does not sign the body with the provider's webhook
+    /// secret: nothing of the body is read.
+    BadSignature,
+    /// Signed, but not a notification of this protocol; the reason names the field.
+    BadBody(&'static str),
+}
+
 /// A creation request, built once per attempt; the full card number or phone lives only here.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaymentOrder {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::acquirer::{
-    AcquirerPayment, CreateResult, Lookup, PaymentOrder, PaymentStatus, RefundLookup, RefundOrder,
-    RefundResult,
+    AcquirerPayment, CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder,
+    PaymentStatus, RefundLookup, RefundOrder, RefundResult,
 };
 use crate::callback::{CallbackData, RefundCallbackData};
 use crate::operation::{
@@ -183,6 +183,20 @@ impl ProviderDirectory for NoAcquirers {
 
 #[async_trait::async_trait]
 impl Acquirer for NoAcquirers {
+    fn notification_signature_header(&self) -> &'static str {
+        "x-test-signature"
+    }
+
+    /// It speaks no protocol, so it authenticates no notification.
+    fn read_notification(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+        _: &[u8],
+    ) -> Result<Notification, NotificationRefusal> {
+        Err(NotificationRefusal::BadSignature)
+    }
+
     async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CreateResult {
         CreateResult::Unavailable("no acquirer in this test".into())
     }
@@ -232,6 +246,20 @@ impl PendingAcquirer {
 
 #[async_trait::async_trait]
 impl Acquirer for PendingAcquirer {
+    fn notification_signature_header(&self) -> &'static str {
+        "x-test-signature"
+    }
+
+    /// It speaks no protocol, so it authenticates no notification.
+    fn read_notification(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+        _: &[u8],
+    ) -> Result<Notification, NotificationRefusal> {
+        Err(NotificationRefusal::BadSignature)
+    }
+
     async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
         let payin = order.direction == crate::Direction::Deposit;
         CreateResult::Answered(Self::payment(provider, order.reference, payin))

@@ -2,7 +2,6 @@
 //! JSON answers.
 
 pub mod create;
-pub mod notification;
 pub mod refund;
 pub mod steps;
 pub mod view;

@@ -1,9 +1,9 @@
 //! `POST /providers/{name}/notifications`: an acquirer tells the gateway a payment's status.
 //!
 //! Checked in this order: an unknown provider is 404; a body over 64 KiB 413; a missing or
-//! wrong `x-acquirer-signature` (HMAC-SHA256 of the raw body under the provider's webhook
-//! secret, hex in either case, compared in constant time) 401; a body that is not a
-//! notification 400; a reference with no attempt at this provider, or another acquirer id,
+//! wrong signature 401; a body that is not a notification 400 (the signature, its header
+//! and the body are the provider protocol's, read by its adapter through the `Acquirer`
+//! port); a reference with no attempt at this provider, or another acquirer id,
 //! 404. Otherwise the change is committed and only then answered 200. The body is never
 //! logged.
 //!
@@ -14,15 +14,14 @@
 //! the notifications waiting for it would otherwise grow with the acquirer's rate, and the
 //! process's memory with them (docs/performance.md, change 34).
 
+use std::borrow::Cow;
+
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::acquirer::NotificationRefusal;
 
 use crate::body::read_limited;
-use crate::dto::notification;
 use crate::errors::ApiError;
 use crate::state::{HttpState, NOTIFICATIONS_AT_ONCE};
-
-/// The header carrying the notification's signature.
-const SIGNATURE: &str = "x-acquirer-signature";
 
 #[tracing::instrument(name = "provider.notification", skip_all, fields(provider))]
 pub async fn receive(
@@ -37,16 +36,22 @@ pub async fn receive(
         .await?
         .ok_or(ApiError::NotFound)?;
     let body = read_limited(&req, payload).await?;
+    let gateway = state.gateway();
     let signature = req
         .headers()
-        .get(SIGNATURE)
+        .get(gateway.notification_signature_header())
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    if !domain::signature::verify(&provider.credentials.webhook_secret, &body, signature) {
-        tracing::warn!("provider notification with a bad signature refused");
-        return Err(ApiError::Unauthorized);
-    }
-    let notification = notification::parse(&body)?;
+    let notification = match gateway.read_notification(&provider, signature, &body) {
+        Ok(notification) => notification,
+        Err(NotificationRefusal::BadSignature) => {
+            tracing::warn!("provider notification with a bad signature refused");
+            return Err(ApiError::Unauthorized);
+        }
+        Err(NotificationRefusal::BadBody(reason)) => {
+            return Err(ApiError::BadBody(Cow::Borrowed(reason)))
+        }
+    };
     // Taken only now, so that requests nobody signed cannot hold the slots (a slow body,
     // say), and held until the answer: the bound is on notifications in progress.
     let Ok(_slot) = state.notification_slots().try_acquire() else {

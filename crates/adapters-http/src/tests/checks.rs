@@ -344,19 +344,43 @@ fn bank() -> domain::provider::AcquirerProvider {
 #[actix_web::test]
 async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticated() {
     use crate::state::NOTIFICATIONS_AT_ONCE as AT_ONCE;
+    use domain::acquirer::{Notification, NotificationRefusal, NotifiedObject, PaymentStatus};
     let mut providers = domain::ports::MockProviderDirectory::new();
     providers
         .expect_acquirer()
         .returning(|name| Ok((name == "bank").then(bank)));
+    // A reference that is no operation of the gateway: 404 once past the permit, with
+    // nothing read from the (mock) store.
+    let body = r#"{"object": "payment", "id": "acq_1", "reference": "not-an-operation", "status": "pending"}"#;
+    let signed = sign(&Secret::new(WEBHOOK_SECRET), body.as_bytes());
+    // The protocol's adapter authenticates and reads the notification; here, a mock that
+    // takes this one signature.
+    let mut acquirer = domain::ports::MockAcquirer::new();
+    acquirer
+        .expect_notification_signature_header()
+        .return_const("x-acquirer-signature");
+    let accepted = signed.clone();
+    acquirer
+        .expect_read_notification()
+        .returning(move |provider, signature, _| {
+            assert_eq!(provider.name.as_str(), "bank");
+            if signature != accepted {
+                return Err(NotificationRefusal::BadSignature);
+            }
+            Ok(Notification {
+                object: NotifiedObject::Payment,
+                id: "acq_1".into(),
+                reference: "not-an-operation".into(),
+                status: PaymentStatus::Pending,
+                failure_code: None,
+            })
+        });
     let state = web::Data::new(HttpState::new(
-        Mocks::new().gateway_with_providers(Arc::new(providers)),
+        Mocks::new().gateway_with_acquirers(Arc::new(providers), Arc::new(acquirer)),
         Arc::new(AlwaysReady),
         HttpSettings::default(),
     ));
     let app = test::init_service(crate::app(state.clone(), |_| {})).await;
-    // A reference that is no operation of the gateway: 404 once past the permit, with
-    // nothing read from the (mock) store.
-    let body = r#"{"object": "payment", "id": "acq_1", "reference": "not-an-operation", "status": "pending"}"#;
     let notification = |signature: &str| {
         TestRequest::post()
             .uri("/providers/bank/notifications")
@@ -364,7 +388,6 @@ async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticat
             .insert_header(("x-acquirer-signature", signature.to_string()))
             .set_payload(body)
     };
-    let signed = sign(&Secret::new(WEBHOOK_SECRET), body.as_bytes());
     let slots = u32::try_from(AT_ONCE).expect("a small bound");
     let in_progress = state
         .notification_slots()

@@ -3,7 +3,8 @@
 use async_trait::async_trait;
 
 use crate::acquirer::{
-    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
+    CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder, RefundLookup,
+    RefundOrder, RefundResult,
 };
 use crate::provider::AcquirerProvider;
 use crate::{OperationId, RefundId};
@@ -13,6 +14,20 @@ use crate::{OperationId, RefundId};
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait Acquirer: Send + Sync {
+    /// The request header an acquirer's notification carries its signature in.
+    fn notification_signature_header(&self) -> &'static str;
+
+    /// Reads a notification `provider` sent: `BadSignature` unless `signature` (that
+    /// header's value, empty when there is none) signs `body` with the provider's webhook
+    /// secret, checked before anything of the body is read; then `BadBody` unless the body
+    /// is a notification.
+    fn read_notification(
+        &self,
+        provider: &AcquirerProvider,
+        signature: &str,
+        body: &[u8],
+    ) -> Result<Notification, NotificationRefusal>;
+
     /// Creates a payment (once: the caller never sends the same order again). An answer
     /// whose reference, kind, amount or currency differ from the order is `Unknown`.
     async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult;

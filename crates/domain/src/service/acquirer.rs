@@ -13,32 +13,14 @@ use super::recent::{Answer, Repeat, IN_FLIGHT_WAIT};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
     failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
-    FailureMeaning, Lookup, PaymentOrder, PaymentStatus, RefundStatus, NOT_AFTER_SECS,
+    FailureMeaning, Lookup, Notification, NotificationRefusal, NotifiedObject, PaymentOrder,
+    PaymentStatus, RefundStatus, NOT_AFTER_SECS,
 };
 use crate::attempt::{self, Attempt, AttemptState, Discrepancy};
 use crate::operation::{Decline, DeclineCode, Operation, Outcome};
 use crate::ports::Chain;
 use crate::provider::AcquirerProvider;
 use crate::{Direction, OperationId, Timestamp, WithdrawalRequisites};
-
-/// What kind of object an acquirer's notification is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotifiedObject {
-    Payment,
-    Refund,
-}
-
-/// An acquirer's notification, read from its (already authenticated) body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notification {
-    pub object: NotifiedObject,
-    /// The acquirer's id of the object.
-    pub id: String,
-    /// The gateway's id the object was created with.
-    pub reference: String,
-    pub status: PaymentStatus,
-    pub failure_code: Option<String>,
-}
 
 /// Where a payment's status was heard from: a read that finds nothing new makes the next
 /// quiet read wait longer; anything else starts the quiet schedule again.
@@ -331,6 +313,24 @@ impl Gateway {
     /// The acquirer with this name, enabled or not, for checking its notifications.
     pub async fn acquirer_named(&self, name: &str) -> Result<Option<AcquirerProvider>, ReadError> {
         Ok(self.ports.providers.acquirer(name).await?)
+    }
+
+    /// The request header an acquirer's notification carries its signature in.
+    pub fn notification_signature_header(&self) -> &'static str {
+        self.ports.acquirer.notification_signature_header()
+    }
+
+    /// Authenticates and reads a notification `provider` sent, as its protocol's adapter
+    /// does (see [`Acquirer::read_notification`](crate::ports::Acquirer::read_notification)).
+    pub fn read_notification(
+        &self,
+        provider: &AcquirerProvider,
+        signature: &str,
+        body: &[u8],
+    ) -> Result<Notification, NotificationRefusal> {
+        self.ports
+            .acquirer
+            .read_notification(provider, signature, body)
     }
 
     /// Applies an authenticated notification from `provider`. `NotFound` when its reference

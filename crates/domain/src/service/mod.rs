@@ -18,7 +18,7 @@ mod steps;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use acquirer::{CancelError, Notification, NotifiedObject};
+pub use acquirer::CancelError;
 pub use checkout::{Checkout, CheckoutError};
 pub use errors::{
     CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,

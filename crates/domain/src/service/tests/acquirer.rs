@@ -8,13 +8,14 @@ use futures::executor::block_on;
 
 use super::fixtures::*;
 use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
+use crate::acquirer::{Notification, NotifiedObject};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
 use crate::operation::{Action, Decline, DeclineCode, Operation};
 use crate::ports::{Completion, InsertError, MockClock};
 use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::recent::IN_FLIGHT_WAIT;
-use crate::service::{Gateway, Notification, NotificationError, NotifiedObject};
+use crate::service::{Gateway, NotificationError};
 use crate::{Direction, PaymentMethod, Status, Timestamp};
 
 pub(super) const BANK: &str = "bank";
