@@ -247,17 +247,17 @@ impl PendingAcquirer {
 #[async_trait::async_trait]
 impl Acquirer for PendingAcquirer {
     fn notification_signature_header(&self) -> &'static str {
-        "x-test-signature"
+        NoAcquirers.notification_signature_header()
     }
 
-    /// It speaks no protocol, so it authenticates no notification.
+    /// As [`NoAcquirers`]: it authenticates no notification.
     fn read_notification(
         &self,
-        _: &AcquirerProvider,
-        _: &str,
-        _: &[u8],
+        provider: &AcquirerProvider,
+        signature: &str,
+        body: &[u8],
     ) -> Result<Notification, NotificationRefusal> {
-        Err(NotificationRefusal::BadSignature)
+        NoAcquirers.read_notification(provider, signature, body)
     }
 
     async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
