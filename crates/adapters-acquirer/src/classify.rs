@@ -3,12 +3,10 @@
 use std::error::Error as StdError;
 use std::io;
 
-use domain::acquirer::{
-    CreateResult, Lookup, PaymentOrder, RefundLookup, RefundOrder, RefundResult,
-};
-use domain::{OperationId, RefundId};
+use domain::acquirer::{AcquirerPayment, CallResult, Lookup};
 
-use crate::wire::{PaymentAnswer, RefundAnswer};
+use crate::object::Object;
+use crate::wire::PaymentAnswer;
 
 /// Why a call got no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,32 +20,34 @@ pub(crate) enum Failure {
 /// Statuses that answer a creation with a definite failure: the acquirer did nothing.
 const NOTHING_CREATED: [u16; 7] = [400, 401, 403, 404, 422, 429, 503];
 
-/// A creation's HTTP answer, its body read only for a 2xx.
-pub(crate) fn create_answer(status: u16, body: &[u8], order: &PaymentOrder) -> CreateResult {
+/// A creating call's HTTP answer (a payment's creation, a refund), its body read only for a
+/// 2xx: the statuses that create nothing are definite failures, and a 2xx must be the
+/// object asked for.
+pub(crate) fn call_answer<T: Object>(status: u16, body: &[u8], order: &T::Order) -> CallResult<T> {
     if NOTHING_CREATED.contains(&status) {
-        return CreateResult::Unavailable(format!("HTTP {status}"));
+        return CallResult::Unavailable(format!("HTTP {status}"));
     }
     if !is_success(status) {
-        return CreateResult::Unknown(format!("HTTP {status}"));
+        return CallResult::Unknown(format!("HTTP {status}"));
     }
-    let Some((answer, payment)) = PaymentAnswer::parse(body) else {
-        return CreateResult::Unknown(format!("HTTP {status} answer cannot be parsed"));
+    let Some((answer, object)) = T::parse(body) else {
+        return CallResult::Unknown(format!("HTTP {status} answer cannot be parsed"));
     };
-    match answer.mismatch(order) {
-        Some(field) => CreateResult::Unknown(format!("answer's {field} differs")),
-        None => CreateResult::Answered(payment),
+    match T::mismatch(&answer, order) {
+        Some(field) => CallResult::Unknown(format!("answer's {field} differs")),
+        None => CallResult::Answered(object),
     }
 }
 
-/// A read by reference: 200 with that payment, 404, or a failure.
-pub(crate) fn find_answer(status: u16, body: &[u8], reference: OperationId) -> Lookup {
+/// A read by reference: 200 with that object, 404, or a failure.
+pub(crate) fn find_answer<T: Object>(status: u16, body: &[u8], reference: &str) -> Lookup<T> {
     match status {
-        200 => match PaymentAnswer::parse(body) {
+        200 => match T::parse(body) {
             None => Lookup::Failed("HTTP 200 answer cannot be parsed".into()),
-            Some((answer, _)) if answer.reference != reference.to_string() => {
+            Some((answer, _)) if T::reference(&answer) != reference => {
                 Lookup::Failed("answer's reference differs".into())
             }
-            Some((_, payment)) => Lookup::Found(payment),
+            Some((_, object)) => Lookup::Found(object),
         },
         404 => Lookup::NotFound,
         _ => Lookup::Failed(format!("HTTP {status}")),
@@ -55,7 +55,11 @@ pub(crate) fn find_answer(status: u16, body: &[u8], reference: OperationId) -> L
 }
 
 /// A cancel: 200 (canceled) or 409 (already final) with that payment, 404, or a failure.
-pub(crate) fn cancel_answer(status: u16, body: &[u8], acquirer_id: &str) -> Lookup {
+pub(crate) fn cancel_answer(
+    status: u16,
+    body: &[u8],
+    acquirer_id: &str,
+) -> Lookup<AcquirerPayment> {
     match status {
         200 | 409 => match PaymentAnswer::parse(body) {
             None => Lookup::Failed(format!("HTTP {status} answer cannot be parsed")),
@@ -66,39 +70,6 @@ pub(crate) fn cancel_answer(status: u16, body: &[u8], acquirer_id: &str) -> Look
         },
         404 => Lookup::NotFound,
         _ => Lookup::Failed(format!("HTTP {status}")),
-    }
-}
-
-/// A refund call's HTTP answer, classified as a creation's: the same statuses are definite
-/// failures, and a 2xx must be the refund asked for.
-pub(crate) fn refund_answer(status: u16, body: &[u8], order: &RefundOrder) -> RefundResult {
-    if NOTHING_CREATED.contains(&status) {
-        return RefundResult::Unavailable(format!("HTTP {status}"));
-    }
-    if !is_success(status) {
-        return RefundResult::Unknown(format!("HTTP {status}"));
-    }
-    let Some((answer, refund)) = RefundAnswer::parse(body) else {
-        return RefundResult::Unknown(format!("HTTP {status} answer cannot be parsed"));
-    };
-    match answer.mismatch(order) {
-        Some(field) => RefundResult::Unknown(format!("answer's {field} differs")),
-        None => RefundResult::Answered(refund),
-    }
-}
-
-/// A refund read by reference: 200 with that refund, 404, or a failure.
-pub(crate) fn find_refund_answer(status: u16, body: &[u8], reference: RefundId) -> RefundLookup {
-    match status {
-        200 => match RefundAnswer::parse(body) {
-            None => RefundLookup::Failed("HTTP 200 answer cannot be parsed".into()),
-            Some((answer, _)) if answer.reference != reference.to_string() => {
-                RefundLookup::Failed("answer's reference differs".into())
-            }
-            Some((_, refund)) => RefundLookup::Found(refund),
-        },
-        404 => RefundLookup::NotFound,
-        _ => RefundLookup::Failed(format!("HTTP {status}")),
     }
 }
 
@@ -157,8 +128,11 @@ fn has_io_kind(error: &reqwest::Error, kind: io::ErrorKind) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use domain::acquirer::{AcquirerPayment, PaymentStatus};
+    use domain::acquirer::{
+        AcquirerPayment, AcquirerRefund, PaymentOrder, PaymentStatus, RefundOrder,
+    };
     use domain::{Amount, Currency, Direction, PaymentMethod, Timestamp};
+    use domain::{OperationId, RefundId};
     use serde_json::json;
 
     use super::*;
@@ -201,28 +175,28 @@ mod tests {
         let body = body(&order);
         for status in [200, 201] {
             assert_eq!(
-                create_answer(status, &body, &order),
-                CreateResult::Answered(pending())
+                call_answer::<AcquirerPayment>(status, &body, &order),
+                CallResult::Answered(pending())
             );
         }
         for status in NOTHING_CREATED {
             assert_eq!(
-                create_answer(status, &body, &order),
-                CreateResult::Unavailable(format!("HTTP {status}"))
+                call_answer::<AcquirerPayment>(status, &body, &order),
+                CallResult::Unavailable(format!("HTTP {status}"))
             );
         }
         for status in [
             100, 301, 302, 303, 307, 308, 402, 405, 408, 409, 410, 500, 502, 504,
         ] {
             assert_eq!(
-                create_answer(status, &body, &order),
-                CreateResult::Unknown(format!("HTTP {status}")),
+                call_answer::<AcquirerPayment>(status, &body, &order),
+                CallResult::Unknown(format!("HTTP {status}")),
                 "{status}"
             );
         }
         assert!(matches!(
-            create_answer(204, b"", &order),
-            CreateResult::Unknown(_)
+            call_answer::<AcquirerPayment>(204, b"", &order),
+            CallResult::Unknown(_)
         ));
     }
 
@@ -231,13 +205,22 @@ mod tests {
         let order = order();
         let body = body(&order);
         assert_eq!(
-            find_answer(200, &body, order.reference),
+            find_answer::<AcquirerPayment>(200, &body, &order.reference.to_string()),
             Lookup::Found(pending())
         );
         let other = OperationId::parse("00000000-0000-4000-8000-000000000000").expect("uuid");
-        assert!(matches!(find_answer(200, &body, other), Lookup::Failed(_)));
-        assert_eq!(find_answer(404, b"", other), Lookup::NotFound);
-        assert!(matches!(find_answer(409, &body, other), Lookup::Failed(_)));
+        assert!(matches!(
+            find_answer::<AcquirerPayment>(200, &body, &other.to_string()),
+            Lookup::Failed(_)
+        ));
+        assert_eq!(
+            find_answer::<AcquirerPayment>(404, b"", &other.to_string()),
+            Lookup::NotFound
+        );
+        assert!(matches!(
+            find_answer::<AcquirerPayment>(409, &body, &other.to_string()),
+            Lookup::Failed(_)
+        ));
 
         for status in [200, 409] {
             assert_eq!(
@@ -274,7 +257,7 @@ mod tests {
 
     #[test]
     fn refund_answers_are_classified_like_creations() {
-        use domain::acquirer::{AcquirerRefund, RefundStatus};
+        use domain::acquirer::RefundStatus;
         let order = refund_order();
         let pending = AcquirerRefund {
             id: "ref_1".into(),
@@ -283,13 +266,13 @@ mod tests {
         };
         for status in [200, 201] {
             assert_eq!(
-                refund_answer(status, &refund_body(&order, "pending"), &order),
-                RefundResult::Answered(pending.clone())
+                call_answer::<AcquirerRefund>(status, &refund_body(&order, "pending"), &order),
+                CallResult::Answered(pending.clone())
             );
         }
         assert_eq!(
-            refund_answer(201, &refund_body(&order, "failed"), &order),
-            RefundResult::Answered(AcquirerRefund {
+            call_answer::<AcquirerRefund>(201, &refund_body(&order, "failed"), &order),
+            CallResult::Answered(AcquirerRefund {
                 status: RefundStatus::Failed,
                 failure_code: Some("declined".into()),
                 ..pending.clone()
@@ -297,14 +280,14 @@ mod tests {
         );
         for status in NOTHING_CREATED {
             assert!(matches!(
-                refund_answer(status, b"", &order),
-                RefundResult::Unavailable(_)
+                call_answer::<AcquirerRefund>(status, b"", &order),
+                CallResult::Unavailable(_)
             ));
         }
         for status in [302, 409, 500, 502, 504] {
             assert!(matches!(
-                refund_answer(status, b"", &order),
-                RefundResult::Unknown(_)
+                call_answer::<AcquirerRefund>(status, b"", &order),
+                CallResult::Unknown(_)
             ));
         }
         let other_amount = RefundOrder {
@@ -312,31 +295,34 @@ mod tests {
             ..order.clone()
         };
         assert_eq!(
-            refund_answer(201, &refund_body(&order, "pending"), &other_amount),
-            RefundResult::Unknown("answer's amount differs".into())
+            call_answer::<AcquirerRefund>(201, &refund_body(&order, "pending"), &other_amount),
+            CallResult::Unknown("answer's amount differs".into())
         );
         assert!(matches!(
-            refund_answer(201, b"{}", &order),
-            RefundResult::Unknown(_)
+            call_answer::<AcquirerRefund>(201, b"{}", &order),
+            CallResult::Unknown(_)
         ));
 
         let body = refund_body(&order, "succeeded");
         assert!(matches!(
-            find_refund_answer(200, &body, order.reference),
-            RefundLookup::Found(AcquirerRefund {
+            find_answer::<AcquirerRefund>(200, &body, &order.reference.to_string()),
+            Lookup::Found(AcquirerRefund {
                 status: RefundStatus::Succeeded,
                 ..
             })
         ));
         let other = RefundId::parse("00000000-0000-4000-8000-000000000000").expect("uuid");
         assert!(matches!(
-            find_refund_answer(200, &body, other),
-            RefundLookup::Failed(_)
+            find_answer::<AcquirerRefund>(200, &body, &other.to_string()),
+            Lookup::Failed(_)
         ));
-        assert_eq!(find_refund_answer(404, b"", other), RefundLookup::NotFound);
+        assert_eq!(
+            find_answer::<AcquirerRefund>(404, b"", &other.to_string()),
+            Lookup::NotFound
+        );
         assert!(matches!(
-            find_refund_answer(503, b"", other),
-            RefundLookup::Failed(_)
+            find_answer::<AcquirerRefund>(503, b"", &other.to_string()),
+            Lookup::Failed(_)
         ));
     }
 }

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::acquirer::{
-    CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder, RefundLookup,
-    RefundOrder, RefundResult,
+    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
+    PaymentOrder, RefundOrder,
 };
 use domain::ports::Acquirer;
 use domain::provider::{AcquirerProvider, ProviderUrl};
@@ -18,10 +18,10 @@ use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{redirect, Client, RequestBuilder, Url};
 
 use crate::classify::{
-    cancel_answer, create_answer, find_answer, find_refund_answer, is_success, refund_answer,
-    transport_failure, Failure,
+    call_answer, cancel_answer, find_answer, is_success, transport_failure, Failure,
 };
 use crate::metrics::{Call, CallOutcome, ProviderMetrics};
+use crate::object::Object;
 use crate::wire::{CreateBody, RefundBody};
 
 /// The largest answer body read; a payment is far smaller.
@@ -135,43 +135,92 @@ impl AcquirerClient {
         Ok(Reply { status, body })
     }
 
-    async fn send_create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
-        let Ok(body) = CreateBody::new(order) else {
-            return CreateResult::Unavailable("payout without requisites".into());
-        };
-        let url = match endpoint(&provider.url, &["v1", "payments"]) {
-            Ok(url) => url,
-            Err(reason) => return CreateResult::Unavailable(reason.into()),
-        };
+    /// Sends a creating call (a payment's creation, a refund) once, with `key` as its
+    /// `Idempotency-Key`, and classifies what came back.
+    async fn send_call<T: Object>(
+        &self,
+        provider: &AcquirerProvider,
+        url: Url,
+        key: String,
+        body: Vec<u8>,
+        order: &T::Order,
+    ) -> CallResult<T> {
         let request = |client: &Client| {
             client
                 .post(url)
-                .header("Idempotency-Key", order.reference.to_string())
+                .header("Idempotency-Key", key)
                 .header(CONTENT_TYPE, "application/json")
-                .body(body.to_json())
+                .body(body)
         };
         match self.exchange(provider, request, is_success).await {
-            Ok(reply) => create_answer(reply.status, &reply.body, order),
-            Err(Failure::NotSent(reason)) => CreateResult::Unavailable(reason),
-            Err(Failure::MaybeSent(reason)) => CreateResult::Unknown(reason),
+            Ok(reply) => call_answer(reply.status, &reply.body, order),
+            Err(Failure::NotSent(reason)) => CallResult::Unavailable(reason),
+            Err(Failure::MaybeSent(reason)) => CallResult::Unknown(reason),
         }
     }
 
-    async fn send_find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
-        let mut url = match endpoint(&provider.url, &["v1", "payments"]) {
+    async fn send_create(
+        &self,
+        provider: &AcquirerProvider,
+        order: &PaymentOrder,
+    ) -> CallResult<AcquirerPayment> {
+        let Ok(body) = CreateBody::new(order) else {
+            return CallResult::Unavailable("payout without requisites".into());
+        };
+        match endpoint(&provider.url, &["v1", "payments"]) {
+            Ok(url) => {
+                let key = order.reference.to_string();
+                self.send_call(provider, url, key, body.to_json(), order)
+                    .await
+            }
+            Err(reason) => CallResult::Unavailable(reason.into()),
+        }
+    }
+
+    async fn send_refund(
+        &self,
+        provider: &AcquirerProvider,
+        order: &RefundOrder,
+    ) -> CallResult<AcquirerRefund> {
+        // As for cancels: such a segment would vanish from the path.
+        if matches!(order.payment_id.as_str(), "" | "." | "..") {
+            return CallResult::Unavailable("invalid acquirer id".into());
+        }
+        let segments = ["v1", "payments", order.payment_id.as_str(), "refunds"];
+        match endpoint(&provider.url, &segments) {
+            Ok(url) => {
+                let key = order.reference.to_string();
+                let body = RefundBody::new(order).to_json();
+                self.send_call(provider, url, key, body, order).await
+            }
+            Err(reason) => CallResult::Unavailable(reason.into()),
+        }
+    }
+
+    /// Reads the object at `collection` (`v1/payments`, `v1/refunds`) with `reference`.
+    async fn send_find<T: Object>(
+        &self,
+        provider: &AcquirerProvider,
+        collection: &str,
+        reference: String,
+    ) -> Lookup<T> {
+        let mut url = match endpoint(&provider.url, &["v1", collection]) {
             Ok(url) => url,
             Err(reason) => return Lookup::Failed(reason.into()),
         };
-        url.query_pairs_mut()
-            .append_pair("reference", &reference.to_string());
+        url.query_pairs_mut().append_pair("reference", &reference);
         let request = |client: &Client| client.get(url);
         match self.exchange(provider, request, |s| s == 200).await {
-            Ok(reply) => find_answer(reply.status, &reply.body, reference),
+            Ok(reply) => find_answer(reply.status, &reply.body, &reference),
             Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => Lookup::Failed(reason),
         }
     }
 
-    async fn send_cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup {
+    async fn send_cancel(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerPayment> {
         // Such a segment would vanish from the path (and the 404 it earns could pass for "no
         // such payment"); other characters are percent-encoded.
         if matches!(acquirer_id, "" | "." | "..") {
@@ -191,67 +240,74 @@ impl AcquirerClient {
         }
     }
 
-    async fn send_refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult {
-        // As for cancels: such a segment would vanish from the path.
-        if matches!(order.payment_id.as_str(), "" | "." | "..") {
-            return RefundResult::Unavailable("invalid acquirer id".into());
-        }
-        let segments = ["v1", "payments", order.payment_id.as_str(), "refunds"];
-        let url = match endpoint(&provider.url, &segments) {
-            Ok(url) => url,
-            Err(reason) => return RefundResult::Unavailable(reason.into()),
-        };
-        let body = RefundBody::new(order).to_json();
-        let request = |client: &Client| {
-            client
-                .post(url)
-                .header("Idempotency-Key", order.reference.to_string())
-                .header(CONTENT_TYPE, "application/json")
-                .body(body)
-        };
-        match self.exchange(provider, request, is_success).await {
-            Ok(reply) => refund_answer(reply.status, &reply.body, order),
-            Err(Failure::NotSent(reason)) => RefundResult::Unavailable(reason),
-            Err(Failure::MaybeSent(reason)) => RefundResult::Unknown(reason),
-        }
-    }
-
-    async fn send_find_refund(
+    /// Counts and logs a finished creating call.
+    fn finish_call<T: Object>(
         &self,
         provider: &AcquirerProvider,
-        reference: RefundId,
-    ) -> RefundLookup {
-        let mut url = match endpoint(&provider.url, &["v1", "refunds"]) {
-            Ok(url) => url,
-            Err(reason) => return RefundLookup::Failed(reason.into()),
-        };
-        url.query_pairs_mut()
-            .append_pair("reference", &reference.to_string());
-        let request = |client: &Client| client.get(url);
-        match self.exchange(provider, request, |s| s == 200).await {
-            Ok(reply) => find_refund_answer(reply.status, &reply.body, reference),
-            Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => {
-                RefundLookup::Failed(reason)
-            }
+        call: Call,
+        result: &CallResult<T>,
+        order: &T::Order,
+        took: Duration,
+    ) {
+        let outcome = CallOutcome::of_call(result, |object| object.outcome(order));
+        self.metrics
+            .observe(provider.name.as_str(), call, outcome, took);
+        let duration_ms = took.as_millis();
+        let object = T::NAME;
+        match result {
+            CallResult::Answered(answered) => tracing::info!(
+                duration_ms,
+                object,
+                acquirer.id = %answered.id(),
+                status = answered.status_word(),
+                failure_code = answered.failure_code(),
+                "acquirer answered the call"
+            ),
+            CallResult::Unavailable(reason) => tracing::warn!(
+                duration_ms,
+                object,
+                reason = %reason,
+                "acquirer unavailable: nothing was created"
+            ),
+            CallResult::Unknown(reason) => tracing::warn!(
+                duration_ms,
+                object,
+                reason = %reason,
+                "call outcome unknown: left to reads"
+            ),
         }
     }
 
     /// Counts and logs a finished read or cancel.
-    fn finish(&self, provider: &AcquirerProvider, call: Call, lookup: &Lookup, took: Duration) {
-        let outcome = CallOutcome::of_lookup(lookup);
-        self.metrics
-            .observe(provider.name.as_str(), call, outcome, took);
+    fn finish_read<T: Object>(
+        &self,
+        provider: &AcquirerProvider,
+        call: Call,
+        lookup: &Lookup<T>,
+        took: Duration,
+    ) {
+        self.metrics.observe(
+            provider.name.as_str(),
+            call,
+            CallOutcome::of_lookup(lookup),
+            took,
+        );
         let duration_ms = took.as_millis();
+        let object = T::NAME;
         match lookup {
-            Lookup::Found(payment) => tracing::debug!(
+            Lookup::Found(found) => tracing::debug!(
                 duration_ms,
-                acquirer.id = %payment.id,
-                status = payment.status.as_str(),
-                "acquirer found the payment"
+                object,
+                acquirer.id = %found.id(),
+                status = found.status_word(),
+                "acquirer found the object"
             ),
-            Lookup::NotFound => tracing::info!(duration_ms, "acquirer knows no such payment"),
+            Lookup::NotFound => {
+                tracing::info!(duration_ms, object, "acquirer knows no such object")
+            }
             Lookup::Failed(reason) => tracing::warn!(
                 duration_ms,
+                object,
                 reason = %reason,
                 call = call.as_str(),
                 "acquirer call failed"
@@ -277,109 +333,70 @@ impl Acquirer for AcquirerClient {
 
     #[tracing::instrument(name = "acquirer.create", skip_all,
         fields(provider = %provider.name, operation.id = %order.reference))]
-    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
+    async fn create(
+        &self,
+        provider: &AcquirerProvider,
+        order: &PaymentOrder,
+    ) -> CallResult<AcquirerPayment> {
         let started = Instant::now();
         let result = self.send_create(provider, order).await;
-        let took = started.elapsed();
-        let outcome = CallOutcome::of_create(&result, order.direction);
-        self.metrics
-            .observe(provider.name.as_str(), Call::Create, outcome, took);
-        let duration_ms = took.as_millis();
-        match &result {
-            CreateResult::Answered(payment) => tracing::info!(
-                duration_ms,
-                acquirer.id = %payment.id,
-                status = payment.status.as_str(),
-                failure_code = payment.failure_code.as_deref(),
-                "acquirer answered the creation"
-            ),
-            CreateResult::Unavailable(reason) => tracing::warn!(
-                duration_ms,
-                reason = %reason,
-                "acquirer unavailable: nothing was created"
-            ),
-            CreateResult::Unknown(reason) => tracing::warn!(
-                duration_ms,
-                reason = %reason,
-                "creation outcome unknown: left to reads"
-            ),
-        }
+        self.finish_call(provider, Call::Create, &result, order, started.elapsed());
         result
     }
 
     #[tracing::instrument(name = "acquirer.find", skip_all,
         fields(provider = %provider.name, operation.id = %reference))]
-    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
+    async fn find(
+        &self,
+        provider: &AcquirerProvider,
+        reference: OperationId,
+    ) -> Lookup<AcquirerPayment> {
         let started = Instant::now();
-        let lookup = self.send_find(provider, reference).await;
-        self.finish(provider, Call::Read, &lookup, started.elapsed());
+        let lookup = self
+            .send_find(provider, "payments", reference.to_string())
+            .await;
+        self.finish_read(provider, Call::Read, &lookup, started.elapsed());
         lookup
     }
 
     #[tracing::instrument(name = "acquirer.cancel", skip_all,
         fields(provider = %provider.name, acquirer.id = %acquirer_id))]
-    async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup {
+    async fn cancel(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerPayment> {
         let started = Instant::now();
         let lookup = self.send_cancel(provider, acquirer_id).await;
-        self.finish(provider, Call::Cancel, &lookup, started.elapsed());
+        self.finish_read(provider, Call::Cancel, &lookup, started.elapsed());
         lookup
     }
 
     #[tracing::instrument(name = "acquirer.refund", skip_all,
         fields(provider = %provider.name, refund.id = %order.reference))]
-    async fn refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult {
+    async fn refund(
+        &self,
+        provider: &AcquirerProvider,
+        order: &RefundOrder,
+    ) -> CallResult<AcquirerRefund> {
         let started = Instant::now();
         let result = self.send_refund(provider, order).await;
-        let took = started.elapsed();
-        self.metrics.observe(
-            provider.name.as_str(),
-            Call::Refund,
-            CallOutcome::of_refund(&result),
-            took,
-        );
-        let duration_ms = took.as_millis();
-        match &result {
-            RefundResult::Answered(refund) => tracing::info!(
-                duration_ms,
-                acquirer.id = %refund.id,
-                status = refund.status.as_str(),
-                failure_code = refund.failure_code.as_deref(),
-                "acquirer answered the refund"
-            ),
-            RefundResult::Unavailable(reason) => tracing::warn!(
-                duration_ms,
-                reason = %reason,
-                "acquirer unavailable: no refund was made"
-            ),
-            RefundResult::Unknown(reason) => tracing::warn!(
-                duration_ms,
-                reason = %reason,
-                "refund outcome unknown: left to reads"
-            ),
-        }
+        self.finish_call(provider, Call::Refund, &result, order, started.elapsed());
         result
     }
 
     #[tracing::instrument(name = "acquirer.find_refund", skip_all,
         fields(provider = %provider.name, refund.id = %reference))]
-    async fn find_refund(&self, provider: &AcquirerProvider, reference: RefundId) -> RefundLookup {
+    async fn find_refund(
+        &self,
+        provider: &AcquirerProvider,
+        reference: RefundId,
+    ) -> Lookup<AcquirerRefund> {
         let started = Instant::now();
-        let lookup = self.send_find_refund(provider, reference).await;
-        let took = started.elapsed();
-        self.metrics.observe(
-            provider.name.as_str(),
-            Call::Read,
-            CallOutcome::of_refund_lookup(&lookup),
-            took,
-        );
-        match &lookup {
-            RefundLookup::Failed(reason) => tracing::warn!(
-                duration_ms = took.as_millis(),
-                reason = %reason,
-                "acquirer refund read failed"
-            ),
-            RefundLookup::Found(_) | RefundLookup::NotFound => {}
-        }
+        let lookup = self
+            .send_find(provider, "refunds", reference.to_string())
+            .await;
+        self.finish_read(provider, Call::Read, &lookup, started.elapsed());
         lookup
     }
 }

@@ -1,15 +1,16 @@
 //! Acquirer connector: speaks the Acquirer API (contract 10.1) over HTTP for
-//! [`domain::ports::Acquirer`], and classifies every creation answer (contract 10.3) so the
+//! [`domain::ports::Acquirer`], and classifies every answer to a payment's creation or a refund (contract 10.3), one way for
+//! both (`classify::call_answer` over the `object::Object` trait), so the
 //! gateway knows whether money may have moved:
 //!
-//! * [`CreateResult::Answered`](domain::acquirer::CreateResult::Answered): a 2xx whose body
+//! * [`CallResult::Answered`](domain::acquirer::CallResult::Answered): a 2xx whose body
 //!   is a payment with the request's `reference`, `kind`, `amount` and `currency` (a
 //!   `failed` payment too: [`domain::acquirer::failure_meaning`] reads its code).
-//! * [`CreateResult::Unavailable`](domain::acquirer::CreateResult::Unavailable), a definite
+//! * [`CallResult::Unavailable`](domain::acquirer::CallResult::Unavailable), a definite
 //!   failure (nothing happened at the acquirer, another provider may be tried): no
 //!   connection was made (DNS failure, refusal, TLS failure, the connect timeout) so no byte
 //!   of the request left, or the answer was 400, 401, 403, 404, 422, 429 or 503.
-//! * [`CreateResult::Unknown`](domain::acquirer::CreateResult::Unknown), everything else:
+//! * [`CallResult::Unknown`](domain::acquirer::CallResult::Unknown), everything else:
 //!   a timeout or a cut connection once connected, any other status (3xx, never followed;
 //!   409; 500, 502, 504), or a 2xx that is not a payment or not the one asked for. Only
 //!   reads resolve it; nothing here sends a creation twice.
@@ -24,6 +25,7 @@ mod classify;
 mod client;
 mod metrics;
 mod notification;
+mod object;
 mod wire;
 
 pub use client::{connect_timeout, AcquirerClient, POOL_IDLE_TIMEOUT};

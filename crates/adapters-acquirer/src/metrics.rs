@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use domain::acquirer::{
-    failure_meaning, CreateResult, FailureMeaning, Lookup, PaymentStatus, RefundLookup,
-    RefundResult, RefundStatus,
+    failure_meaning, AcquirerPayment, AcquirerRefund, CallResult, FailureMeaning, Lookup,
+    PaymentStatus, RefundStatus,
 };
 use domain::Direction;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
@@ -53,48 +53,41 @@ impl CallOutcome {
         }
     }
 
-    /// A creation's outcome: an answered `failed` counts as what its code means.
-    pub fn of_create(result: &CreateResult, direction: Direction) -> Self {
-        match result {
-            CreateResult::Answered(payment) => match payment.status {
-                PaymentStatus::Failed => {
-                    match failure_meaning(payment.failure_code.as_deref(), direction) {
-                        FailureMeaning::Unavailable => CallOutcome::Unavailable,
-                        FailureMeaning::Declined(_) => CallOutcome::Declined,
-                    }
+    /// An answered payment's outcome: a `failed` one counts as what its code means.
+    pub fn of_payment(payment: &AcquirerPayment, direction: Direction) -> Self {
+        match payment.status {
+            PaymentStatus::Failed => {
+                match failure_meaning(payment.failure_code.as_deref(), direction) {
+                    FailureMeaning::Unavailable => CallOutcome::Unavailable,
+                    FailureMeaning::Declined(_) => CallOutcome::Declined,
                 }
-                PaymentStatus::Pending
-                | PaymentStatus::ActionRequired
-                | PaymentStatus::Succeeded
-                | PaymentStatus::Canceled => CallOutcome::Ok,
-            },
-            CreateResult::Unavailable(_) => CallOutcome::Unavailable,
-            CreateResult::Unknown(_) => CallOutcome::Unknown,
-        }
-    }
-
-    /// A refund call's outcome: `declined` for a refund the acquirer answered `failed`.
-    pub fn of_refund(result: &RefundResult) -> Self {
-        match result {
-            RefundResult::Answered(refund) if refund.status == RefundStatus::Failed => {
-                CallOutcome::Declined
             }
-            RefundResult::Answered(_) => CallOutcome::Ok,
-            RefundResult::Unavailable(_) => CallOutcome::Unavailable,
-            RefundResult::Unknown(_) => CallOutcome::Unknown,
+            PaymentStatus::Pending
+            | PaymentStatus::ActionRequired
+            | PaymentStatus::Succeeded
+            | PaymentStatus::Canceled => CallOutcome::Ok,
         }
     }
 
-    /// A refund read's outcome, as [`CallOutcome::of_lookup`].
-    pub fn of_refund_lookup(lookup: &RefundLookup) -> Self {
-        match lookup {
-            RefundLookup::Found(_) | RefundLookup::NotFound => CallOutcome::Ok,
-            RefundLookup::Failed(_) => CallOutcome::Unknown,
+    /// An answered refund's outcome: `declined` for a refund the acquirer answered `failed`.
+    pub fn of_refund(refund: &AcquirerRefund) -> Self {
+        match refund.status {
+            RefundStatus::Failed => CallOutcome::Declined,
+            RefundStatus::Pending | RefundStatus::Succeeded => CallOutcome::Ok,
+        }
+    }
+
+    /// A creating call's outcome: an answer counts as `answered` says.
+    pub fn of_call<T>(result: &CallResult<T>, answered: impl FnOnce(&T) -> Self) -> Self {
+        match result {
+            CallResult::Answered(object) => answered(object),
+            CallResult::Unavailable(_) => CallOutcome::Unavailable,
+            CallResult::Unknown(_) => CallOutcome::Unknown,
         }
     }
 
     /// A read's or cancel's outcome: any answer that says something is `ok`.
-    pub fn of_lookup(lookup: &Lookup) -> Self {
+    pub fn of_lookup<T>(lookup: &Lookup<T>) -> Self {
         match lookup {
             Lookup::Found(_) | Lookup::NotFound => CallOutcome::Ok,
             Lookup::Failed(_) => CallOutcome::Unknown,
@@ -177,8 +170,8 @@ mod tests {
 
     use super::*;
 
-    fn answered(status: PaymentStatus, code: Option<&str>) -> CreateResult {
-        CreateResult::Answered(AcquirerPayment {
+    fn answered(status: PaymentStatus, code: Option<&str>) -> CallResult<AcquirerPayment> {
+        CallResult::Answered(AcquirerPayment {
             id: "acq_1".into(),
             status,
             redirect_url: None,
@@ -216,21 +209,30 @@ mod tests {
                 Unavailable,
             ),
             (
-                CreateResult::Unavailable("HTTP 503".into()),
+                CallResult::Unavailable("HTTP 503".into()),
                 Deposit,
                 Unavailable,
             ),
-            (CreateResult::Unknown("HTTP 502".into()), Deposit, Unknown),
+            (CallResult::Unknown("HTTP 502".into()), Deposit, Unknown),
         ];
         for (result, direction, outcome) in cases {
             assert_eq!(
-                CallOutcome::of_create(&result, direction),
+                CallOutcome::of_call(
+                    &result,
+                    |payment: &AcquirerPayment| CallOutcome::of_payment(payment, direction)
+                ),
                 outcome,
                 "{result:?}"
             );
         }
-        assert_eq!(CallOutcome::of_lookup(&Lookup::NotFound), Ok);
-        assert_eq!(CallOutcome::of_lookup(&Lookup::Failed("x".into())), Unknown);
+        assert_eq!(
+            CallOutcome::of_lookup(&Lookup::<AcquirerPayment>::NotFound),
+            Ok
+        );
+        assert_eq!(
+            CallOutcome::of_lookup(&Lookup::<AcquirerPayment>::Failed("x".into())),
+            Unknown
+        );
     }
 
     #[test]

@@ -119,22 +119,24 @@ pub const NOT_AFTER_SECS: i64 = 60;
 /// it counts as never created.
 pub const NOT_FOUND_GRACE_SECS: i64 = 300;
 
-/// The answer to a creation call, classified.
+/// The answer to a call that may move money (a payment's creation, a refund), classified:
+/// `T` is what the call creates ([`AcquirerPayment`], [`AcquirerRefund`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreateResult {
-    /// The acquirer answered with a payment matching the request.
-    Answered(AcquirerPayment),
+pub enum CallResult<T> {
+    /// The acquirer answered with the object asked for.
+    Answered(T),
     /// A definite failure: nothing happened at the acquirer (the reason is for logs).
     Unavailable(String),
-    /// Anything else: the payment may or may not exist; resolved only by reading.
+    /// Anything else: the object may or may not exist; resolved only by reading.
     Unknown(String),
 }
 
-/// The answer to a read by reference.
+/// The answer to a read of an object by reference (or to a cancel, which answers the
+/// payment as it stands afterwards).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
-    Found(AcquirerPayment),
-    /// The acquirer knows no payment with this reference.
+pub enum Lookup<T> {
+    Found(T),
+    /// The acquirer knows no such object.
     NotFound,
     /// No usable answer (the reason is for logs).
     Failed(String),
@@ -187,27 +189,6 @@ pub struct RefundOrder {
     pub payment_id: String,
     pub reference: crate::RefundId,
     pub amount: Amount,
-}
-
-/// The answer to a refund call, classified as a creation's is ([`CreateResult`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RefundResult {
-    /// The acquirer answered with a refund matching the request.
-    Answered(AcquirerRefund),
-    /// A definite failure: nothing happened at the acquirer.
-    Unavailable(String),
-    /// Anything else: the refund may or may not exist; resolved only by reading.
-    Unknown(String),
-}
-
-/// The answer to a refund read by reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RefundLookup {
-    Found(AcquirerRefund),
-    /// The acquirer knows no refund with this reference.
-    NotFound,
-    /// No usable answer (the reason is for logs).
-    Failed(String),
 }
 
 /// The final outcome a refund's status gives it; `None` while pending. `failed` with a code

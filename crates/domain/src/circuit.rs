@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::acquirer::{failure_meaning, CreateResult, FailureMeaning, PaymentStatus};
+use crate::acquirer::{
+    failure_meaning, AcquirerPayment, CallResult, FailureMeaning, PaymentStatus,
+};
 use crate::{Direction, Timestamp};
 
 /// Failures in a row that open a closed circuit.
@@ -33,10 +35,10 @@ pub enum Verdict {
 
 impl Verdict {
     /// The verdict on a creation call's result for an operation in `direction`.
-    pub fn of(result: &CreateResult, direction: Direction) -> Verdict {
+    pub fn of(result: &CallResult<AcquirerPayment>, direction: Direction) -> Verdict {
         match result {
-            CreateResult::Unavailable(_) | CreateResult::Unknown(_) => Verdict::Failed,
-            CreateResult::Answered(payment) if payment.status == PaymentStatus::Failed => {
+            CallResult::Unavailable(_) | CallResult::Unknown(_) => Verdict::Failed,
+            CallResult::Answered(payment) if payment.status == PaymentStatus::Failed => {
                 let code = payment.failure_code.as_deref();
                 match failure_meaning(code, direction) {
                     FailureMeaning::Unavailable if code == Some("issuer_unavailable") => {
@@ -46,7 +48,7 @@ impl Verdict {
                     FailureMeaning::Declined(_) => Verdict::Answered,
                 }
             }
-            CreateResult::Answered(_) => Verdict::Answered,
+            CallResult::Answered(_) => Verdict::Answered,
         }
     }
 }

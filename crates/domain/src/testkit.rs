@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::acquirer::{
-    AcquirerPayment, CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder,
-    PaymentStatus, RefundLookup, RefundOrder, RefundResult,
+    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
+    PaymentOrder, PaymentStatus, RefundOrder,
 };
 use crate::callback::{CallbackData, RefundCallbackData};
 use crate::operation::{
@@ -197,24 +197,24 @@ impl Acquirer for NoAcquirers {
         Err(NotificationRefusal::BadSignature)
     }
 
-    async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CreateResult {
-        CreateResult::Unavailable("no acquirer in this test".into())
+    async fn create(&self, _: &AcquirerProvider, _: &PaymentOrder) -> CallResult<AcquirerPayment> {
+        CallResult::Unavailable("no acquirer in this test".into())
     }
 
-    async fn find(&self, _: &AcquirerProvider, _: OperationId) -> Lookup {
+    async fn find(&self, _: &AcquirerProvider, _: OperationId) -> Lookup<AcquirerPayment> {
         Lookup::Failed("no acquirer in this test".into())
     }
 
-    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
+    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup<AcquirerPayment> {
         Lookup::Failed("no acquirer in this test".into())
     }
 
-    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> RefundResult {
-        RefundResult::Unavailable("no acquirer in this test".into())
+    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> CallResult<AcquirerRefund> {
+        CallResult::Unavailable("no acquirer in this test".into())
     }
 
-    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> RefundLookup {
-        RefundLookup::Failed("no acquirer in this test".into())
+    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> Lookup<AcquirerRefund> {
+        Lookup::Failed("no acquirer in this test".into())
     }
 }
 
@@ -260,25 +260,33 @@ impl Acquirer for PendingAcquirer {
         NoAcquirers.read_notification(provider, signature, body)
     }
 
-    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult {
+    async fn create(
+        &self,
+        provider: &AcquirerProvider,
+        order: &PaymentOrder,
+    ) -> CallResult<AcquirerPayment> {
         let payin = order.direction == crate::Direction::Deposit;
-        CreateResult::Answered(Self::payment(provider, order.reference, payin))
+        CallResult::Answered(Self::payment(provider, order.reference, payin))
     }
 
-    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup {
+    async fn find(
+        &self,
+        provider: &AcquirerProvider,
+        reference: OperationId,
+    ) -> Lookup<AcquirerPayment> {
         Lookup::Found(Self::payment(provider, reference, false))
     }
 
-    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup {
+    async fn cancel(&self, _: &AcquirerProvider, _: &str) -> Lookup<AcquirerPayment> {
         Lookup::Failed("this test acquirer cancels nothing".into())
     }
 
-    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> RefundResult {
-        RefundResult::Unavailable("this test acquirer refunds nothing".into())
+    async fn refund(&self, _: &AcquirerProvider, _: &RefundOrder) -> CallResult<AcquirerRefund> {
+        CallResult::Unavailable("this test acquirer refunds nothing".into())
     }
 
-    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> RefundLookup {
-        RefundLookup::NotFound
+    async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> Lookup<AcquirerRefund> {
+        Lookup::NotFound
     }
 }
 

@@ -1,7 +1,7 @@
 //! Creations the acquirer answers: what is sent, and how each answer is classified.
 
 use adapters_acquirer::AcquirerClient;
-use domain::acquirer::{AcquirerPayment, CreateResult, PaymentStatus};
+use domain::acquirer::{AcquirerPayment, CallResult, PaymentStatus};
 use domain::ports::Acquirer;
 use serde_json::{json, Value};
 
@@ -21,7 +21,7 @@ async fn a_created_payin_is_answered_and_the_request_is_exact() {
 
     assert_eq!(
         result,
-        CreateResult::Answered(AcquirerPayment {
+        CallResult::Answered(AcquirerPayment {
             id: "acq_1".into(),
             status: PaymentStatus::ActionRequired,
             redirect_url: Some("https://acq.example.com/pay/acq_1".into()),
@@ -63,7 +63,7 @@ async fn a_card_payout_sends_the_full_pan_and_no_payin_fields() {
         .create(&acquirer.provider(), &order)
         .await;
 
-    assert!(matches!(result, CreateResult::Answered(p) if p.status == PaymentStatus::Pending));
+    assert!(matches!(result, CallResult::Answered(p) if p.status == PaymentStatus::Pending));
     assert_eq!(
         acquirer.single().json(),
         json!({"reference": order.reference.to_string(), "kind": "payout", "method": "card",
@@ -84,7 +84,7 @@ async fn an_sbp_payout_sends_phone_name_and_bank() {
         .create(&acquirer.provider(), &order)
         .await;
 
-    assert!(matches!(result, CreateResult::Answered(_)), "{result:?}");
+    assert!(matches!(result, CallResult::Answered(_)), "{result:?}");
     let body = acquirer.single().json();
     assert_eq!(body["method"], "sbp");
     assert_eq!(
@@ -104,7 +104,7 @@ async fn a_repeat_answered_200_is_the_same_payment() {
         .create(&acquirer.provider(), &order)
         .await;
 
-    assert!(matches!(result, CreateResult::Answered(p) if p.status == PaymentStatus::Succeeded));
+    assert!(matches!(result, CallResult::Answered(p) if p.status == PaymentStatus::Succeeded));
 }
 
 #[tokio::test]
@@ -119,7 +119,7 @@ async fn a_failed_payment_is_still_answered_with_its_code() {
         .create(&acquirer.provider(), &order)
         .await;
 
-    let CreateResult::Answered(payment) = result else {
+    let CallResult::Answered(payment) = result else {
         panic!("{result:?}");
     };
     assert_eq!(payment.status, PaymentStatus::Failed);
@@ -146,7 +146,7 @@ async fn an_answer_for_another_payment_is_unknown() {
         acquirer.reply(201, answer);
         assert_eq!(
             client.create(&acquirer.provider(), &order).await,
-            CreateResult::Unknown(format!("answer's {field} differs"))
+            CallResult::Unknown(format!("answer's {field} differs"))
         );
     }
 }
@@ -170,7 +170,7 @@ async fn a_2xx_that_is_not_a_payment_is_unknown() {
             acquirer.reply(status, &body);
             assert_eq!(
                 client.create(&acquirer.provider(), &order).await,
-                CreateResult::Unknown(format!("HTTP {status} answer cannot be parsed")),
+                CallResult::Unknown(format!("HTTP {status} answer cannot be parsed")),
                 "{body}"
             );
         }
@@ -185,7 +185,7 @@ async fn a_redirect_is_unknown_and_never_followed() {
         acquirer.redirect(status, "/v1/elsewhere");
         assert_eq!(
             client.create(&acquirer.provider(), &payin()).await,
-            CreateResult::Unknown(format!("HTTP {status}"))
+            CallResult::Unknown(format!("HTTP {status}"))
         );
     }
     let targets: Vec<String> = acquirer.received().into_iter().map(|r| r.target).collect();
@@ -202,7 +202,7 @@ async fn a_conflict_is_unknown_even_with_a_payment() {
         .create(&acquirer.provider(), &order)
         .await;
 
-    assert_eq!(result, CreateResult::Unknown("HTTP 409".into()));
+    assert_eq!(result, CallResult::Unknown("HTTP 409".into()));
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn server_errors_and_other_statuses_are_unknown() {
         acquirer.reply(status, body);
         let result = client.create(&acquirer.provider(), &payin()).await;
         assert!(
-            matches!(&result, CreateResult::Unknown(reason) if reason.starts_with(&format!("HTTP {status}"))),
+            matches!(&result, CallResult::Unknown(reason) if reason.starts_with(&format!("HTTP {status}"))),
             "{status}: {result:?}"
         );
     }
@@ -231,7 +231,7 @@ async fn refusals_are_definite_failures() {
         );
         assert_eq!(
             client.create(&acquirer.provider(), &payin()).await,
-            CreateResult::Unavailable(format!("HTTP {status}"))
+            CallResult::Unavailable(format!("HTTP {status}"))
         );
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use adapters_acquirer::AcquirerClient;
-use domain::acquirer::{CreateResult, PaymentOrder};
+use domain::acquirer::{AcquirerPayment, CallResult, PaymentOrder};
 use domain::ports::Acquirer;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -16,7 +16,7 @@ use crate::helpers::{
     read_request, write,
 };
 
-async fn create_on(port: u16, order: &PaymentOrder) -> CreateResult {
+async fn create_on(port: u16, order: &PaymentOrder) -> CallResult<AcquirerPayment> {
     AcquirerClient::new()
         .create(&provider_on(port), order)
         .await
@@ -44,10 +44,7 @@ where
 #[tokio::test]
 async fn a_refused_connection_is_a_definite_failure() {
     let result = create_on(closed_port(), &payin()).await;
-    assert_eq!(
-        result,
-        CreateResult::Unavailable("connection refused".into())
-    );
+    assert_eq!(result, CallResult::Unavailable("connection refused".into()));
 }
 
 #[tokio::test]
@@ -55,7 +52,7 @@ async fn a_dns_failure_is_a_definite_failure() {
     let provider = provider_at("http://nowhere.invalid", Duration::from_secs(1));
     let result = AcquirerClient::new().create(&provider, &payin()).await;
     assert!(
-        matches!(&result, CreateResult::Unavailable(reason) if reason.starts_with("cannot connect") || reason == "connect timeout"),
+        matches!(&result, CallResult::Unavailable(reason) if reason.starts_with("cannot connect") || reason == "connect timeout"),
         "{result:?}"
     );
 }
@@ -74,7 +71,7 @@ async fn a_tls_failure_is_a_definite_failure() {
     let provider = provider_at(&format!("https://127.0.0.1:{port}"), Duration::from_secs(1));
     let result = AcquirerClient::new().create(&provider, &payin()).await;
     assert!(
-        matches!(&result, CreateResult::Unavailable(reason) if reason.starts_with("cannot connect")),
+        matches!(&result, CallResult::Unavailable(reason) if reason.starts_with("cannot connect")),
         "{result:?}"
     );
 }
@@ -92,7 +89,7 @@ async fn a_timeout_after_the_request_was_sent_is_unknown() {
 
     assert_eq!(
         result,
-        CreateResult::Unknown("timeout after the request was sent".into())
+        CallResult::Unknown("timeout after the request was sent".into())
     );
     let took = started.elapsed();
     assert!(
@@ -114,7 +111,7 @@ async fn a_reset_after_the_request_was_sent_is_unknown() {
     let result = create_on(port, &payin()).await;
 
     assert!(
-        matches!(&result, CreateResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
+        matches!(&result, CallResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
         "{result:?}"
     );
     assert!(requests.try_recv().is_ok(), "the request arrived whole");
@@ -125,7 +122,7 @@ async fn a_close_without_an_answer_is_unknown() {
     let (port, _requests) = reading_server(|stream| async move { drop(stream) }).await;
     let result = create_on(port, &card_payout()).await;
     assert!(
-        matches!(&result, CreateResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
+        matches!(&result, CallResult::Unknown(reason) if reason.starts_with("connection failed after the request was sent")),
         "{result:?}"
     );
 }
@@ -141,7 +138,7 @@ async fn an_answer_cut_short_is_unknown() {
     })
     .await;
     let result = create_on(port, &payin()).await;
-    assert_eq!(result, CreateResult::Unknown("answer cut off".into()));
+    assert_eq!(result, CallResult::Unknown("answer cut off".into()));
 }
 
 #[tokio::test]
@@ -158,7 +155,7 @@ async fn a_body_slower_than_the_timeout_is_unknown() {
     let result = create_on(port, &payin()).await;
     assert_eq!(
         result,
-        CreateResult::Unknown("timeout while reading the answer".into())
+        CallResult::Unknown("timeout while reading the answer".into())
     );
 }
 
@@ -174,7 +171,7 @@ async fn a_slow_error_body_does_not_hide_a_definite_failure() {
     })
     .await;
     let result = create_on(port, &payin()).await;
-    assert_eq!(result, CreateResult::Unavailable("HTTP 503".into()));
+    assert_eq!(result, CallResult::Unavailable("HTTP 503".into()));
 }
 
 #[tokio::test]
@@ -187,7 +184,7 @@ async fn a_payout_without_requisites_is_refused_without_a_call() {
     let result = create_on(port, &order).await;
     assert_eq!(
         result,
-        CreateResult::Unavailable("payout without requisites".into())
+        CallResult::Unavailable("payout without requisites".into())
     );
     assert!(requests.try_recv().is_err(), "nothing was sent");
 }
@@ -227,7 +224,7 @@ async fn a_connection_idle_past_the_pool_limit_is_never_reused() {
     let provider = provider_on(port);
     for _ in 0..3 {
         let result = client.create(&provider, &order).await;
-        assert!(matches!(result, CreateResult::Answered(_)), "{result:?}");
+        assert!(matches!(result, CallResult::Answered(_)), "{result:?}");
     }
     assert_eq!(
         accepted.load(Ordering::SeqCst),
@@ -237,7 +234,7 @@ async fn a_connection_idle_past_the_pool_limit_is_never_reused() {
 
     tokio::time::sleep(adapters_acquirer::POOL_IDLE_TIMEOUT + Duration::from_millis(600)).await;
     let result = client.create(&provider, &order).await;
-    assert!(matches!(result, CreateResult::Answered(_)), "{result:?}");
+    assert!(matches!(result, CallResult::Answered(_)), "{result:?}");
     assert_eq!(
         accepted.load(Ordering::SeqCst),
         2,

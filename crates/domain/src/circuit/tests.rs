@@ -23,8 +23,8 @@ fn state(circuits: &Circuits, now: Timestamp) -> CircuitState {
         .expect("a circuit for the provider")
 }
 
-fn failed(code: &str) -> CreateResult {
-    CreateResult::Answered(AcquirerPayment {
+fn failed(code: &str) -> CallResult<AcquirerPayment> {
+    CallResult::Answered(AcquirerPayment {
         id: "pay_1".into(),
         status: PaymentStatus::Failed,
         redirect_url: None,
@@ -188,7 +188,7 @@ fn a_late_answer_does_not_close_an_open_circuit_before_its_trial() {
 #[test]
 fn verdicts_follow_the_contract() {
     let answered = |status| {
-        CreateResult::Answered(AcquirerPayment {
+        CallResult::Answered(AcquirerPayment {
             id: "pay_1".into(),
             status,
             redirect_url: None,
@@ -227,12 +227,12 @@ fn verdicts_follow_the_contract() {
             Verdict::Answered,
         ),
         (
-            CreateResult::Unavailable("refused".into()),
+            CallResult::Unavailable("refused".into()),
             Direction::Deposit,
             Verdict::Failed,
         ),
         (
-            CreateResult::Unknown("timeout".into()),
+            CallResult::Unknown("timeout".into()),
             Direction::Deposit,
             Verdict::Failed,
         ),

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 
 use crate::acquirer::{
-    CreateResult, Lookup, Notification, NotificationRefusal, PaymentOrder, RefundLookup,
-    RefundOrder, RefundResult,
+    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
+    PaymentOrder, RefundOrder,
 };
 use crate::provider::AcquirerProvider;
 use crate::{OperationId, RefundId};
@@ -30,19 +30,39 @@ pub trait Acquirer: Send + Sync {
 
     /// Creates a payment (once: the caller never sends the same order again). An answer
     /// whose reference, kind, amount or currency differ from the order is `Unknown`.
-    async fn create(&self, provider: &AcquirerProvider, order: &PaymentOrder) -> CreateResult;
+    async fn create(
+        &self,
+        provider: &AcquirerProvider,
+        order: &PaymentOrder,
+    ) -> CallResult<AcquirerPayment>;
 
     /// The payment with this reference, as the acquirer has it now.
-    async fn find(&self, provider: &AcquirerProvider, reference: OperationId) -> Lookup;
+    async fn find(
+        &self,
+        provider: &AcquirerProvider,
+        reference: OperationId,
+    ) -> Lookup<AcquirerPayment>;
 
     /// Asks the acquirer to cancel a payment: the payment as it stands afterwards (`canceled`,
     /// or its final status if it already had one), `NotFound`, or `Failed`.
-    async fn cancel(&self, provider: &AcquirerProvider, acquirer_id: &str) -> Lookup;
+    async fn cancel(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerPayment>;
 
     /// Asks the acquirer to refund part of a payment (once: the caller never sends the same
     /// order again). An answer whose amount differs from the order is `Unknown`.
-    async fn refund(&self, provider: &AcquirerProvider, order: &RefundOrder) -> RefundResult;
+    async fn refund(
+        &self,
+        provider: &AcquirerProvider,
+        order: &RefundOrder,
+    ) -> CallResult<AcquirerRefund>;
 
     /// The refund with this reference, as the acquirer has it now.
-    async fn find_refund(&self, provider: &AcquirerProvider, reference: RefundId) -> RefundLookup;
+    async fn find_refund(
+        &self,
+        provider: &AcquirerProvider,
+        reference: RefundId,
+    ) -> Lookup<AcquirerRefund>;
 }

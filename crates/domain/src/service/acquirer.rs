@@ -12,7 +12,7 @@ use super::millis;
 use super::recent::{Answer, Repeat, IN_FLIGHT_WAIT};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
-    failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CreateResult,
+    failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CallResult,
     FailureMeaning, Lookup, Notification, NotificationRefusal, NotifiedObject, PaymentOrder,
     PaymentStatus, RefundStatus, NOT_AFTER_SECS,
 };
@@ -58,7 +58,7 @@ impl Gateway {
         mut attempt: Attempt,
         payout: Option<&WithdrawalRequisites>,
         acquirer: &AcquirerProvider,
-    ) -> (CreateResult, Attempt) {
+    ) -> (CallResult<AcquirerPayment>, Attempt) {
         let is_deposit = operation.direction() == Direction::Deposit;
         let order = PaymentOrder {
             reference: operation.id(),
@@ -89,28 +89,28 @@ impl Gateway {
         &self,
         operation: Operation,
         mut attempt: Attempt,
-        result: CreateResult,
+        result: CallResult<AcquirerPayment>,
         acquirer: &AcquirerProvider,
     ) -> Operation {
         let now = attempt.updated_at;
-        if !matches!(result, CreateResult::Answered(_)) {
+        if !matches!(result, CallResult::Answered(_)) {
             // No answer: a status a notification applied while the call was in flight no
             // longer describes the attempt, so the next notification takes the full path.
             self.recent.forget(operation.id());
         }
         let applied = match result {
-            CreateResult::Answered(payment) => {
+            CallResult::Answered(payment) => {
                 self.apply_payment(&operation, attempt, &payment, Heard::Creation)
                     .await
             }
-            CreateResult::Unavailable(reason) => {
+            CallResult::Unavailable(reason) => {
                 tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer unavailable at creation");
                 attempt.state = AttemptState::Unavailable;
                 attempt.next_check_at = None;
                 self.finish_then_save(&operation, &attempt, unavailable(), PaymentStatus::Failed)
                     .await
             }
-            CreateResult::Unknown(reason) => {
+            CallResult::Unknown(reason) => {
                 tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer outcome unknown at creation; the reconciler reads it");
                 attempt.state = AttemptState::Unknown;
                 attempt.unknown_since = Some(now);

@@ -7,8 +7,8 @@
 use super::acquirer::unavailable;
 use super::{CancelError, CompleteError, Gateway, ReadError, RefundError};
 use crate::acquirer::{
-    next_unknown_read, not_found_final_at, refund_outcome_of, AcquirerRefund, RefundLookup,
-    RefundOrder, RefundResult, RefundStatus, MAX_READ_GAP_SECS,
+    next_unknown_read, not_found_final_at, refund_outcome_of, AcquirerRefund, CallResult, Lookup,
+    RefundOrder, RefundStatus, MAX_READ_GAP_SECS,
 };
 use crate::ledger::{moves_on_refund_finish, refund_hold};
 use crate::merchant::Merchant;
@@ -220,12 +220,12 @@ impl Gateway {
         let result = self.ports.acquirer.refund(acquirer, &order).await;
         let now = self.ports.clock.now();
         match result {
-            RefundResult::Answered(reported) => self.apply_refund(refund, &reported).await,
-            RefundResult::Unavailable(reason) => {
+            CallResult::Answered(reported) => self.apply_refund(refund, &reported).await,
+            CallResult::Unavailable(reason) => {
                 tracing::warn!(refund.id = %refund.id, provider = %acquirer.name, %reason, "refund call failed; nothing happened at the acquirer");
                 self.finish_refund(&refund, unavailable()).await
             }
-            RefundResult::Unknown(reason) => {
+            CallResult::Unknown(reason) => {
                 tracing::warn!(refund.id = %refund.id, provider = %acquirer.name, %reason, "refund outcome unknown; the reconciler reads it");
                 refund.unknown_since = Some(now);
                 refund.check_at = Some(next_unknown_read(now, now));
@@ -360,7 +360,7 @@ impl Gateway {
         };
         let since = refund.unknown_since.unwrap_or(refund.created_at);
         match self.ports.acquirer.find_refund(&acquirer, refund.id).await {
-            RefundLookup::Found(reported)
+            Lookup::Found(reported)
                 if refund
                     .acquirer_id
                     .as_deref()
@@ -372,11 +372,11 @@ impl Gateway {
                 // A refund request carries no deadline after which the acquirer refuses it,
                 // so a refund it does not know may still be carried out: it is never declined
                 // on a 404, only read again (an operator resolves one that stays unknown).
-                if matches!(lookup, RefundLookup::NotFound)
+                if matches!(lookup, Lookup::NotFound)
                     && now >= not_found_final_at(refund.created_at)
                 {
                     tracing::error!(refund.id = %refund.id, provider = %acquirer.name, "the acquirer does not know a refund sent to it; it stays processing until an operator resolves it");
-                } else if matches!(lookup, RefundLookup::Found(_)) {
+                } else if matches!(lookup, Lookup::Found(_)) {
                     tracing::error!(refund.id = %refund.id, provider = %acquirer.name, "the acquirer answered for another refund; nothing applied");
                 }
                 refund.unknown_since = Some(since);

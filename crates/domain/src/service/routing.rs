@@ -11,7 +11,9 @@ use std::collections::{HashSet, VecDeque};
 
 use super::millis;
 use super::{CreateError, Created, Gateway};
-use crate::acquirer::{failure_meaning, CreateResult, FailureMeaning, PaymentStatus};
+use crate::acquirer::{
+    failure_meaning, AcquirerPayment, CallResult, FailureMeaning, PaymentStatus,
+};
 use crate::attempt::{Attempt, AttemptState};
 use crate::circuit::{Circuits, Permit, Verdict};
 use crate::merchant::Merchant;
@@ -134,15 +136,15 @@ impl Routing {
 
 /// Whether a creation call's result is a definite failure: nothing happened at the acquirer,
 /// so another provider may be tried.
-fn is_definite_failure(result: &CreateResult, direction: Direction) -> bool {
+fn is_definite_failure(result: &CallResult<AcquirerPayment>, direction: Direction) -> bool {
     match result {
-        CreateResult::Unavailable(_) => true,
-        CreateResult::Answered(payment) => {
+        CallResult::Unavailable(_) => true,
+        CallResult::Answered(payment) => {
             payment.status == PaymentStatus::Failed
                 && failure_meaning(payment.failure_code.as_deref(), direction)
                     == FailureMeaning::Unavailable
         }
-        CreateResult::Unknown(_) => false,
+        CallResult::Unknown(_) => false,
     }
 }
 
@@ -272,10 +274,10 @@ impl Gateway {
 }
 
 /// Marks `attempt` as a definite failure that the operation moved on from.
-fn failed_over(attempt: &mut Attempt, result: &CreateResult) {
+fn failed_over(attempt: &mut Attempt, result: &CallResult<AcquirerPayment>) {
     attempt.state = AttemptState::Unavailable;
     attempt.next_check_at = None;
-    if let CreateResult::Answered(payment) = result {
+    if let CallResult::Answered(payment) = result {
         attempt
             .acquirer_id
             .get_or_insert_with(|| payment.id.clone());

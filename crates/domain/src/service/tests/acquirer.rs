@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::acquirer::{AcquirerPayment, CreateResult, Lookup, PaymentStatus};
+use crate::acquirer::{AcquirerPayment, CallResult, Lookup, PaymentStatus};
 use crate::acquirer::{Notification, NotifiedObject};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
 use crate::operation::{Action, Decline, DeclineCode, Operation};
@@ -86,7 +86,7 @@ fn expect_save_attempt_soon(mocks: &mut Mocks) -> Captured<Attempt> {
 /// The creation answers `result`, once; returns the orders sent.
 fn acquirer_answers(
     mocks: &mut Mocks,
-    result: CreateResult,
+    result: CallResult<AcquirerPayment>,
 ) -> Captured<crate::acquirer::PaymentOrder> {
     let seen = Captured::default();
     let sink = seen.clone();
@@ -111,7 +111,7 @@ fn a_payout_is_committed_with_its_hold_and_attempt_before_the_acquirer_is_called
     let inserted = mocks.expect_insert(|| Ok(()));
     let orders = acquirer_answers(
         &mut mocks,
-        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+        CallResult::Answered(payment(PaymentStatus::Pending, None)),
     );
     let saved = expect_save_attempt_soon(&mut mocks);
     mocks.store.expect_finish().never();
@@ -155,7 +155,7 @@ fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
     let inserted = mocks.expect_insert(|| Ok(()));
     let orders = acquirer_answers(
         &mut mocks,
-        CreateResult::Answered(payment(PaymentStatus::ActionRequired, None)),
+        CallResult::Answered(payment(PaymentStatus::ActionRequired, None)),
     );
     let saved = expect_save_attempt_soon(&mut mocks);
 
@@ -185,9 +185,9 @@ fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
 #[test]
 fn definite_failures_decline_as_provider_unavailable_and_release_the_hold() {
     for answer in [
-        CreateResult::Unavailable("connection refused".into()),
-        CreateResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
-        CreateResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
+        CallResult::Unavailable("connection refused".into()),
+        CallResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
+        CallResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
     ] {
         let mut mocks = at_bank();
         mocks.expect_insert(|| Ok(()));
@@ -219,7 +219,7 @@ fn a_decline_by_the_bank_keeps_its_own_code() {
     mocks.expect_insert(|| Ok(()));
     acquirer_answers(
         &mut mocks,
-        CreateResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
+        CallResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
     );
     let saved = expect_save_attempt(&mut mocks);
     mocks.expect_finish(1, || Ok(()));
@@ -239,7 +239,7 @@ fn a_decline_by_the_bank_keeps_its_own_code() {
 fn an_unknown_outcome_stays_processing_with_its_hold_and_is_read_a_second_later() {
     let mut mocks = at_bank();
     mocks.expect_insert(|| Ok(()));
-    acquirer_answers(&mut mocks, CreateResult::Unknown("HTTP 502".into()));
+    acquirer_answers(&mut mocks, CallResult::Unknown("HTTP 502".into()));
     let saved = expect_save_attempt(&mut mocks);
     mocks.store.expect_finish().never();
 
@@ -258,7 +258,7 @@ fn an_answer_that_cannot_be_written_still_answers_the_committed_operation() {
     mocks.expect_insert(|| Ok(()));
     acquirer_answers(
         &mut mocks,
-        CreateResult::Answered(payment(PaymentStatus::Succeeded, None)),
+        CallResult::Answered(payment(PaymentStatus::Succeeded, None)),
     );
     mocks
         .store
@@ -464,7 +464,7 @@ fn a_notification_that_repeats_the_creations_answer_reads_and_writes_nothing() {
     ] {
         let mut mocks = at_bank();
         mocks.expect_insert(|| Ok(()));
-        acquirer_answers(&mut mocks, CreateResult::Answered(payment(answer, None)));
+        acquirer_answers(&mut mocks, CallResult::Answered(payment(answer, None)));
         let saved = expect_save_attempt_soon(&mut mocks);
         mocks.store.expect_get_with_attempts().never();
         mocks.store.expect_attempts().never();
@@ -502,7 +502,7 @@ fn payout_answered_pending(committed_save: bool) -> Mocks {
     mocks.expect_insert(|| Ok(()));
     acquirer_answers(
         &mut mocks,
-        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+        CallResult::Answered(payment(PaymentStatus::Pending, None)),
     );
     mocks
         .store
@@ -632,7 +632,7 @@ fn a_status_heard_during_a_call_whose_outcome_is_unknown_is_not_taken_as_a_repea
             .join()
             .expect("the notification's thread")
             .expect("the notification is applied");
-            CreateResult::Unknown("HTTP 502".into())
+            CallResult::Unknown("HTTP 502".into())
         });
     assert!(gateway.set(mocks.gateway()).is_ok());
     let gateway = gateway.get().expect("just set");
@@ -661,7 +661,7 @@ type Notifying = JoinHandle<Result<(), NotificationError>>;
 /// waits it asked the clock for.
 fn notified_while_in_flight(
     mut mocks: Mocks,
-    result: CreateResult,
+    result: CallResult<AcquirerPayment>,
 ) -> (Result<(), NotificationError>, Vec<std::time::Duration>) {
     let (waiting, waits) = std::sync::mpsc::channel();
     let waiting = Mutex::new(waiting);
@@ -730,7 +730,7 @@ fn a_notification_heard_while_the_creation_call_is_in_flight_waits_for_its_answe
 
     let (notification, waits) = notified_while_in_flight(
         mocks,
-        CreateResult::Answered(payment(PaymentStatus::Pending, None)),
+        CallResult::Answered(payment(PaymentStatus::Pending, None)),
     );
 
     notification.expect("acknowledged");
@@ -764,7 +764,7 @@ fn a_notification_waiting_for_a_call_whose_outcome_is_unknown_is_read_and_applie
     mocks.store.expect_finish().never();
 
     let (notification, waits) =
-        notified_while_in_flight(mocks, CreateResult::Unknown("HTTP 502".into()));
+        notified_while_in_flight(mocks, CallResult::Unknown("HTTP 502".into()));
 
     notification.expect("applied");
     assert_eq!(waits, vec![IN_FLIGHT_WAIT]);

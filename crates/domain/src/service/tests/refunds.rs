@@ -4,7 +4,7 @@
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::acquirer::{AcquirerRefund, RefundLookup, RefundResult, RefundStatus};
+use crate::acquirer::{AcquirerRefund, CallResult, Lookup, RefundStatus};
 use crate::attempt::{Attempt, AttemptState};
 use crate::ledger::EntryKind;
 use crate::operation::{Decline, DeclineCode, Operation, State};
@@ -283,12 +283,9 @@ fn at_bank() -> Mocks {
 #[test]
 fn an_acquirer_refund_is_committed_before_its_one_call() {
     for (answer, expected) in [
+        (CallResult::Unavailable("HTTP 503".into()), Status::Declined),
         (
-            RefundResult::Unavailable("HTTP 503".into()),
-            Status::Declined,
-        ),
-        (
-            RefundResult::Answered(AcquirerRefund {
+            CallResult::Answered(AcquirerRefund {
                 id: "ref_1".into(),
                 status: RefundStatus::Succeeded,
                 failure_code: None,
@@ -333,7 +330,7 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
         .acquirer
         .expect_refund()
         .times(1)
-        .returning(|_, _| RefundResult::Unknown("timeout after the request was sent".into()));
+        .returning(|_, _| CallResult::Unknown("timeout after the request was sent".into()));
     let saved = Captured::default();
     let sink = saved.clone();
     mocks
@@ -357,9 +354,9 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
         ..processing("bank")
     };
     for (lookup, finishes) in [
-        (RefundLookup::NotFound, false),
+        (Lookup::NotFound, false),
         (
-            RefundLookup::Found(AcquirerRefund {
+            Lookup::Found(AcquirerRefund {
                 id: "ref_1".into(),
                 status: RefundStatus::Succeeded,
                 failure_code: None,
@@ -415,7 +412,7 @@ fn a_refund_the_acquirer_does_not_know_is_never_declined_only_read_again() {
     mocks
         .acquirer
         .expect_find_refund()
-        .returning(|_, _| RefundLookup::NotFound);
+        .returning(|_, _| Lookup::NotFound);
     mocks.refunds.expect_finish_refund().never();
     mocks
         .refunds

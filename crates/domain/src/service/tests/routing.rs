@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::acquirer::{AcquirerPayment, CreateResult, PaymentStatus};
+use crate::acquirer::{AcquirerPayment, CallResult, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};
 use crate::operation::{Decline, DeclineCode};
 use crate::ports::NewOperation;
@@ -38,12 +38,12 @@ fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment
     }
 }
 
-fn pending() -> CreateResult {
-    CreateResult::Answered(payment(PaymentStatus::Pending, None))
+fn pending() -> CallResult<AcquirerPayment> {
+    CallResult::Answered(payment(PaymentStatus::Pending, None))
 }
 
-fn refused() -> CreateResult {
-    CreateResult::Unavailable("connection refused".into())
+fn refused() -> CallResult<AcquirerPayment> {
+    CallResult::Unavailable("connection refused".into())
 }
 
 /// What the acquirers were asked: provider names in call order.
@@ -57,7 +57,7 @@ type MovedOn = (Attempt, Vec<Attempt>);
 fn mocks(
     routes: Vec<Route>,
     acquirers: &[(&'static str, u64)],
-    answer: impl Fn(&str) -> CreateResult + Send + Sync + 'static,
+    answer: impl Fn(&str) -> CallResult<AcquirerPayment> + Send + Sync + 'static,
 ) -> (Mocks, Calls, Captured<NewOperation>, Captured<MovedOn>) {
     let records: Vec<AcquirerProvider> = acquirers
         .iter()
@@ -127,8 +127,8 @@ fn two_providers() -> Vec<Route> {
 fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
     for primary_answer in [
         refused(),
-        CreateResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
-        CreateResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
+        CallResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
+        CallResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
     ] {
         let (mocks, calls, inserted, added) =
             mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], move |p| {
@@ -165,7 +165,7 @@ fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
 fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behind() {
     let (mocks, _, _, added) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |p| {
         if p == PRIMARY {
-            CreateResult::Answered(payment(PaymentStatus::Failed, Some("issuer_unavailable")))
+            CallResult::Answered(payment(PaymentStatus::Failed, Some("issuer_unavailable")))
         } else {
             pending()
         }
@@ -182,14 +182,11 @@ fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behin
 fn a_decline_or_an_unknown_outcome_is_never_retried_elsewhere() {
     for (answer, status) in [
         (
-            CreateResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
+            CallResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
             Status::Declined,
         ),
-        (CreateResult::Unknown("HTTP 502".into()), Status::Processing),
-        (
-            CreateResult::Unknown("timed out".into()),
-            Status::Processing,
-        ),
+        (CallResult::Unknown("HTTP 502".into()), Status::Processing),
+        (CallResult::Unknown("timed out".into()), Status::Processing),
     ] {
         let (mocks, calls, _, added) = mocks(
             two_providers(),
@@ -334,7 +331,7 @@ fn an_open_circuit_skips_its_provider_without_calling_it() {
     let (mocks, calls, inserted, _) =
         mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |p| {
             if p == PRIMARY {
-                CreateResult::Unknown("timed out".into())
+                CallResult::Unknown("timed out".into())
             } else {
                 pending()
             }

@@ -1,0 +1,98 @@
+//! What a call of the Acquirer API creates or reads: a payment or a refund. One trait, so a
+//! call is classified, counted and logged the same way whatever it moves.
+
+use domain::acquirer::{AcquirerPayment, AcquirerRefund, PaymentOrder, RefundOrder};
+
+use crate::metrics::CallOutcome;
+use crate::wire::{PaymentAnswer, RefundAnswer};
+
+/// An object the acquirer creates on request and finds by reference.
+pub(crate) trait Object: Sized {
+    /// The answer body as read, before it is checked against the request.
+    type Answer;
+    /// The request that creates the object.
+    type Order;
+    /// The object's name in logs.
+    const NAME: &'static str;
+
+    /// Reads an answer body; `None` if it is not such an object.
+    fn parse(body: &[u8]) -> Option<(Self::Answer, Self)>;
+    /// The first field of the answer that differs from `order`.
+    fn mismatch(answer: &Self::Answer, order: &Self::Order) -> Option<&'static str>;
+    /// The reference the answer carries.
+    fn reference(answer: &Self::Answer) -> &str;
+    /// How an answered creation counts (`declined` for a decline).
+    fn outcome(&self, order: &Self::Order) -> CallOutcome;
+    /// The acquirer's id, its status word and its failure code, for logs.
+    fn id(&self) -> &str;
+    fn status_word(&self) -> &'static str;
+    fn failure_code(&self) -> Option<&str>;
+}
+
+impl Object for AcquirerPayment {
+    type Answer = PaymentAnswer;
+    type Order = PaymentOrder;
+    const NAME: &'static str = "payment";
+
+    fn parse(body: &[u8]) -> Option<(PaymentAnswer, Self)> {
+        PaymentAnswer::parse(body)
+    }
+
+    fn mismatch(answer: &PaymentAnswer, order: &PaymentOrder) -> Option<&'static str> {
+        answer.mismatch(order)
+    }
+
+    fn reference(answer: &PaymentAnswer) -> &str {
+        &answer.reference
+    }
+
+    fn outcome(&self, order: &PaymentOrder) -> CallOutcome {
+        CallOutcome::of_payment(self, order.direction)
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn status_word(&self) -> &'static str {
+        self.status.as_str()
+    }
+
+    fn failure_code(&self) -> Option<&str> {
+        self.failure_code.as_deref()
+    }
+}
+
+impl Object for AcquirerRefund {
+    type Answer = RefundAnswer;
+    type Order = RefundOrder;
+    const NAME: &'static str = "refund";
+
+    fn parse(body: &[u8]) -> Option<(RefundAnswer, Self)> {
+        RefundAnswer::parse(body)
+    }
+
+    fn mismatch(answer: &RefundAnswer, order: &RefundOrder) -> Option<&'static str> {
+        answer.mismatch(order)
+    }
+
+    fn reference(answer: &RefundAnswer) -> &str {
+        &answer.reference
+    }
+
+    fn outcome(&self, _order: &RefundOrder) -> CallOutcome {
+        CallOutcome::of_refund(self)
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn status_word(&self) -> &'static str {
+        self.status.as_str()
+    }
+
+    fn failure_code(&self) -> Option<&str> {
+        self.failure_code.as_deref()
+    }
+}
