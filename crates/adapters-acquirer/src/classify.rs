@@ -165,7 +165,7 @@ mod tests {
             id: "acq_1".into(),
             status: PaymentStatus::Pending,
             redirect_url: None,
-            failure_code: None,
+            failure: None,
         }
     }
 
@@ -262,7 +262,7 @@ mod tests {
         let pending = AcquirerRefund {
             id: "ref_1".into(),
             status: RefundStatus::Pending,
-            failure_code: None,
+            failure: None,
         };
         for status in [200, 201] {
             assert_eq!(
@@ -274,7 +274,7 @@ mod tests {
             call_answer::<AcquirerRefund>(201, &refund_body(&order, "failed"), &order),
             CallResult::Answered(AcquirerRefund {
                 status: RefundStatus::Failed,
-                failure_code: Some("declined".into()),
+                failure: Some(crate::words::failure("declined")),
                 ..pending.clone()
             })
         );

@@ -5,7 +5,8 @@
 //!
 //! * [`CallResult::Answered`](domain::acquirer::CallResult::Answered): a 2xx whose body
 //!   is a payment with the request's `reference`, `kind`, `amount` and `currency` (a
-//!   `failed` payment too: [`domain::acquirer::failure_meaning`] reads its code).
+//!   `failed` payment too: `words` reads its failure code into a
+//!   [`FailureReason`](domain::acquirer::FailureReason)).
 //! * [`CallResult::Unavailable`](domain::acquirer::CallResult::Unavailable), a definite
 //!   failure (nothing happened at the acquirer, another provider may be tried): no
 //!   connection was made (DNS failure, refusal, TLS failure, the connect timeout) so no byte
@@ -27,6 +28,7 @@ mod metrics;
 mod notification;
 mod object;
 mod wire;
+mod words;
 
 pub use client::{connect_timeout, AcquirerClient, POOL_IDLE_TIMEOUT};
 pub use metrics::{Call, CallOutcome, ProviderMetrics};

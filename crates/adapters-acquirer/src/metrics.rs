@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use domain::acquirer::{
-    failure_meaning, AcquirerPayment, AcquirerRefund, CallResult, FailureMeaning, Lookup,
-    PaymentStatus, RefundStatus,
+    AcquirerPayment, AcquirerRefund, CallResult, FailureMeaning, Lookup, PaymentStatus,
+    RefundStatus,
 };
 use domain::Direction;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
@@ -56,12 +56,10 @@ impl CallOutcome {
     /// An answered payment's outcome: a `failed` one counts as what its code means.
     pub fn of_payment(payment: &AcquirerPayment, direction: Direction) -> Self {
         match payment.status {
-            PaymentStatus::Failed => {
-                match failure_meaning(payment.failure_code.as_deref(), direction) {
-                    FailureMeaning::Unavailable => CallOutcome::Unavailable,
-                    FailureMeaning::Declined(_) => CallOutcome::Declined,
-                }
-            }
+            PaymentStatus::Failed => match payment.failure_meaning(direction) {
+                FailureMeaning::Unavailable => CallOutcome::Unavailable,
+                FailureMeaning::Declined(_) => CallOutcome::Declined,
+            },
             PaymentStatus::Pending
             | PaymentStatus::ActionRequired
             | PaymentStatus::Succeeded
@@ -175,7 +173,7 @@ mod tests {
             id: "acq_1".into(),
             status,
             redirect_url: None,
-            failure_code: code.map(str::to_string),
+            failure: code.map(crate::words::failure),
         })
     }
 

@@ -4,9 +4,11 @@
 //! constant time). The signature is checked before anything of the body is read; unknown
 //! keys are ignored.
 
-use domain::acquirer::{Notification, NotificationRefusal, NotifiedObject, PaymentStatus};
+use domain::acquirer::{Notification, NotificationRefusal, NotifiedObject};
 use domain::provider::AcquirerProvider;
 use serde::Deserialize;
+
+use crate::words;
 
 /// The header carrying a notification's signature.
 pub const SIGNATURE_HEADER: &str = "x-acquirer-signature";
@@ -45,7 +47,7 @@ fn parse(body: &[u8]) -> Result<Notification, NotificationRefusal> {
         "refund" => NotifiedObject::Refund,
         _ => return Err(bad("object: must be payment or refund")),
     };
-    let status = PaymentStatus::parse(&body.status).ok_or_else(|| {
+    let status = words::payment_status(&body.status).ok_or_else(|| {
         bad("status: must be pending, action_required, succeeded, failed or canceled")
     })?;
     Ok(Notification {
@@ -53,12 +55,13 @@ fn parse(body: &[u8]) -> Result<Notification, NotificationRefusal> {
         id: body.id,
         reference: body.reference,
         status,
-        failure_code: body.failure_code,
+        failure: body.failure_code.as_deref().map(words::failure),
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use domain::acquirer::{Failure, FailureReason, PaymentStatus};
     use domain::merchant::Secret;
     use domain::provider::{Credentials, ProviderName, ProviderUrl};
     use domain::signature::sign;
@@ -88,7 +91,10 @@ mod tests {
         let read = read(&bank(), &signed(body), body).expect("readable");
         assert_eq!(read.object, NotifiedObject::Payment);
         assert_eq!(read.status, PaymentStatus::Failed);
-        assert_eq!(read.failure_code.as_deref(), Some("card_declined"));
+        assert_eq!(
+            read.failure,
+            Some(Failure::new(FailureReason::CardDeclined, "card_declined"))
+        );
     }
 
     #[test]

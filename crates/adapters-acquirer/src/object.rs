@@ -1,10 +1,11 @@
 //! What a call of the Acquirer API creates or reads: a payment or a refund. One trait, so a
 //! call is classified, counted and logged the same way whatever it moves.
 
-use domain::acquirer::{AcquirerPayment, AcquirerRefund, PaymentOrder, RefundOrder};
+use domain::acquirer::{AcquirerPayment, AcquirerRefund, Failure, PaymentOrder, RefundOrder};
 
 use crate::metrics::CallOutcome;
 use crate::wire::{PaymentAnswer, RefundAnswer};
+use crate::words;
 
 /// An object the acquirer creates on request and finds by reference.
 pub(crate) trait Object: Sized {
@@ -55,11 +56,11 @@ impl Object for AcquirerPayment {
     }
 
     fn status_word(&self) -> &'static str {
-        self.status.as_str()
+        words::payment_status_word(self.status)
     }
 
     fn failure_code(&self) -> Option<&str> {
-        self.failure_code.as_deref()
+        self.failure_code()
     }
 }
 
@@ -89,10 +90,10 @@ impl Object for AcquirerRefund {
     }
 
     fn status_word(&self) -> &'static str {
-        self.status.as_str()
+        words::refund_status_word(self.status)
     }
 
     fn failure_code(&self) -> Option<&str> {
-        self.failure_code.as_deref()
+        Failure::code_of(self.failure.as_ref())
     }
 }

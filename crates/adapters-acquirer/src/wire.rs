@@ -10,6 +10,8 @@ use domain::acquirer::{
 use domain::{Direction, WithdrawalRequisites};
 use serde::{Deserialize, Serialize};
 
+use crate::words;
+
 /// The body of `POST /v1/payments`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -135,7 +137,7 @@ impl PaymentAnswer {
     /// gateway reads the payment again for its URL.
     pub(crate) fn parse(body: &[u8]) -> Option<(Self, AcquirerPayment)> {
         let answer: PaymentAnswer = serde_json::from_slice(body).ok()?;
-        let status = PaymentStatus::parse(&answer.status)?;
+        let status = words::payment_status(&answer.status)?;
         if answer.id.is_empty() {
             return None;
         }
@@ -147,15 +149,15 @@ impl PaymentAnswer {
                 .and_then(|action| action.redirect_url.clone()),
             _ => None,
         };
-        let failure_code = match status {
-            PaymentStatus::Failed => answer.failure_code.clone(),
+        let failure = match status {
+            PaymentStatus::Failed => answer.failure_code.as_deref().map(words::failure),
             _ => None,
         };
         let payment = AcquirerPayment {
             id: answer.id.clone(),
             status,
             redirect_url,
-            failure_code,
+            failure,
         };
         Some((answer, payment))
     }
@@ -215,15 +217,15 @@ impl RefundAnswer {
     /// empty id, an unknown status).
     pub(crate) fn parse(body: &[u8]) -> Option<(Self, AcquirerRefund)> {
         let answer: RefundAnswer = serde_json::from_slice(body).ok()?;
-        let status = RefundStatus::parse(&answer.status)?;
+        let status = words::refund_status(&answer.status)?;
         if answer.id.is_empty() {
             return None;
         }
         let refund = AcquirerRefund {
             id: answer.id.clone(),
             status,
-            failure_code: match status {
-                RefundStatus::Failed => answer.failure_code.clone(),
+            failure: match status {
+                RefundStatus::Failed => answer.failure_code.as_deref().map(words::failure),
                 RefundStatus::Pending | RefundStatus::Succeeded => None,
             },
         };
@@ -266,19 +268,19 @@ mod tests {
         value["failureCode"] = json!("declined");
         let payment = parse(value.clone()).expect("a payment");
         assert_eq!(payment.redirect_url.as_deref(), Some("https://acq/pay/1"));
-        assert_eq!(payment.failure_code, None);
+        assert_eq!(payment.failure, None);
 
         value["status"] = json!("failed");
         let payment = parse(value).expect("a payment");
         assert_eq!(payment.status, PaymentStatus::Failed);
         assert_eq!(payment.redirect_url, None);
-        assert_eq!(payment.failure_code.as_deref(), Some("declined"));
+        assert_eq!(payment.failure_code(), Some("declined"));
     }
 
     #[test]
     fn a_failed_payment_may_have_no_code_nor_a_waiting_one_a_url() {
         let payment = parse(answer("failed")).expect("a payment");
-        assert_eq!(payment.failure_code, None);
+        assert_eq!(payment.failure, None);
         let payment = parse(answer("action_required")).expect("a payment");
         assert_eq!(payment.redirect_url, None);
     }

@@ -1,8 +1,10 @@
-//! What the gateway knows of the Acquirer API: payment statuses, failure codes and what
-//! they mean for an operation, and when the reconciler reads an operation again.
+//! What the gateway acts on when it speaks to an acquirer: a payment's or refund's status,
+//! why it failed and what that means for an operation, the answers to calls, and when the
+//! reconciler reads an operation again.
 //!
-//! The wire format (JSON, HTTP statuses) lives in the connector adapter; here are only the
-//! meanings the use cases act on.
+//! Everything of a protocol (its JSON, HTTP statuses, status words, failure codes,
+//! notification body and signature) lives in that protocol's adapter, which hands over
+//! these meanings.
 
 use std::time::Duration;
 
@@ -22,14 +24,7 @@ pub enum PaymentStatus {
 }
 
 impl PaymentStatus {
-    const ALL: [PaymentStatus; 5] = [
-        PaymentStatus::Pending,
-        PaymentStatus::ActionRequired,
-        PaymentStatus::Succeeded,
-        PaymentStatus::Failed,
-        PaymentStatus::Canceled,
-    ];
-
+    /// The status's name in logs and in what an operator reads (a discrepancy's report).
     pub fn as_str(self) -> &'static str {
         match self {
             PaymentStatus::Pending => "pending",
@@ -38,10 +33,6 @@ impl PaymentStatus {
             PaymentStatus::Failed => "failed",
             PaymentStatus::Canceled => "canceled",
         }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
 
     pub fn is_final(self) -> bool {
@@ -60,8 +51,70 @@ pub struct AcquirerPayment {
     pub status: PaymentStatus,
     /// Where the user pays, with `action_required`.
     pub redirect_url: Option<String>,
-    /// The raw failure code, with `failed`.
-    pub failure_code: Option<String>,
+    /// Why it failed, with `failed`.
+    pub failure: Option<Failure>,
+}
+
+impl AcquirerPayment {
+    /// What its failure means for an operation in `direction` (`Declined` with a provider
+    /// decline for a `failed` payment that says no more).
+    pub fn failure_meaning(&self, direction: Direction) -> FailureMeaning {
+        failure_meaning(Failure::reason_of(self.failure.as_ref()), direction)
+    }
+
+    /// The provider's own failure code, as it sent it.
+    pub fn failure_code(&self) -> Option<&str> {
+        Failure::code_of(self.failure.as_ref())
+    }
+}
+
+/// Why a provider says a payment or a refund failed, as the gateway acts on it. Each
+/// protocol's adapter reads its own failure codes into these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureReason {
+    /// The provider could not process it: nothing happened.
+    ProviderUnavailable,
+    /// The payer's or recipient's bank could not be reached: nothing happened, and the
+    /// provider itself is not failing.
+    IssuerUnavailable,
+    /// Not enough money: the payer's on a payin, the gateway's own float at the provider
+    /// on a payout.
+    InsufficientFunds,
+    CardDeclined,
+    RecipientNotFound,
+    /// Refused by the bank or the provider's checks.
+    Rejected,
+    /// The user did not pay in time.
+    Expired,
+    /// A code the protocol's adapter does not know.
+    Other,
+}
+
+/// A failure as a provider reported it: what it means, and its own code for the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: FailureReason,
+    /// The provider's code as it sent it (kept on the attempt for operators).
+    pub code: String,
+}
+
+impl Failure {
+    pub fn new(reason: FailureReason, code: &str) -> Self {
+        Self {
+            reason,
+            code: code.to_string(),
+        }
+    }
+
+    /// The reason of a failure that may not have been given (`Other` then).
+    pub fn reason_of(failure: Option<&Failure>) -> FailureReason {
+        failure.map_or(FailureReason::Other, |f| f.reason)
+    }
+
+    /// The code of a failure that may not have been given.
+    pub fn code_of(failure: Option<&Failure>) -> Option<&str> {
+        failure.map(|f| f.code.as_str())
+    }
 }
 
 /// What kind of object an acquirer's notification is about.
@@ -80,7 +133,8 @@ pub struct Notification {
     /// The gateway's id the object was created with.
     pub reference: String,
     pub status: PaymentStatus,
-    pub failure_code: Option<String>,
+    /// Why it failed, with `failed`.
+    pub failure: Option<Failure>,
 }
 
 /// Why the [`Acquirer`](crate::ports::Acquirer) port read no notification from a request.
@@ -158,17 +212,6 @@ impl RefundStatus {
             RefundStatus::Failed => "failed",
         }
     }
-
-    /// The status for a wire name; `None` for any other.
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            RefundStatus::Pending,
-            RefundStatus::Succeeded,
-            RefundStatus::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
 }
 
 /// A refund as the acquirer reports it.
@@ -177,8 +220,8 @@ pub struct AcquirerRefund {
     /// The acquirer's own id of the refund.
     pub id: String,
     pub status: RefundStatus,
-    /// The raw failure code, with `failed`.
-    pub failure_code: Option<String>,
+    /// Why it failed, with `failed`.
+    pub failure: Option<Failure>,
 }
 
 /// A refund request, built once: `POST /v1/payments/{payment_id}/refunds` with the refund id
@@ -191,16 +234,16 @@ pub struct RefundOrder {
     pub amount: Amount,
 }
 
-/// The final outcome a refund's status gives it; `None` while pending. `failed` with a code
-/// that says nothing happened (`provider_unavailable`, `issuer_unavailable`) is
+/// The final outcome a refund's status gives it; `None` while pending. `failed` for a reason
+/// that says nothing happened (the provider or the bank unavailable) is
 /// `ProviderUnavailable`; any other failure is `ProviderDeclined`.
 pub fn refund_outcome_of(refund: &AcquirerRefund) -> Option<Outcome> {
     match refund.status {
         RefundStatus::Pending => None,
         RefundStatus::Succeeded => Some(Outcome::Approve),
         RefundStatus::Failed => Some(Outcome::Decline(Decline::new(
-            match refund.failure_code.as_deref() {
-                Some("provider_unavailable" | "issuer_unavailable") => {
+            match Failure::reason_of(refund.failure.as_ref()) {
+                FailureReason::ProviderUnavailable | FailureReason::IssuerUnavailable => {
                     DeclineCode::ProviderUnavailable
                 }
                 _ => DeclineCode::ProviderDeclined,
@@ -218,20 +261,24 @@ pub enum FailureMeaning {
     Declined(Decline),
 }
 
-/// The meaning of `failed` with `code` for an operation in `direction` (contract table:
-/// unknown and absent codes are a provider decline; `insufficient_funds` on a payout means
-/// the gateway's own float at the acquirer is empty).
-pub fn failure_meaning(code: Option<&str>, direction: Direction) -> FailureMeaning {
+/// The meaning of a failure for an operation in `direction` (contract table: unknown and
+/// absent codes are a provider decline; insufficient funds on a payout means the gateway's
+/// own float at the acquirer is empty, so another provider may be tried).
+pub fn failure_meaning(reason: FailureReason, direction: Direction) -> FailureMeaning {
     let declined = |code| FailureMeaning::Declined(Decline::new(code));
-    match (code.unwrap_or_default(), direction) {
-        ("provider_unavailable" | "issuer_unavailable", _) => FailureMeaning::Unavailable,
-        ("insufficient_funds", Direction::Withdrawal) => FailureMeaning::Unavailable,
-        ("insufficient_funds", Direction::Deposit) => declined(DeclineCode::InsufficientFunds),
-        ("card_declined", _) => declined(DeclineCode::CardDeclined),
-        ("recipient_not_found", _) => declined(DeclineCode::RecipientNotFound),
-        ("rejected", _) => declined(DeclineCode::PaymentRejected),
-        ("expired", _) => declined(DeclineCode::Expired),
-        _ => declined(DeclineCode::ProviderDeclined),
+    match (reason, direction) {
+        (FailureReason::ProviderUnavailable | FailureReason::IssuerUnavailable, _) => {
+            FailureMeaning::Unavailable
+        }
+        (FailureReason::InsufficientFunds, Direction::Withdrawal) => FailureMeaning::Unavailable,
+        (FailureReason::InsufficientFunds, Direction::Deposit) => {
+            declined(DeclineCode::InsufficientFunds)
+        }
+        (FailureReason::CardDeclined, _) => declined(DeclineCode::CardDeclined),
+        (FailureReason::RecipientNotFound, _) => declined(DeclineCode::RecipientNotFound),
+        (FailureReason::Rejected, _) => declined(DeclineCode::PaymentRejected),
+        (FailureReason::Expired, _) => declined(DeclineCode::Expired),
+        (FailureReason::Other, _) => declined(DeclineCode::ProviderDeclined),
     }
 }
 
@@ -242,12 +289,10 @@ pub fn outcome_of(payment: &AcquirerPayment, direction: Direction) -> Option<Out
         PaymentStatus::Pending | PaymentStatus::ActionRequired => None,
         PaymentStatus::Succeeded => Some(Outcome::Approve),
         PaymentStatus::Canceled => Some(Outcome::expired()),
-        PaymentStatus::Failed => Some(Outcome::Decline(
-            match failure_meaning(payment.failure_code.as_deref(), direction) {
-                FailureMeaning::Unavailable => Decline::new(DeclineCode::ProviderUnavailable),
-                FailureMeaning::Declined(decline) => decline,
-            },
-        )),
+        PaymentStatus::Failed => Some(Outcome::Decline(match payment.failure_meaning(direction) {
+            FailureMeaning::Unavailable => Decline::new(DeclineCode::ProviderUnavailable),
+            FailureMeaning::Declined(decline) => decline,
+        })),
     }
 }
 
@@ -296,69 +341,41 @@ pub fn not_found_final_at(requested_at: Timestamp) -> Timestamp {
 mod tests {
     use super::*;
 
-    fn failed(code: Option<&str>) -> AcquirerPayment {
+    fn failed(reason: Option<FailureReason>) -> AcquirerPayment {
         AcquirerPayment {
             id: "acq_1".into(),
             status: PaymentStatus::Failed,
             redirect_url: None,
-            failure_code: code.map(str::to_string),
+            failure: reason.map(|reason| Failure::new(reason, "code")),
         }
     }
 
     #[test]
-    fn failure_codes_map_as_the_table_says() {
+    fn failure_reasons_mean_what_the_table_says() {
         use DeclineCode::*;
+        use Direction::{Deposit, Withdrawal};
+        use FailureReason as R;
         let cases = [
-            (Some("card_declined"), Direction::Deposit, CardDeclined),
-            (
-                Some("insufficient_funds"),
-                Direction::Deposit,
-                InsufficientFunds,
-            ),
-            (
-                Some("recipient_not_found"),
-                Direction::Withdrawal,
-                RecipientNotFound,
-            ),
-            (Some("rejected"), Direction::Deposit, PaymentRejected),
-            (Some("declined"), Direction::Deposit, ProviderDeclined),
-            (
-                Some("invalid_request"),
-                Direction::Withdrawal,
-                ProviderDeclined,
-            ),
-            (
-                Some("something_new"),
-                Direction::Withdrawal,
-                ProviderDeclined,
-            ),
-            (None, Direction::Deposit, ProviderDeclined),
-            (Some("expired"), Direction::Deposit, Expired),
-            (
-                Some("provider_unavailable"),
-                Direction::Deposit,
-                ProviderUnavailable,
-            ),
-            (
-                Some("issuer_unavailable"),
-                Direction::Withdrawal,
-                ProviderUnavailable,
-            ),
-            (
-                Some("insufficient_funds"),
-                Direction::Withdrawal,
-                ProviderUnavailable,
-            ),
+            (Some(R::CardDeclined), Deposit, CardDeclined),
+            (Some(R::InsufficientFunds), Deposit, InsufficientFunds),
+            (Some(R::RecipientNotFound), Withdrawal, RecipientNotFound),
+            (Some(R::Rejected), Deposit, PaymentRejected),
+            (Some(R::Other), Withdrawal, ProviderDeclined),
+            (None, Deposit, ProviderDeclined),
+            (Some(R::Expired), Deposit, Expired),
+            (Some(R::ProviderUnavailable), Deposit, ProviderUnavailable),
+            (Some(R::IssuerUnavailable), Withdrawal, ProviderUnavailable),
+            (Some(R::InsufficientFunds), Withdrawal, ProviderUnavailable),
         ];
-        for (code, direction, expected) in cases {
+        for (reason, direction, expected) in cases {
             assert_eq!(
-                outcome_of(&failed(code), direction),
+                outcome_of(&failed(reason), direction),
                 Some(Outcome::Decline(Decline::new(expected))),
-                "{code:?} {direction:?}"
+                "{reason:?} {direction:?}"
             );
         }
         assert_eq!(
-            failure_meaning(Some("insufficient_funds"), Direction::Withdrawal),
+            failed(Some(R::InsufficientFunds)).failure_meaning(Withdrawal),
             FailureMeaning::Unavailable
         );
     }
@@ -374,7 +391,6 @@ mod tests {
         ] {
             payment.status = status;
             assert_eq!(outcome_of(&payment, Direction::Deposit), outcome);
-            assert_eq!(PaymentStatus::parse(status.as_str()), Some(status));
         }
     }
 

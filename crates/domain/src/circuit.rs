@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::acquirer::{
-    failure_meaning, AcquirerPayment, CallResult, FailureMeaning, PaymentStatus,
+    failure_meaning, AcquirerPayment, CallResult, Failure, FailureMeaning, FailureReason,
+    PaymentStatus,
 };
 use crate::{Direction, Timestamp};
 
@@ -39,9 +40,9 @@ impl Verdict {
         match result {
             CallResult::Unavailable(_) | CallResult::Unknown(_) => Verdict::Failed,
             CallResult::Answered(payment) if payment.status == PaymentStatus::Failed => {
-                let code = payment.failure_code.as_deref();
-                match failure_meaning(code, direction) {
-                    FailureMeaning::Unavailable if code == Some("issuer_unavailable") => {
+                let reason = Failure::reason_of(payment.failure.as_ref());
+                match failure_meaning(reason, direction) {
+                    FailureMeaning::Unavailable if reason == FailureReason::IssuerUnavailable => {
                         Verdict::Neutral
                     }
                     FailureMeaning::Unavailable => Verdict::Failed,

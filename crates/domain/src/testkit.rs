@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::acquirer::{
-    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
-    PaymentOrder, PaymentStatus, RefundOrder,
+    AcquirerPayment, AcquirerRefund, CallResult, Failure, FailureReason, Lookup, Notification,
+    NotificationRefusal, PaymentOrder, PaymentStatus, RefundOrder,
 };
 use crate::callback::{CallbackData, RefundCallbackData};
 use crate::operation::{
@@ -141,6 +141,21 @@ impl IdGenerator for SequentialIds {
 }
 
 /// The refund id numbered `n` (above every operation id a test uses, so never one of them).
+/// A failure for `reason` with the code the Acquirer API gives it (`declined` for `Other`).
+pub fn failure(reason: FailureReason) -> Failure {
+    let code = match reason {
+        FailureReason::ProviderUnavailable => "provider_unavailable",
+        FailureReason::IssuerUnavailable => "issuer_unavailable",
+        FailureReason::InsufficientFunds => "insufficient_funds",
+        FailureReason::CardDeclined => "card_declined",
+        FailureReason::RecipientNotFound => "recipient_not_found",
+        FailureReason::Rejected => "rejected",
+        FailureReason::Expired => "expired",
+        FailureReason::Other => "declined",
+    };
+    Failure::new(reason, code)
+}
+
 pub fn refund_id(n: u128) -> RefundId {
     RefundId::from_uuid(uuid::Uuid::from_u128((1 << 64) + n))
 }
@@ -239,7 +254,7 @@ impl PendingAcquirer {
                 PaymentStatus::Pending
             },
             redirect_url: payin.then(|| format!("{}/pay/{reference}", provider.url.as_str())),
-            failure_code: None,
+            failure: None,
         }
     }
 }

@@ -25,7 +25,7 @@ async fn a_created_payin_is_answered_and_the_request_is_exact() {
             id: "acq_1".into(),
             status: PaymentStatus::ActionRequired,
             redirect_url: Some("https://acq.example.com/pay/acq_1".into()),
-            failure_code: None,
+            failure: None,
         })
     );
     let request = acquirer.single();
@@ -123,10 +123,7 @@ async fn a_failed_payment_is_still_answered_with_its_code() {
         panic!("{result:?}");
     };
     assert_eq!(payment.status, PaymentStatus::Failed);
-    assert_eq!(
-        payment.failure_code.as_deref(),
-        Some("provider_unavailable")
-    );
+    assert_eq!(payment.failure_code(), Some("provider_unavailable"));
 }
 
 #[tokio::test]

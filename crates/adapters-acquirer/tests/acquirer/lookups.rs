@@ -123,7 +123,7 @@ async fn a_cancel_of_a_final_payment_answers_it_as_it_is() {
         panic!("{lookup:?}");
     };
     assert_eq!(payment.status, PaymentStatus::Failed);
-    assert_eq!(payment.failure_code.as_deref(), Some("card_declined"));
+    assert_eq!(payment.failure_code(), Some("card_declined"));
 }
 
 #[tokio::test]

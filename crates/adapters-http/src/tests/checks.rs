@@ -372,7 +372,7 @@ async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticat
                 id: "acq_1".into(),
                 reference: "not-an-operation".into(),
                 status: PaymentStatus::Pending,
-                failure_code: None,
+                failure: None,
             })
         });
     let state = web::Data::new(HttpState::new(

@@ -1,5 +1,5 @@
 use super::*;
-use crate::acquirer::AcquirerPayment;
+use crate::acquirer::{AcquirerPayment, FailureReason};
 
 const BANK: &str = "bank";
 
@@ -23,12 +23,12 @@ fn state(circuits: &Circuits, now: Timestamp) -> CircuitState {
         .expect("a circuit for the provider")
 }
 
-fn failed(code: &str) -> CallResult<AcquirerPayment> {
+fn failed(reason: FailureReason) -> CallResult<AcquirerPayment> {
     CallResult::Answered(AcquirerPayment {
         id: "pay_1".into(),
         status: PaymentStatus::Failed,
         redirect_url: None,
-        failure_code: Some(code.into()),
+        failure: Some(crate::testkit::failure(reason)),
     })
 }
 
@@ -138,7 +138,10 @@ fn issuer_unavailable_neither_adds_nor_resets() {
     for _ in 0..4 {
         fail(&circuits, at(0));
     }
-    let verdict = Verdict::of(&failed("issuer_unavailable"), Direction::Deposit);
+    let verdict = Verdict::of(
+        &failed(FailureReason::IssuerUnavailable),
+        Direction::Deposit,
+    );
     assert_eq!(verdict, Verdict::Neutral);
     circuits
         .admit(BANK, at(0))
@@ -192,7 +195,7 @@ fn verdicts_follow_the_contract() {
             id: "pay_1".into(),
             status,
             redirect_url: None,
-            failure_code: None,
+            failure: None,
         })
     };
     let cases = [
@@ -207,22 +210,22 @@ fn verdicts_follow_the_contract() {
             Verdict::Answered,
         ),
         (
-            failed("card_declined"),
+            failed(FailureReason::CardDeclined),
             Direction::Deposit,
             Verdict::Answered,
         ),
         (
-            failed("provider_unavailable"),
+            failed(FailureReason::ProviderUnavailable),
             Direction::Deposit,
             Verdict::Failed,
         ),
         (
-            failed("insufficient_funds"),
+            failed(FailureReason::InsufficientFunds),
             Direction::Withdrawal,
             Verdict::Failed,
         ),
         (
-            failed("insufficient_funds"),
+            failed(FailureReason::InsufficientFunds),
             Direction::Deposit,
             Verdict::Answered,
         ),

@@ -12,7 +12,7 @@ use super::millis;
 use super::recent::{Answer, Repeat, IN_FLIGHT_WAIT};
 use super::{CompleteError, Gateway, NotificationError, ReadError};
 use crate::acquirer::{
-    failure_meaning, next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CallResult,
+    next_quiet_read, next_unknown_read, outcome_of, AcquirerPayment, CallResult, Failure,
     FailureMeaning, Lookup, Notification, NotificationRefusal, NotifiedObject, PaymentOrder,
     PaymentStatus, RefundStatus, NOT_AFTER_SECS,
 };
@@ -151,8 +151,8 @@ impl Gateway {
         if payment.redirect_url.is_some() {
             attempt.redirect_url.clone_from(&payment.redirect_url);
         }
-        if payment.failure_code.is_some() {
-            attempt.failure_code.clone_from(&payment.failure_code);
+        if let Some(code) = payment.failure_code() {
+            attempt.failure_code = Some(code.to_string());
         }
         // Found at last: from here on the quiet schedule applies, starting afresh.
         let was_unknown = attempt.unknown_since.take().is_some()
@@ -173,7 +173,7 @@ impl Gateway {
                     &attempt.provider,
                     known,
                     payment.status,
-                    payment.failure_code.as_deref(),
+                    payment.failure_code(),
                 )
             });
             let queued = if heard == Heard::Creation {
@@ -359,7 +359,7 @@ impl Gateway {
                     &notification.id,
                     &notification.reference,
                     status,
-                    notification.failure_code,
+                    notification.failure,
                 )
                 .await?;
             return if known {
@@ -375,7 +375,7 @@ impl Gateway {
             provider.name.as_str(),
             &notification.id,
             notification.status,
-            notification.failure_code.as_deref(),
+            Failure::code_of(notification.failure.as_ref()),
         );
         let repeat = match repeated {
             Some(answer) => self.repeats_once_answered(id, &answer).await,
@@ -419,19 +419,18 @@ impl Gateway {
             id: notification.id,
             status: notification.status,
             redirect_url: None,
-            failure_code: notification.failure_code,
+            failure: notification.failure,
         };
         if Some(attempt.number) != current_number {
             return self.record_on_earlier(attempt, &payment).await;
         }
         let definite_failure = payment.status == PaymentStatus::Failed
-            && failure_meaning(payment.failure_code.as_deref(), operation.direction())
-                == FailureMeaning::Unavailable;
+            && payment.failure_meaning(operation.direction()) == FailureMeaning::Unavailable;
         if attempt.state == AttemptState::Sent && definite_failure {
             // The creation call is still in flight: it decides what follows a definite failure.
             let mut attempt = attempt;
             attempt.acquirer_id = Some(payment.id.clone());
-            attempt.failure_code.clone_from(&payment.failure_code);
+            attempt.failure_code = payment.failure_code().map(str::to_string);
             self.ports.store.save_attempt(&attempt).await?;
             return Ok(());
         }
@@ -469,8 +468,8 @@ impl Gateway {
         attempt
             .acquirer_id
             .get_or_insert_with(|| payment.id.clone());
-        if payment.failure_code.is_some() {
-            attempt.failure_code.clone_from(&payment.failure_code);
+        if let Some(code) = payment.failure_code() {
+            attempt.failure_code = Some(code.to_string());
         }
         attempt.updated_at = self.ports.clock.now();
         self.ports.store.save_attempt(&attempt).await?;
@@ -539,7 +538,7 @@ fn attempt_state_for(payment: &AcquirerPayment, direction: Direction) -> Attempt
     if payment.status != PaymentStatus::Failed {
         return AttemptState::Ok;
     }
-    match failure_meaning(payment.failure_code.as_deref(), direction) {
+    match payment.failure_meaning(direction) {
         FailureMeaning::Unavailable => AttemptState::Unavailable,
         FailureMeaning::Declined(_) => AttemptState::Declined,
     }

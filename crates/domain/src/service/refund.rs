@@ -7,8 +7,8 @@
 use super::acquirer::unavailable;
 use super::{CancelError, CompleteError, Gateway, ReadError, RefundError};
 use crate::acquirer::{
-    next_unknown_read, not_found_final_at, refund_outcome_of, AcquirerRefund, CallResult, Lookup,
-    RefundOrder, RefundStatus, MAX_READ_GAP_SECS,
+    next_unknown_read, not_found_final_at, refund_outcome_of, AcquirerRefund, CallResult, Failure,
+    Lookup, RefundOrder, RefundStatus, MAX_READ_GAP_SECS,
 };
 use crate::ledger::{moves_on_refund_finish, refund_hold};
 use crate::merchant::Merchant;
@@ -394,7 +394,7 @@ impl Gateway {
         id: &str,
         reference: &str,
         status: Option<RefundStatus>,
-        failure_code: Option<String>,
+        failure: Option<Failure>,
     ) -> Result<bool, CompleteError> {
         let Ok(refund_id) = RefundId::parse(reference) else {
             return Ok(false);
@@ -416,7 +416,7 @@ impl Gateway {
         let reported = AcquirerRefund {
             id: id.to_string(),
             status,
-            failure_code,
+            failure,
         };
         if refund.status().is_final() {
             return Ok(true);

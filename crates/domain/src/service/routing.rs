@@ -11,9 +11,7 @@ use std::collections::{HashSet, VecDeque};
 
 use super::millis;
 use super::{CreateError, Created, Gateway};
-use crate::acquirer::{
-    failure_meaning, AcquirerPayment, CallResult, FailureMeaning, PaymentStatus,
-};
+use crate::acquirer::{AcquirerPayment, CallResult, FailureMeaning, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};
 use crate::circuit::{Circuits, Permit, Verdict};
 use crate::merchant::Merchant;
@@ -141,8 +139,7 @@ fn is_definite_failure(result: &CallResult<AcquirerPayment>, direction: Directio
         CallResult::Unavailable(_) => true,
         CallResult::Answered(payment) => {
             payment.status == PaymentStatus::Failed
-                && failure_meaning(payment.failure_code.as_deref(), direction)
-                    == FailureMeaning::Unavailable
+                && payment.failure_meaning(direction) == FailureMeaning::Unavailable
         }
         CallResult::Unknown(_) => false,
     }
@@ -281,6 +278,6 @@ fn failed_over(attempt: &mut Attempt, result: &CallResult<AcquirerPayment>) {
         attempt
             .acquirer_id
             .get_or_insert_with(|| payment.id.clone());
-        attempt.failure_code.clone_from(&payment.failure_code);
+        attempt.failure_code = payment.failure_code().map(str::to_string);
     }
 }

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::acquirer::{AcquirerPayment, CallResult, Lookup, PaymentStatus};
+use crate::acquirer::{AcquirerPayment, CallResult, Failure, FailureReason, Lookup, PaymentStatus};
 use crate::acquirer::{Notification, NotifiedObject};
 use crate::attempt::{Attempt, AttemptState, Discrepancy};
 use crate::operation::{Action, Decline, DeclineCode, Operation};
@@ -16,6 +16,7 @@ use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::recent::IN_FLIGHT_WAIT;
 use crate::service::{Gateway, NotificationError};
+use crate::testkit::failure;
 use crate::{Direction, PaymentMethod, Status, Timestamp};
 
 pub(super) const BANK: &str = "bank";
@@ -37,13 +38,13 @@ fn bank_routes() -> Vec<Route> {
         .collect()
 }
 
-pub(super) fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment {
+pub(super) fn payment(status: PaymentStatus, failure: Option<Failure>) -> AcquirerPayment {
     AcquirerPayment {
         id: "acq_1".into(),
         status,
         redirect_url: (status == PaymentStatus::ActionRequired)
             .then(|| "http://127.0.0.1:9100/pay/acq_1".to_string()),
-        failure_code: failure_code.map(str::to_string),
+        failure,
     }
 }
 
@@ -186,8 +187,14 @@ fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
 fn definite_failures_decline_as_provider_unavailable_and_release_the_hold() {
     for answer in [
         CallResult::Unavailable("connection refused".into()),
-        CallResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
-        CallResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
+        CallResult::Answered(payment(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::ProviderUnavailable)),
+        )),
+        CallResult::Answered(payment(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::InsufficientFunds)),
+        )),
     ] {
         let mut mocks = at_bank();
         mocks.expect_insert(|| Ok(()));
@@ -219,7 +226,10 @@ fn a_decline_by_the_bank_keeps_its_own_code() {
     mocks.expect_insert(|| Ok(()));
     acquirer_answers(
         &mut mocks,
-        CallResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
+        CallResult::Answered(payment(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::CardDeclined)),
+        )),
     );
     let saved = expect_save_attempt(&mut mocks);
     mocks.expect_finish(1, || Ok(()));
@@ -311,13 +321,13 @@ fn a_disabled_acquirer_takes_no_new_operations() {
     ));
 }
 
-fn notification(status: PaymentStatus, code: Option<&str>) -> Notification {
+fn notification(status: PaymentStatus, code: Option<Failure>) -> Notification {
     Notification {
         object: NotifiedObject::Payment,
         id: "acq_1".into(),
         reference: id(1).to_string(),
         status,
-        failure_code: code.map(str::to_string),
+        failure: code,
     }
 }
 
@@ -560,7 +570,7 @@ fn a_notification_that_could_change_anything_after_the_creation_is_read() {
         (
             "a failure code",
             Notification {
-                failure_code: Some("soft_decline".into()),
+                failure: Some(Failure::new(FailureReason::Other, "soft_decline")),
                 ..pending("acq_1")
             },
             bank(),
@@ -789,7 +799,10 @@ fn a_definite_failure_heard_while_the_creation_call_is_in_flight_is_left_to_that
 
     notify(
         mocks,
-        notification(PaymentStatus::Failed, Some("provider_unavailable")),
+        notification(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::ProviderUnavailable)),
+        ),
     )
     .unwrap();
 

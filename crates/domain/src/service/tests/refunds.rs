@@ -288,7 +288,7 @@ fn an_acquirer_refund_is_committed_before_its_one_call() {
             CallResult::Answered(AcquirerRefund {
                 id: "ref_1".into(),
                 status: RefundStatus::Succeeded,
-                failure_code: None,
+                failure: None,
             }),
             Status::Approved,
         ),
@@ -359,7 +359,7 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
             Lookup::Found(AcquirerRefund {
                 id: "ref_1".into(),
                 status: RefundStatus::Succeeded,
-                failure_code: None,
+                failure: None,
             }),
             true,
         ),

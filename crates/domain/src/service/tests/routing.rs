@@ -7,13 +7,14 @@ use std::time::Duration;
 use futures::executor::block_on;
 
 use super::fixtures::*;
-use crate::acquirer::{AcquirerPayment, CallResult, PaymentStatus};
+use crate::acquirer::{AcquirerPayment, CallResult, Failure, FailureReason, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};
 use crate::operation::{Decline, DeclineCode};
 use crate::ports::NewOperation;
 use crate::provider::AcquirerProvider;
 use crate::route::Route;
 use crate::service::{AcquirerSettings, Created, Gateway};
+use crate::testkit::failure;
 use crate::testkit::TestClock;
 use crate::{Direction, PaymentMethod, Status};
 
@@ -29,12 +30,12 @@ fn payout_route(id: i64, provider: &str, priority: i32) -> Route {
     }
 }
 
-fn payment(status: PaymentStatus, failure_code: Option<&str>) -> AcquirerPayment {
+fn payment(status: PaymentStatus, failure: Option<Failure>) -> AcquirerPayment {
     AcquirerPayment {
         id: format!("acq_{}", status.as_str()),
         status,
         redirect_url: None,
-        failure_code: failure_code.map(str::to_string),
+        failure,
     }
 }
 
@@ -127,8 +128,14 @@ fn two_providers() -> Vec<Route> {
 fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
     for primary_answer in [
         refused(),
-        CallResult::Answered(payment(PaymentStatus::Failed, Some("provider_unavailable"))),
-        CallResult::Answered(payment(PaymentStatus::Failed, Some("insufficient_funds"))),
+        CallResult::Answered(payment(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::ProviderUnavailable)),
+        )),
+        CallResult::Answered(payment(
+            PaymentStatus::Failed,
+            Some(failure(FailureReason::InsufficientFunds)),
+        )),
     ] {
         let (mocks, calls, inserted, added) =
             mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], move |p| {
@@ -165,7 +172,10 @@ fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
 fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behind() {
     let (mocks, _, _, added) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |p| {
         if p == PRIMARY {
-            CallResult::Answered(payment(PaymentStatus::Failed, Some("issuer_unavailable")))
+            CallResult::Answered(payment(
+                PaymentStatus::Failed,
+                Some(failure(FailureReason::IssuerUnavailable)),
+            ))
         } else {
             pending()
         }
@@ -182,7 +192,10 @@ fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behin
 fn a_decline_or_an_unknown_outcome_is_never_retried_elsewhere() {
     for (answer, status) in [
         (
-            CallResult::Answered(payment(PaymentStatus::Failed, Some("card_declined"))),
+            CallResult::Answered(payment(
+                PaymentStatus::Failed,
+                Some(failure(FailureReason::CardDeclined)),
+            )),
             Status::Declined,
         ),
         (CallResult::Unknown("HTTP 502".into()), Status::Processing),
