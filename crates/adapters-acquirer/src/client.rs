@@ -318,7 +318,7 @@ impl AcquirerClient {
 
 #[async_trait]
 impl Acquirer for AcquirerClient {
-    fn notification_signature_header(&self) -> &'static str {
+    fn notification_signature_header(&self, _provider: &AcquirerProvider) -> &'static str {
         crate::notification::SIGNATURE_HEADER
     }
 

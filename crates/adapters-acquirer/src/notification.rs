@@ -73,6 +73,7 @@ mod tests {
     fn bank() -> AcquirerProvider {
         AcquirerProvider {
             name: ProviderName::parse("bank").expect("a name"),
+            protocol: domain::provider::ProtocolName::from_stored("acquirer".into()),
             url: ProviderUrl::parse("https://acq.example/api", false).expect("a URL"),
             credentials: Credentials::new("bank-api-key-value", SECRET).expect("credentials"),
             timeout: std::time::Duration::from_secs(5),

@@ -206,6 +206,7 @@ pub fn acquirer(
     use domain::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
     AcquirerProvider {
         name: ProviderName::parse(name).expect("valid"),
+        protocol: domain::provider::ProtocolName::from_stored("acquirer".into()),
         url: ProviderUrl::parse("https://acq.example/api", false).expect("valid"),
         credentials: Credentials::new(api_key, webhook_secret).expect("valid"),
         timeout: std::time::Duration::from_secs(5),

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::{AdminListener, ServeConfig};
 use crate::processes::{ProcessReporter, REPORT_EVERY};
+use crate::protocols::Protocols;
 use crate::signals::ProviderSignals;
 use crate::system::{SystemClock, UuidIds};
 
@@ -255,14 +256,15 @@ pub fn operator(database: &Database) -> Operator {
     )
 }
 
-/// The use cases over `database`, with the sandbox and acquirer connector given, on the system
-/// clock and random ids.
+/// The use cases over `database`, with the sandbox and the Acquirer API's connector given
+/// (every provider protocol through [`Protocols`]), on the system clock and random ids.
 pub fn gateway_on(
     database: &Database,
     sandbox: Arc<SandboxProvider>,
     acquirer: Arc<AcquirerClient>,
     settings: AcquirerSettings,
 ) -> Gateway {
+    let acquirer = Arc::new(Protocols::new(acquirer));
     let store = Arc::new(database.clone());
     Gateway::new(Ports {
         store: store.clone(),

@@ -336,7 +336,7 @@ pub struct ProviderAddArgs {
     /// ^[a-z][a-z0-9_-]{0,31}$; `sandbox` is the built-in one's.
     #[arg(long)]
     pub name: String,
-    /// The provider kind: acquirer.
+    /// The protocol it speaks: acquirer (the Acquirer API), the only one built in.
     #[arg(long, default_value = "acquirer")]
     pub kind: String,
     /// The Acquirer API's base URL (https; plain http only to loopback unless --allow-insecure).

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 mod processes;
+pub mod protocols;
 mod signals;
 pub mod system;
 pub mod telemetry;

@@ -19,7 +19,7 @@ use crate::ports::{
     ProviderInsertError, StoreError,
 };
 use crate::provider::{
-    check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl, SANDBOX,
+    check_timeout, AcquirerProvider, Credentials, ProtocolName, ProviderName, ProviderUrl, SANDBOX,
 };
 use crate::route::{acquirer_flow, NewRoute, Route, RouteRule};
 use crate::story::OperationStory;
@@ -176,6 +176,8 @@ pub enum AddRouteError {
 #[derive(Debug, Clone)]
 pub struct NewProvider {
     pub name: String,
+    /// The protocol it speaks, one the wiring has an adapter for (`--kind`).
+    pub protocol: ProtocolName,
     pub url: String,
     pub allow_insecure: bool,
     pub timeout: std::time::Duration,
@@ -447,6 +449,7 @@ impl Operator {
         }
         let provider = AcquirerProvider {
             name,
+            protocol: new.protocol,
             url: ProviderUrl::parse(&new.url, new.allow_insecure).map_err(invalid("--url"))?,
             credentials: new.credentials,
             timeout: check_timeout(new.timeout).map_err(invalid("--timeout"))?,

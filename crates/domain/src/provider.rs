@@ -21,16 +21,21 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProviderName(String);
 
+/// Checks a name of the provider pattern: `^[a-z][a-z0-9_-]{0,31}$`.
+fn check_name(text: &str) -> Result<(), ValueError> {
+    let mut chars = text.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    let rest_ok =
+        chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    ValueError::unless(
+        first_ok && rest_ok && text.len() <= 32,
+        "must be 1 to 32 characters: a lower-case letter, then lower-case letters, digits, '_' or '-'",
+    )
+}
+
 impl ProviderName {
     pub fn parse(text: &str) -> Result<Self, ValueError> {
-        let mut chars = text.chars();
-        let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
-        let rest_ok =
-            chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-        ValueError::unless(
-            first_ok && rest_ok && text.len() <= 32,
-            "must be 1 to 32 characters: a lower-case letter, then lower-case letters, digits, '_' or '-'",
-        )?;
+        check_name(text)?;
         Ok(Self(text.to_string()))
     }
 
@@ -50,6 +55,34 @@ impl ProviderName {
 }
 
 impl fmt::Display for ProviderName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The protocol a provider speaks, naming the adapter that speaks it (`acquirer`, the
+/// Acquirer API, is the one built in): the provider's name pattern. Which names exist is
+/// the wiring's business; the domain only carries the name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProtocolName(String);
+
+impl ProtocolName {
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        check_name(text)?;
+        Ok(Self(text.to_string()))
+    }
+
+    /// A name as stored (already checked when it was written).
+    pub fn from_stored(text: String) -> Self {
+        Self(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ProtocolName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
@@ -142,6 +175,8 @@ pub fn check_timeout(timeout: Duration) -> Result<Duration, ValueError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcquirerProvider {
     pub name: ProviderName,
+    /// The protocol it speaks: which adapter carries its calls and reads its notifications.
+    pub protocol: ProtocolName,
     pub url: ProviderUrl,
     pub credentials: Credentials,
     /// How long one call may take before its outcome is unknown.

@@ -198,7 +198,7 @@ impl ProviderDirectory for NoAcquirers {
 
 #[async_trait::async_trait]
 impl Acquirer for NoAcquirers {
-    fn notification_signature_header(&self) -> &'static str {
+    fn notification_signature_header(&self, _: &AcquirerProvider) -> &'static str {
         "x-test-signature"
     }
 
@@ -261,8 +261,8 @@ impl PendingAcquirer {
 
 #[async_trait::async_trait]
 impl Acquirer for PendingAcquirer {
-    fn notification_signature_header(&self) -> &'static str {
-        NoAcquirers.notification_signature_header()
+    fn notification_signature_header(&self, provider: &AcquirerProvider) -> &'static str {
+        NoAcquirers.notification_signature_header(provider)
     }
 
     /// As [`NoAcquirers`]: it authenticates no notification.

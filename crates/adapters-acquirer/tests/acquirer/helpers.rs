@@ -28,6 +28,7 @@ pub const NAME: &str = "bank-a";
 pub fn provider_at(base: &str, timeout: Duration) -> AcquirerProvider {
     AcquirerProvider {
         name: ProviderName::parse(NAME).expect("name"),
+        protocol: domain::provider::ProtocolName::from_stored("acquirer".into()),
         url: ProviderUrl::parse(base, true).expect("url"),
         credentials: Credentials::new(API_KEY, "whsec-5b2d").expect("credentials"),
         timeout,

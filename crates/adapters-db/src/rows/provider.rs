@@ -5,14 +5,13 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use domain::merchant::Secret;
-use domain::provider::{check_timeout, AcquirerProvider, Credentials, ProviderName, ProviderUrl};
+use domain::provider::{
+    check_timeout, AcquirerProvider, Credentials, ProtocolName, ProviderName, ProviderUrl,
+};
 
 use super::{bad, flag};
 use crate::crypto::{Place, Vault};
 use crate::schema::providers;
-
-/// The only provider kind stored: the sandbox is built in.
-const ACQUIRER: &str = "acquirer";
 
 /// The credential columns, as their places name them.
 pub(crate) const API_KEY: &str = "api_key";
@@ -67,7 +66,8 @@ impl<'a> ProviderChanges<'a> {
 #[diesel(table_name = providers)]
 pub(crate) struct NewProviderRow<'a> {
     name: &'a str,
-    kind: &'static str,
+    /// The protocol it speaks (fixed at creation).
+    kind: &'a str,
     #[diesel(embed)]
     record: ProviderChanges<'a>,
     created_at: i64,
@@ -81,7 +81,7 @@ impl<'a> NewProviderRow<'a> {
     ) -> anyhow::Result<Self> {
         Ok(Self {
             name: provider.name.as_str(),
-            kind: ACQUIRER,
+            kind: provider.protocol.as_str(),
             record: ProviderChanges::new(vault, provider, at)?,
             created_at: at.millis(),
         })
@@ -104,12 +104,7 @@ pub(crate) struct ProviderRow {
 impl ProviderRow {
     /// The provider, its credentials opened with `vault`.
     pub(crate) fn into_provider(self, vault: &Vault) -> anyhow::Result<AcquirerProvider> {
-        if self.kind != ACQUIRER {
-            return Err(bad(
-                "providers.kind",
-                format!("{:?}: unknown kind", self.kind),
-            ));
-        }
+        let protocol = ProtocolName::parse(&self.kind).map_err(|e| bad("providers.kind", e))?;
         let timeout = u64::try_from(self.timeout_ms)
             .map(Duration::from_millis)
             .map_err(|_| bad("providers.timeout_ms", self.timeout_ms))
@@ -122,6 +117,7 @@ impl ProviderRow {
         };
         Ok(AcquirerProvider {
             name: ProviderName::from_stored(self.name),
+            protocol,
             url: ProviderUrl::from_stored(self.url),
             credentials,
             timeout,

@@ -216,6 +216,7 @@ pub async fn insert_with_attempt(db: &Database, op: &Operation, attempt: &Attemp
 pub fn acquirer(name: &str, seed: &str) -> AcquirerProvider {
     AcquirerProvider {
         name: ProviderName::parse(name).expect("provider name"),
+        protocol: domain::provider::ProtocolName::from_stored("acquirer".into()),
         url: ProviderUrl::parse(&format!("https://{name}.example/api/"), false).expect("url"),
         credentials: Credentials::new(&format!("key-{seed}"), &format!("whsec-{seed}"))
             .expect("credentials"),

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use adapters_db::{Database, DbOptions};
 use domain::ports::{OperatorStore, ProviderDirectory, ProviderInsertError};
-use domain::provider::{AcquirerProvider, Credentials, ProviderUrl};
+use domain::provider::{AcquirerProvider, Credentials, ProtocolName, ProviderUrl};
 
 use crate::helpers::{acquirer, all_at_once, each_backend, now};
 
@@ -59,6 +59,31 @@ async fn providers_are_inserted_updated_and_listed_by_name() {
         let unknown = acquirer("bank-z", "z");
         assert!(!t.db.update_provider(&unknown, later).await.expect("update"));
         assert_eq!(t.rows("providers"), 2);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_provider_keeps_the_protocol_it_speaks() {
+    each_backend(|t| async move {
+        let other = AcquirerProvider {
+            protocol: ProtocolName::parse("other-api").expect("a protocol"),
+            ..acquirer("bank-o", "o")
+        };
+        t.db.insert_provider(&other, now()).await.expect("insert");
+        assert_eq!(t.db.list_providers().await.expect("list"), vec![other]);
+        assert_eq!(
+            t.rows_where("providers", "name = 'bank-o' AND kind = 'other-api'"),
+            1
+        );
+        // Only names of the pattern are stored, whatever writes them.
+        for bad in ["", "Upper", "1st", "a b", "far-too-long-a-protocol-name-for-it"] {
+            let sql = format!(
+                "INSERT INTO providers (name, kind, url, api_key, webhook_secret, timeout_ms, \
+                 created_at, updated_at) VALUES ('bank-x', '{bad}', 'http://x', 'k', 's', 5000, 0, 0)"
+            );
+            assert!(t.try_exec(&sql).is_err(), "{bad:?} stored");
+        }
     })
     .await;
 }

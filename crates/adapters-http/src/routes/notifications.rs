@@ -39,7 +39,7 @@ pub async fn receive(
     let gateway = state.gateway();
     let signature = req
         .headers()
-        .get(gateway.notification_signature_header())
+        .get(gateway.notification_signature_header(&provider))
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
     let notification = match gateway.read_notification(&provider, signature, &body) {

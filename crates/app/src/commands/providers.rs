@@ -4,12 +4,14 @@
 
 use std::io::Read;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+use adapters_acquirer::AcquirerClient;
 use domain::circuit::CircuitState;
 use domain::operator::{NewProvider, Operator, ProviderChanges, ProviderError};
 use domain::ports::{Clock, ProcessRegistry, ProcessReport};
-use domain::provider::{AcquirerProvider, Credentials, ProviderName, SANDBOX};
+use domain::provider::{AcquirerProvider, Credentials, ProtocolName, ProviderName, SANDBOX};
 use serde_json::{json, Value};
 
 use super::audit::Audit;
@@ -17,6 +19,7 @@ use super::{print_json, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
 use crate::cli::{CredentialArgs, ProviderAddArgs, ProviderCommand, ProviderUpdateArgs};
 use crate::config::parse_duration;
 use crate::processes::LIVE_WITHIN_SECONDS;
+use crate::protocols::Protocols;
 use crate::system::SystemClock;
 
 /// `gateway provider ...`; `processes` has the serving processes' circuits for `list`.
@@ -64,12 +67,16 @@ async fn add(
     audit: &Audit,
     args: ProviderAddArgs,
 ) -> anyhow::Result<ExitCode> {
-    if args.kind != "acquirer" {
+    let protocols = Protocols::new(Arc::new(AcquirerClient::new()));
+    if !protocols.speaks(&args.kind) {
         return Err(Usage::new(format!(
-            "--kind: {:?} is not a provider kind one can add (acquirer)",
-            args.kind
+            "--kind: {:?} is not a provider kind one can add ({})",
+            args.kind,
+            protocols.names().join(", ")
         )));
     }
+    let protocol =
+        ProtocolName::parse(&args.kind).map_err(|e| Usage::new(format!("--kind: {e}")))?;
     let timeout = timeout(&args.timeout)?;
     let Some(credentials) = credentials(&args.credentials)? else {
         return Err(Usage::new(
@@ -78,6 +85,7 @@ async fn add(
     };
     let new = NewProvider {
         name: args.name,
+        protocol,
         url: args.url,
         allow_insecure: args.allow_insecure,
         timeout,
@@ -325,7 +333,7 @@ fn state_details(state: CircuitState) -> (Option<u32>, Option<domain::Timestamp>
 
 fn provider_json(p: &AcquirerProvider) -> serde_json::Value {
     json!({
-        "name": p.name.as_str(), "kind": "acquirer", "url": p.url.as_str(),
+        "name": p.name.as_str(), "kind": p.protocol.as_str(), "url": p.url.as_str(),
         "timeoutSeconds": p.timeout.as_secs(), "allowInsecure": p.allow_insecure,
         "enabled": p.enabled,
     })

@@ -602,6 +602,7 @@ fn the_ledger_check_answers_the_stores_mismatches() {
 fn bank_record() -> AcquirerProvider {
     AcquirerProvider {
         name: ProviderName::parse("bank").unwrap(),
+        protocol: crate::provider::ProtocolName::from_stored("acquirer".into()),
         url: ProviderUrl::parse("https://acq.example", false).unwrap(),
         credentials: Credentials::new("key", "secret").unwrap(),
         timeout: std::time::Duration::from_secs(5),
@@ -613,6 +614,7 @@ fn bank_record() -> AcquirerProvider {
 fn new_provider(name: &str, url: &str) -> NewProvider {
     NewProvider {
         name: name.into(),
+        protocol: crate::provider::ProtocolName::from_stored("acquirer".into()),
         url: url.into(),
         allow_insecure: false,
         timeout: std::time::Duration::from_secs(5),

@@ -14,8 +14,8 @@ use crate::{OperationId, RefundId};
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait Acquirer: Send + Sync {
-    /// The request header an acquirer's notification carries its signature in.
-    fn notification_signature_header(&self) -> &'static str;
+    /// The request header `provider`'s notifications carry their signature in.
+    fn notification_signature_header(&self, provider: &AcquirerProvider) -> &'static str;
 
     /// Reads a notification `provider` sent: `BadSignature` unless `signature` (that
     /// header's value, empty when there is none) signs `body` with the provider's webhook

@@ -315,9 +315,9 @@ impl Gateway {
         Ok(self.ports.providers.acquirer(name).await?)
     }
 
-    /// The request header an acquirer's notification carries its signature in.
-    pub fn notification_signature_header(&self) -> &'static str {
-        self.ports.acquirer.notification_signature_header()
+    /// The request header `provider`'s notifications carry their signature in.
+    pub fn notification_signature_header(&self, provider: &AcquirerProvider) -> &'static str {
+        self.ports.acquirer.notification_signature_header(provider)
     }
 
     /// Authenticates and reads a notification `provider` sent, as its protocol's adapter

@@ -105,6 +105,7 @@ impl TestApp {
         if setup.other_provider {
             ops.add_provider(NewProvider {
                 name: OTHER_PROVIDER.into(),
+                protocol: domain::provider::ProtocolName::from_stored("acquirer".into()),
                 url: "http://127.0.0.1:9".into(),
                 allow_insecure: false,
                 timeout: std::time::Duration::from_secs(5),

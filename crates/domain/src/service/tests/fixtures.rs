@@ -467,6 +467,7 @@ pub fn acquirer(name: &str, timeout_secs: u64) -> crate::provider::AcquirerProvi
     use crate::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
     AcquirerProvider {
         name: ProviderName::parse(name).unwrap(),
+        protocol: crate::provider::ProtocolName::from_stored("acquirer".into()),
         url: ProviderUrl::parse("http://127.0.0.1:9100", false).unwrap(),
         credentials: Credentials {
             api_key: Secret::new("key"),
