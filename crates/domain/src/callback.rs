@@ -3,24 +3,50 @@
 //! format belongs to the callback adapter, through the `CallbackFormat` port.
 
 use crate::operation::{Decline, Operation};
+use crate::ports::CallbackFormat;
 use crate::refund::Refund;
 use crate::{
     Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, MerchantRefundId,
     OperationId, PaymentMethod, RefundId, Status, Timestamp, UserId,
 };
 
-/// A callback queued in the same unit of work as the final status it reports.
+/// A callback queued in the same unit of work as the final status it reports: one envelope
+/// for every kind of money movement, `D` being what it reports ([`CallbackData`] of an
+/// operation, [`RefundCallbackData`] of a refund). The outbox keys it by the refund when
+/// there is one, else by the operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueuedCallback {
+pub struct QueuedCallback<D = CallbackData> {
+    /// The operation, or the refunded deposit.
     pub operation_id: OperationId,
+    /// A refund's callback: the refund (kept in the outbox beside its deposit's callback).
+    pub refund_id: Option<RefundId>,
     pub merchant_id: MerchantId,
+    /// Whose secret signs it: the operation's direction, a deposit's for a refund.
     pub direction: Direction,
     pub url: HttpUrl,
     /// What the callback reports.
-    pub data: CallbackData,
+    pub data: D,
     /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
     pub body: String,
     pub queued_at: Timestamp,
+}
+
+/// What a callback can report: written to a body by the [`CallbackFormat`] port.
+pub trait Reported {
+    /// The exact body for this report.
+    fn body(&self, format: &dyn CallbackFormat) -> String;
+}
+
+impl Reported for CallbackData {
+    fn body(&self, format: &dyn CallbackFormat) -> String {
+        format.body(self)
+    }
+}
+
+impl Reported for RefundCallbackData {
+    fn body(&self, format: &dyn CallbackFormat) -> String {
+        format.refund_body(self)
+    }
 }
 
 /// What a callback reports of a final operation.
@@ -53,22 +79,6 @@ impl CallbackData {
             decline: op.decline().cloned(),
         }
     }
-}
-
-/// A refund's callback, queued in the same unit of work as the refund's final status. It is
-/// signed with the deposit secret, and kept in the outbox beside the deposit's own callback
-/// (the outbox is keyed by the operation and the refund).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefundCallback {
-    pub refund_id: RefundId,
-    /// The refunded deposit.
-    pub operation_id: OperationId,
-    pub merchant_id: MerchantId,
-    pub url: HttpUrl,
-    pub data: RefundCallbackData,
-    /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
-    pub body: String,
-    pub queued_at: Timestamp,
 }
 
 /// What a refund's callback reports.

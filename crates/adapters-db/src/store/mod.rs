@@ -8,9 +8,7 @@ mod page_reads;
 mod refunds;
 mod single;
 
-pub(crate) use money::{
-    apply_manual_entry, apply_move, ledger_sums, queue_callback, queue_refund_callback,
-};
+pub(crate) use money::{apply_manual_entry, apply_move, ledger_sums, queue_callback};
 
 use domain::ports::{InsertError, NewOperation};
 use domain::Status;

@@ -3,9 +3,8 @@
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Text};
-use domain::callback::{QueuedCallback, RefundCallback};
+use domain::callback::QueuedCallback;
 use domain::ledger::{BalanceMove, ManualNote};
-use domain::Direction;
 
 use crate::conn::DbConn;
 use crate::schema::ledger;
@@ -133,86 +132,38 @@ fn apply_to_balance<E>(
     Ok(())
 }
 
-/// A callback row about to be queued: an operation's own (keyed by the operation's id) or a
-/// refund's (keyed by the refund's id, beside its deposit's).
-struct Queued<'a> {
-    key: String,
-    operation_id: String,
-    refund_id: Option<String>,
-    merchant_id: &'a str,
-    direction: &'static str,
-    url: &'a str,
-    body: &'a str,
-    at: i64,
-}
-
-/// Writes `queued` to the outbox, pending and due at once, inside the caller's transaction.
-fn queue<E>(conn: &mut DbConn, queued: Queued<'_>) -> Result<(), TxError<E>> {
+/// Queues `callback` for delivery, pending and due at once, inside the caller's
+/// transaction: an operation's own keyed by the operation's id, a refund's by the refund's
+/// (beside its deposit's).
+pub(crate) fn queue_callback<D, E>(
+    conn: &mut DbConn,
+    callback: &QueuedCallback<D>,
+) -> Result<(), TxError<E>> {
     use crate::schema::callback_outbox::dsl::*;
+    let operation = callback.operation_id.to_string();
+    let refund = callback.refund_id.map(|refund| refund.to_string());
+    let at = callback.queued_at.millis();
     diesel::insert_into(callback_outbox)
         .values((
-            id.eq(&queued.key),
-            operation_id.eq(&queued.operation_id),
-            refund_id.eq(&queued.refund_id),
-            merchant_id.eq(queued.merchant_id),
-            direction.eq(queued.direction),
-            url.eq(queued.url),
-            body.eq(queued.body),
+            id.eq(refund.as_ref().unwrap_or(&operation)),
+            operation_id.eq(&operation),
+            refund_id.eq(&refund),
+            merchant_id.eq(callback.merchant_id.as_str()),
+            direction.eq(callback.direction.as_str()),
+            url.eq(callback.url.as_str()),
+            body.eq(&callback.body),
             state.eq("pending"),
             attempts.eq(0),
             failures_in_run.eq(0),
-            next_attempt_at.eq(Some(queued.at)),
+            next_attempt_at.eq(Some(at)),
             lease_owner.eq(None::<String>),
             lease_until.eq(None::<i64>),
             last_error.eq(None::<String>),
-            created_at.eq(queued.at),
-            updated_at.eq(queued.at),
+            created_at.eq(at),
+            updated_at.eq(at),
         ))
         .execute(conn)?;
     Ok(())
-}
-
-/// Queues an operation's callback for delivery, due at once, inside the caller's transaction.
-pub(crate) fn queue_callback<E>(
-    conn: &mut DbConn,
-    callback: &QueuedCallback,
-) -> Result<(), TxError<E>> {
-    let key = callback.operation_id.to_string();
-    queue(
-        conn,
-        Queued {
-            operation_id: key.clone(),
-            key,
-            refund_id: None,
-            merchant_id: callback.merchant_id.as_str(),
-            direction: callback.direction.as_str(),
-            url: callback.url.as_str(),
-            body: &callback.body,
-            at: callback.queued_at.millis(),
-        },
-    )
-}
-
-/// Queues a refund's callback beside its deposit's, due at once, inside the caller's
-/// transaction. It goes out as the deposit's direction (signed with the deposit secret).
-pub(crate) fn queue_refund_callback<E>(
-    conn: &mut DbConn,
-    callback: &RefundCallback,
-) -> Result<(), TxError<E>> {
-    let key = callback.refund_id.to_string();
-    queue(
-        conn,
-        Queued {
-            refund_id: Some(key.clone()),
-            key,
-            operation_id: callback.operation_id.to_string(),
-            merchant_id: callback.merchant_id.as_str(),
-            direction: Direction::Deposit.as_str(),
-            url: callback.url.as_str(),
-            body: &callback.body,
-            at: callback.queued_at.millis(),
-        },
-    )
 }
 
 /// One merchant and currency: its balance row (zeros if none) and the sums of its ledger.

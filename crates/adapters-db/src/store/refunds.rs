@@ -14,7 +14,7 @@ use domain::signature::Fingerprint;
 use domain::{Direction, MerchantId, MerchantRefundId, OperationId, RefundId, Status, Timestamp};
 
 use super::PROCESSING;
-use super::{apply_move, queue_refund_callback};
+use super::{apply_move, queue_callback};
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::journal::{write_events, NewEvent};
@@ -220,7 +220,7 @@ impl RefundStore for Database {
             }
             write_events(conn, std::slice::from_ref(&event))?;
             if let Some(callback) = &completion.callback {
-                queue_refund_callback(conn, callback)?;
+                queue_callback(conn, callback)?;
             }
             // Balance updates last: they hold the balance row's lock until the commit.
             for mv in &completion.moves {

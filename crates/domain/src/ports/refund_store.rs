@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::callback::RefundCallback;
+use crate::callback::{QueuedCallback, RefundCallbackData};
 use crate::ledger::BalanceMove;
 use crate::refund::Refund;
 use crate::signature::Fingerprint;
@@ -47,7 +47,7 @@ pub struct RefundCompletion {
     /// The refund after the change; stored only if it is still processing in storage.
     pub refund: Refund,
     pub moves: Vec<BalanceMove>,
-    pub callback: Option<RefundCallback>,
+    pub callback: Option<QueuedCallback<RefundCallbackData>>,
 }
 
 /// Refunds: their records, holds and final statuses, beside the operations they refund.

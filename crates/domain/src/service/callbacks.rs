@@ -1,46 +1,59 @@
 //! Which callback a final operation or refund queues, written in the same unit of work as
-//! its final status. The body's wire format is the [`CallbackFormat`] port's.
+//! its final status: one envelope ([`QueuedCallback`]) whatever moved. The body's wire
+//! format is the [`CallbackFormat`] port's.
 
-use crate::callback::{CallbackData, QueuedCallback, RefundCallback, RefundCallbackData};
+use crate::callback::{CallbackData, QueuedCallback, RefundCallbackData, Reported};
 use crate::operation::Operation;
 use crate::ports::CallbackFormat;
 use crate::refund::Refund;
+use crate::Direction;
 
 /// The callback for `done`, if it is final and has a `callbackUrl`.
 pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<QueuedCallback> {
     if !done.status().is_final() {
         return None;
     }
-    let url = done.urls().callback.clone()?;
-    let data = CallbackData::of(done);
-    let body = format.body(&data);
-    Some(QueuedCallback {
+    let envelope = QueuedCallback {
         operation_id: done.id(),
+        refund_id: None,
         merchant_id: done.merchant_id().clone(),
         direction: done.direction(),
-        url,
-        data,
-        body,
+        url: done.urls().callback.clone()?,
+        data: CallbackData::of(done),
+        body: String::new(),
         queued_at: done.updated_at(),
-    })
+    };
+    Some(written(envelope, format))
 }
 
 /// The callback for `done`, a refund, if it is final and has a callback URL (its own, or
-/// else the deposit's, already filled in when the refund was made).
-pub fn refund_callback_for(done: &Refund, format: &dyn CallbackFormat) -> Option<RefundCallback> {
+/// else the deposit's, already filled in when the refund was made). It is signed as its
+/// deposit's.
+pub fn refund_callback_for(
+    done: &Refund,
+    format: &dyn CallbackFormat,
+) -> Option<QueuedCallback<RefundCallbackData>> {
     if !done.status().is_final() {
         return None;
     }
-    let url = done.callback_url.clone()?;
-    let data = RefundCallbackData::of(done);
-    let body = format.refund_body(&data);
-    Some(RefundCallback {
-        refund_id: done.id,
+    let envelope = QueuedCallback {
         operation_id: done.operation_id,
+        refund_id: Some(done.id),
         merchant_id: done.merchant_id.clone(),
-        url,
-        data,
-        body,
+        direction: Direction::Deposit,
+        url: done.callback_url.clone()?,
+        data: RefundCallbackData::of(done),
+        body: String::new(),
         queued_at: done.updated_at,
-    })
+    };
+    Some(written(envelope, format))
+}
+
+/// `envelope` with its body written from its data.
+fn written<D: Reported>(
+    mut envelope: QueuedCallback<D>,
+    format: &dyn CallbackFormat,
+) -> QueuedCallback<D> {
+    envelope.body = envelope.data.body(format);
+    envelope
 }

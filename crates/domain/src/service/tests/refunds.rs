@@ -251,7 +251,7 @@ fn a_sandbox_refund_settles_with_its_moves_and_callback() {
         let callback = completion.callback.unwrap();
         assert_eq!(
             (callback.refund_id, callback.operation_id),
-            (refund_id(1), id(1))
+            (Some(refund_id(1)), id(1))
         );
         assert_eq!(callback.data.status, status);
         assert_eq!(callback.url.as_str(), CALLBACK_URL);
