@@ -28,9 +28,7 @@ use crate::helpers::{
     finish_refund, first_attempt, funded_merchant, gateway, insert_plain, insert_with_attempt,
     merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
 };
-use crate::migrations::{
-    recorded_in, revert_through_async, reverts_through, Recorded, CONSOLE, SECRETS,
-};
+use crate::migrations::{assert_reverts_through, recorded_in, Recorded, CONSOLE, SECRETS};
 
 fn account(name: &str, role: Role, enabled: bool) -> ConsoleAccount {
     ConsoleAccount {
@@ -1635,10 +1633,7 @@ fn gone(t: &TestDb) -> bool {
 async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_operations() {
     each_backend(|t| async move {
         // On a database with nothing in it.
-        assert_eq!(
-            revert_through_async(&t.url, CONSOLE).await,
-            reverts_through(CONSOLE)
-        );
+        assert_reverts_through(&t.url, CONSOLE).await;
         assert!(gone(&t));
         assert_eq!(recorded_in(&t), Recorded::through(SECRETS));
         t.db.migrate().expect("upgrade");
@@ -1675,10 +1670,7 @@ async fn the_console_migration_reverts_and_its_counters_are_rebuilt_from_the_ope
         let expected = figures_of_operations(db, &ids).await;
         assert_eq!(all_counts(db).await, expected);
 
-        assert_eq!(
-            revert_through_async(&t.url, CONSOLE).await,
-            reverts_through(CONSOLE)
-        );
+        assert_reverts_through(&t.url, CONSOLE).await;
         assert!(gone(&t));
         assert_eq!(t.rows("operations"), ids.len() as i64);
         t.assert_ledger_verifies().await;

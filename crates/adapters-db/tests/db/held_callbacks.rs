@@ -12,17 +12,9 @@ use domain::{OperationId, Timestamp};
 
 use crate::helpers::{all_at_once, each_backend, merchant, queue_callbacks, TestDb};
 use crate::migrations::{
-    recorded_in, revert_newest, revert_through_async, reverts_through, Recorded,
+    recorded_in, revert_newest_async, revert_through_async, reverts_through, Recorded,
     DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
 };
-
-/// Reverts the newest migration of the database at `url` on a blocking thread.
-async fn revert(url: &str) -> Result<String, String> {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || revert_newest(&url))
-        .await
-        .expect("revert")
-}
 
 /// A merchant with `n` callbacks due at `at`, claimed by `owner`, then disabled: the
 /// merchant and the claimed callbacks (in claim order).
@@ -304,7 +296,9 @@ async fn the_held_callbacks_migration_reverts_only_with_nothing_held() {
 
         let later = revert_through_async(&t.url, DISCREPANCY_RESOLUTION).await;
         assert_eq!(later, reverts_through(DISCREPANCY_RESOLUTION));
-        let refused = revert(&t.url).await.expect_err("a callback is held");
+        let refused = revert_newest_async(&t.url)
+            .await
+            .expect_err("a callback is held");
         assert!(
             refused.contains("no_held_callbacks") || refused.contains("callbacks are held"),
             "{refused}"
@@ -319,7 +313,10 @@ async fn the_held_callbacks_migration_reverts_only_with_nothing_held() {
             t.db.enable_merchant(&shop.id, at).await.expect("enable"),
             Some(1)
         );
-        assert_eq!(revert(&t.url).await, Ok(HELD_CALLBACKS.to_string()));
+        assert_eq!(
+            revert_newest_async(&t.url).await,
+            Ok(HELD_CALLBACKS.to_string())
+        );
         assert_eq!(recorded_in(&t), Recorded::before(HELD_CALLBACKS));
         // Every row and attempt kept; `held` refused again; the earlier indexes back.
         assert_eq!(t.rows_where("callback_outbox", "state = 'pending'"), 2);

@@ -170,6 +170,24 @@ pub async fn revert_through_async(url: &str, version: &str) -> Vec<Result<String
         .expect("revert")
 }
 
+/// [`revert_newest`] on a blocking thread.
+pub async fn revert_newest_async(url: &str) -> Result<String, String> {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || revert_newest(&url))
+        .await
+        .expect("revert")
+}
+
+/// Reverts `version` and every later migration of the database at `url`, and checks that
+/// each one reverted, newest first.
+pub async fn assert_reverts_through(url: &str, version: &str) {
+    assert_eq!(
+        revert_through_async(url, version).await,
+        reverts_through(version),
+        "reverting through {version}"
+    );
+}
+
 /// What diesel's table records: how many versions in all, whether the first version's
 /// newest one is recorded, and for each of [`later_versions`] whether it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,25 +8,13 @@ use domain::{OperationId, Timestamp};
 
 use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
 use crate::migrations::{
-    recorded_in, revert_newest, revert_through_async, reverts_through, Recorded, PROCESSES,
-    REFUNDS, SECRETS,
+    assert_reverts_through, recorded_in, revert_newest_async, Recorded, PROCESSES, REFUNDS, SECRETS,
 };
-
-/// Reverts the newest migration of the database at `url` on a blocking thread.
-async fn revert(url: &str) -> Result<String, String> {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || revert_newest(&url))
-        .await
-        .expect("revert")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
     each_backend(|t| async move {
-        assert_eq!(
-            revert_through_async(&t.url, REFUNDS).await,
-            reverts_through(REFUNDS)
-        );
+        assert_reverts_through(&t.url, REFUNDS).await;
         // Rows as the version before refunds wrote them: an approved deposit, its credit and
         // its callback, given up after one attempt.
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
@@ -116,10 +104,7 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         .expect("claim");
 
         // Without refunds it reverts: the outbox keyed by operation again, its rows kept.
-        assert_eq!(
-            revert_through_async(&t.url, REFUNDS).await,
-            reverts_through(REFUNDS)
-        );
+        assert_reverts_through(&t.url, REFUNDS).await;
         assert_eq!(recorded_in(&t), Recorded::through(PROCESSES));
         assert!(t.try_exec("SELECT id FROM refunds").is_err());
         assert!(t.try_exec("SELECT refund_id FROM ledger").is_err());
@@ -142,11 +127,10 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
         // With a refund recorded, the revert is refused and changes nothing.
         let deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let refund = refunded(&t.db, &deposit, 10_00).await;
-        assert_eq!(
-            revert_through_async(&t.url, SECRETS).await,
-            reverts_through(SECRETS)
-        );
-        let refused = revert(&t.url).await.expect_err("refunds are recorded");
+        assert_reverts_through(&t.url, SECRETS).await;
+        let refused = revert_newest_async(&t.url)
+            .await
+            .expect_err("refunds are recorded");
         assert!(
             refused.contains("no_refunds_recorded") || refused.contains("refunds are recorded"),
             "{refused}"

@@ -13,25 +13,13 @@ use crate::helpers::{
     rotate_now,
 };
 use crate::migrations::{
-    recorded_in, revert_newest, revert_through_async, reverts_through, Recorded, CONSOLE, REFUNDS,
-    SECRETS,
+    assert_reverts_through, recorded_in, revert_newest_async, Recorded, CONSOLE, REFUNDS, SECRETS,
 };
-
-/// Reverts the newest migration of the database at `url` on a blocking thread.
-async fn revert(url: &str) -> Result<String, String> {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || revert_newest(&url))
-        .await
-        .expect("revert")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
     each_backend(|t| async move {
-        assert_eq!(
-            revert_through_async(&t.url, SECRETS).await,
-            reverts_through(SECRETS)
-        );
+        assert_reverts_through(&t.url, SECRETS).await;
         // Rows as the version before wrote them: a merchant with its two secrets, a deposit
         // and a refund of it, each with a fingerprint made with the deposit secret.
         let (deposit_secret, withdrawal_secret) = ("d".repeat(64), "w".repeat(64));
@@ -127,10 +115,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
         let op_columns = "SELECT fingerprint_key FROM operations";
 
         // One clear secret per direction: the old columns come back with them.
-        assert_eq!(
-            revert_through_async(&t.url, SECRETS).await,
-            reverts_through(SECRETS)
-        );
+        assert_reverts_through(&t.url, SECRETS).await;
         assert_eq!(recorded_in(&t), Recorded::through(REFUNDS));
         let restored = format!(
             "id = '{}' AND deposit_secret = '{}' AND withdrawal_secret = '{}'",
@@ -158,11 +143,8 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             .insert_provider(&acquirer("bank-a", "a"), now())
             .await
             .expect("insert");
-        assert_eq!(
-            revert_through_async(&t.url, CONSOLE).await,
-            reverts_through(CONSOLE)
-        );
-        let refused = revert(&t.url).await.expect_err("encrypted");
+        assert_reverts_through(&t.url, CONSOLE).await;
+        let refused = revert_newest_async(&t.url).await.expect_err("encrypted");
         assert!(
             refused.contains("no_encrypted_secrets") || refused.contains("secrets are encrypted"),
             "{refused}"
@@ -177,7 +159,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
 
         // So is a rotated one.
         rotate_now(&t.db, &shop, Direction::Withdrawal).await;
-        let refused = revert(&t.url).await.expect_err("rotated");
+        let refused = revert_newest_async(&t.url).await.expect_err("rotated");
         assert!(
             refused.contains("one_secret_per_direction")
                 || refused.contains("more than one secret"),
@@ -202,10 +184,7 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upgraded_database_is_encrypted_without_a_clear_copy_of_the_old_columns() {
     each_backend(|t| async move {
-        assert_eq!(
-            revert_through_async(&t.url, SECRETS).await,
-            reverts_through(SECRETS)
-        );
+        assert_reverts_through(&t.url, SECRETS).await;
         let (deposit, withdrawal) = (random_secret(), random_secret());
         let secrets = [
             deposit.expose().to_string(),

@@ -3,9 +3,8 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::signature::Binding;
-use tracing::Instrument;
 
-use super::{path_id, read_answer, signed_object, Kind};
+use super::{detached, path_id, read_answer, signed_object, Kind};
 use crate::dto::refund;
 use crate::errors::ApiError;
 use crate::state::HttpState;
@@ -23,11 +22,9 @@ pub async fn cancel<K: Kind>(
     let id = path_id(&req)?;
     let gateway = state.gateway().clone();
     // An acquirer's cancel is applied even if the client goes away meanwhile.
-    let canceling = actix_web::rt::spawn(
-        async move { gateway.cancel(&merchant, K::DIRECTION, id).await }.in_current_span(),
-    );
-    let operation = canceling.await.map_err(|failed| {
-        ApiError::Internal(anyhow::anyhow!("the cancel task failed: {failed}"))
-    })??;
+    let operation = detached("cancel", async move {
+        gateway.cancel(&merchant, K::DIRECTION, id).await
+    })
+    .await?;
     read_answer(state.gateway(), &operation).await
 }

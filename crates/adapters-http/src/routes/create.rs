@@ -4,9 +4,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::service::Created;
 use domain::signature::Binding;
 use domain::Direction;
-use tracing::Instrument;
 
-use super::{ok, read_answer, Kind};
+use super::{detached, ok, read_answer, Kind};
 use crate::auth::authenticate;
 use crate::body::json_bytes;
 use crate::dto::{create, view::OperationView};
@@ -36,31 +35,25 @@ async fn create_operation(
     let object = parse_object(&body)?;
     let gateway = state.gateway().clone();
     let signed = canonical(&object);
-    // The creation runs as its own task: if the client goes away, actix drops this handler,
-    // but a creation that has committed its operation still calls its providers, records
-    // their answers and reports to their circuits. Boxed, so spawning it moves a pointer
-    // rather than the creation's whole state machine (several kB, copied at each move).
-    let creation = match direction {
+    // The creation runs as its own task: a creation that has committed its operation still
+    // calls its providers, records their answers and reports to their circuits if the client
+    // goes away (its state machine is several kB: boxed, it is not copied at each move).
+    let created = match direction {
         Direction::Deposit => {
             let request = create::deposit(&object)?;
-            actix_web::rt::spawn(
-                Box::pin(async move { gateway.create_deposit(&merchant, request, &signed).await })
-                    .in_current_span(),
-            )
+            detached("creation", async move {
+                gateway.create_deposit(&merchant, request, &signed).await
+            })
+            .await?
         }
         Direction::Withdrawal => {
             let request = create::withdrawal(&object)?;
-            actix_web::rt::spawn(
-                Box::pin(
-                    async move { gateway.create_withdrawal(&merchant, request, &signed).await },
-                )
-                .in_current_span(),
-            )
+            detached("creation", async move {
+                gateway.create_withdrawal(&merchant, request, &signed).await
+            })
+            .await?
         }
     };
-    let created = creation.await.map_err(|failed| {
-        ApiError::Internal(anyhow::anyhow!("the creation task failed: {failed}"))
-    })??;
     answer(state, &created).await
 }
 

@@ -12,6 +12,8 @@ mod read;
 mod refunds;
 mod steps;
 
+use std::future::Future;
+
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::merchant::Merchant;
 use domain::operation::Operation;
@@ -20,6 +22,7 @@ use domain::signature::Binding;
 use domain::{Direction, OperationId};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::auth::authenticate;
 use crate::body::json_bytes;
@@ -121,6 +124,26 @@ async fn signed_object(
     let body = json_bytes(req, payload).await?;
     let merchant = authenticate(state, req, direction, &body, binding).await?;
     Ok((merchant, parse_object(&body)?))
+}
+
+/// Runs a use case that may move money (`what`, for the log) as a task of its own and waits
+/// for it: if the client goes away, actix drops the handler, but a use case that has
+/// committed goes on calling its provider and recording the answer. Boxed, so spawning it
+/// moves a pointer rather than the use case's whole state machine.
+async fn detached<T, E>(
+    what: &'static str,
+    work: impl Future<Output = Result<T, E>> + 'static,
+) -> Result<T, ApiError>
+where
+    T: 'static,
+    E: 'static,
+    ApiError: From<E>,
+{
+    let task = actix_web::rt::spawn(Box::pin(work).in_current_span());
+    let done = task.await.map_err(|failed| {
+        ApiError::Internal(anyhow::anyhow!("the {what} task failed: {failed}"))
+    })?;
+    Ok(done?)
 }
 
 /// The `{id}` of the path; a malformed one names no operation.

@@ -4,9 +4,8 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::signature::Binding;
 use domain::{Direction, RefundId};
-use tracing::Instrument;
 
-use super::{ok, path_id, signed_object};
+use super::{detached, ok, path_id, signed_object};
 use crate::auth::authenticate;
 use crate::dto::refund::{self, RefundView};
 use crate::errors::ApiError;
@@ -28,12 +27,10 @@ pub async fn create(
     let gateway = state.gateway().clone();
     // As a creation: once the refund is committed, its provider call and the recording of
     // its answer go on even if the client goes away.
-    let refunding = actix_web::rt::spawn(
-        async move { gateway.refund(&merchant, deposit, request, &signed).await }.in_current_span(),
-    );
-    let created = refunding.await.map_err(|failed| {
-        ApiError::Internal(anyhow::anyhow!("the refund task failed: {failed}"))
-    })??;
+    let created = detached("refund", async move {
+        gateway.refund(&merchant, deposit, request, &signed).await
+    })
+    .await?;
     Ok(ok(RefundView::new(&created.refund)))
 }
 

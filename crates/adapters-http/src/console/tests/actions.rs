@@ -1,21 +1,13 @@
 //! The console's actions: who may do them, what they call, what they audit.
 
 use actix_web::http::header;
-use domain::console::{AuditEntry, Role};
+use domain::console::Role;
 use domain::ledger::{Balance, EntryKind, ManualEntry};
 use domain::ports::{ManualMoveError, MockHostedCheckout, RetryOutcome};
 use domain::{Currency, Status};
 
 use super::*;
 use crate::test_support::{deposit, merchant, op_id, MERCHANT};
-
-/// An audit entry by alice with this action and target.
-fn audited(entry: &AuditEntry, action: &str, target: &str) -> bool {
-    entry.actor.as_str() == "operator:alice"
-        && entry.action == action
-        && entry.target == target
-        && entry.at == now()
-}
 
 #[actix_web::test]
 async fn a_viewer_cannot_credit_a_balance() {
@@ -69,18 +61,13 @@ async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audi
                 resolved: vec![],
             })
         });
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
+    fixture.audits_once(|entry| {
             audited(entry, "balance.credit", MERCHANT)
                 && entry.before.as_deref()
                     == Some(r#"{"available":"1000.00","currency":"RUB","held":"3.00"}"#)
                 && entry.after.as_deref()
                     == Some(r#"{"amount":"125.50","available":"1125.50","currency":"RUB","held":"3.00","ledgerEntry":41,"reason":"goodwill for order 7"}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+        });
     let app = fixture.app().await;
     let form = [
         ("kind", "credit"),
@@ -88,12 +75,12 @@ async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audi
         ("currency", "RUB"),
         ("reason", "  goodwill for order 7 "),
     ];
-    let (status, headers, body) = call(&app, post("/admin/merchants/m-1/balance", &form)).await;
-    assert_eq!(status, 303, "{body}");
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin/merchants?done=balance_changed"
-    );
+    assert_redirects(
+        &app,
+        post("/admin/merchants/m-1/balance", &form),
+        "/admin/merchants?done=balance_changed",
+    )
+    .await;
 }
 
 #[actix_web::test]
@@ -193,23 +180,18 @@ async fn disabling_a_merchant_is_audited_with_before_and_after() {
         .withf(|id| id.as_str() == MERCHANT)
         .times(1)
         .returning(|_| Ok(true));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            audited(entry, "merchant.disable", MERCHANT)
-                && entry.before.as_deref() == Some(r#"{"enabled":true}"#)
-                && entry.after.as_deref() == Some(r#"{"enabled":false}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        audited(entry, "merchant.disable", MERCHANT)
+            && entry.before.as_deref() == Some(r#"{"enabled":true}"#)
+            && entry.after.as_deref() == Some(r#"{"enabled":false}"#)
+    });
     let app = fixture.app().await;
-    let (status, headers, _) = call(&app, post("/admin/merchants/m-1/disable", &[])).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin/merchants?done=merchant_disabled"
-    );
+    assert_redirects(
+        &app,
+        post("/admin/merchants/m-1/disable", &[]),
+        "/admin/merchants?done=merchant_disabled",
+    )
+    .await;
 }
 
 #[actix_web::test]
@@ -221,16 +203,11 @@ async fn an_operator_retries_a_failed_callback_and_it_is_audited() {
         .withf(|id, at| *id == op_id().as_uuid() && *at == now())
         .times(1)
         .returning(|_, _| Ok(RetryOutcome::Queued));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            audited(entry, "callback.retry", &op_id().to_string())
-                && entry.before.as_deref() == Some(r#"{"state":"failed"}"#)
-                && entry.after.as_deref() == Some(r#"{"state":"pending"}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        audited(entry, "callback.retry", &op_id().to_string())
+            && entry.before.as_deref() == Some(r#"{"state":"failed"}"#)
+            && entry.after.as_deref() == Some(r#"{"state":"pending"}"#)
+    });
     let app = fixture.app().await;
     let path = format!("/admin/operations/{}/callback-retry", op_id());
     let (status, headers, _) = call(&app, post(&path, &[])).await;
@@ -303,22 +280,17 @@ async fn verify_now_records_the_check_with_the_operator_and_audits_it() {
         })
         .times(1)
         .returning(|_| Ok(()));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            audited(entry, "ledger.verify", "ledger")
-                && entry.after.as_deref() == Some(r#"{"mismatches":0}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        audited(entry, "ledger.verify", "ledger")
+            && entry.after.as_deref() == Some(r#"{"mismatches":0}"#)
+    });
     let app = fixture.app().await;
-    let (status, headers, _) = call(&app, post("/admin/ledger/verify", &[])).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin?done=ledger_holds"
-    );
+    assert_redirects(
+        &app,
+        post("/admin/ledger/verify", &[]),
+        "/admin?done=ledger_holds",
+    )
+    .await;
 }
 
 #[actix_web::test]
@@ -339,16 +311,11 @@ async fn the_sandboxs_complete_approves_a_processing_sandbox_operation_and_is_au
         .withf(|completion| completion.operation.status() == Status::Approved)
         .times(1)
         .returning(|_| Ok(()));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            audited(entry, "sandbox.complete", &op_id().to_string())
-                && entry.before.as_deref() == Some(r#"{"status":3}"#)
-                && entry.after.as_deref() == Some(r#"{"status":1}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        audited(entry, "sandbox.complete", &op_id().to_string())
+            && entry.before.as_deref() == Some(r#"{"status":3}"#)
+            && entry.after.as_deref() == Some(r#"{"status":1}"#)
+    });
     let app = fixture.app().await;
     let path = format!("/admin/operations/{}/complete", op_id());
     let (status, headers, body) = call(&app, post(&path, &[("outcome", "approve")])).await;
@@ -408,16 +375,11 @@ async fn route_priority_is_admin_only_and_audited() {
         .withf(|id, priority| *id == 2 && *priority == 250)
         .times(1)
         .returning(|_, _| Ok(true));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            audited(entry, "route.set_priority", "2")
-                && entry.before.as_deref() == Some(r#"{"priority":100}"#)
-                && entry.after.as_deref() == Some(r#"{"priority":250}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        audited(entry, "route.set_priority", "2")
+            && entry.before.as_deref() == Some(r#"{"priority":100}"#)
+            && entry.after.as_deref() == Some(r#"{"priority":250}"#)
+    });
     let app = fixture.app().await;
     let (status, _, body) = call(
         &app,

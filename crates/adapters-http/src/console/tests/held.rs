@@ -85,22 +85,17 @@ async fn enabling_a_merchant_is_audited_with_the_held_callbacks_it_released() {
         .withf(|id, at| id.as_str() == MERCHANT && *at == now())
         .times(1)
         .returning(|_, _| Ok(Some(2)));
-    fixture
-        .console
-        .expect_audit()
-        .withf(|entry| {
-            entry.action == "merchant.enable"
-                && entry.target == MERCHANT
-                && entry.before.as_deref() == Some(r#"{"enabled":false}"#)
-                && entry.after.as_deref() == Some(r#"{"enabled":true,"heldCallbacksReleased":2}"#)
-        })
-        .times(1)
-        .returning(|_| Ok(()));
+    fixture.audits_once(|entry| {
+        entry.action == "merchant.enable"
+            && entry.target == MERCHANT
+            && entry.before.as_deref() == Some(r#"{"enabled":false}"#)
+            && entry.after.as_deref() == Some(r#"{"enabled":true,"heldCallbacksReleased":2}"#)
+    });
     let app = fixture.app().await;
-    let (status, headers, _) = call(&app, post("/admin/merchants/m-1/enable", &[])).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin/merchants?done=merchant_enabled"
-    );
+    assert_redirects(
+        &app,
+        post("/admin/merchants/m-1/enable", &[]),
+        "/admin/merchants?done=merchant_enabled",
+    )
+    .await;
 }

@@ -17,7 +17,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::test::{self, TestRequest};
 use actix_web::web;
-use domain::console::{Role, Session};
+use domain::console::{AuditEntry, Role, Session};
 use domain::operator::Operator;
 use domain::ports::{
     MockCallbackOutbox, MockClock, MockConsoleStore, MockHostedCheckout, MockIdGenerator,
@@ -121,6 +121,15 @@ impl Fixture {
         (ConsoleState::new(ports, self.zone), gateway)
     }
 
+    /// Expects exactly one audit entry, one for which `check` holds.
+    pub fn audits_once(&mut self, check: impl Fn(&AuditEntry) -> bool + Send + 'static) {
+        self.console
+            .expect_audit()
+            .withf(check)
+            .times(1)
+            .returning(|_| Ok(()));
+    }
+
     /// The whole app (the API's edge and routes) with the console mounted as `extra`.
     pub async fn app(
         self,
@@ -167,6 +176,25 @@ where
         headers,
         String::from_utf8_lossy(&bytes).into_owned(),
     )
+}
+
+/// Sends `req` and checks it is answered 303 to `location`.
+pub(super) async fn assert_redirects<S, B>(app: &S, req: TestRequest, location: &str)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, headers, body) = call(app, req).await;
+    assert_eq!(status, 303, "{body}");
+    assert_eq!(header_of(&headers, header::LOCATION), location);
+}
+
+/// An audit entry by alice with this action and target.
+pub(super) fn audited(entry: &AuditEntry, action: &str, target: &str) -> bool {
+    entry.actor.as_str() == "operator:alice"
+        && entry.action == action
+        && entry.target == target
+        && entry.at == now()
 }
 
 /// A header's value as text ("" if absent).

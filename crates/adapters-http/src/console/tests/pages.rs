@@ -474,9 +474,12 @@ async fn on_its_own_listener_the_console_sends_the_root_to_the_overview() {
         "text/html; charset=utf-8"
     );
     assert!(body.contains("Not found"));
-    let (status, headers, _) = call(&app, actix_web::test::TestRequest::get().uri("/admin")).await;
-    assert_eq!(status, 303);
-    assert_eq!(header_of(&headers, header::LOCATION), "/admin/login");
+    assert_redirects(
+        &app,
+        actix_web::test::TestRequest::get().uri("/admin"),
+        "/admin/login",
+    )
+    .await;
 }
 
 /// `n` audit records numbered down from `newest`.

@@ -527,7 +527,5 @@ async fn a_form_touches_its_session_only_once_its_token_matched() {
 #[actix_web::test]
 async fn the_sign_in_page_sends_a_signed_in_operator_on_to_the_overview() {
     let app = Fixture::new().signed_in(Role::Viewer).app().await;
-    let (status, headers, _) = call(&app, get("/admin/login")).await;
-    assert_eq!(status, 303);
-    assert_eq!(header_of(&headers, header::LOCATION), "/admin");
+    assert_redirects(&app, get("/admin/login"), "/admin").await;
 }
