@@ -261,19 +261,22 @@ impl AcquirerClient {
                 acquirer.id = %answered.id(),
                 status = answered.status_word(),
                 failure_code = answered.failure_code(),
-                "acquirer answered the call"
+                "{}",
+                T::ANSWERED
             ),
             CallResult::Unavailable(reason) => tracing::warn!(
                 duration_ms,
                 object,
                 reason = %reason,
-                "acquirer unavailable: nothing was created"
+                "{}",
+                T::NOTHING_DONE
             ),
             CallResult::Unknown(reason) => tracing::warn!(
                 duration_ms,
                 object,
                 reason = %reason,
-                "call outcome unknown: left to reads"
+                "{}",
+                T::UNKNOWN
             ),
         }
     }

@@ -15,6 +15,11 @@ pub(crate) trait Object: Sized {
     type Order;
     /// The object's name in logs.
     const NAME: &'static str;
+    /// The log messages of a creating call: answered, definite failure, unknown outcome
+    /// (operators search for them: docs/operations.md).
+    const ANSWERED: &'static str;
+    const NOTHING_DONE: &'static str;
+    const UNKNOWN: &'static str;
 
     /// Reads an answer body; `None` if it is not such an object.
     fn parse(body: &[u8]) -> Option<(Self::Answer, Self)>;
@@ -34,6 +39,9 @@ impl Object for AcquirerPayment {
     type Answer = PaymentAnswer;
     type Order = PaymentOrder;
     const NAME: &'static str = "payment";
+    const ANSWERED: &'static str = "acquirer answered the creation";
+    const NOTHING_DONE: &'static str = "acquirer unavailable: nothing was created";
+    const UNKNOWN: &'static str = "creation outcome unknown: left to reads";
 
     fn parse(body: &[u8]) -> Option<(PaymentAnswer, Self)> {
         PaymentAnswer::parse(body)
@@ -60,7 +68,7 @@ impl Object for AcquirerPayment {
     }
 
     fn failure_code(&self) -> Option<&str> {
-        self.failure_code()
+        Failure::code_of(self.failure.as_ref())
     }
 }
 
@@ -68,6 +76,9 @@ impl Object for AcquirerRefund {
     type Answer = RefundAnswer;
     type Order = RefundOrder;
     const NAME: &'static str = "refund";
+    const ANSWERED: &'static str = "acquirer answered the refund";
+    const NOTHING_DONE: &'static str = "acquirer unavailable: no refund was made";
+    const UNKNOWN: &'static str = "refund outcome unknown: left to reads";
 
     fn parse(body: &[u8]) -> Option<(RefundAnswer, Self)> {
         RefundAnswer::parse(body)

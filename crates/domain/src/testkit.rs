@@ -140,7 +140,6 @@ impl IdGenerator for SequentialIds {
     }
 }
 
-/// The refund id numbered `n` (above every operation id a test uses, so never one of them).
 /// A failure for `reason` with the code the Acquirer API gives it (`declined` for `Other`).
 pub fn failure(reason: FailureReason) -> Failure {
     let code = match reason {
@@ -156,6 +155,7 @@ pub fn failure(reason: FailureReason) -> Failure {
     Failure::new(reason, code)
 }
 
+/// The refund id numbered `n` (above every operation id a test uses, so never one of them).
 pub fn refund_id(n: u128) -> RefundId {
     RefundId::from_uuid(uuid::Uuid::from_u128((1 << 64) + n))
 }

@@ -213,7 +213,7 @@ fn print_providers(providers: &[AcquirerProvider]) {
             "{:<33} {:<9} {:<8} {:<8} {}",
             // As a `str`: the name's own Display ignores the width.
             p.name.as_str(),
-            "acquirer",
+            p.protocol.as_str(),
             format!("{}s", p.timeout.as_secs()),
             p.enabled,
             p.url.as_str()
