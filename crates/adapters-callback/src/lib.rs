@@ -5,7 +5,6 @@
 //! (delivered, retry at a time from the [`domain::callback::RetrySchedule`], or failed).
 //! Targets that resolve to private addresses are refused at delivery time by [`guard`].
 
-mod body;
 mod config;
 mod decide;
 pub mod guard;
@@ -13,7 +12,6 @@ mod metrics;
 mod notifier;
 mod worker;
 
-pub use body::JsonCallbackFormat;
 pub use config::{lease_for, owner_id, CallbackConfig, ConfigError, MAX_TIMEOUT};
 pub use metrics::CallbackMetrics;
 pub use notifier::{Notifier, SendOutcome, Verdict};

@@ -1,4 +1,6 @@
 //! HTTP adapter: the signed JSON API of docs/api.md, health and metrics on actix-web.
+//! The API's JSON is written here, callback bodies too ([`JsonCallbackFormat`]), from one
+//! shape of a money movement.
 //!
 //! The app builds an [`HttpState`] around the domain [`Gateway`](domain::service::Gateway) and
 //! calls [`server`] with a bound listener. Every request passes, in the contract's order:
@@ -33,6 +35,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App, HttpServer};
 
+pub use dto::callback::JsonCallbackFormat;
 pub use errors::ApiError;
 pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 

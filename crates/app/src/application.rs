@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adapters_acquirer::AcquirerClient;
-use adapters_callback::{owner_id, CallbackConfig, CallbackWorker, JsonCallbackFormat};
+use adapters_callback::{owner_id, CallbackConfig, CallbackWorker};
 use adapters_db::{Backend, Database, DbOptions, MasterKey};
 use adapters_http::console::{ConsolePorts, ConsoleState, Zone};
-use adapters_http::ReadyFn;
+use adapters_http::{JsonCallbackFormat, ReadyFn};
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
 use domain::operator::Operator;

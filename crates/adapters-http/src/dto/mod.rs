@@ -1,7 +1,9 @@
 //! DTOs at the edge: JSON request bodies read into domain values, domain values written as
 //! JSON answers.
 
+pub mod callback;
 pub mod create;
+pub mod movement;
 pub mod refund;
 pub mod steps;
 pub mod view;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::create::string;
+use super::movement::Movement;
 
 /// The fields a refund body may have.
 const KNOWN_FIELDS: [&str; 3] = ["amount", "merchantRefundId", "callbackUrl"];
@@ -61,29 +62,24 @@ pub struct RefundView<'a> {
     operation_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     merchant_refund_id: Option<&'a str>,
-    amount: String,
-    currency: &'a str,
-    status: u8,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
+    #[serde(flatten)]
+    movement: Movement<'a>,
     created_at: String,
     updated_at: String,
 }
 
 impl<'a> RefundView<'a> {
     pub fn new(refund: &'a Refund) -> Self {
-        let decline = refund.decline();
         Self {
             refund_id: refund.id.to_string(),
             operation_id: refund.operation_id.to_string(),
             merchant_refund_id: refund.merchant_refund_id.as_ref().map(|m| m.as_str()),
-            amount: refund.amount.to_string(),
-            currency: refund.currency.as_str(),
-            status: refund.status().number(),
-            error_code: decline.map(|d| d.code.as_str()),
-            error_message: decline.map(|d| d.message.as_str()),
+            movement: Movement::new(
+                refund.status(),
+                refund.amount,
+                &refund.currency,
+                refund.decline(),
+            ),
             created_at: refund.created_at.to_rfc3339(),
             updated_at: refund.updated_at.to_rfc3339(),
         }

@@ -7,6 +7,7 @@ use domain::refund::{refunded_minor, Refund};
 use domain::{format_minor, Direction, KeptObject, Timestamp};
 use serde::Serialize;
 
+use super::movement::Movement;
 use super::refund::RefundView;
 
 /// `{"data": ...}`, the envelope of every successful answer.
@@ -20,13 +21,8 @@ pub struct Data<T> {
 #[serde(rename_all = "camelCase")]
 pub struct OperationView<'a> {
     operation_id: String,
-    status: u8,
-    amount: String,
-    currency: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
+    #[serde(flatten)]
+    movement: Movement<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     redirect_url: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,14 +123,14 @@ impl<'a> OperationView<'a> {
     /// The creation answer of a deposit (with its action while it waits) or of a withdrawal.
     /// `now` is the gateway clock, for `lifetime`.
     pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
-        let decline = op.decline();
         let mut view = Self {
             operation_id: op.id().to_string(),
-            status: op.status().number(),
-            amount: op.amount().to_string(),
-            currency: op.opening().currency.as_str(),
-            error_code: decline.map(|d| d.code.as_str()),
-            error_message: decline.map(|d| d.message.as_str()),
+            movement: Movement::new(
+                op.status(),
+                op.amount(),
+                &op.opening().currency,
+                op.decline(),
+            ),
             redirect_url: None,
             requisites: None,
             lifetime: None,

@@ -27,7 +27,7 @@ pub fn gateway_on(
         acquirer: Arc::new(domain::testkit::PendingAcquirer),
         clock,
         ids: Arc::new(RandomIds),
-        callback_format: Arc::new(adapters_callback::JsonCallbackFormat),
+        callback_format: Arc::new(adapters_http::JsonCallbackFormat),
         qr: Arc::new(domain::testkit::TextQr),
     })
 }

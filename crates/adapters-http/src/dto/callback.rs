@@ -1,106 +1,91 @@
-//! The callback body on the wire: `{"data": {...}}` with the API's field names, keys in
-//! alphabetical order, `merchantOperationId`, `errorCode` and `errorMessage` left out when
-//! there are none (never `null`), and the status as its number (1 approved, 2 declined).
+//! The callback body on the wire: `{"data": {...}}` with the API's field names (the fields
+//! of a money movement written by the same [`Movement`] as the API's answers), keys in
+//! alphabetical order, `merchantOperationId`, `merchantRefundId`, `errorCode` and
+//! `errorMessage` left out when there are none (never `null`), and the status as its number
+//! (1 approved, 2 declined).
 
 use domain::callback::{CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
 use serde::Serialize;
 
+use super::movement::Movement;
+
 /// Writes callback bodies as JSON.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonCallbackFormat;
 
-/// `{"data": ...}`, the envelope of every callback body.
-#[derive(Serialize)]
-struct Body<T> {
-    data: T,
-}
-
-impl<T: Serialize> Body<T> {
-    fn to_json(&self) -> String {
-        // Only strings and integers: writing them to a String cannot fail.
-        serde_json::to_string(self).unwrap_or_else(|_| unreachable!("plain JSON"))
-    }
-}
-
-/// The fields in alphabetical order: the order the body has always been written in.
+/// An operation's callback: the movement, the operation's ids, method, user and `type`
+/// (`deposit` or `withdrawal`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Data<'a> {
-    amount: String,
-    currency: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
+struct OperationData<'a> {
+    #[serde(flatten)]
+    movement: Movement<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     merchant_operation_id: Option<&'a str>,
     operation_id: String,
     payment_method: &'static str,
-    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
     user_id: &'a str,
 }
 
-/// A refund's callback: `type` is `refund`; `merchantRefundId`, `errorCode` and
-/// `errorMessage` are left out when there are none. Keys in alphabetical order.
+/// A refund's callback: the movement, the refund's and its deposit's ids, `type` `refund`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RefundData<'a> {
-    amount: String,
-    currency: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
+    #[serde(flatten)]
+    movement: Movement<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     merchant_refund_id: Option<&'a str>,
     operation_id: String,
     refund_id: String,
-    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
 }
 
+/// `{"data": data}` with every key in alphabetical order: the order the body has always
+/// been written in (a JSON map sorts its keys).
+fn body_of(data: impl Serialize) -> String {
+    // Only strings and integers: writing them cannot fail.
+    let data = serde_json::to_value(data).unwrap_or_else(|_| unreachable!("plain JSON"));
+    serde_json::json!({ "data": data }).to_string()
+}
+
 impl CallbackFormat for JsonCallbackFormat {
-    fn refund_body(&self, data: &RefundCallbackData) -> String {
-        Body {
-            data: RefundData {
-                amount: data.amount.to_string(),
-                currency: data.currency.as_str(),
-                error_code: data.decline.as_ref().map(|d| d.code.as_str()),
-                error_message: data.decline.as_ref().map(|d| d.message.as_str()),
-                merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
-                operation_id: data.operation_id.to_string(),
-                refund_id: data.refund_id.to_string(),
-                status: data.status.number(),
-                kind: "refund",
-                updated_at: data.updated_at.to_rfc3339(),
-            },
-        }
-        .to_json()
+    fn body(&self, data: &CallbackData) -> String {
+        body_of(OperationData {
+            movement: Movement::new(
+                data.status,
+                data.amount,
+                &data.currency,
+                data.decline.as_ref(),
+            ),
+            merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
+            operation_id: data.operation_id.to_string(),
+            payment_method: data.method.as_str(),
+            kind: data.direction.as_str(),
+            updated_at: data.updated_at.to_rfc3339(),
+            user_id: data.user_id.as_str(),
+        })
     }
 
-    fn body(&self, data: &CallbackData) -> String {
-        Body {
-            data: Data {
-                amount: data.amount.to_string(),
-                currency: data.currency.as_str(),
-                error_code: data.decline.as_ref().map(|d| d.code.as_str()),
-                error_message: data.decline.as_ref().map(|d| d.message.as_str()),
-                merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
-                operation_id: data.operation_id.to_string(),
-                payment_method: data.method.as_str(),
-                status: data.status.number(),
-                kind: data.direction.as_str(),
-                updated_at: data.updated_at.to_rfc3339(),
-                user_id: data.user_id.as_str(),
-            },
-        }
-        .to_json()
+    fn refund_body(&self, data: &RefundCallbackData) -> String {
+        body_of(RefundData {
+            movement: Movement::new(
+                data.status,
+                data.amount,
+                &data.currency,
+                data.decline.as_ref(),
+            ),
+            merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
+            operation_id: data.operation_id.to_string(),
+            refund_id: data.refund_id.to_string(),
+            kind: "refund",
+            updated_at: data.updated_at.to_rfc3339(),
+        })
     }
 }
 
