@@ -17,10 +17,6 @@ pub const TIMEOUT_RANGE: std::ops::RangeInclusive<Duration> =
 /// The call timeout a provider gets when none is given.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A provider's name: `^[a-z][a-z0-9_-]{0,31}$`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ProviderName(String);
-
 /// Checks a name of the provider pattern: `^[a-z][a-z0-9_-]{0,31}$`.
 fn check_name(text: &str) -> Result<(), ValueError> {
     let mut chars = text.chars();
@@ -33,58 +29,54 @@ fn check_name(text: &str) -> Result<(), ValueError> {
     )
 }
 
+/// A name type of the provider pattern: parsed from a request, read back as stored
+/// (already checked when it was written), written as it is.
+macro_rules! pattern_name {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(text: &str) -> Result<Self, ValueError> {
+                check_name(text)?;
+                Ok(Self(text.to_string()))
+            }
+
+            /// A name as stored (already checked when it was written).
+            pub fn from_stored(text: String) -> Self {
+                Self(text)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+pattern_name!(
+    /// A provider's name: `^[a-z][a-z0-9_-]{0,31}$`.
+    ProviderName
+);
+
+pattern_name!(
+    /// The protocol a provider speaks, naming the adapter that speaks it (`acquirer`, the
+    /// Acquirer API, is the one built in): the provider's name pattern. Which names exist is
+    /// the wiring's business; the domain only carries the name.
+    ProtocolName
+);
+
 impl ProviderName {
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        check_name(text)?;
-        Ok(Self(text.to_string()))
-    }
-
-    /// A name as stored (already checked when it was written).
-    pub fn from_stored(text: String) -> Self {
-        Self(text)
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// Whether this is the built-in sandbox's name.
     pub fn is_sandbox(&self) -> bool {
         self.0 == SANDBOX
-    }
-}
-
-impl fmt::Display for ProviderName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// The protocol a provider speaks, naming the adapter that speaks it (`acquirer`, the
-/// Acquirer API, is the one built in): the provider's name pattern. Which names exist is
-/// the wiring's business; the domain only carries the name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ProtocolName(String);
-
-impl ProtocolName {
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        check_name(text)?;
-        Ok(Self(text.to_string()))
-    }
-
-    /// A name as stored (already checked when it was written).
-    pub fn from_stored(text: String) -> Self {
-        Self(text)
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ProtocolName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 

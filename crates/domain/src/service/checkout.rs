@@ -2,37 +2,10 @@
 
 use std::sync::Arc;
 
-use super::{CompleteError, Gateway, ReadError};
+use super::{CheckoutError, CompleteError, Gateway};
 use crate::operation::{Action, Operation, Outcome};
-use crate::ports::{BoxError, HostedCheckout, ProviderVerdict};
-use crate::{CardDetails, Direction, OperationId, PaymentMethod, ValidationErrors};
-
-/// Why a hosted-page step did nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckoutError {
-    #[error("operation not found")]
-    NotFound,
-    /// Final, expired (now declined), or not a deposit this page serves; carries its current state.
-    #[error("the operation is not waiting for the user")]
-    NotWaiting(Box<Operation>),
-    /// The card form had errors; nothing changed.
-    #[error("{0}")]
-    Invalid(ValidationErrors),
-    #[error("temporarily unavailable")]
-    Unavailable(#[source] BoxError),
-    #[error(transparent)]
-    Unknown(#[from] anyhow::Error),
-}
-
-impl From<ReadError> for CheckoutError {
-    fn from(error: ReadError) -> Self {
-        match error {
-            ReadError::NotFound => CheckoutError::NotFound,
-            ReadError::Unavailable(why) => CheckoutError::Unavailable(why),
-            ReadError::Unknown(e) => CheckoutError::Unknown(e),
-        }
-    }
-}
+use crate::ports::{HostedCheckout, ProviderVerdict};
+use crate::{CardDetails, Direction, OperationId, PaymentMethod};
 
 /// Hosted pages over the gateway and the provider's checkout side.
 #[derive(Clone)]

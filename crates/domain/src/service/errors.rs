@@ -15,6 +15,7 @@
 //!   [`crate::ports::InsertError`], [`FinishError`]); no port or adapter error is a bare
 //!   `String`.
 
+use crate::operation::Operation;
 use crate::ports::{BoxError, FinishError, ProviderError, StoreError};
 use crate::ValidationErrors;
 
@@ -97,16 +98,6 @@ pub enum RefundError {
     Unknown(#[from] anyhow::Error),
 }
 
-impl From<ReadError> for RefundError {
-    fn from(error: ReadError) -> Self {
-        match error {
-            ReadError::NotFound => RefundError::NotFound,
-            ReadError::Unavailable(why) => RefundError::Unavailable(why),
-            ReadError::Unknown(e) => RefundError::Unknown(e),
-        }
-    }
-}
-
 impl From<CompleteError> for RefundError {
     fn from(error: CompleteError) -> Self {
         match error {
@@ -117,6 +108,23 @@ impl From<CompleteError> for RefundError {
             ),
         }
     }
+}
+
+/// Why a hosted-page step did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    #[error("operation not found")]
+    NotFound,
+    /// Final, expired (now declined), or not a deposit this page serves; carries its current state.
+    #[error("the operation is not waiting for the user")]
+    NotWaiting(Box<Operation>),
+    /// The card form had errors; nothing changed.
+    #[error("{0}")]
+    Invalid(ValidationErrors),
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
 }
 
 /// Why an acquirer's notification was not applied.
@@ -174,6 +182,22 @@ from_store_and_provider!(
     RefundError
 );
 
+macro_rules! from_read {
+    ($($error:ident),*) => {$(
+        impl From<ReadError> for $error {
+            fn from(error: ReadError) -> Self {
+                match error {
+                    ReadError::NotFound => $error::NotFound,
+                    ReadError::Unavailable(why) => $error::Unavailable(why),
+                    ReadError::Unknown(e) => $error::Unknown(e),
+                }
+            }
+        }
+    )*};
+}
+
+from_read!(RefundError, CompleteError, CheckoutError);
+
 impl From<FinishError> for CompleteError {
     fn from(error: FinishError) -> Self {
         match error {
@@ -182,16 +206,6 @@ impl From<FinishError> for CompleteError {
                 CompleteError::Unknown(anyhow::anyhow!("a completion found the balance too low"))
             }
             FinishError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<ReadError> for CompleteError {
-    fn from(error: ReadError) -> Self {
-        match error {
-            ReadError::NotFound => CompleteError::NotFound,
-            ReadError::Unavailable(why) => CompleteError::Unavailable(why),
-            ReadError::Unknown(e) => CompleteError::Unknown(e),
         }
     }
 }

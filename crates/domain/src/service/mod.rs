@@ -19,9 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use acquirer::CancelError;
-pub use checkout::{Checkout, CheckoutError};
+pub use checkout::Checkout;
 pub use errors::{
-    CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
+    CheckoutError, CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
 };
 pub use pay_pages::PayPage;
 pub use refund::CreatedRefund;
