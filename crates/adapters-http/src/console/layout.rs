@@ -236,6 +236,21 @@ pub(crate) fn direction_name(t: &Texts, direction: domain::Direction) -> &'stati
     }
 }
 
+/// A list's table: `empty` (muted) when there are no rows, else the header cells `head`
+/// and the rows `rows` in a table that scrolls sideways on a narrow screen.
+pub(crate) fn rows_table(no_rows: bool, empty: &str, head: Markup, rows: Markup) -> Markup {
+    html! {
+        @if no_rows {
+            p.muted { (empty) }
+        } @else {
+            div.scroll { table {
+                thead { tr { (head) } }
+                tbody { (rows) }
+            } }
+        }
+    }
+}
+
 /// A flash message (after an action), good or bad.
 pub(crate) fn flash(message: Option<(bool, &str)>) -> Markup {
     html! {

@@ -6,7 +6,7 @@ use maud::html;
 
 use crate::console::auth::Signed;
 use crate::console::i18n::texts;
-use crate::console::layout::respond;
+use crate::console::layout::{respond, rows_table};
 use crate::console::shell::shell;
 use crate::console::shell::Nav;
 use crate::console::{Answer, Problem};
@@ -58,30 +58,23 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let body = html! {
         h1 { (t.nav_audit) }
         div.box {
-            @if records.is_empty() {
-                p.muted { (t.nothing_found) }
-            } @else {
-                div.scroll { table {
-                    thead { tr {
-                        th.num { "#" } th { (t.col_time) } th { (t.actor) } th { (t.action) }
-                        th { (t.target) } th { (t.before) } th { (t.after) }
-                    } }
-                    tbody {
-                        @for record in &records {
-                            @let entry = &record.entry;
-                            tr {
-                                td.num { (record.id) }
-                                td.nowrap { (zone.format(entry.at)) }
-                                td { (entry.actor.as_str()) }
-                                td { code { (entry.action) } }
-                                td.mono { (entry.target) }
-                                td.mono { (entry.before.as_deref().unwrap_or("")) }
-                                td.mono { (entry.after.as_deref().unwrap_or("")) }
-                            }
-                        }
+            (rows_table(records.is_empty(), t.nothing_found, html! {
+                th.num { "#" } th { (t.col_time) } th { (t.actor) } th { (t.action) }
+                th { (t.target) } th { (t.before) } th { (t.after) }
+            }, html! {
+                @for record in &records {
+                    @let entry = &record.entry;
+                    tr {
+                        td.num { (record.id) }
+                        td.nowrap { (zone.format(entry.at)) }
+                        td { (entry.actor.as_str()) }
+                        td { code { (entry.action) } }
+                        td.mono { (entry.target) }
+                        td.mono { (entry.before.as_deref().unwrap_or("")) }
+                        td.mono { (entry.after.as_deref().unwrap_or("")) }
                     }
-                } }
-            }
+                }
+            }))
             div.pager {
                 @if before.is_some() {
                     a.button.plain href=(LIST) { (t.newest) }

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::actions::{audit, back, flash_of, queue_again};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{flash, respond};
+use crate::console::layout::{flash, respond, rows_table};
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
@@ -37,43 +37,36 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         h1 { (t.nav_callbacks) }
         (flash(flash_of(&req, signed.lang)))
         div.box {
-            @if open.is_empty() {
-                p.muted { (t.no_open_callbacks) }
-            } @else {
-                div.scroll { table {
-                    thead { tr {
-                        th { (t.col_operation) } th { (t.col_refund) } th { (t.col_merchant) } th { "URL" }
-                        th { (t.col_state) } th.num { (t.col_attempts) } th { (t.next_attempt) }
-                        th { (t.last_error) } th {}
-                    } }
-                    tbody {
-                        @for callback in &open {
-                            @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
-                            tr {
-                                td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
-                                td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
-                                td.mono { (callback.merchant_id.as_str()) }
-                                td.mono { (callback.url) }
-                                td {
-                                    (callback_badge(t, callback.state))
-                                }
-                                td.num { (callback.attempts) }
-                                td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
-                                td { (callback.last_error.as_deref().unwrap_or("")) }
-                                td.nowrap {
-                                    @match callback.state {
-                                        CallbackState::Failed if can_act => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
-                                        CallbackState::Pending if can_act => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
-                                        // Nothing sends it but enabling its merchant.
-                                        CallbackState::Held => span.muted { (t.held_hint) },
-                                        CallbackState::Failed | CallbackState::Pending | CallbackState::Delivered => {},
-                                    }
-                                }
+            (rows_table(open.is_empty(), t.no_open_callbacks, html! {
+                th { (t.col_operation) } th { (t.col_refund) } th { (t.col_merchant) } th { "URL" }
+                th { (t.col_state) } th.num { (t.col_attempts) } th { (t.next_attempt) }
+                th { (t.last_error) } th {}
+            }, html! {
+                @for callback in &open {
+                    @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
+                    tr {
+                        td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
+                        td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
+                        td.mono { (callback.merchant_id.as_str()) }
+                        td.mono { (callback.url) }
+                        td {
+                            (callback_badge(t, callback.state))
+                        }
+                        td.num { (callback.attempts) }
+                        td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
+                        td { (callback.last_error.as_deref().unwrap_or("")) }
+                        td.nowrap {
+                            @match callback.state {
+                                CallbackState::Failed if can_act => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
+                                CallbackState::Pending if can_act => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
+                                // Nothing sends it but enabling its merchant.
+                                CallbackState::Held => span.muted { (t.held_hint) },
+                                CallbackState::Failed | CallbackState::Pending | CallbackState::Delivered => {},
                             }
                         }
                     }
-                } }
-            }
+                }
+            }))
         }
     };
     Ok(respond(

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::actions::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, enabled_badge, flash, respond};
+use crate::console::layout::{direction_name, enabled_badge, flash, respond, rows_table};
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
@@ -46,36 +46,29 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         h1 { (t.nav_merchants) }
         (flash(flash_of(&req, signed.lang)))
         div.box {
-            @if rows.is_empty() {
-                p.muted { (t.nothing_found) }
-            } @else {
-                div.scroll { table {
-                    thead { tr {
-                        th { (t.col_merchant) } th { (t.col_name) } th { (t.col_state) } th { (t.col_methods) }
-                        th.num { (t.available) } th.num { (t.held) }
-                        @if admin { th { (t.col_actions) } }
-                    } }
-                    tbody {
-                        @for (merchant, balances) in &rows {
-                            tr {
-                                td.mono { (merchant.id.as_str()) }
-                                td { (merchant.name) }
-                                td { (enabled_badge(t, merchant.enabled)) }
-                                td { (methods(t, merchant)) }
-                                td.num {
-                                    @for b in balances { div { (format_minor(b.available)) " " (b.currency.as_str()) } }
-                                }
-                                td.num {
-                                    @for b in balances { div { (format_minor(b.held)) " " (b.currency.as_str()) } }
-                                }
-                                @if admin {
-                                    td { (admin_forms(&signed, t, merchant)) }
-                                }
-                            }
+            (rows_table(rows.is_empty(), t.nothing_found, html! {
+                th { (t.col_merchant) } th { (t.col_name) } th { (t.col_state) } th { (t.col_methods) }
+                th.num { (t.available) } th.num { (t.held) }
+                @if admin { th { (t.col_actions) } }
+            }, html! {
+                @for (merchant, balances) in &rows {
+                    tr {
+                        td.mono { (merchant.id.as_str()) }
+                        td { (merchant.name) }
+                        td { (enabled_badge(t, merchant.enabled)) }
+                        td { (methods(t, merchant)) }
+                        td.num {
+                            @for b in balances { div { (format_minor(b.available)) " " (b.currency.as_str()) } }
+                        }
+                        td.num {
+                            @for b in balances { div { (format_minor(b.held)) " " (b.currency.as_str()) } }
+                        }
+                        @if admin {
+                            td { (admin_forms(&signed, t, merchant)) }
                         }
                     }
-                } }
-            }
+                }
+            }))
         }
     };
     Ok(respond(

@@ -23,7 +23,9 @@ use super::discrepancies::discrepancy_table;
 pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, flash, respond, status_badge, status_code_badge};
+use crate::console::layout::{
+    direction_name, flash, respond, rows_table, status_badge, status_code_badge,
+};
 use crate::console::paths::operation_page;
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
@@ -205,23 +207,19 @@ fn refund_table(signed: &Signed, t: &Texts, refunds: &[Refund]) -> Markup {
 
 /// Every event of the operation and its refunds, oldest first.
 fn timeline(signed: &Signed, t: &Texts, op: &Operation, events: &[OperationEvent]) -> Markup {
-    html! {
-        @if events.is_empty() {
-            p.muted { (t.no_events) }
-        } @else {
-            div.scroll { table {
-                thead { tr { th { (t.col_time) } th { (t.col_event) } th { (t.col_detail) } } }
-                tbody {
-                    @for event in events {
-                        tr {
-                            td.nowrap { (time(signed, Some(event.at))) }
-                            (event_cells(t, op, event))
-                        }
-                    }
+    rows_table(
+        events.is_empty(),
+        t.no_events,
+        html! { th { (t.col_time) } th { (t.col_event) } th { (t.col_detail) } },
+        html! {
+            @for event in events {
+                tr {
+                    td.nowrap { (time(signed, Some(event.at))) }
+                    (event_cells(t, op, event))
                 }
-            } }
-        }
-    }
+            }
+        },
+    )
 }
 
 fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
@@ -354,64 +352,56 @@ fn deliveries(
 }
 
 fn attempts(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
-    html! {
-        @if story.attempts.is_empty() {
-            p.muted { (t.no_attempts) }
-        } @else {
-            div.scroll { table {
-                thead { tr {
-                    th.num { "#" } th { (t.col_provider) } th.num { (t.route) } th { (t.col_state) }
-                    th { (t.acquirer_id) } th { (t.col_error) } th.num { (t.col_latency) }
-                    th { (t.col_created) } th { (t.col_updated) }
-                } }
-                tbody {
-                    @for attempt in &story.attempts {
-                        tr {
-                            td.num { (attempt.number) }
-                            td { (attempt.provider) }
-                            td.num { (attempt.route_id) }
-                            td { code { (attempt.state.as_str()) } }
-                            td.mono { (attempt.acquirer_id.as_deref().unwrap_or("")) }
-                            td { (attempt.failure_code.as_deref().unwrap_or("")) }
-                            td.num { (attempt.latency_ms.map(|ms| format!("{ms} ms")).unwrap_or_default()) }
-                            td.nowrap { (time(signed, Some(attempt.created_at))) }
-                            td.nowrap { (time(signed, Some(attempt.updated_at))) }
-                        }
-                    }
+    rows_table(
+        story.attempts.is_empty(),
+        t.no_attempts,
+        html! {
+            th.num { "#" } th { (t.col_provider) } th.num { (t.route) } th { (t.col_state) }
+            th { (t.acquirer_id) } th { (t.col_error) } th.num { (t.col_latency) }
+            th { (t.col_created) } th { (t.col_updated) }
+        },
+        html! {
+            @for attempt in &story.attempts {
+                tr {
+                    td.num { (attempt.number) }
+                    td { (attempt.provider) }
+                    td.num { (attempt.route_id) }
+                    td { code { (attempt.state.as_str()) } }
+                    td.mono { (attempt.acquirer_id.as_deref().unwrap_or("")) }
+                    td { (attempt.failure_code.as_deref().unwrap_or("")) }
+                    td.num { (attempt.latency_ms.map(|ms| format!("{ms} ms")).unwrap_or_default()) }
+                    td.nowrap { (time(signed, Some(attempt.created_at))) }
+                    td.nowrap { (time(signed, Some(attempt.updated_at))) }
                 }
-            } }
-        }
-    }
+            }
+        },
+    )
 }
 
 fn ledger(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
-    html! {
-        @if story.ledger.is_empty() {
-            p.muted { (t.no_ledger) }
-        } @else {
-            div.scroll { table {
-                thead { tr {
-                    th.num { "#" } th { (t.col_kind) } th.num { (t.available) } th.num { (t.held) }
-                    th { (t.col_time) } th { (t.col_refund) } th { (t.reason) }
-                } }
-                tbody {
-                    @for entry in &story.ledger {
-                        tr {
-                            td.num { (entry.id) }
-                            td { code { (entry.kind.as_str()) } }
-                            td.num { (format_minor(entry.available)) " " (entry.currency.as_str()) }
-                            td.num { (format_minor(entry.held)) " " (entry.currency.as_str()) }
-                            td.nowrap { (time(signed, Some(entry.at))) }
-                            td.mono { (entry.refund_id.map(|id| id.to_string()).unwrap_or_default()) }
-                            td {
-                                @if let Some(note) = &entry.note { (note.actor.as_str()) ": " (note.reason) }
-                            }
-                        }
+    rows_table(
+        story.ledger.is_empty(),
+        t.no_ledger,
+        html! {
+            th.num { "#" } th { (t.col_kind) } th.num { (t.available) } th.num { (t.held) }
+            th { (t.col_time) } th { (t.col_refund) } th { (t.reason) }
+        },
+        html! {
+            @for entry in &story.ledger {
+                tr {
+                    td.num { (entry.id) }
+                    td { code { (entry.kind.as_str()) } }
+                    td.num { (format_minor(entry.available)) " " (entry.currency.as_str()) }
+                    td.num { (format_minor(entry.held)) " " (entry.currency.as_str()) }
+                    td.nowrap { (time(signed, Some(entry.at))) }
+                    td.mono { (entry.refund_id.map(|id| id.to_string()).unwrap_or_default()) }
+                    td {
+                        @if let Some(note) = &entry.note { (note.actor.as_str()) ": " (note.reason) }
                     }
                 }
-            } }
-        }
-    }
+            }
+        },
+    )
 }
 
 /// `{"status": n}` (the API's number), with the decline's code when there is one.

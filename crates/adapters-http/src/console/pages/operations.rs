@@ -10,7 +10,7 @@ use maud::{html, Markup};
 use crate::console::auth::Signed;
 use crate::console::filters::{self, Search};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, respond, status_badge};
+use crate::console::layout::{direction_name, respond, rows_table, status_badge};
 use crate::console::paths::OPERATIONS;
 use crate::console::shell::shell;
 use crate::console::shell::Nav;
@@ -129,40 +129,34 @@ fn form(t: &Texts, search: &Search) -> Markup {
 
 fn table(signed: &Signed, t: &Texts, found: &[Listed]) -> Markup {
     let zone = signed.state.zone();
-    html! {
-        @if found.is_empty() {
-            p.muted { (t.nothing_found) }
-        } @else {
-            div.scroll {
-                table {
-                    thead { tr {
-                        th { (t.col_created) } th { (t.col_operation) } th { (t.col_merchant) }
-                        th { (t.col_merchant_operation) } th { (t.col_direction) } th { (t.col_method) }
-                        th { (t.col_status) } th.num { (t.col_amount) } th.num { (t.col_refunded) }
-                        th { (t.col_provider) } th { (t.col_error) }
-                    } }
-                    tbody {
-                        @for listed in found {
-                            @let op = &listed.operation;
-                            tr {
-                                td.nowrap { (zone.format(op.created_at())) }
-                                td.mono.nowrap { a href=(format!("{OPERATIONS}/{}", op.id())) { (op.id()) } }
-                                td.mono { (op.merchant_id().as_str()) }
-                                td.mono { (op.merchant_operation_id().map(|m| m.as_str()).unwrap_or("")) }
-                                td { (direction_name(t, op.direction())) }
-                                td { (op.method().as_str()) }
-                                td.nowrap { (status_badge(t, op.status())) " " span.muted { (op.status().number()) } }
-                                td.num { (op.amount()) " " (op.currency().as_str()) }
-                                td.num { (format_minor(listed.refunded)) }
-                                td { (op.provider()) }
-                                td { (op.decline().map(|d| d.code.as_str()).unwrap_or("")) }
-                            }
-                        }
-                    }
+    rows_table(
+        found.is_empty(),
+        t.nothing_found,
+        html! {
+            th { (t.col_created) } th { (t.col_operation) } th { (t.col_merchant) }
+            th { (t.col_merchant_operation) } th { (t.col_direction) } th { (t.col_method) }
+            th { (t.col_status) } th.num { (t.col_amount) } th.num { (t.col_refunded) }
+            th { (t.col_provider) } th { (t.col_error) }
+        },
+        html! {
+            @for listed in found {
+                @let op = &listed.operation;
+                tr {
+                    td.nowrap { (zone.format(op.created_at())) }
+                    td.mono.nowrap { a href=(format!("{OPERATIONS}/{}", op.id())) { (op.id()) } }
+                    td.mono { (op.merchant_id().as_str()) }
+                    td.mono { (op.merchant_operation_id().map(|m| m.as_str()).unwrap_or("")) }
+                    td { (direction_name(t, op.direction())) }
+                    td { (op.method().as_str()) }
+                    td.nowrap { (status_badge(t, op.status())) " " span.muted { (op.status().number()) } }
+                    td.num { (op.amount()) " " (op.currency().as_str()) }
+                    td.num { (format_minor(listed.refunded)) }
+                    td { (op.provider()) }
+                    td { (op.decline().map(|d| d.code.as_str()).unwrap_or("")) }
                 }
             }
-        }
-    }
+        },
+    )
 }
 
 /// `GET /admin/operations.csv?...filters`: audited as `operations.export` (its target the

@@ -13,7 +13,9 @@ use serde_json::json;
 use super::actions::{audit, back, flash_of};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, flash, money, respond, status_code_badge};
+use crate::console::layout::{
+    direction_name, flash, money, respond, rows_table, status_code_badge,
+};
 use crate::console::paths::OVERVIEW;
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
@@ -153,31 +155,25 @@ fn by_direction(t: &Texts, today: &BTreeMap<FigureKey, (i64, i64)>) -> Markup {
 
 /// Today by direction, method, status and currency.
 fn detail(t: &Texts, today: &BTreeMap<FigureKey, (i64, i64)>) -> Markup {
-    html! {
-        @if today.is_empty() {
-            p.muted { (t.none_today) }
-        } @else {
-            div.scroll {
-                table {
-                    thead { tr {
-                        th { (t.col_direction) } th { (t.col_method) } th { (t.col_status) }
-                        th.num { (t.col_count) } th.num { (t.col_amount) }
-                    } }
-                    tbody {
-                        @for (key, (count, amount)) in today {
-                            tr {
-                                td { (direction_name(t, key.direction)) }
-                                td { (key.method.as_str()) }
-                                td { (status_code_badge(t, key.status)) }
-                                td.num { (count) }
-                                td.num { (money(*amount, key.currency.as_str())) }
-                            }
-                        }
-                    }
+    rows_table(
+        today.is_empty(),
+        t.none_today,
+        html! {
+            th { (t.col_direction) } th { (t.col_method) } th { (t.col_status) }
+            th.num { (t.col_count) } th.num { (t.col_amount) }
+        },
+        html! {
+            @for (key, (count, amount)) in today {
+                tr {
+                    td { (direction_name(t, key.direction)) }
+                    td { (key.method.as_str()) }
+                    td { (status_code_badge(t, key.status)) }
+                    td.num { (count) }
+                    td.num { (money(*amount, key.currency.as_str())) }
                 }
             }
-        }
-    }
+        },
+    )
 }
 
 /// `POST /admin/ledger/verify` (operator or above): runs the ledger check, records it with

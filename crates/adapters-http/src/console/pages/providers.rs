@@ -12,7 +12,7 @@ use maud::{html, Markup};
 use super::actions::{flash_of, toggled};
 use crate::console::auth::{Posted, Signed};
 use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{enabled_badge, flash, respond};
+use crate::console::layout::{enabled_badge, flash, respond, rows_table};
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
@@ -43,74 +43,60 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         h1 { (t.nav_providers) }
         (flash(flash_of(&req, signed.lang)))
         div.box {
-            @if providers.is_empty() {
-                p.muted { (t.no_acquirers) }
-            } @else {
-                div.scroll { table {
-                    thead { tr {
-                        th { (t.col_name) } th { "URL" } th.num { (t.timeout) } th { (t.col_state) }
-                        @for process in &processes { th { (t.circuit) " " code { (short(&process.id)) } } }
-                        @if admin { th { (t.col_actions) } }
-                    } }
-                    tbody {
-                        @for provider in &providers {
-                            tr {
-                                td { (provider.name.as_str()) }
-                                td.mono {
-                                    (provider.url.as_str())
-                                    @if provider.allow_insecure { " " span.badge.b-wait { (t.insecure) } }
+            (rows_table(providers.is_empty(), t.no_acquirers, html! {
+                th { (t.col_name) } th { "URL" } th.num { (t.timeout) } th { (t.col_state) }
+                @for process in &processes { th { (t.circuit) " " code { (short(&process.id)) } } }
+                @if admin { th { (t.col_actions) } }
+            }, html! {
+                @for provider in &providers {
+                    tr {
+                        td { (provider.name.as_str()) }
+                        td.mono {
+                            (provider.url.as_str())
+                            @if provider.allow_insecure { " " span.badge.b-wait { (t.insecure) } }
+                        }
+                        td.num { (provider.timeout.as_millis()) " ms" }
+                        td { (enabled_badge(t, provider.enabled)) }
+                        @for process in &processes {
+                            td {
+                                @match process.circuits.iter().find(|c| c.provider == provider.name.as_str()) {
+                                    Some(circuit) => (circuit_badge(t, zone, circuit.state)),
+                                    None => span.muted { (t.not_called) },
                                 }
-                                td.num { (provider.timeout.as_millis()) " ms" }
-                                td { (enabled_badge(t, provider.enabled)) }
-                                @for process in &processes {
-                                    td {
-                                        @match process.circuits.iter().find(|c| c.provider == provider.name.as_str()) {
-                                            Some(circuit) => (circuit_badge(t, zone, circuit.state)),
-                                            None => span.muted { (t.not_called) },
-                                        }
-                                    }
-                                }
-                                @if admin {
-                                    td {
-                                        @let base = format!("{LIST}/{}", provider.name.as_str());
-                                        @if provider.enabled {
-                                            (action_button(&signed, &format!("{base}/disable"), t.disable, &[], true))
-                                        } @else {
-                                            (action_button(&signed, &format!("{base}/enable"), t.enable, &[], false))
-                                        }
-                                    }
+                            }
+                        }
+                        @if admin {
+                            td {
+                                @let base = format!("{LIST}/{}", provider.name.as_str());
+                                @if provider.enabled {
+                                    (action_button(&signed, &format!("{base}/disable"), t.disable, &[], true))
+                                } @else {
+                                    (action_button(&signed, &format!("{base}/enable"), t.enable, &[], false))
                                 }
                             }
                         }
                     }
-                } }
-            }
+                }
+            }))
         }
         div.box {
             h2 { (t.processes) }
-            @if processes.is_empty() {
-                p.muted { (t.no_processes) }
-            } @else {
-                div.scroll { table {
-                    thead { tr { th { "id" } th { (t.version) } th { (t.started) } th { (t.seen) } th { (t.circuits) } } }
-                    tbody {
-                        @for process in &processes {
-                            tr {
-                                td.mono { (process.id) }
-                                td { (process.version) }
-                                td.nowrap { (zone.format(process.started_at)) }
-                                td.nowrap { (zone.format(process.seen_at)) }
-                                td {
-                                    @if process.circuits.is_empty() { span.muted { "—" } }
-                                    @for circuit in &process.circuits {
-                                        div { (circuit.provider) " " (circuit_badge(t, zone, circuit.state)) }
-                                    }
-                                }
+            (rows_table(processes.is_empty(), t.no_processes, html! { th { "id" } th { (t.version) } th { (t.started) } th { (t.seen) } th { (t.circuits) } }, html! {
+                @for process in &processes {
+                    tr {
+                        td.mono { (process.id) }
+                        td { (process.version) }
+                        td.nowrap { (zone.format(process.started_at)) }
+                        td.nowrap { (zone.format(process.seen_at)) }
+                        td {
+                            @if process.circuits.is_empty() { span.muted { "—" } }
+                            @for circuit in &process.circuits {
+                                div { (circuit.provider) " " (circuit_badge(t, zone, circuit.state)) }
                             }
                         }
                     }
-                } }
-            }
+                }
+            }))
         }
     };
     Ok(respond(

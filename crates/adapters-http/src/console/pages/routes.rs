@@ -12,7 +12,7 @@ use serde_json::json;
 use super::actions::{audit, back, flash_of, toggled};
 use crate::console::auth::{csrf_field, Posted, Signed};
 use crate::console::i18n::texts;
-use crate::console::layout::{direction_name, enabled_badge, flash, respond};
+use crate::console::layout::{direction_name, enabled_badge, flash, respond, rows_table};
 use crate::console::shell::Nav;
 use crate::console::shell::{action_button, shell};
 use crate::console::{Answer, Failure, Problem};
@@ -33,49 +33,42 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         h1 { (t.nav_routes) }
         (flash(flash_of(&req, signed.lang)))
         div.box {
-            @if routes.is_empty() {
-                p.muted { (t.nothing_found) }
-            } @else {
-                div.scroll { table {
-                    thead { tr {
-                        th.num { "id" } th { (t.col_direction) } th { (t.col_method) } th { (t.currency) }
-                        th.num { (t.min_amount) } th.num { (t.max_amount) } th.num { (t.priority) }
-                        th { (t.col_provider) } th { (t.flow) } th.num { (t.lifetime) } th { (t.col_state) }
-                        @if admin { th { (t.col_actions) } }
-                    } }
-                    tbody {
-                        @for route in &routes {
-                            tr {
-                                td.num { (route.id) }
-                                td { (direction_name(t, route.direction)) }
-                                td { (route.method.as_str()) }
-                                td { (route.currency.as_str()) }
-                                td.num { (format_minor(route.min_amount)) }
-                                td.num { (format_minor(route.max_amount)) }
-                                td.num { (route.priority) }
-                                td { (route.provider) }
-                                td { code { (route.flow.as_str()) } }
-                                td.num { (route.lifetime_secs.map(|s| format!("{s} s")).unwrap_or_else(|| "—".into())) }
-                                td { (enabled_badge(t, route.enabled)) }
-                                @if admin {
-                                    td.nowrap {
-                                        @if route.enabled {
-                                            (action_button(&signed, &format!("{LIST}/{}/disable", route.id), t.disable, &[], true))
-                                        } @else {
-                                            (action_button(&signed, &format!("{LIST}/{}/enable", route.id), t.enable, &[], false))
-                                        }
-                                        form.inline method="post" action=(format!("{LIST}/{}/priority", route.id)) {
-                                            (csrf_field(&signed.csrf))
-                                            input.short type="number" name="priority" value=(route.priority) required aria-label=(t.priority);
-                                            button type="submit" { (t.set_priority) }
-                                        }
-                                    }
+            (rows_table(routes.is_empty(), t.nothing_found, html! {
+                th.num { "id" } th { (t.col_direction) } th { (t.col_method) } th { (t.currency) }
+                th.num { (t.min_amount) } th.num { (t.max_amount) } th.num { (t.priority) }
+                th { (t.col_provider) } th { (t.flow) } th.num { (t.lifetime) } th { (t.col_state) }
+                @if admin { th { (t.col_actions) } }
+            }, html! {
+                @for route in &routes {
+                    tr {
+                        td.num { (route.id) }
+                        td { (direction_name(t, route.direction)) }
+                        td { (route.method.as_str()) }
+                        td { (route.currency.as_str()) }
+                        td.num { (format_minor(route.min_amount)) }
+                        td.num { (format_minor(route.max_amount)) }
+                        td.num { (route.priority) }
+                        td { (route.provider) }
+                        td { code { (route.flow.as_str()) } }
+                        td.num { (route.lifetime_secs.map(|s| format!("{s} s")).unwrap_or_else(|| "—".into())) }
+                        td { (enabled_badge(t, route.enabled)) }
+                        @if admin {
+                            td.nowrap {
+                                @if route.enabled {
+                                    (action_button(&signed, &format!("{LIST}/{}/disable", route.id), t.disable, &[], true))
+                                } @else {
+                                    (action_button(&signed, &format!("{LIST}/{}/enable", route.id), t.enable, &[], false))
+                                }
+                                form.inline method="post" action=(format!("{LIST}/{}/priority", route.id)) {
+                                    (csrf_field(&signed.csrf))
+                                    input.short type="number" name="priority" value=(route.priority) required aria-label=(t.priority);
+                                    button type="submit" { (t.set_priority) }
                                 }
                             }
                         }
                     }
-                } }
-            }
+                }
+            }))
         }
     };
     Ok(respond(
