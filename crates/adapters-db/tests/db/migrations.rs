@@ -64,6 +64,9 @@ pub const HELD_CALLBACKS: &str = "20261205000000";
 /// The migration that makes discrepancies resolvable.
 pub const DISCREPANCY_RESOLUTION: &str = "20261206000000";
 
+/// The migration that lets a provider name any protocol (its `kind`), not only `acquirer`.
+pub const PROVIDER_PROTOCOLS: &str = "20261207000000";
+
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
 

@@ -7,6 +7,9 @@ use domain::ports::{OperatorStore, ProviderDirectory, ProviderInsertError};
 use domain::provider::{AcquirerProvider, Credentials, ProtocolName, ProviderUrl};
 
 use crate::helpers::{acquirer, all_at_once, each_backend, now};
+use crate::migrations::{
+    recorded_in, revert_through_async, reverts_through, Recorded, PROVIDER_PROTOCOLS,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn providers_are_inserted_updated_and_listed_by_name() {
@@ -188,6 +191,50 @@ async fn the_oldest_processing_operation_is_found_per_provider_and_direction() {
         ]
         .map(|(p, d, at)| (p.to_string(), d.to_string(), at));
         assert_eq!(signals.oldest_processing, expected.to_vec());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_protocols_migration_reverts_only_while_every_provider_speaks_the_acquirer_api() {
+    each_backend(|t| async move {
+        let other = AcquirerProvider {
+            protocol: ProtocolName::parse("other-api").expect("a protocol"),
+            ..acquirer("bank-o", "o")
+        };
+        let bank = acquirer("bank-a", "a");
+        t.db.insert_provider(&other, now()).await.expect("insert");
+        t.db.insert_provider(&bank, now()).await.expect("insert");
+
+        // Reverting would lose what bank-o speaks: it fails, and changes nothing.
+        let url = t.url.clone();
+        let answers = revert_through_async(&url, PROVIDER_PROTOCOLS).await;
+        let expected = reverts_through(PROVIDER_PROTOCOLS);
+        let (last, before) = answers.split_last().expect("an answer");
+        assert_eq!(before, &expected[..expected.len() - 1]);
+        assert!(last.is_err(), "{last:?}");
+        assert!(recorded_in(&t).has(PROVIDER_PROTOCOLS));
+        assert_eq!(
+            t.db.list_providers().await.expect("list"),
+            vec![bank.clone(), other.clone()]
+        );
+
+        // Once only Acquirer API providers are left, it reverts and keeps them.
+        t.exec("DELETE FROM providers WHERE name = 'bank-o'");
+        let answers = revert_through_async(&url, PROVIDER_PROTOCOLS).await;
+        assert_eq!(answers.last(), expected.last());
+        assert_eq!(recorded_in(&t), Recorded::before(PROVIDER_PROTOCOLS));
+        assert_eq!(
+            t.rows_where("providers", "name = 'bank-a' AND kind = 'acquirer'"),
+            1
+        );
+        assert!(t
+            .try_exec("UPDATE providers SET kind = 'other-api'")
+            .is_err());
+
+        t.db.migrate().expect("upgrade again");
+        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_eq!(t.db.list_providers().await.expect("list"), vec![bank]);
     })
     .await;
 }
