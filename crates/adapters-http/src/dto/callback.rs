@@ -14,8 +14,8 @@ use super::movement::Movement;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonCallbackFormat;
 
-/// An operation's callback: the movement, the operation's ids, method, user and `type`
-/// (`deposit` or `withdrawal`).
+/// An operation's callback: the movement, the operation's ids, method, status, user and
+/// `type` (`deposit` or `withdrawal`). Fields in alphabetical order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct OperationData<'a> {
@@ -25,13 +25,15 @@ struct OperationData<'a> {
     merchant_operation_id: Option<&'a str>,
     operation_id: String,
     payment_method: &'static str,
+    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
     user_id: &'a str,
 }
 
-/// A refund's callback: the movement, the refund's and its deposit's ids, `type` `refund`.
+/// A refund's callback: the movement, the refund's and its deposit's ids, its status, `type`
+/// `refund`. Fields in alphabetical order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RefundData<'a> {
@@ -41,31 +43,33 @@ struct RefundData<'a> {
     merchant_refund_id: Option<&'a str>,
     operation_id: String,
     refund_id: String,
+    status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
     updated_at: String,
 }
 
-/// `{"data": data}` with every key in alphabetical order: the order the body has always
-/// been written in (a JSON map sorts its keys).
+/// `{"data": ...}`, the envelope of every callback body.
+#[derive(Serialize)]
+struct Body<T> {
+    data: T,
+}
+
+/// `{"data": data}`; `data`'s fields are declared in alphabetical order (the movement's
+/// first), the order the body has always been written in.
 fn body_of(data: impl Serialize) -> String {
-    // Only strings and integers: writing them cannot fail.
-    let data = serde_json::to_value(data).unwrap_or_else(|_| unreachable!("plain JSON"));
-    serde_json::json!({ "data": data }).to_string()
+    // Only strings and integers: writing them to a String cannot fail.
+    serde_json::to_string(&Body { data }).unwrap_or_else(|_| unreachable!("plain JSON"))
 }
 
 impl CallbackFormat for JsonCallbackFormat {
     fn body(&self, data: &CallbackData) -> String {
         body_of(OperationData {
-            movement: Movement::new(
-                data.status,
-                data.amount,
-                &data.currency,
-                data.decline.as_ref(),
-            ),
+            movement: Movement::new(data.amount, &data.currency, data.decline.as_ref()),
             merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             payment_method: data.method.as_str(),
+            status: data.status.number(),
             kind: data.direction.as_str(),
             updated_at: data.updated_at.to_rfc3339(),
             user_id: data.user_id.as_str(),
@@ -74,15 +78,11 @@ impl CallbackFormat for JsonCallbackFormat {
 
     fn refund_body(&self, data: &RefundCallbackData) -> String {
         body_of(RefundData {
-            movement: Movement::new(
-                data.status,
-                data.amount,
-                &data.currency,
-                data.decline.as_ref(),
-            ),
+            movement: Movement::new(data.amount, &data.currency, data.decline.as_ref()),
             merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             refund_id: data.refund_id.to_string(),
+            status: data.status.number(),
             kind: "refund",
             updated_at: data.updated_at.to_rfc3339(),
         })
@@ -225,5 +225,52 @@ mod tests {
         let body: serde_json::Value =
             serde_json::from_str(&JsonCallbackFormat.refund_body(&with_id)).unwrap();
         assert_eq!(body["data"]["merchantRefundId"], "r-1");
+    }
+
+    /// The keys of `body`'s `data` in the order the text has them.
+    fn keys_as_written(body: &str) -> Vec<String> {
+        let data: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str::<serde_json::Value>(body).unwrap()["data"]
+                .as_object()
+                .unwrap()
+                .clone();
+        let mut keys: Vec<String> = data.keys().cloned().collect();
+        keys.sort_by_key(|key| body.find(&format!("\"{key}\":")).unwrap());
+        keys
+    }
+
+    #[test]
+    fn every_optional_field_present_still_writes_the_keys_in_alphabetical_order() {
+        use domain::callback::RefundCallbackData;
+        use domain::testkit::refund_id;
+        let payout = OperationBuilder::payout(PaymentMethod::Sbp)
+            .merchant_operation_id("order-2")
+            .build()
+            .finish(
+                &Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound)),
+                T0,
+            )
+            .unwrap();
+        let refund = RefundCallbackData {
+            refund_id: refund_id(1),
+            merchant_refund_id: Some(domain::MerchantRefundId::parse("r-1").unwrap()),
+            operation_id: id(1),
+            status: Status::Declined,
+            amount: domain::Amount::from_minor(3_005).unwrap(),
+            currency: domain::Currency::RUB,
+            updated_at: T0,
+            decline: Some(Decline::new(DeclineCode::ProviderDeclined)),
+        };
+        for text in [
+            JsonCallbackFormat.body(&CallbackData::of(&payout)),
+            JsonCallbackFormat.refund_body(&refund),
+        ] {
+            let written = keys_as_written(&text);
+            let mut sorted = written.clone();
+            sorted.sort();
+            assert_eq!(written, sorted, "{text}");
+            assert!(written.contains(&"errorMessage".to_string()), "{text}");
+            assert!(text.starts_with("{\"data\":{\"amount\":"), "{text}");
+        }
     }
 }

@@ -62,6 +62,7 @@ pub struct RefundView<'a> {
     operation_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     merchant_refund_id: Option<&'a str>,
+    status: u8,
     #[serde(flatten)]
     movement: Movement<'a>,
     created_at: String,
@@ -74,12 +75,8 @@ impl<'a> RefundView<'a> {
             refund_id: refund.id.to_string(),
             operation_id: refund.operation_id.to_string(),
             merchant_refund_id: refund.merchant_refund_id.as_ref().map(|m| m.as_str()),
-            movement: Movement::new(
-                refund.status(),
-                refund.amount,
-                &refund.currency,
-                refund.decline(),
-            ),
+            status: refund.status().number(),
+            movement: Movement::new(refund.amount, &refund.currency, refund.decline()),
             created_at: refund.created_at.to_rfc3339(),
             updated_at: refund.updated_at.to_rfc3339(),
         }

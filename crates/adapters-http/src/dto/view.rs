@@ -21,6 +21,7 @@ pub struct Data<T> {
 #[serde(rename_all = "camelCase")]
 pub struct OperationView<'a> {
     operation_id: String,
+    status: u8,
     #[serde(flatten)]
     movement: Movement<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,12 +126,8 @@ impl<'a> OperationView<'a> {
     pub fn creation(op: &'a Operation, now: Timestamp) -> Self {
         let mut view = Self {
             operation_id: op.id().to_string(),
-            movement: Movement::new(
-                op.status(),
-                op.amount(),
-                &op.opening().currency,
-                op.decline(),
-            ),
+            status: op.status().number(),
+            movement: Movement::new(op.amount(), &op.opening().currency, op.decline()),
             redirect_url: None,
             requisites: None,
             lifetime: None,
