@@ -2,9 +2,8 @@
 //! sheet, the pieces pages share and the headers of every answer. The signed-in operator's
 //! shell is `super::shell`'s.
 
-use actix_web::http::header::{self, ContentType};
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, HttpResponseBuilder};
+use actix_web::HttpResponse;
 use domain::console::{Need, Role};
 use domain::Status;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -12,6 +11,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::i18n::{texts, Texts};
 use super::paths::LOGIN;
 use super::Problem;
+use crate::pages::layout::{html_answer, see_other_under};
 use crate::pages::Lang;
 
 /// One inline style sheet, dense for people who read tables all day; the palette of the
@@ -108,32 +108,20 @@ pub(crate) fn bare_shell(lang: Lang, title: &str, body: Markup, zone: Option<&st
     }
 }
 
-/// The headers of every console answer: nothing cached or leaked, no framing.
-fn protect(builder: &mut HttpResponseBuilder) {
-    builder
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CSP));
-}
-
-/// An HTML answer in `lang`.
+/// An HTML answer in `lang`, with the console's headers.
 pub(crate) fn respond(status: StatusCode, lang: Lang, markup: Markup) -> HttpResponse {
-    let mut builder = HttpResponse::build(status);
-    protect(&mut builder);
-    builder
-        .insert_header((header::CONTENT_LANGUAGE, texts(lang).lang))
-        .insert_header((header::VARY, "Accept-Language, Cookie"))
-        .content_type(ContentType::html())
-        .body(markup.into_string())
+    html_answer(
+        status,
+        CSP,
+        texts(lang).lang,
+        "Accept-Language, Cookie",
+        markup,
+    )
 }
 
 /// `303 See Other`: after a form the browser GETs `location`.
 pub(crate) fn see_other(location: &str) -> HttpResponse {
-    let mut builder = HttpResponse::SeeOther();
-    protect(&mut builder);
-    builder.insert_header((header::LOCATION, location)).finish()
+    see_other_under(CSP, location)
 }
 
 /// A failure as a page.

@@ -21,7 +21,7 @@ mod acquirer;
 mod bank;
 mod card;
 mod i18n;
-mod layout;
+pub(crate) mod layout;
 mod outcome;
 mod pay;
 mod qr;
