@@ -116,7 +116,8 @@ pub enum DeclineCode {
 }
 
 impl DeclineCode {
-    const ALL: [DeclineCode; 9] = [
+    /// Every code this version writes.
+    pub const ALL: [DeclineCode; 9] = [
         DeclineCode::ProviderDeclined,
         DeclineCode::CardDeclined,
         DeclineCode::InsufficientFunds,
