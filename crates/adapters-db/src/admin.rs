@@ -38,7 +38,7 @@ use crate::rows::{
 };
 use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
 use crate::store::{apply_manual_entry, ledger_sums};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// Which unique constraint a merchant insert broke.
 fn merchant_conflict(error: DieselError) -> TxError<MerchantInsertError> {
@@ -308,14 +308,11 @@ impl OperatorStore for Database {
                 let entry = keys.entry(row.merchant_id.clone()).or_default();
                 entry.push(&vault, row).map_err(corrupt)?;
             }
-            rows.into_iter()
-                .map(|row| {
-                    let methods = by_merchant.remove(&row.id).unwrap_or_default();
-                    let merchant_keys = keys.remove(&row.id).unwrap_or_default();
-                    merchant_keys.merchant(profile_from_rows(row, &methods)?)
-                })
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(rows, |row| {
+                let methods = by_merchant.remove(&row.id).unwrap_or_default();
+                let merchant_keys = keys.remove(&row.id).unwrap_or_default();
+                merchant_keys.merchant(profile_from_rows(row, &methods)?)
+            })
         })
         .await
     }

@@ -10,7 +10,7 @@ use domain::Timestamp;
 use crate::conn::DbConn;
 use crate::rows::{flag, parse};
 use crate::schema::{console_accounts, console_sessions, signin_failures};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// How long failed sign-ins are kept: a day.
 const FAILURES_KEPT_MS: i64 = 24 * 3600 * 1000;
@@ -114,10 +114,7 @@ pub(super) fn accounts(
         .order(console_accounts::name.asc())
         .select(AccountRow::as_select())
         .load(conn)?;
-    rows.into_iter()
-        .map(AccountRow::into_account)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(rows, AccountRow::into_account)
 }
 
 /// Sets the account's password hash and deletes its sessions, inside the caller's
