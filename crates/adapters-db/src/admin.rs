@@ -27,7 +27,7 @@ use domain::route::Route;
 use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{MerchantId, OperationId, Timestamp};
 
-use crate::conn::DbConn;
+use crate::conn::{last_insert_rowid, DbConn};
 use crate::crypto::Vault;
 use crate::database::{Database, SECRETS_TTL};
 use crate::directory::{read_merchant, read_routes, MerchantKey};
@@ -66,10 +66,7 @@ fn insert_route(conn: &mut DbConn, row: &NewRouteRow<'_>) -> Result<i64, DieselE
             diesel::insert_into(routes::table)
                 .values(row)
                 .execute(lite)?;
-            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                "last_insert_rowid()",
-            ))
-            .get_result(lite)
+            last_insert_rowid(lite)
         }
     }
 }

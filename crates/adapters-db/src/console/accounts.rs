@@ -7,7 +7,7 @@ use domain::console::{ConsoleAccount, Role, Session};
 use domain::ports::StoreError;
 use domain::Timestamp;
 
-use crate::conn::DbConn;
+use crate::conn::{last_insert_rowid, DbConn};
 use crate::rows::{flag, parse};
 use crate::schema::{console_accounts, console_sessions, signin_failures};
 use crate::work::{corrupt, decode_all, TxError};
@@ -223,10 +223,7 @@ pub(super) fn reserve_signin(
             diesel::insert_into(signin_failures::table)
                 .values(row)
                 .execute(lite)?;
-            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                "last_insert_rowid()",
-            ))
-            .get_result(lite)?
+            last_insert_rowid(lite)?
         }
     };
     forget_old_failures(conn, at)?;
