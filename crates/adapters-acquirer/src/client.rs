@@ -2,6 +2,7 @@
 //! finished call leaves in logs and metrics.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -240,6 +241,33 @@ impl AcquirerClient {
         }
     }
 
+    /// Awaits the creating call `sent` (it starts here), then counts and logs it.
+    async fn timed_call<T: Object>(
+        &self,
+        provider: &AcquirerProvider,
+        call: Call,
+        order: &T::Order,
+        sent: impl Future<Output = CallResult<T>>,
+    ) -> CallResult<T> {
+        let started = Instant::now();
+        let result = sent.await;
+        self.finish_call(provider, call, &result, order, started.elapsed());
+        result
+    }
+
+    /// Awaits the read or cancel `sent` (it starts here), then counts and logs it.
+    async fn timed_read<T: Object>(
+        &self,
+        provider: &AcquirerProvider,
+        call: Call,
+        sent: impl Future<Output = Lookup<T>>,
+    ) -> Lookup<T> {
+        let started = Instant::now();
+        let lookup = sent.await;
+        self.finish_read(provider, call, &lookup, started.elapsed());
+        lookup
+    }
+
     /// Counts and logs a finished creating call.
     fn finish_call<T: Object>(
         &self,
@@ -341,10 +369,8 @@ impl Acquirer for AcquirerClient {
         provider: &AcquirerProvider,
         order: &PaymentOrder,
     ) -> CallResult<AcquirerPayment> {
-        let started = Instant::now();
-        let result = self.send_create(provider, order).await;
-        self.finish_call(provider, Call::Create, &result, order, started.elapsed());
-        result
+        let sent = self.send_create(provider, order);
+        self.timed_call(provider, Call::Create, order, sent).await
     }
 
     #[tracing::instrument(name = "acquirer.find", skip_all,
@@ -354,12 +380,8 @@ impl Acquirer for AcquirerClient {
         provider: &AcquirerProvider,
         reference: OperationId,
     ) -> Lookup<AcquirerPayment> {
-        let started = Instant::now();
-        let lookup = self
-            .send_find(provider, "payments", reference.to_string())
-            .await;
-        self.finish_read(provider, Call::Read, &lookup, started.elapsed());
-        lookup
+        let sent = self.send_find(provider, "payments", reference.to_string());
+        self.timed_read(provider, Call::Read, sent).await
     }
 
     #[tracing::instrument(name = "acquirer.cancel", skip_all,
@@ -369,10 +391,8 @@ impl Acquirer for AcquirerClient {
         provider: &AcquirerProvider,
         acquirer_id: &str,
     ) -> Lookup<AcquirerPayment> {
-        let started = Instant::now();
-        let lookup = self.send_cancel(provider, acquirer_id).await;
-        self.finish_read(provider, Call::Cancel, &lookup, started.elapsed());
-        lookup
+        let sent = self.send_cancel(provider, acquirer_id);
+        self.timed_read(provider, Call::Cancel, sent).await
     }
 
     #[tracing::instrument(name = "acquirer.refund", skip_all,
@@ -382,10 +402,8 @@ impl Acquirer for AcquirerClient {
         provider: &AcquirerProvider,
         order: &RefundOrder,
     ) -> CallResult<AcquirerRefund> {
-        let started = Instant::now();
-        let result = self.send_refund(provider, order).await;
-        self.finish_call(provider, Call::Refund, &result, order, started.elapsed());
-        result
+        let sent = self.send_refund(provider, order);
+        self.timed_call(provider, Call::Refund, order, sent).await
     }
 
     #[tracing::instrument(name = "acquirer.find_refund", skip_all,
@@ -395,12 +413,8 @@ impl Acquirer for AcquirerClient {
         provider: &AcquirerProvider,
         reference: RefundId,
     ) -> Lookup<AcquirerRefund> {
-        let started = Instant::now();
-        let lookup = self
-            .send_find(provider, "refunds", reference.to_string())
-            .await;
-        self.finish_read(provider, Call::Read, &lookup, started.elapsed());
-        lookup
+        let sent = self.send_find(provider, "refunds", reference.to_string());
+        self.timed_read(provider, Call::Read, sent).await
     }
 }
 

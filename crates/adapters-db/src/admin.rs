@@ -27,7 +27,7 @@ use domain::route::Route;
 use domain::story::{CallbackDelivery, LedgerEntry};
 use domain::{MerchantId, OperationId, Timestamp};
 
-use crate::conn::DbConn;
+use crate::conn::{last_insert_rowid, DbConn};
 use crate::crypto::Vault;
 use crate::database::{Database, SECRETS_TTL};
 use crate::directory::{read_merchant, read_routes, MerchantKey};
@@ -38,7 +38,7 @@ use crate::rows::{
 };
 use crate::schema::{balances, merchant_keys, merchant_methods, merchants, routes};
 use crate::store::{apply_manual_entry, ledger_sums};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// Which unique constraint a merchant insert broke.
 fn merchant_conflict(error: DieselError) -> TxError<MerchantInsertError> {
@@ -66,10 +66,7 @@ fn insert_route(conn: &mut DbConn, row: &NewRouteRow<'_>) -> Result<i64, DieselE
             diesel::insert_into(routes::table)
                 .values(row)
                 .execute(lite)?;
-            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                "last_insert_rowid()",
-            ))
-            .get_result(lite)
+            last_insert_rowid(lite)
         }
     }
 }
@@ -308,14 +305,11 @@ impl OperatorStore for Database {
                 let entry = keys.entry(row.merchant_id.clone()).or_default();
                 entry.push(&vault, row).map_err(corrupt)?;
             }
-            rows.into_iter()
-                .map(|row| {
-                    let methods = by_merchant.remove(&row.id).unwrap_or_default();
-                    let merchant_keys = keys.remove(&row.id).unwrap_or_default();
-                    merchant_keys.merchant(profile_from_rows(row, &methods)?)
-                })
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(rows, |row| {
+                let methods = by_merchant.remove(&row.id).unwrap_or_default();
+                let merchant_keys = keys.remove(&row.id).unwrap_or_default();
+                merchant_keys.merchant(profile_from_rows(row, &methods)?)
+            })
         })
         .await
     }

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{Error as PoolError, R2D2Connection};
+use diesel::sql_types::BigInt;
 use diesel::sqlite::SqliteConnection;
-use diesel::Connection;
+use diesel::{Connection, QueryResult, RunQueryDsl};
 
 use crate::target::Target;
 
@@ -16,6 +17,12 @@ use crate::target::Target;
 pub(crate) enum DbConn {
     Pg(PgConnection),
     Sqlite(SqliteConnection),
+}
+
+/// The rowid of the row `lite` inserted last: the id of a table whose `id` is its rowid
+/// (`INTEGER PRIMARY KEY`).
+pub(crate) fn last_insert_rowid(lite: &mut SqliteConnection) -> QueryResult<i64> {
+    diesel::select(diesel::dsl::sql::<BigInt>("last_insert_rowid()")).get_result(lite)
 }
 
 /// How long an SQLite connection waits for another writer (another process) before `BUSY`.

@@ -31,7 +31,7 @@ use crate::rows::{
     profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, RouteRow,
 };
 use crate::schema::{merchant_keys, merchant_methods, merchants, routes};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// Which merchant to read.
 pub(crate) enum MerchantKey {
@@ -109,14 +109,10 @@ fn with_keys_of<E: From<StoreError>>(
         .map(|p| p.id().as_str().to_string())
         .collect();
     let mut keys = read_keys_of(conn, vault, &ids)?;
-    profiles
-        .into_iter()
-        .map(|profile| {
-            let of = keys.remove(profile.id().as_str()).unwrap_or_default();
-            of.merchant(profile)
-        })
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)
+    decode_all(profiles, |profile| {
+        let of = keys.remove(profile.id().as_str()).unwrap_or_default();
+        of.merchant(profile)
+    })
 }
 
 /// `profile` with its secrets as stored now.
@@ -149,11 +145,7 @@ pub(crate) fn read_routes<E: From<StoreError>>(
         .order(routes::id.asc())
         .select(RouteRow::as_select())
         .load(conn)?;
-    found
-        .into_iter()
-        .map(route_from_row)
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)
+    decode_all(found, route_from_row)
 }
 
 /// Most reads one query serves.

@@ -16,7 +16,7 @@ use crate::database::Database;
 use crate::journal::{write_events, NewEvent};
 use crate::rows;
 use crate::schema::provider_discrepancies;
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// Open discrepancies, as a literal so the planner uses `provider_discrepancies_open`.
 const OPEN: &str = "resolved_at IS NULL";
@@ -68,11 +68,7 @@ impl DiscrepancyRow {
 }
 
 fn decode(found: Vec<DiscrepancyRow>) -> Result<Vec<RecordedDiscrepancy>, TxError<StoreError>> {
-    found
-        .into_iter()
-        .map(DiscrepancyRow::into_discrepancy)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(found, DiscrepancyRow::into_discrepancy)
 }
 
 /// The event an operation's timeline shows for `resolution` of discrepancy `id`.

@@ -29,6 +29,7 @@ use domain::ports::{NewOperation, StoreError};
 use domain::refund::Refund;
 use domain::{OperationId, RefundId, Status, Timestamp};
 
+use crate::binds::Binds;
 use crate::conn::{DbConn, PG_SLOT};
 use crate::work::TxError;
 
@@ -226,13 +227,12 @@ impl<R> RunQueryDsl<DbConn> for InsertRows<'_, R> {}
 
 impl Values for NewEvent {
     fn push<'b>(&'b self, out: &mut AstPass<'_, 'b, Backend>) -> QueryResult<()> {
-        out.push_bind_param::<Text, _>(&self.operation_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.refund_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.detail)
+        Binds::new(out)
+            .bind::<Text, _>(&self.operation_id)?
+            .bind::<Nullable<Text>, _>(&self.refund_id)?
+            .bind::<BigInt, _>(&self.at)?
+            .bind::<Text, _>(&self.detail)?;
+        Ok(())
     }
 }
 
@@ -317,24 +317,21 @@ struct Addition {
 impl Values for Addition {
     fn push<'b>(&'b self, out: &mut AstPass<'_, 'b, Backend>) -> QueryResult<()> {
         let key = &self.key;
-        out.push_bind_param::<BigInt, _>(&key.minute)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&key.direction)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&key.method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<SmallInt, _>(&key.status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&key.currency)?;
-        out.push_sql(", ");
+        let mut binds = Binds::new(out);
+        binds
+            .bind::<BigInt, _>(&key.minute)?
+            .bind::<Text, _>(&key.direction)?
+            .bind::<Text, _>(&key.method)?
+            .bind::<SmallInt, _>(&key.status)?
+            .bind::<Text, _>(&key.currency)?;
         match &self.slot {
-            Some(slot) => out.push_bind_param::<SmallInt, _>(slot)?,
-            None => out.push_sql(PG_SLOT),
-        }
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.count)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.amount)
+            Some(slot) => binds.bind::<SmallInt, _>(slot)?,
+            None => binds.sql(PG_SLOT),
+        };
+        binds
+            .bind::<BigInt, _>(&self.count)?
+            .bind::<BigInt, _>(&self.amount)?;
+        Ok(())
     }
 }
 

@@ -80,6 +80,7 @@
 //! id) are written per backend.
 
 mod admin;
+mod binds;
 mod cache;
 mod checkpoint;
 mod conn;

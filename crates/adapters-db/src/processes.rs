@@ -1,8 +1,6 @@
 //! Process reports: the [`ProcessRegistry`] port. Each serving process writes its row and its
 //! circuits every few seconds; operators read the processes seen lately.
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
 use diesel::prelude::*;
 use domain::ports::{ProcessRegistry, ProcessReport, StoreError};
@@ -10,9 +8,9 @@ use domain::Timestamp;
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::rows::{CircuitRow, ProcessRow};
+use crate::rows::{grouped, CircuitRow, ProcessRow};
 use crate::schema::{gateway_processes, process_circuits};
-use crate::work::{corrupt, TxError};
+use crate::work::{decode_all, TxError};
 
 /// A process not seen for this long is deleted, with its circuits, by the next report.
 const FORGET_AFTER_MILLIS: i64 = 60 * 60 * 1000;
@@ -88,20 +86,11 @@ fn read_processes<E: From<StoreError>>(
         .filter(process_circuits::process_id.eq_any(&ids))
         .select(CircuitRow::as_select())
         .load(conn)?;
-    let mut by_process: BTreeMap<String, Vec<CircuitRow>> = BTreeMap::new();
-    for circuit in circuits {
-        by_process
-            .entry(circuit.process_id.clone())
-            .or_default()
-            .push(circuit);
-    }
-    rows.into_iter()
-        .map(|row| {
-            let circuits = by_process.remove(&row.id).unwrap_or_default();
-            row.into_report(circuits)
-        })
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)
+    let mut by_process = grouped(circuits, |circuit| circuit.process_id.clone());
+    decode_all(rows, |row| {
+        let circuits = by_process.remove(&row.id).unwrap_or_default();
+        row.into_report(circuits)
+    })
 }
 
 impl Database {

@@ -16,7 +16,7 @@ use crate::crypto::Vault;
 use crate::database::Database;
 use crate::rows::{NewProviderRow, ProviderChanges, ProviderRow};
 use crate::schema::providers;
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// Every acquirer provider, enabled or not, by name, its credentials opened with `vault`.
 fn read_providers<E: From<StoreError>>(
@@ -27,10 +27,7 @@ fn read_providers<E: From<StoreError>>(
         .order(providers::name.asc())
         .select(ProviderRow::as_select())
         .load(conn)?;
-    rows.into_iter()
-        .map(|row| row.into_provider(vault))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)
+    decode_all(rows, |row| row.into_provider(vault))
 }
 
 fn name_taken(error: DieselError) -> TxError<ProviderInsertError> {

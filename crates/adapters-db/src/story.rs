@@ -3,8 +3,6 @@
 //! `OperatorStore::operation_callbacks`), its refunds' included (their entries and callbacks
 //! carry the deposit's id as `operation_id`). Reads only; one code path on both backends.
 
-use std::collections::BTreeMap;
-
 use diesel::prelude::*;
 use domain::callback::CallbackAttempt;
 use domain::console::Actor;
@@ -16,9 +14,9 @@ use domain::{OperationId, RefundId, Timestamp};
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::outbox::{count, keys_of_operation, refund_of, state_from};
-use crate::rows::{self, bad};
+use crate::rows::{self, bad, grouped};
 use crate::schema::{callback_attempts, callback_outbox, ledger};
-use crate::work::{corrupt, TxError};
+use crate::work::{decode_all, TxError};
 
 /// A ledger entry as stored.
 #[derive(Queryable, Selectable)]
@@ -146,11 +144,7 @@ fn read_ledger(
         .order(ledger::id.asc())
         .select(LedgerRow::as_select())
         .load(conn)?;
-    found
-        .into_iter()
-        .map(LedgerRow::into_entry)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(found, LedgerRow::into_entry)
 }
 
 /// The callbacks of operation `id`: its own first, then its refunds' in the order they were
@@ -180,21 +174,11 @@ fn read_callbacks(
         ))
         .select(DeliveryRow::as_select())
         .load(conn)?;
-    let mut by_callback: BTreeMap<String, Vec<DeliveryRow>> = BTreeMap::new();
-    for row in tries {
-        by_callback
-            .entry(row.callback_id.clone())
-            .or_default()
-            .push(row);
-    }
-    found
-        .into_iter()
-        .map(|row| {
-            let tries = by_callback.remove(&row.id).unwrap_or_default();
-            row.into_delivery(id, tries)
-        })
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    let mut by_callback = grouped(tries, |row| row.callback_id.clone());
+    decode_all(found, |row| {
+        let tries = by_callback.remove(&row.id).unwrap_or_default();
+        row.into_delivery(id, tries)
+    })
 }
 
 impl Database {

@@ -75,6 +75,18 @@ pub(crate) fn corrupt<E: From<StoreError>>(error: anyhow::Error) -> TxError<E> {
     TxError::Fail(E::from(StoreError::Other(error)))
 }
 
+/// Converts each of `rows` as read with `each`, all or none: a row that does not convert is
+/// corrupt data ([`corrupt`]).
+pub(crate) fn decode_all<R, T, E: From<StoreError>>(
+    rows: impl IntoIterator<Item = R>,
+    each: impl FnMut(R) -> anyhow::Result<T>,
+) -> Result<Vec<T>, TxError<E>> {
+    rows.into_iter()
+        .map(each)
+        .collect::<anyhow::Result<_>>()
+        .map_err(corrupt)
+}
+
 /// Attempts per unit of work before a transient conflict becomes `Unavailable`.
 const MAX_ATTEMPTS: u32 = 6;
 

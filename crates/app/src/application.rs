@@ -333,34 +333,31 @@ fn callback_worker(
 /// The expiry sweeper and the payout settler; every instance runs them, guarded writes make
 /// their work happen once.
 fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
-    let mut handles = Vec::new();
-    let sweeper = gateway.clone();
-    handles.push(tokio::spawn(every(
+    let sweeper = every(
         SWEEP_EVERY,
         stopped.clone(),
-        move || {
-            let gateway = sweeper.clone();
-            async move {
-                match gateway.expire_overdue().await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(expired = n, "expired overdue deposits"),
-                    Err(error) => tracing::warn!(error = %Chain(&error), "expiry sweep failed"),
-                }
+        gateway.clone(),
+        |gateway| async move {
+            match gateway.expire_overdue().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(expired = n, "expired overdue deposits"),
+                Err(error) => tracing::warn!(error = %Chain(&error), "expiry sweep failed"),
             }
         },
-    )));
-    let settler = gateway.clone();
-    handles.push(tokio::spawn(every(SWEEP_EVERY, stopped, move || {
-        let gateway = settler.clone();
-        async move {
+    );
+    let settler = every(
+        SWEEP_EVERY,
+        stopped,
+        gateway.clone(),
+        |gateway| async move {
             match gateway.settle_due_payouts().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(settled = n, "settled due payouts"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "payout settlement failed"),
             }
-        }
-    })));
-    handles
+        },
+    );
+    vec![tokio::spawn(sweeper), tokio::spawn(settler)]
 }
 
 /// How often the reconciler looks for acquirer operations to read or cancel.
@@ -373,11 +370,12 @@ fn spawn_reconciler(
     owner: Arc<str>,
     stopped: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    let reconciler = gateway.clone();
-    tokio::spawn(every(RECONCILE_EVERY, stopped, move || {
-        let gateway = reconciler.clone();
-        let owner = owner.clone();
-        async move {
+    let state = (gateway.clone(), owner);
+    tokio::spawn(every(
+        RECONCILE_EVERY,
+        stopped,
+        state,
+        |(gateway, owner)| async move {
             match gateway.reconcile(&owner).await {
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(checked = n, "reconciler pass"),
@@ -389,8 +387,8 @@ fn spawn_reconciler(
                 Ok(n) => tracing::debug!(checked = n, "refund pass"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "refund pass failed"),
             }
-        }
-    }))
+        },
+    ))
 }
 
 /// How often the provider metrics are read from storage.
@@ -401,36 +399,41 @@ fn spawn_signals(
     database: Database,
     stopped: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(every(SIGNALS_EVERY, stopped, move || {
-        let signals = signals.clone();
-        let database = database.clone();
-        async move { signals.refresh(&database, SystemClock.now()).await }
-    }))
+    let state = (signals, database);
+    tokio::spawn(every(
+        SIGNALS_EVERY,
+        stopped,
+        state,
+        |(signals, database)| async move { signals.refresh(&database, SystemClock.now()).await },
+    ))
 }
 
 /// This process's reports and circuit gauge, from the moment it serves.
 fn spawn_reports(reporter: ProcessReporter, stopped: watch::Receiver<bool>) -> JoinHandle<()> {
-    tokio::spawn(every(REPORT_EVERY, stopped, move || {
-        let reporter = reporter.clone();
-        async move { reporter.tick().await }
-    }))
+    tokio::spawn(every(
+        REPORT_EVERY,
+        stopped,
+        reporter,
+        |reporter| async move { reporter.tick().await },
+    ))
 }
 
 async fn wait_for_stop(mut stopped: watch::Receiver<bool>) {
     let _ = stopped.wait_for(|stop| *stop).await;
 }
 
-/// Runs `tick` every `period` until stopped.
-async fn every<F, Fut>(period: Duration, stopped: watch::Receiver<bool>, tick: F)
+/// Runs `tick` with a clone of `state` every `period` until stopped.
+async fn every<S, F, Fut>(period: Duration, stopped: watch::Receiver<bool>, state: S, tick: F)
 where
-    F: Fn() -> Fut + Send + 'static,
+    S: Clone + Send + 'static,
+    F: Fn(S) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
     let mut interval = tokio::time::interval(period);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = interval.tick() => tick().await,
+            _ = interval.tick() => tick(state.clone()).await,
             () = wait_for_stop(stopped.clone()) => return,
         }
     }

@@ -7,10 +7,10 @@ use domain::console::{ConsoleAccount, Role, Session};
 use domain::ports::StoreError;
 use domain::Timestamp;
 
-use crate::conn::DbConn;
+use crate::conn::{last_insert_rowid, DbConn};
 use crate::rows::{flag, parse};
 use crate::schema::{console_accounts, console_sessions, signin_failures};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// How long failed sign-ins are kept: a day.
 const FAILURES_KEPT_MS: i64 = 24 * 3600 * 1000;
@@ -114,10 +114,7 @@ pub(super) fn accounts(
         .order(console_accounts::name.asc())
         .select(AccountRow::as_select())
         .load(conn)?;
-    rows.into_iter()
-        .map(AccountRow::into_account)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(rows, AccountRow::into_account)
 }
 
 /// Sets the account's password hash and deletes its sessions, inside the caller's
@@ -226,10 +223,7 @@ pub(super) fn reserve_signin(
             diesel::insert_into(signin_failures::table)
                 .values(row)
                 .execute(lite)?;
-            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                "last_insert_rowid()",
-            ))
-            .get_result(lite)?
+            last_insert_rowid(lite)?
         }
     };
     forget_old_failures(conn, at)?;

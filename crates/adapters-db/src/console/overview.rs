@@ -15,7 +15,7 @@ use crate::outbox::{keys_of_operation, StatusRow};
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, operation_events};
 use crate::story::DeliveryRow;
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 use super::audit::last_ledger_check;
 
@@ -103,16 +103,12 @@ pub(super) fn events(
         ))
         .select(DeliveryRow::as_select())
         .load(conn)?;
-    let attempts = logged
-        .into_iter()
-        .map(|row| {
-            let refund = (row.callback_id != own)
-                .then(|| rows::refund_id("callback_attempts.callback_id", &row.callback_id))
-                .transpose()?;
-            Ok(callback_event(row.into_attempt(id, refund)?))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)?;
+    let attempts = decode_all(logged, |row| {
+        let refund = (row.callback_id != own)
+            .then(|| rows::refund_id("callback_attempts.callback_id", &row.callback_id))
+            .transpose()?;
+        Ok(callback_event(row.into_attempt(id, refund)?))
+    })?;
     Ok(merged(written, attempts))
 }
 
@@ -206,11 +202,7 @@ pub(super) fn minute_counts(
         .bind::<BigInt, _>(first)
         .bind::<BigInt, _>(end)
         .load(conn)?;
-    found
-        .into_iter()
-        .map(CountRow::into_count)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(found, CountRow::into_count)
 }
 
 /// The health counts, in one statement (one snapshot). The literal states and the literal
@@ -272,11 +264,7 @@ pub(super) fn open_callbacks(
         .limit(i64::from(limit))
         .select(StatusRow::as_select())
         .load(conn)?;
-    found
-        .into_iter()
-        .map(StatusRow::into_status)
-        .collect::<anyhow::Result<_>>()
-        .map_err(corrupt)
+    decode_all(found, StatusRow::into_status)
 }
 
 /// Makes the pending callback keyed `key` (an operation's id for its own, a refund's id for

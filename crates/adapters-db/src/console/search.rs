@@ -18,7 +18,7 @@ use domain::{Direction, OperationId, Status};
 use crate::conn::DbConn;
 use crate::rows::{self, operation_from_row, OperationRow};
 use crate::schema::{operations, refunds};
-use crate::work::{corrupt, TxError};
+use crate::work::{decode_all, TxError};
 
 type Backend = <DbConn as Connection>::Backend;
 type Query<'a> = operations::BoxedQuery<'a, Backend>;
@@ -97,11 +97,7 @@ pub(super) fn search(
         .limit(i64::from(limit))
         .select(OperationRow::as_select())
         .load(conn)?;
-    let operations = found
-        .into_iter()
-        .map(|row| operation_from_row(row).map(|(op, _)| op))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(corrupt)?;
+    let operations = decode_all(found, |row| operation_from_row(row).map(|(op, _)| op))?;
     let deposits: Vec<String> = operations
         .iter()
         .filter(|op| op.direction() == Direction::Deposit)

@@ -21,6 +21,7 @@ use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use domain::ports::StoreError;
 
+use crate::binds::Binds;
 use crate::conn::DbConn;
 use crate::database::Database;
 use crate::jobs::{RecordJob, Recorded};
@@ -127,15 +128,12 @@ impl QueryFragment<Pg> for Recorded {
             " RETURNING id) INSERT INTO callback_attempts \
              (callback_id, attempt, at, duration_ms, http_status, error) SELECT id, ",
         );
-        out.push_bind_param::<Integer, _>(&self.attempt)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.duration_ms)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Integer>, _>(&self.http_status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.attempt_error)?;
+        Binds::new(&mut out)
+            .bind::<Integer, _>(&self.attempt)?
+            .bind::<BigInt, _>(&self.at)?
+            .bind::<BigInt, _>(&self.duration_ms)?
+            .bind::<Nullable<Integer>, _>(&self.http_status)?
+            .bind::<Nullable<Text>, _>(&self.attempt_error)?;
         out.push_sql(" FROM lease");
         Ok(())
     }
@@ -193,29 +191,19 @@ impl QueryId for RecordMany<'_> {
 impl QueryFragment<Pg> for RecordMany<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql("WITH req AS (SELECT * FROM unnest(");
-        out.push_bind_param::<Array<Text>, _>(&self.key)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.owner)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.failed)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<BigInt>>, _>(&self.next)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.error)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Integer>, _>(&self.attempt)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.duration_ms)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Integer>>, _>(&self.http_status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.attempt_error)?;
+        Binds::new(&mut out)
+            .bind::<Array<Text>, _>(&self.key)?
+            .bind::<Array<Text>, _>(&self.owner)?
+            .bind::<Array<Text>, _>(&self.state)?
+            .bind::<Array<Integer>, _>(&self.failed)?
+            .bind::<Array<Nullable<BigInt>>, _>(&self.next)?
+            .bind::<Array<Nullable<Text>>, _>(&self.error)?
+            .bind::<Array<BigInt>, _>(&self.updated_at)?
+            .bind::<Array<Integer>, _>(&self.attempt)?
+            .bind::<Array<BigInt>, _>(&self.at)?
+            .bind::<Array<BigInt>, _>(&self.duration_ms)?
+            .bind::<Array<Nullable<Integer>>, _>(&self.http_status)?
+            .bind::<Array<Nullable<Text>>, _>(&self.attempt_error)?;
         out.push_sql(
             ") AS r (callback_id, lease_owner, new_state, failed, next_at, last_error, \
                  updated_at, attempt, attempt_at, duration_ms, http_status, attempt_error)), \

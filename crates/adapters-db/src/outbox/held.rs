@@ -19,6 +19,9 @@ use crate::conn::DbConn;
 use crate::schema::{callback_outbox, merchants};
 use crate::work::{corrupt, TxError};
 
+/// The backend of a [`DbConn`], either database.
+type Backend = <DbConn as Connection>::Backend;
+
 /// Held rows, as a literal: the planner then uses the partial index `callback_outbox_held`
 /// (a bound parameter would hide the state from PostgreSQL's generic plans).
 const HELD: &str = "state = 'held'";
@@ -82,17 +85,11 @@ pub(super) fn release_enabled(
     let enabled = merchants::table
         .filter(merchants::enabled.eq(1_i16))
         .select(merchants::id);
-    let released = diesel::update(
-        callback_outbox::table
-            .filter(sql::<Bool>(HELD))
-            .filter(callback_outbox::merchant_id.eq_any(enabled)),
+    release(
+        conn,
+        Box::new(callback_outbox::merchant_id.eq_any(enabled)),
+        at,
     )
-    .set((
-        callback_outbox::state.eq("pending"),
-        callback_outbox::updated_at.eq(at.millis()),
-    ))
-    .execute(conn)?;
-    Ok(u64::try_from(released).unwrap_or(0))
 }
 
 /// Merchant `merchant`'s held callbacks back to pending at `at`, due times kept, inside the
@@ -102,10 +99,22 @@ pub(crate) fn release_merchant<E>(
     merchant: &str,
     at: Timestamp,
 ) -> Result<u64, TxError<E>> {
+    release(
+        conn,
+        Box::new(callback_outbox::merchant_id.eq(merchant)),
+        at,
+    )
+}
+
+/// A condition on a callback's row (which merchants' callbacks to release).
+type Whose<'a> = Box<dyn BoxableExpression<callback_outbox::table, Backend, SqlType = Bool> + 'a>;
+
+/// The held callbacks `whose` picks back to pending at `at`, due times kept.
+fn release<E>(conn: &mut DbConn, whose: Whose<'_>, at: Timestamp) -> Result<u64, TxError<E>> {
     let released = diesel::update(
         callback_outbox::table
             .filter(sql::<Bool>(HELD))
-            .filter(callback_outbox::merchant_id.eq(merchant)),
+            .filter(whose),
     )
     .set((
         callback_outbox::state.eq("pending"),

@@ -22,7 +22,7 @@ use crate::database::{Backend, Database};
 use crate::jobs::Recorded;
 use crate::rows::{self, bad};
 use crate::schema::{callback_attempts, callback_outbox, refunds};
-use crate::work::{corrupt, TxError};
+use crate::work::{decode_all, TxError};
 pub(crate) use held::release_merchant;
 
 /// A claimed callback as read back.
@@ -210,11 +210,8 @@ impl CallbackOutbox for Database {
         // it is a select then an update inside one write transaction.
         self.write_one(move |conn| {
             let (now, until) = (now.millis(), lease_until.millis());
-            claim(conn, &owner, now, until, i64::from(limit))?
-                .into_iter()
-                .map(ClaimRow::into_pending)
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            let claimed = claim(conn, &owner, now, until, i64::from(limit))?;
+            decode_all(claimed, ClaimRow::into_pending)
         })
         .await
     }
@@ -383,11 +380,7 @@ impl CallbackOutbox for Database {
                 .limit(i64::from(limit))
                 .select(StatusRow::as_select())
                 .load(conn)?;
-            found
-                .into_iter()
-                .map(StatusRow::into_status)
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(found, StatusRow::into_status)
         })
         .await
     }

@@ -8,6 +8,7 @@ use domain::attempt::{Attempt, AttemptState};
 use domain::Timestamp;
 
 use super::bad;
+use crate::binds::Binds;
 use crate::schema::provider_attempts;
 
 /// An attempt as written when it is created: not leased.
@@ -110,33 +111,22 @@ impl NewAttemptRow<'_> {
 
     /// Binds the row's values, comma separated, for a statement built by hand.
     pub(crate) fn push_values<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_bind_param::<Text, _>(&self.operation_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Integer, _>(&self.number)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.route_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.provider)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.state)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.acquirer_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.failure_code)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&self.redirect_url)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.latency_ms)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.created_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&self.updated_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.next_check_at)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, _>(&self.unknown_since)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Integer, _>(&self.reads)
+        Binds::new(&mut out)
+            .bind::<Text, _>(&self.operation_id)?
+            .bind::<Integer, _>(&self.number)?
+            .bind::<BigInt, _>(&self.route_id)?
+            .bind::<Text, _>(&self.provider)?
+            .bind::<Text, _>(&self.state)?
+            .bind::<Nullable<Text>, _>(&self.acquirer_id)?
+            .bind::<Nullable<Text>, _>(&self.failure_code)?
+            .bind::<Nullable<Text>, _>(&self.redirect_url)?
+            .bind::<Nullable<BigInt>, _>(&self.latency_ms)?
+            .bind::<BigInt, _>(&self.created_at)?
+            .bind::<BigInt, _>(&self.updated_at)?
+            .bind::<Nullable<BigInt>, _>(&self.next_check_at)?
+            .bind::<Nullable<BigInt>, _>(&self.unknown_since)?
+            .bind::<Integer, _>(&self.reads)?;
+        Ok(())
     }
 }
 

@@ -21,12 +21,26 @@ pub(crate) use process::{CircuitRow, ProcessRow};
 pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow, API_KEY, WEBHOOK_SECRET};
 pub(crate) use refund::{refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
 
+use std::collections::BTreeMap;
+
 use anyhow::anyhow;
 use domain::operation::{Decline, DeclineCode, State};
 use domain::signature::Fingerprint;
 use domain::{
     Currency, Direction, MerchantId, OperationId, PaymentMethod, RefundId, Status, ValueError,
 };
+
+/// `rows` in lists by `key`, each list in the order its rows came.
+pub(crate) fn grouped<K: Ord, R>(
+    rows: impl IntoIterator<Item = R>,
+    key: impl Fn(&R) -> K,
+) -> BTreeMap<K, Vec<R>> {
+    let mut by_key: BTreeMap<K, Vec<R>> = BTreeMap::new();
+    for row in rows {
+        by_key.entry(key(&row)).or_default().push(row);
+    }
+    by_key
+}
 
 /// A stored value that does not parse, named by its table and column.
 pub(crate) fn bad(column: &str, error: impl std::fmt::Display) -> anyhow::Error {

@@ -18,6 +18,7 @@ use domain::{
 
 use super::action::ActionColumn;
 use super::{bad, parse};
+use crate::binds::Binds;
 use crate::journal;
 use crate::schema::operations;
 
@@ -105,11 +106,9 @@ macro_rules! operation_rows {
             /// The row's values as bind parameters, comma-separated, in
             /// [`NewOperationRow::COLUMNS`] order (for hand-written PostgreSQL statements).
             pub(crate) fn push_values<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-                out.push_bind_param::<$first_sql, _>(&self.$first)?;
-                $(
-                    out.push_sql(", ");
-                    out.push_bind_param::<$sql, _>(&self.$column)?;
-                )*
+                let mut binds = Binds::new(&mut out);
+                binds.bind::<$first_sql, _>(&self.$first)?;
+                $(binds.bind::<$sql, _>(&self.$column)?;)*
                 Ok(())
             }
         }
@@ -130,20 +129,18 @@ macro_rules! operation_rows {
             /// The column arrays as bind parameters, comma-separated, in
             /// [`NewOperationRow::COLUMNS`] order.
             fn push_arrays<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-                out.push_bind_param::<Array<$first_sql>, _>(&self.$first)?;
-                $(
-                    out.push_sql(", ");
-                    out.push_bind_param::<Array<$sql>, _>(&self.$column)?;
-                )*
+                let mut binds = Binds::new(&mut out);
+                binds.bind::<Array<$first_sql>, _>(&self.$first)?;
+                $(binds.bind::<Array<$sql>, _>(&self.$column)?;)*
                 Ok(())
             }
 
             /// The arrays of each row's minute and event detail, each after a comma.
             fn push_journal<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-                out.push_sql(", ");
-                out.push_bind_param::<Array<BigInt>, _>(&self.minute)?;
-                out.push_sql(", ");
-                out.push_bind_param::<Array<Text>, _>(&self.detail)
+                Binds::after(&mut out)
+                    .bind::<Array<BigInt>, _>(&self.minute)?
+                    .bind::<Array<Text>, _>(&self.detail)?;
+                Ok(())
             }
         }
     };
@@ -270,14 +267,11 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql("WITH req AS (SELECT * FROM unnest(");
         self.ops.push_arrays(out.reborrow())?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.kind)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.available)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.held)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<BigInt>, _>(&self.at)?;
+        Binds::after(&mut out)
+            .bind::<Array<Text>, _>(&self.kind)?
+            .bind::<Array<BigInt>, _>(&self.available)?
+            .bind::<Array<BigInt>, _>(&self.held)?
+            .bind::<Array<BigInt>, _>(&self.at)?;
         self.ops.push_journal(out.reborrow())?;
         out.push_sql(") AS r (");
         out.push_sql(NewOperationRow::COLUMNS);

@@ -6,7 +6,7 @@ use diesel::sql_types::{BigInt, Text};
 use domain::callback::QueuedCallback;
 use domain::ledger::{BalanceMove, ManualNote};
 
-use crate::conn::DbConn;
+use crate::conn::{last_insert_rowid, DbConn};
 use crate::schema::ledger;
 use crate::work::TxError;
 
@@ -82,7 +82,7 @@ pub(crate) fn apply_manual_entry<E>(
                 .execute(lite)?;
             // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted
             // on this connection since.
-            diesel::select(diesel::dsl::sql::<BigInt>("last_insert_rowid()")).get_result(lite)?
+            last_insert_rowid(lite)?
         }
     };
     apply_to_balance(conn, mv, short)?;

@@ -23,7 +23,7 @@ use crate::rows::{
     self, action_json, action_kind, operation_from_row, AttemptRow, NewOperationRow, OperationRow,
 };
 use crate::schema::{balances, operations, provider_attempts};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// A processing operation of the built-in sandbox: what the expiry sweep and the payout
 /// poller act on (an acquirer's operations are never expired on the gateway's clock nor polled
@@ -256,10 +256,8 @@ impl OperationStore for Database {
             };
             let attempts = attempt
                 .into_iter()
-                .chain(rows.filter_map(|(_, attempt)| attempt))
-                .map(AttemptRow::into_attempt)
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)?;
+                .chain(rows.filter_map(|(_, attempt)| attempt));
+            let attempts = decode_all(attempts, AttemptRow::into_attempt)?;
             let (operation, _) = operation_from_row(first).map_err(corrupt)?;
             Ok(Some((operation, attempts)))
         })
@@ -305,10 +303,7 @@ impl OperationStore for Database {
                 .limit(i64::from(limit))
                 .select(id)
                 .load(conn)?;
-            ids.iter()
-                .map(|text| rows::operation_id("operations.id", text))
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(&ids, |text| rows::operation_id("operations.id", text))
         })
         .await
     }
@@ -325,11 +320,7 @@ impl OperationStore for Database {
                 .limit(i64::from(limit))
                 .select(OperationRow::as_select())
                 .load(conn)?;
-            found
-                .into_iter()
-                .map(|row| operation_from_row(row).map(|(op, _)| op))
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(found, |row| operation_from_row(row).map(|(op, _)| op))
         })
         .await
     }
@@ -359,17 +350,13 @@ impl OperationStore for Database {
                 .order(balances::currency.asc())
                 .select((balances::currency, balances::available, balances::held))
                 .load(conn)?;
-            found
-                .into_iter()
-                .map(|(currency, available, held)| {
-                    Ok(Balance {
-                        currency: rows::currency("balances.currency", &currency)?,
-                        available,
-                        held,
-                    })
+            decode_all(found, |(currency, available, held)| {
+                Ok(Balance {
+                    currency: rows::currency("balances.currency", &currency)?,
+                    available,
+                    held,
                 })
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            })
         })
         .await
     }

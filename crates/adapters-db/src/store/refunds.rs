@@ -20,7 +20,7 @@ use crate::database::Database;
 use crate::journal::{write_events, NewEvent};
 use crate::rows::{self, refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
 use crate::schema::{operations, refunds};
-use crate::work::{corrupt, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 diesel::define_sql_function! {
     /// The first of its arguments that is not NULL.
@@ -280,11 +280,7 @@ impl RefundStore for Database {
                 .order((refunds::created_at.asc(), refunds::id.asc()))
                 .select(RefundRow::as_select())
                 .load(conn)?;
-            found
-                .into_iter()
-                .map(|row| refund_from_row(row).map(|(refund, _)| refund))
-                .collect::<anyhow::Result<Vec<_>>>()
-                .map_err(corrupt)
+            decode_all(found, |row| refund_from_row(row).map(|(refund, _)| refund))
         })
         .await
     }
@@ -326,10 +322,9 @@ impl RefundStore for Database {
                     .bind::<BigInt, _>(now.millis())
                     .bind::<BigInt, _>(i64::from(limit))
                     .load(conn)?;
-                rows.into_iter()
-                    .map(|row| refund_from_row(row).map(|(refund, _)| refund))
-                    .collect::<anyhow::Result<Vec<_>>>()
-                    .map_err(corrupt::<StoreError>)
+                decode_all::<_, _, StoreError>(rows, |row| {
+                    refund_from_row(row).map(|(refund, _)| refund)
+                })
             })
             .await?;
         // RETURNING keeps no order: oldest check first, as selected.

@@ -25,6 +25,7 @@ use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::operation::Operation;
 use domain::ports::{InsertError, NewOperation};
 
+use crate::binds::Binds;
 use crate::journal::{self, created_events, NewEvent};
 
 use crate::rows::{self, InsertMany, NewAttemptRow, NewOperationRow};
@@ -156,19 +157,14 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             " INSERT INTO ledger (merchant_id, currency, kind, \
              available_delta, held_delta, operation_id, created_at) SELECT ",
         );
-        out.push_bind_param::<Text, _>(&hold.merchant_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&hold.currency)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&hold.kind)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&hold.available)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&hold.held)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, _>(&hold.operation_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, _>(&hold.at)?;
+        Binds::new(&mut out)
+            .bind::<Text, _>(&hold.merchant_id)?
+            .bind::<Text, _>(&hold.currency)?
+            .bind::<Text, _>(&hold.kind)?
+            .bind::<BigInt, _>(&hold.available)?
+            .bind::<BigInt, _>(&hold.held)?
+            .bind::<Nullable<Text>, _>(&hold.operation_id)?
+            .bind::<BigInt, _>(&hold.at)?;
         out.push_sql(" FROM op");
         Ok(())
     }
@@ -184,30 +180,25 @@ impl InsertOne<'_> {
         );
         for (i, event) in self.events.iter().enumerate() {
             out.push_sql(if i == 0 { "(" } else { ", (" });
-            out.push_bind_param::<Text, _>(event.operation_id())?;
-            out.push_sql(", ");
-            out.push_bind_param::<BigInt, _>(event.at())?;
-            out.push_sql(", ");
-            out.push_bind_param::<Text, _>(event.detail())?;
+            Binds::new(&mut out)
+                .bind::<Text, _>(event.operation_id())?
+                .bind::<BigInt, _>(event.at())?
+                .bind::<Text, _>(event.detail())?;
             out.push_sql(")");
         }
         out.push_sql(") AS v (operation_id, at, detail)), cnt AS (INSERT INTO operation_counts (");
         out.push_sql(journal::COUNT_COLUMNS);
         out.push_sql(") SELECT ");
         let c = &self.counter;
-        out.push_bind_param::<BigInt, _>(&c.minute)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&c.direction)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&c.method)?;
-        out.push_sql(", ");
-        out.push_bind_param::<SmallInt, _>(&c.status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&c.currency)?;
-        out.push_sql(", ");
-        out.push_sql(crate::conn::PG_SLOT);
-        out.push_sql(", 1, ");
-        out.push_bind_param::<BigInt, _>(&c.amount)?;
+        Binds::new(&mut out)
+            .bind::<BigInt, _>(&c.minute)?
+            .bind::<Text, _>(&c.direction)?
+            .bind::<Text, _>(&c.method)?
+            .bind::<SmallInt, _>(&c.status)?
+            .bind::<Text, _>(&c.currency)?
+            .sql(crate::conn::PG_SLOT)
+            .sql("1")
+            .bind::<BigInt, _>(&c.amount)?;
         out.push_sql(" FROM op");
         out.push_sql(journal::ADD_TO_COUNTS);
         out.push_sql(")");

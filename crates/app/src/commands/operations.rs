@@ -165,9 +165,7 @@ fn print_summary(op: &Operation) {
 }
 
 fn print_attempts(attempts: &[Attempt]) {
-    println!("Attempts");
-    if attempts.is_empty() {
-        println!("  (none)");
+    if !heading("Attempts", attempts.is_empty()) {
         return;
     }
     println!(
@@ -192,9 +190,7 @@ fn print_attempts(attempts: &[Attempt]) {
 }
 
 fn print_ledger(entries: &[LedgerEntry]) {
-    println!("Ledger");
-    if entries.is_empty() {
-        println!("  (none)");
+    if !heading("Ledger", entries.is_empty()) {
         return;
     }
     println!(
@@ -220,9 +216,7 @@ fn print_ledger(entries: &[LedgerEntry]) {
 }
 
 fn print_callbacks(callbacks: &[CallbackDelivery]) {
-    println!("Callbacks");
-    if callbacks.is_empty() {
-        println!("  (none)");
+    if !heading("Callbacks", callbacks.is_empty()) {
         return;
     }
     println!(
@@ -255,6 +249,16 @@ fn print_callbacks(callbacks: &[CallbackDelivery]) {
             );
         }
     }
+}
+
+/// Prints a table's `title`, and `  (none)` under it when it is `empty`; whether its rows
+/// follow.
+fn heading(title: &str, empty: bool) -> bool {
+    println!("{title}");
+    if empty {
+        println!("  (none)");
+    }
+    !empty
 }
 
 async fn cancel(
