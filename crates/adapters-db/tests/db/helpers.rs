@@ -4,8 +4,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use adapters_db::{Backend, Database, DbOptions};
+use domain::callback::CallbackState;
 use domain::operation::Operation;
-use domain::ports::{OperationStore, OperatorStore};
+use domain::ports::{CallbackOutbox, CallbackStatus, OperationStore, OperatorStore};
 use domain::OperationId;
 use testkit::FreshDatabase;
 use tokio::sync::Barrier;
@@ -139,6 +140,13 @@ impl TestDb {
     /// what a second gateway process would have.
     pub fn second_process(&self) -> Database {
         Database::connect_with(&self.url, options()).expect("a second handle")
+    }
+}
+
+impl TestDb {
+    /// The newest ten callbacks in `state`, or in any state.
+    pub async fn callbacks_in(&self, state: Option<CallbackState>) -> Vec<CallbackStatus> {
+        self.db.list(state, 10).await.expect("list callbacks")
     }
 }
 

@@ -178,6 +178,21 @@ pub async fn revert_newest_async(url: &str) -> Result<String, String> {
         .expect("revert")
 }
 
+/// Reverting the newest migration, `version`, is refused: the message names the `check` that
+/// refuses it or says `message` (the backends word it differently), and nothing changes.
+pub async fn assert_revert_refused(t: &TestDb, version: &str, check: &str, message: &str) {
+    let refused = revert_newest_async(&t.url).await.expect_err(message);
+    assert!(
+        refused.contains(check) || refused.contains(message),
+        "{refused}"
+    );
+    assert_eq!(
+        recorded_in(t),
+        Recorded::through(version),
+        "nothing changed"
+    );
+}
+
 /// Reverts `version` and every later migration of the database at `url`, and checks that
 /// each one reverted, newest first.
 pub async fn assert_reverts_through(url: &str, version: &str) {

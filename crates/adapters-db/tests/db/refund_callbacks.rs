@@ -14,8 +14,7 @@ use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, Timestamp};
 
 use crate::helpers::{
-    approved_deposit, declined, each_backend, finish_refund, merchant, now, refunded,
-    REFUND_CALLBACK_URL,
+    declined, each_backend, finish_refund, now, refunded, shop_with_deposit, REFUND_CALLBACK_URL,
 };
 
 fn attempt(claimed: &PendingCallback, at: Timestamp, http_status: u16) -> CallbackAttempt {
@@ -33,8 +32,7 @@ fn attempt(claimed: &PendingCallback, at: Timestamp, http_status: u16) -> Callba
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_id() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 40_00).await;
         assert_eq!(
             t.rows("callback_outbox"),
@@ -81,16 +79,13 @@ async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_i
             .record_attempt("w", &attempt(theirs, at, 500), &give_up)
             .await
             .expect("r"));
-        let failed =
-            t.db.list(Some(CallbackState::Failed), 10)
-                .await
-                .expect("list");
+        let failed = t.callbacks_in(Some(CallbackState::Failed)).await;
         assert_eq!(failed.len(), 1);
         assert_eq!(
             (failed[0].operation_id, failed[0].refund_id),
             (id, Some(refund.id))
         );
-        let all = t.db.list(None, 10).await.expect("list");
+        let all = t.callbacks_in(None).await;
         assert_eq!(all.len(), 2);
 
         // An operation's id retries its own callback (delivered: nothing to do); a refund's
@@ -165,8 +160,7 @@ async fn finish_at(t: &crate::helpers::TestDb, refund: &Refund, outcome: &Outcom
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deposits_story_shows_its_own_callback_then_its_refunds_as_queued() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (_, deposit) = shop_with_deposit(&t.db).await;
         let first = refunded(&t.db, &deposit, 10_00).await;
         let second = refunded(&t.db, &deposit, 20_00).await;
         let third = refunded(&t.db, &deposit, 30_00).await;

@@ -10,14 +10,13 @@ use domain::{RefundId, Timestamp};
 
 use crate::helpers::{
     all_at_once, approved_deposit, balance, due_refund, each_backend, finish_refund,
-    funded_merchant, merchant, new_refund,
+    funded_merchant, funded_shop_with_deposit, merchant, new_refund,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn twenty_concurrent_refunds_of_ten_against_a_hundred_hold_exactly_a_hundred() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         // Half through a second handle: what a second gateway process would do.
         let handles = [t.db.clone(), t.second_process()];
         let results = all_at_once(20, |i| {

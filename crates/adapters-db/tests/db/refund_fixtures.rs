@@ -13,7 +13,7 @@ use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, HttpUrl, MerchantRefundId, RefundId, Timestamp};
 
-use crate::fixtures::{insert_plain, now, operation, rub};
+use crate::fixtures::{funded_merchant, insert_plain, merchant, now, operation, rub};
 
 /// Where refund callbacks go.
 pub const REFUND_CALLBACK_URL: &str = "https://shop.example/refunds";
@@ -34,6 +34,20 @@ pub async fn approved_deposit(db: &Database, shop: &Merchant, minor: i64) -> Ope
     };
     db.finish(&completion).await.expect("approve the deposit");
     done
+}
+
+/// A new merchant and its deposit of 100.00 RUB, approved now ([`approved_deposit`]).
+pub async fn shop_with_deposit(db: &Database) -> (Merchant, Operation) {
+    let shop = merchant(db).await;
+    let deposit = approved_deposit(db, &shop, 100_00).await;
+    (shop, deposit)
+}
+
+/// [`shop_with_deposit`] for a merchant first credited with `funds` by hand.
+pub async fn funded_shop_with_deposit(db: &Database, funds: i64) -> (Merchant, Operation) {
+    let shop = funded_merchant(db, funds).await;
+    let deposit = approved_deposit(db, &shop, 100_00).await;
+    (shop, deposit)
 }
 
 /// A new processing refund of `minor` units of `deposit` with its hold, due a minute from

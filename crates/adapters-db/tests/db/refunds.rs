@@ -9,8 +9,8 @@ use domain::{Direction, MerchantId, MerchantRefundId, Status};
 
 use crate::helpers::{
     approved_deposit, balance, completion, declined, each_backend, finish_refund, funded_merchant,
-    insert_plain, made_at, merchant, new_refund, now, operation, refunded, refused, rub_move,
-    TestDb,
+    funded_shop_with_deposit, insert_plain, made_at, merchant, new_refund, now, operation,
+    refunded, refused, rub_move, shop_with_deposit, TestDb,
 };
 
 /// What a refused refund must leave as it was: rows of refunds, ledger and outbox.
@@ -25,8 +25,7 @@ fn written(t: &TestDb) -> (i64, i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_refund_holds_its_amount_then_pays_it_out() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
 
         let refund = refunded(&t.db, &deposit, 100_00).await;
@@ -63,8 +62,7 @@ async fn a_full_refund_holds_its_amount_then_pays_it_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn partial_refunds_fill_the_deposit_and_one_more_exceeds_it() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         // Made in this order, the last two at the same millisecond, the first after them.
         let at = now();
         let made = [
@@ -117,8 +115,7 @@ async fn partial_refunds_fill_the_deposit_and_one_more_exceeds_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_declined_refund_gives_its_amount_back_for_another() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 100_00).await;
         let again = new_refund(&deposit, 100_00, None);
         let error = refused(&t.db, &again).await;
@@ -193,8 +190,7 @@ async fn only_an_approved_deposit_is_refunded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refund_the_available_balance_cannot_hold_is_refused_and_writes_nothing() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let debit = rub_move(shop.id.clone(), 60_00, false);
         t.db.apply_manual_move(&debit, &domain::testkit::note())
             .await
@@ -222,8 +218,7 @@ async fn a_refund_the_available_balance_cannot_hold_is_refused_and_writes_nothin
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         let other_deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let first = new_refund(&deposit, 10_00, Some("refund-1"));
         t.db.insert_refund(&first).await.expect("first");
@@ -268,8 +263,7 @@ async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refund_finishes_once_and_a_final_one_is_not_saved() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 25_00).await;
         let approved = finish_refund(&t.db, &refund, &Outcome::Approve).await;
 
@@ -303,8 +297,7 @@ async fn a_refund_finishes_once_and_a_final_one_is_not_saved() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn saving_a_processing_refund_keeps_a_known_acquirer_id() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (_, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 25_00).await;
         let at = now().plus_seconds(5);
         let saved = |acquirer: Option<&str>, unknown: bool| Refund {
