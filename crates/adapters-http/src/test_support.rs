@@ -222,3 +222,30 @@ pub fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::V
         _ => panic!("not an object"),
     }
 }
+
+/// Sends `req` to `app`: the answer's status, headers and body.
+pub async fn send<S, B>(
+    app: &S,
+    req: actix_web::test::TestRequest,
+) -> (
+    u16,
+    actix_web::http::header::HeaderMap,
+    actix_web::web::Bytes,
+)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let res = actix_web::test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let body = actix_web::body::to_bytes(res.into_body())
+        .await
+        .ok()
+        .unwrap_or_default();
+    (status, headers, body)
+}

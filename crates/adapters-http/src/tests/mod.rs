@@ -6,7 +6,7 @@ mod flows;
 mod read_shapes;
 mod refunds;
 
-use actix_web::body::{to_bytes, MessageBody};
+use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::header;
 use actix_web::test::{self, TestRequest};
@@ -98,10 +98,7 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let res = test::call_service(app, req.to_request()).await;
-    let status = res.status().as_u16();
-    let headers = res.headers().clone();
-    let bytes = to_bytes(res.into_body()).await.ok().unwrap_or_default();
+    let (status, headers, bytes) = crate::test_support::send(app, req).await;
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     (status, headers, body)

@@ -52,7 +52,7 @@ async fn retrying_a_held_callback_changes_nothing_and_says_why() {
         .withf(|id, _| *id == op_id().as_uuid())
         .times(2)
         .returning(|_, _| Ok(RetryOutcome::Held));
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let id = op_id();
     let (status, headers, _) = call(&app, post(&format!("/admin/callbacks/{id}/retry"), &[])).await;
