@@ -145,6 +145,13 @@ pub struct Mocks {
 }
 
 impl Mocks {
+    /// Mocks whose store answers every read with `op` (`None`: no such operation).
+    pub fn storing(op: Option<Operation>) -> Self {
+        let mut mocks = Mocks::new();
+        mocks.store.expect_get().returning(move |_| Ok(op.clone()));
+        mocks
+    }
+
     pub fn new() -> Self {
         let mut merchants = MockMerchantDirectory::new();
         merchants

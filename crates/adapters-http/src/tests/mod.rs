@@ -84,6 +84,11 @@ fn post_v2(path: &str, body: &str, secret: &str) -> TestRequest {
     post_v2_over(path, body, body.as_bytes(), secret)
 }
 
+/// A POST of `body` to the deposits, signed with the deposit secret.
+fn post_deposit(body: &str) -> TestRequest {
+    post("/api/v1/deposits", body, &deposit_sig(body.as_bytes()))
+}
+
 /// A GET signed over its path and query with `signature`.
 fn get(path: &str, signature: &str) -> TestRequest {
     TestRequest::get()
