@@ -35,8 +35,7 @@ async fn finished_deposit(api: &Api, sandbox: &mut Sandbox, body: Value, status:
 }
 
 async fn end_to_end(db: TestDb) {
-    let shop = Merchant::create(&db, "callback-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "callback-shop", "1000.00");
     let receiver = CallbackReceiver::start();
     receiver.fail_first_on("/flaky");
     receiver.set_status("/down", 503);

@@ -128,7 +128,7 @@ async fn card_data_anywhere(db: TestDb) {
     let mut sandbox = Sandbox::new(&gw, &db).await;
     let body = deposit_with_card_data(&receiver.url("/cb"));
 
-    let created = api.post("/api/v1/deposits", &body).await;
+    let created = api.create_deposit(&body).await;
     let id = created.operation_id();
     assert_clean("the creation answer", &created.body.to_string());
     let path = format!("/api/v1/deposits/{id}");
@@ -141,7 +141,7 @@ async fn card_data_anywhere(db: TestDb) {
         "{}",
         read.body
     );
-    let replay = api.post("/api/v1/deposits", &body).await;
+    let replay = api.create_deposit(&body).await;
     assert_eq!(replay.operation_id(), id, "a replay: {}", replay.body);
     assert_clean("the replay", &replay.body.to_string());
 

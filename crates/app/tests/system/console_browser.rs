@@ -79,8 +79,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         return;
     };
     let db = TestDb::sqlite();
-    let shop = Merchant::create(&db, "browser-shop");
-    shop.credit(&db, "5000.00");
+    let shop = Merchant::funded(&db, "browser-shop", "5000.00");
     create_operator(&db, "ops", "operator", PASSWORD);
     let receiver = CallbackReceiver::start();
     receiver.set_status("/hook", 500);
@@ -96,15 +95,12 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         .enumerate()
     {
         let body = deposit(method, &format!("{}.00", 100 + i), &format!("bg-{i}"), None);
-        let id = api.post("/api/v1/deposits", &body).await.operation_id();
+        let id = api.create_deposit(&body).await.operation_id();
         sandbox.complete(&id, if i % 3 == 2 { 2 } else { 1 }).await;
     }
     let moid = "browser-order-1";
     let answer = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "123.45", moid, Some(&hook)),
-        )
+        .create_deposit(&deposit("card", "123.45", moid, Some(&hook)))
         .await;
     let id = answer.operation_id();
     sandbox.complete(&id, 1).await;

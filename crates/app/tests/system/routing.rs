@@ -41,8 +41,7 @@ impl Pair {
             route_to(&db, PRIMARY, direction, "card", &["--priority", "450"]);
             route_to(&db, SECONDARY, direction, "card", &["--priority", "400"]);
         }
-        let shop = Merchant::create(&db, "routing-shop");
-        shop.credit(&db, "100000.00");
+        let shop = Merchant::funded(&db, "routing-shop", "100000.00");
         let serve = Serve::default()
             .with("GATEWAY_RECONCILE_AFTER", "1s")
             .log("info");
@@ -60,7 +59,7 @@ impl Pair {
     /// A 10.00 card payout to card `i` (amount `amount` if given); the answer's data.
     async fn payout(&self, i: usize, amount: &str) -> Value {
         let body = card_payout(amount, &pan(i), &format!("out-{i}"), None);
-        let answer = self.api.post("/api/v1/withdrawals", &body).await;
+        let answer = self.api.create_withdrawal(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
     }
@@ -68,7 +67,7 @@ impl Pair {
     /// A card payin; the answer's data.
     async fn payin(&self, i: usize) -> Value {
         let body = deposit("card", "150.00", &format!("in-{i}"), None);
-        let answer = self.api.post("/api/v1/deposits", &body).await;
+        let answer = self.api.create_deposit(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
     }
