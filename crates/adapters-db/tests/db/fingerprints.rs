@@ -11,7 +11,8 @@ use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, MerchantOperationId, MerchantRefundId};
 
 use crate::helpers::{
-    each_backend, funded_merchant, new_refund, operation_builder, shop_with_deposit,
+    by_merchant_refund_id, each_backend, funded_merchant, new_refund, operation_builder,
+    shop_with_deposit,
 };
 
 /// A fingerprint of `version` for the operation `moid`.
@@ -117,11 +118,7 @@ async fn refunds_keep_their_fingerprints_key_version() {
         new.fingerprint = Some(Fingerprint::from_stored("fp-refund-7".into(), 7));
         t.db.insert_refund(&new).await.expect("refund");
         let mrid = MerchantRefundId::parse("refund-7").expect("mrid");
-        let (_, fingerprint) =
-            t.db.find_by_merchant_refund_id(&shop.id, &mrid)
-                .await
-                .expect("read")
-                .expect("stored");
+        let (_, fingerprint) = by_merchant_refund_id(&t.db, &shop.id, "refund-7").await;
         assert_eq!(fingerprint, new.fingerprint);
         assert_eq!(t.rows_where("refunds", "fingerprint_key = 7"), 1);
 

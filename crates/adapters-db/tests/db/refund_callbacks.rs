@@ -5,8 +5,7 @@ use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ledger::moves_on_refund_finish;
 use domain::operation::Outcome;
 use domain::ports::{
-    AttemptResult, CallbackOutbox, OperatorStore, PendingCallback, RefundCompletion, RefundStore,
-    RetryOutcome,
+    AttemptResult, CallbackOutbox, PendingCallback, RefundCompletion, RefundStore, RetryOutcome,
 };
 use domain::refund::Refund;
 use domain::service::callbacks::refund_callback_for;
@@ -118,7 +117,7 @@ async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_i
             .await
             .expect("record"));
 
-        let story = t.db.operation_callbacks(id).await.expect("callbacks");
+        let story = t.callbacks_of(id).await;
         assert_eq!(story.len(), 2);
         assert_eq!((story[0].refund_id, story[0].attempts), (None, 1));
         assert_eq!(
@@ -170,16 +169,13 @@ async fn a_deposits_story_shows_its_own_callback_then_its_refunds_as_queued() {
         finish_at(&t, &first, &Outcome::Approve, at.plus_millis(1)).await;
         finish_at(&t, &third, &Outcome::Approve, at.plus_millis(1)).await;
 
-        let story =
-            t.db.operation_callbacks(deposit.id())
-                .await
-                .expect("callbacks");
+        let story = t.callbacks_of(deposit.id()).await;
         let order: Vec<_> = story.iter().map(|c| c.refund_id).collect();
         let (a, b) = (first.id.min(third.id), first.id.max(third.id));
         assert_eq!(order, vec![None, Some(second.id), Some(a), Some(b)]);
         assert!(story.iter().all(|c| c.deliveries.is_empty()));
 
-        let ledger = t.db.operation_ledger(deposit.id()).await.expect("ledger");
+        let ledger = t.ledger_of(deposit.id()).await;
         assert_eq!(
             ledger.len(),
             7,

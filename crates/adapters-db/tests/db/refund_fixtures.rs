@@ -11,7 +11,7 @@ use domain::refund::Refund;
 use domain::service::callbacks::{callback_for, refund_callback_for};
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
-use domain::{Direction, HttpUrl, MerchantRefundId, RefundId, Timestamp};
+use domain::{Direction, HttpUrl, MerchantId, MerchantRefundId, RefundId, Timestamp};
 
 use crate::fixtures::{funded_merchant, insert_plain, merchant, now, operation, rub};
 
@@ -99,6 +99,18 @@ pub async fn refunded(db: &Database, deposit: &Operation, minor: i64) -> Refund 
     let new = new_refund(deposit, minor, None);
     db.insert_refund(&new).await.expect("refund accepted");
     new.refund
+}
+
+/// The refund `merchant` made with merchantRefundId `mrid`, which must be stored, and its
+/// fingerprint.
+pub async fn by_merchant_refund_id(
+    db: &Database,
+    merchant: &MerchantId,
+    mrid: &str,
+) -> (Refund, Option<Fingerprint>) {
+    let mrid = MerchantRefundId::parse(mrid).expect("mrid");
+    let found = db.find_by_merchant_refund_id(merchant, &mrid).await;
+    found.expect("read").expect("stored")
 }
 
 /// Why inserting `new` was refused (it must be).

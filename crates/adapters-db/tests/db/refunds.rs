@@ -8,9 +8,9 @@ use domain::refund::Refund;
 use domain::{Direction, MerchantId, MerchantRefundId, Status};
 
 use crate::helpers::{
-    approved_deposit, balance, completion, declined, each_backend, finish_refund, funded_merchant,
-    funded_shop_with_deposit, insert_plain, made_at, merchant, new_refund, now, operation,
-    refunded, refused, rub_move, shop_with_deposit, TestDb,
+    approved_deposit, balance, by_merchant_refund_id, completion, declined, each_backend,
+    finish_refund, funded_merchant, funded_shop_with_deposit, insert_plain, made_at, merchant,
+    new_refund, now, operation, refunded, refused, rub_move, shop_with_deposit, TestDb,
 };
 
 /// What a refused refund must leave as it was: rows of refunds, ledger and outbox.
@@ -40,7 +40,7 @@ async fn a_full_refund_holds_its_amount_then_pays_it_out() {
         assert_eq!(stored, done);
         assert_eq!((stored.status(), stored.check_at), (Status::Approved, None));
 
-        let entries = t.db.operation_ledger(deposit.id()).await.expect("ledger");
+        let entries = t.ledger_of(deposit.id()).await;
         let seen: Vec<_> = entries
             .iter()
             .map(|e| (e.kind, e.available, e.held, e.refund_id))
@@ -136,13 +136,12 @@ async fn a_declined_refund_gives_its_amount_back_for_another() {
             .await
             .expect("the amount is free again");
         assert_eq!(balance(&t.db, &shop).await, (0, 100_00));
-        let kinds: Vec<_> =
-            t.db.operation_ledger(deposit.id())
-                .await
-                .expect("ledger")
-                .iter()
-                .map(|e| e.kind)
-                .collect();
+        let kinds: Vec<_> = t
+            .ledger_of(deposit.id())
+            .await
+            .iter()
+            .map(|e| e.kind)
+            .collect();
         assert_eq!(
             kinds,
             vec![
@@ -239,11 +238,7 @@ async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
         assert_eq!(written(&t), before);
 
         let mrid = MerchantRefundId::parse("refund-1").expect("mrid");
-        let (found, fingerprint) =
-            t.db.find_by_merchant_refund_id(&shop.id, &mrid)
-                .await
-                .expect("read")
-                .expect("found");
+        let (found, fingerprint) = by_merchant_refund_id(&t.db, &shop.id, "refund-1").await;
         assert_eq!(found, first.refund);
         assert_eq!(fingerprint, first.fingerprint);
         let nobody = MerchantId::parse("nobody").expect("id");

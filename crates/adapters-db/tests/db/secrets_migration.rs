@@ -3,14 +3,14 @@
 //! columns, and refuses a database with a rotated or an encrypted secret.
 
 use domain::merchant::{KeyRing, Secret};
-use domain::ports::{MerchantDirectory, OperationStore, OperatorStore, RefundStore};
+use domain::ports::{MerchantDirectory, OperationStore, OperatorStore};
 use domain::signature::{authenticate, sign, Binding, Fingerprint, SignedRequest};
 use domain::Timestamp;
-use domain::{Direction, MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId};
+use domain::{Direction, MerchantId, MerchantOperationId, OperationId, RefundId};
 
 use crate::helpers::{
-    acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
-    rotate_now,
+    acquirer, by_merchant_refund_id, each_backend, merchant_with_random_secrets, now,
+    random_key_text, random_secret, rotate_now,
 };
 use crate::migrations::{
     assert_revert_refused, assert_reverts_through, recorded_in, Recorded, CONSOLE, REFUNDS, SECRETS,
@@ -86,12 +86,7 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         let print = print.expect("a fingerprint");
         assert_eq!(print, Fingerprint::from_stored(op_print, 1));
         assert!(print.matches(&shop.deposit_keys, b"deposit"));
-        let mrid = MerchantRefundId::parse("refund-1").expect("mrid");
-        let (kept, print) =
-            t.db.find_by_merchant_refund_id(&id, &mrid)
-                .await
-                .expect("read")
-                .expect("kept");
+        let (kept, print) = by_merchant_refund_id(&t.db, &id, "refund-1").await;
         assert_eq!(kept.id, refund);
         assert_eq!(print, Some(Fingerprint::from_stored(refund_print, 1)));
 
