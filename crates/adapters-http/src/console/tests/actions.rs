@@ -178,12 +178,7 @@ async fn disabling_a_merchant_is_audited_with_before_and_after() {
             && entry.after.as_deref() == Some(r#"{"enabled":false}"#)
     });
     let app = fixture.app().await;
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/disable", &[]),
-        "/admin/merchants?done=merchant_disabled",
-    )
-    .await;
+    assert_merchant_action_done(&app, "disable").await;
 }
 
 #[actix_web::test]

@@ -92,10 +92,5 @@ async fn enabling_a_merchant_is_audited_with_the_held_callbacks_it_released() {
             && entry.after.as_deref() == Some(r#"{"enabled":true,"heldCallbacksReleased":2}"#)
     });
     let app = fixture.app().await;
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/enable", &[]),
-        "/admin/merchants?done=merchant_enabled",
-    )
-    .await;
+    assert_merchant_action_done(&app, "enable").await;
 }

@@ -227,6 +227,18 @@ where
     assert_redirects(app, post("/admin/merchants/m-1/balance", form), done).await;
 }
 
+/// Posts `action` (`enable`, `disable`) for merchant m-1 and checks it is answered 303 to the
+/// merchants' page saying it was done.
+pub(super) async fn assert_merchant_action_done<S, B>(app: &S, action: &str)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let path = format!("/admin/merchants/m-1/{action}");
+    let done = format!("/admin/merchants?done=merchant_{action}d");
+    assert_redirects(app, post(&path, &[]), &done).await;
+}
+
 /// A user of `role` was refused with 403 and told that the action needs an admin.
 pub(super) fn assert_needs_admin(role: Role, status: u16, body: &str) {
     assert_eq!(status, 403, "{role}: {body}");
