@@ -8,11 +8,8 @@ use serde_json::Value;
 
 use crate::helpers::{
     assert_signed_callback, deposit, gateway, on_sqlite_and_postgres, wait_until, Api,
-    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async held_until_enabled:

@@ -1,18 +1,13 @@
 //! `gateway operation show ID [--json]`: the API's read shape of an operation plus its
 //! provider attempts, ledger entries and callback deliveries, and the exit codes.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::helpers::sim::{add_provider, route_to, Sim};
 use crate::helpers::{
     card_payout, gateway, on_sqlite_and_postgres, wait_until, Api, CallbackReceiver,
-    GatewayProcess, Merchant, Serve, TestDb,
+    GatewayProcess, Merchant, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async sandbox_payout:

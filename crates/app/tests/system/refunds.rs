@@ -10,11 +10,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::{
     card_payout, deposit, gateway, gateway_line, on_sqlite_and_postgres, wait_until, Api,
-    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async refunds_end_to_end:

@@ -9,11 +9,8 @@ use serde_json::{json, Value};
 use crate::helpers::cli::{command, keys_of, run, run_bounded, Output};
 use crate::helpers::{
     card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api, Backend,
-    CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const OTHER_KEY: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
