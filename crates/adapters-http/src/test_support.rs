@@ -145,6 +145,13 @@ pub struct Mocks {
 }
 
 impl Mocks {
+    /// Mocks whose store answers every read with `op` (`None`: no such operation).
+    pub fn storing(op: Option<Operation>) -> Self {
+        let mut mocks = Mocks::new();
+        mocks.store.expect_get().returning(move |_| Ok(op.clone()));
+        mocks
+    }
+
     pub fn new() -> Self {
         let mut merchants = MockMerchantDirectory::new();
         merchants
@@ -221,4 +228,31 @@ pub fn object(value: serde_json::Value) -> serde_json::Map<String, serde_json::V
         serde_json::Value::Object(map) => map,
         _ => panic!("not an object"),
     }
+}
+
+/// Sends `req` to `app`: the answer's status, headers and body.
+pub async fn send<S, B>(
+    app: &S,
+    req: actix_web::test::TestRequest,
+) -> (
+    u16,
+    actix_web::http::header::HeaderMap,
+    actix_web::web::Bytes,
+)
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let res = actix_web::test::call_service(app, req.to_request()).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let body = actix_web::body::to_bytes(res.into_body())
+        .await
+        .ok()
+        .unwrap_or_default();
+    (status, headers, body)
 }

@@ -15,9 +15,7 @@ async fn a_created_payin_is_answered_and_the_request_is_exact() {
     answer["action"] = json!({"redirectUrl": "https://acq.example.com/pay/acq_1"});
     acquirer.reply(201, &answer);
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     assert_eq!(
         result,
@@ -59,9 +57,7 @@ async fn a_card_payout_sends_the_full_pan_and_no_payin_fields() {
     assert!(order.return_url.is_some() && order.expires_at.is_some());
     acquirer.reply(201, payment(&order, "pending"));
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     assert!(matches!(result, CallResult::Answered(p) if p.status == PaymentStatus::Pending));
     assert_eq!(
@@ -80,9 +76,7 @@ async fn an_sbp_payout_sends_phone_name_and_bank() {
     let order = sbp_payout();
     acquirer.reply(201, payment(&order, "pending"));
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     assert!(matches!(result, CallResult::Answered(_)), "{result:?}");
     let body = acquirer.single().json();
@@ -100,9 +94,7 @@ async fn a_repeat_answered_200_is_the_same_payment() {
     let order = payin();
     acquirer.reply(200, payment(&order, "succeeded"));
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     assert!(matches!(result, CallResult::Answered(p) if p.status == PaymentStatus::Succeeded));
 }
@@ -115,9 +107,7 @@ async fn a_failed_payment_is_still_answered_with_its_code() {
     answer["failureCode"] = json!("provider_unavailable");
     acquirer.reply(201, answer);
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     let CallResult::Answered(payment) = result else {
         panic!("{result:?}");
@@ -195,9 +185,7 @@ async fn a_conflict_is_unknown_even_with_a_payment() {
     let order = payin();
     acquirer.reply(409, payment(&order, "pending"));
 
-    let result = AcquirerClient::new()
-        .create(&acquirer.provider(), &order)
-        .await;
+    let result = acquirer.create(&order).await;
 
     assert_eq!(result, CallResult::Unknown("HTTP 409".into()));
 }

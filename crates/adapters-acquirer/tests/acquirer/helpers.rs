@@ -9,7 +9,9 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
-use domain::acquirer::PaymentOrder;
+use adapters_acquirer::AcquirerClient;
+use domain::acquirer::{AcquirerPayment, CallResult, PaymentOrder};
+use domain::ports::Acquirer;
 use domain::provider::{AcquirerProvider, Credentials, ProviderName, ProviderUrl};
 use domain::{
     Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp, WithdrawalRequisites,
@@ -168,6 +170,11 @@ impl FakeAcquirer {
     }
 
     /// Answers `status` with `body` from now on.
+    /// What a new client's creation of `order` here comes to.
+    pub async fn create(&self, order: &PaymentOrder) -> CallResult<AcquirerPayment> {
+        AcquirerClient::new().create(&self.provider(), order).await
+    }
+
     pub fn reply(&self, status: u16, body: impl ToString) {
         *lock(&self.state.reply) = Some(Reply {
             status,

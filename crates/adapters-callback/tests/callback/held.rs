@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use domain::callback::CallbackState;
-use domain::ports::{CallbackOutbox, RetryOutcome};
+use domain::ports::RetryOutcome;
 use domain::Direction;
 
 use crate::helpers::{config, shutdown_signal, wait_for, TestEnv};
@@ -35,13 +35,7 @@ async fn a_disabled_merchants_callback_is_held_then_sent_once_after_the_enable()
     assert_eq!(worker.metrics().held.get(), 1);
     assert_eq!(worker.metrics().failed.get(), 0);
     // An operator's retry does not send it while the merchant is disabled.
-    assert_eq!(
-        env.outbox
-            .retry(id.as_uuid(), env.now())
-            .await
-            .expect("retry"),
-        RetryOutcome::Held
-    );
+    assert_eq!(env.retry(id).await, RetryOutcome::Held);
 
     assert_eq!(env.outbox.enable(&off), 1);
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
@@ -61,12 +55,7 @@ async fn a_merchant_enabled_after_the_worker_read_it_gets_its_callback_sent_not_
     let shop = env.merchants.add("m-back", true);
     // The worker's copy of the merchant still says disabled; the store says enabled.
     env.merchants.read_as(&shop, false);
-    let id = env.enqueue_for(
-        &shop,
-        Direction::Withdrawal,
-        &env.receiver.url("/ok"),
-        env.now(),
-    );
+    let id = env.enqueue_ok_for(&shop, Direction::Withdrawal);
     let worker = env.worker(config(&[10]));
 
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
@@ -80,12 +69,7 @@ async fn a_merchant_enabled_after_the_worker_read_it_gets_its_callback_sent_not_
 async fn the_running_worker_sweeps_held_callbacks_of_enabled_merchants_back_to_pending() {
     let env = TestEnv::new().await;
     let off = env.merchants.add("m-off", false);
-    let id = env.enqueue_for(
-        &off,
-        Direction::Deposit,
-        &env.receiver.url("/ok"),
-        env.now(),
-    );
+    let id = env.enqueue_ok_for(&off, Direction::Deposit);
     let worker = env.worker(config(&[10]));
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Held)
         .await;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use domain::callback::CallbackState;
-use domain::ports::{AttemptResult, CallbackOutbox, RetryOutcome};
+use domain::ports::{AttemptResult, RetryOutcome};
 use domain::Direction;
 
 use crate::helpers::{config, TestEnv};
@@ -61,13 +61,7 @@ async fn gives_up_after_the_schedule_and_an_operator_retry_continues_counting() 
     assert_eq!(attempt_headers(&env), ["1", "2", "3"]);
 
     env.receiver.set_status("/ok", 200);
-    assert_eq!(
-        env.outbox
-            .retry(id.as_uuid(), env.now())
-            .await
-            .expect("retry"),
-        RetryOutcome::Queued
-    );
+    assert_eq!(env.retry(id).await, RetryOutcome::Queued);
     env.run_until(&worker, || env.outbox.state(id) == CallbackState::Delivered)
         .await;
     assert_eq!(attempt_headers(&env), ["1", "2", "3", "4"]);

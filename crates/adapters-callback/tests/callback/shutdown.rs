@@ -16,12 +16,7 @@ async fn shutdown_lets_deliveries_finish_and_releases_leases() {
     // A callback whose merchant lookup fails keeps its lease until released.
     let stuck_merchant = env.merchants.add("m-stuck", true);
     *env.merchants.failing.lock().expect("lock") = Some(stuck_merchant.clone());
-    let stuck = env.enqueue_for(
-        &stuck_merchant,
-        Direction::Deposit,
-        &env.receiver.url("/ok"),
-        env.now(),
-    );
+    let stuck = env.enqueue_ok_for(&stuck_merchant, Direction::Deposit);
     let worker = env.worker(config(&[10]));
     let (stop, signal) = shutdown_signal();
     let running = tokio::spawn(worker.run(signal));

@@ -11,8 +11,9 @@ use domain::ports::{Completion, InsertError, NewOperation, OperationStore};
 use domain::{Direction, OperationId, Timestamp};
 
 use crate::helpers::{
-    all_at_once, at_provider, balance, each_backend, first_attempt, funded_merchant, insert_plain,
-    insert_with_attempt, merchant, now, operation_builder, TestDb,
+    all_at_once, at_provider, balance, deposit_expiring, each_backend, first_attempt,
+    funded_merchant, insert_plain, insert_with_attempt, merchant, now, operation_builder,
+    payout_due, TestDb,
 };
 
 /// A processing deposit of a new merchant at `provider`, stored with its first attempt due
@@ -636,24 +637,10 @@ async fn the_sandbox_sweeps_ignore_acquirer_operations() {
     each_backend(|t| async move {
         let shop = funded_merchant(&t.db, 10_00).await;
         let at = now();
-        let sandbox_deposit = operation_builder(&shop, Direction::Deposit, 1_00)
-            .expires(at.plus_seconds(-1))
-            .build();
-        let sandbox_payout = operation_builder(&shop, Direction::Withdrawal, 1_00)
-            .due(at.plus_seconds(-1))
-            .build();
-        let acquirer_deposit = at_provider(
-            operation_builder(&shop, Direction::Deposit, 1_00)
-                .expires(at.plus_seconds(-2))
-                .build(),
-            "bank-a",
-        );
-        let acquirer_payout = at_provider(
-            operation_builder(&shop, Direction::Withdrawal, 1_00)
-                .due(at.plus_seconds(-2))
-                .build(),
-            "bank-a",
-        );
+        let sandbox_deposit = deposit_expiring(&shop, at.plus_seconds(-1));
+        let sandbox_payout = payout_due(&shop, at.plus_seconds(-1));
+        let acquirer_deposit = at_provider(deposit_expiring(&shop, at.plus_seconds(-2)), "bank-a");
+        let acquirer_payout = at_provider(payout_due(&shop, at.plus_seconds(-2)), "bank-a");
         for op in [&sandbox_deposit, &sandbox_payout] {
             insert_plain(&t.db, op).await;
         }

@@ -14,7 +14,8 @@ use crate::helpers::{
     all_at_once, each_backend, funded_merchant, insert_plain, operation, rub_move,
 };
 use crate::migrations::{
-    recorded_in, revert_through_async, reverts_through, Recorded, DISCREPANCY_RESOLUTION,
+    assert_migrates_again, recorded_in, revert_through_async, reverts_through, Recorded,
+    DISCREPANCY_RESOLUTION,
 };
 
 /// A stored deposit of `shop` with a discrepancy reported for each of `reports`, at `at`.
@@ -157,7 +158,7 @@ async fn a_manual_entry_naming_the_operation_resolves_its_open_discrepancies_wit
             .iter()
             .all(RecordedDiscrepancy::is_open));
         // The entry is the operation's now, with who made it and why.
-        let entries = db.operation_ledger(op).await.expect("ledger");
+        let entries = t.ledger_of(op).await;
         assert_eq!(entries.len(), 1);
         assert_eq!(
             (entries[0].id, entries[0].kind, entries[0].available),
@@ -274,8 +275,7 @@ async fn the_resolution_migration_reverts_to_discrepancies_that_are_all_open() {
             assert!(t.try_exec(&read).is_err(), "{column} is gone");
         }
 
-        db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(db.discrepancies(true, 10).await.expect("open").len(), 2);
         // A partial resolution is refused.
         let partial =

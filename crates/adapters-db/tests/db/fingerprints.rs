@@ -11,7 +11,8 @@ use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, MerchantOperationId, MerchantRefundId};
 
 use crate::helpers::{
-    approved_deposit, each_backend, funded_merchant, merchant, new_refund, operation_builder,
+    by_merchant_refund_id, each_backend, funded_merchant, new_refund, operation_builder,
+    shop_with_deposit,
 };
 
 /// A fingerprint of `version` for the operation `moid`.
@@ -112,17 +113,12 @@ async fn operations_keep_their_fingerprints_key_version_however_written() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn refunds_keep_their_fingerprints_key_version() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let mut new = new_refund(&deposit, 10_00, Some("refund-7"));
         new.fingerprint = Some(Fingerprint::from_stored("fp-refund-7".into(), 7));
         t.db.insert_refund(&new).await.expect("refund");
         let mrid = MerchantRefundId::parse("refund-7").expect("mrid");
-        let (_, fingerprint) =
-            t.db.find_by_merchant_refund_id(&shop.id, &mrid)
-                .await
-                .expect("read")
-                .expect("stored");
+        let (_, fingerprint) = by_merchant_refund_id(&t.db, &shop.id, "refund-7").await;
         assert_eq!(fingerprint, new.fingerprint);
         assert_eq!(t.rows_where("refunds", "fingerprint_key = 7"), 1);
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use adapters_db::Database;
 use domain::attempt::Attempt;
-use domain::ledger::{manual_move, BalanceMove};
+use domain::ledger::{manual_move, Balance, BalanceMove};
 use domain::merchant::{full_access, Merchant, Secret};
 use domain::operation::{Decline, DeclineCode, Operation, OperationUrls};
 use domain::operator::NewMerchant;
@@ -59,6 +59,12 @@ pub async fn credit(db: &Database, merchant: &Merchant, minor: i64) {
     db.apply_manual_move(&mv, &domain::testkit::note())
         .await
         .expect("credit");
+}
+
+/// Applies `mv`, which must be accepted: the balance after it.
+pub async fn applied(db: &Database, mv: &BalanceMove) -> Balance {
+    let entry = db.apply_manual_move(mv, &domain::testkit::note()).await;
+    entry.expect("the move applied").balance
 }
 
 /// A credit to the unknown merchant `nobody` is refused, naming it.
@@ -141,6 +147,18 @@ pub fn operation_builder(
         .minor(minor)
         .callback("https://shop.example/cb")
         .created(now())
+}
+
+/// A card deposit of 1.00 RUB by `merchant` that expires at `at`.
+pub fn deposit_expiring(merchant: &Merchant, at: Timestamp) -> Operation {
+    let op = operation_builder(merchant, domain::Direction::Deposit, 1_00);
+    op.expires(at).build()
+}
+
+/// A card payout of 1.00 RUB by `merchant` due at `at`.
+pub fn payout_due(merchant: &Merchant, at: Timestamp) -> Operation {
+    let op = operation_builder(merchant, domain::Direction::Withdrawal, 1_00);
+    op.due(at).build()
 }
 
 /// Stores `op` with no moves and no callback.

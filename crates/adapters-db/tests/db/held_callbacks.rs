@@ -12,8 +12,8 @@ use domain::{OperationId, Timestamp};
 
 use crate::helpers::{all_at_once, each_backend, merchant, queue_callbacks, TestDb};
 use crate::migrations::{
-    recorded_in, revert_newest_async, revert_through_async, reverts_through, Recorded,
-    DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
+    assert_migrates_again, assert_revert_refused, recorded_in, revert_newest_async,
+    revert_through_async, reverts_through, Recorded, DISCREPANCY_RESOLUTION, HELD_CALLBACKS,
 };
 
 /// A merchant with `n` callbacks due at `at`, claimed by `owner`, then disabled: the
@@ -83,10 +83,7 @@ async fn a_held_callback_spends_nothing_and_goes_out_on_its_schedule_after_the_e
             .await
             .expect("claim")
             .is_empty());
-        let listed =
-            t.db.list(Some(CallbackState::Held), 10)
-                .await
-                .expect("list");
+        let listed = t.callbacks_in(Some(CallbackState::Held)).await;
         assert_eq!(listed.len(), 1);
         assert_eq!(
             (listed[0].operation_id, listed[0].state, listed[0].attempts),
@@ -296,18 +293,13 @@ async fn the_held_callbacks_migration_reverts_only_with_nothing_held() {
 
         let later = revert_through_async(&t.url, DISCREPANCY_RESOLUTION).await;
         assert_eq!(later, reverts_through(DISCREPANCY_RESOLUTION));
-        let refused = revert_newest_async(&t.url)
-            .await
-            .expect_err("a callback is held");
-        assert!(
-            refused.contains("no_held_callbacks") || refused.contains("callbacks are held"),
-            "{refused}"
-        );
-        assert_eq!(
-            recorded_in(&t),
-            Recorded::through(HELD_CALLBACKS),
-            "nothing changed"
-        );
+        assert_revert_refused(
+            &t,
+            HELD_CALLBACKS,
+            "no_held_callbacks",
+            "callbacks are held",
+        )
+        .await;
 
         assert_eq!(
             t.db.enable_merchant(&shop.id, at).await.expect("enable"),
@@ -334,8 +326,7 @@ async fn the_held_callbacks_migration_reverts_only_with_nothing_held() {
             assert!(t.try_exec(orphan).is_err());
         }
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(t.try_exec(&hold), Ok(()));
         assert_eq!(outbox_indexes(&t), indexes);
     })

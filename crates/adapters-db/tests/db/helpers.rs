@@ -4,8 +4,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use adapters_db::{Backend, Database, DbOptions};
+use domain::callback::CallbackState;
 use domain::operation::Operation;
-use domain::ports::{OperationStore, OperatorStore};
+use domain::ports::{CallbackOutbox, CallbackStatus, OperationStore, OperatorStore};
 use domain::OperationId;
 use testkit::FreshDatabase;
 use tokio::sync::Barrier;
@@ -14,6 +15,14 @@ pub use crate::doubles::{gateway, operator};
 pub use crate::fixtures::*;
 pub use crate::refund_fixtures::*;
 pub use crate::secret_fixtures::*;
+
+/// Raw SQL: merchant `shop` as the first version stored it, with secrets `d` and `w`.
+pub const FIRST_VERSION_SHOP: &str = "INSERT INTO merchants (id, name, deposit_secret, \
+     withdrawal_secret, enabled, created_at) VALUES ('shop', 'shop', 'd', 'w', 1, 0)";
+
+/// Raw SQL: gateway process `p` of version 0.1.0, started and seen at 0.
+pub const PROCESS_P: &str = "INSERT INTO gateway_processes (id, version, started_at, seen_at) \
+     VALUES ('p', '0.1.0', 0, 0)";
 
 /// One test's database: a temp SQLite file, or a fresh PostgreSQL database dropped afterwards.
 pub struct TestDb {
@@ -143,10 +152,46 @@ impl TestDb {
 }
 
 impl TestDb {
+    /// The ledger entries of operation `id`.
+    pub async fn ledger_of(&self, id: OperationId) -> Vec<domain::story::LedgerEntry> {
+        self.db.operation_ledger(id).await.expect("ledger")
+    }
+
+    /// The callbacks of operation `id`, each with its deliveries.
+    pub async fn callbacks_of(&self, id: OperationId) -> Vec<domain::story::CallbackDelivery> {
+        self.db.operation_callbacks(id).await.expect("callbacks")
+    }
+}
+
+impl TestDb {
+    /// The newest ten callbacks in `state`, or in any state.
+    pub async fn callbacks_in(&self, state: Option<CallbackState>) -> Vec<CallbackStatus> {
+        self.db.list(state, 10).await.expect("list callbacks")
+    }
+}
+
+impl TestDb {
     /// Every balance equals the sum of its ledger entries.
     pub async fn assert_ledger_verifies(&self) {
         assert_eq!(self.db.verify_ledger().await.expect("verify"), vec![]);
     }
+}
+
+/// How many of `results` succeeded and how many failed as `expected` holds; any other
+/// failure fails the test.
+pub fn tally<T, E: std::fmt::Debug>(
+    results: &[Result<T, E>],
+    expected: impl Fn(&E) -> bool,
+) -> (usize, usize) {
+    let mut counts = (0, 0);
+    for result in results {
+        match result {
+            Ok(_) => counts.0 += 1,
+            Err(error) if expected(error) => counts.1 += 1,
+            Err(other) => panic!("unexpected error: {other:?}"),
+        }
+    }
+    counts
 }
 
 /// Runs `task(0)` to `task(n - 1)` as `n` tasks released at the same moment; their answers in

@@ -7,8 +7,8 @@ use domain::ports::{ManualMoveError, OperatorStore};
 use domain::{Currency, MerchantId, Status};
 
 use crate::helpers::{
-    assert_nobody_is_refused, credit, deposit, each_backend, funded_merchant, gateway, merchant,
-    now, rub, rub_move, withdrawal,
+    applied, assert_nobody_is_refused, credit, deposit, each_backend, funded_merchant, gateway,
+    merchant, now, rub, rub_move, withdrawal,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -94,13 +94,7 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
             held: 0,
         };
         let credit = rub_move(shop.id.clone(), 10_00, true);
-        assert_eq!(
-            t.db.apply_manual_move(&credit, &domain::testkit::note())
-                .await
-                .expect("credit")
-                .balance,
-            rub_balance(10_00)
-        );
+        assert_eq!(applied(&t.db, &credit).await, rub_balance(10_00));
         let too_much = rub_move(shop.id.clone(), 10_01, false);
         assert!(matches!(
             t.db.apply_manual_move(&too_much, &domain::testkit::note())
@@ -115,13 +109,7 @@ async fn a_manual_move_answers_the_balance_after_it_and_an_uncovered_debit_write
             Err(ManualMoveError::InsufficientBalance)
         ));
         let debit = rub_move(shop.id.clone(), 4_00, false);
-        assert_eq!(
-            t.db.apply_manual_move(&debit, &domain::testkit::note())
-                .await
-                .expect("debit")
-                .balance,
-            rub_balance(6_00)
-        );
+        assert_eq!(applied(&t.db, &debit).await, rub_balance(6_00));
 
         let nobody = MerchantId::parse("nobody").expect("id");
         assert_eq!(t.db.find_merchant(&nobody).await.expect("find"), None);

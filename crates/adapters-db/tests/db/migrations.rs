@@ -11,7 +11,7 @@ use domain::OperationId;
 
 use crate::helpers::{
     each_backend, each_empty_backend, funded_merchant, insert_plain, now, operation,
-    queue_callbacks, TestDb,
+    queue_callbacks, TestDb, FIRST_VERSION_SHOP, PROCESS_P,
 };
 
 const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -181,6 +181,27 @@ pub async fn revert_newest_async(url: &str) -> Result<String, String> {
         .expect("revert")
 }
 
+/// Migrating `t` again applies every migration there is.
+pub fn assert_migrates_again(t: &TestDb) {
+    t.db.migrate().expect("upgrade again");
+    assert_eq!(recorded_in(t), Recorded::all());
+}
+
+/// Reverting the newest migration, `version`, is refused: the message names the `check` that
+/// refuses it or says `message` (the backends word it differently), and nothing changes.
+pub async fn assert_revert_refused(t: &TestDb, version: &str, check: &str, message: &str) {
+    let refused = revert_newest_async(&t.url).await.expect_err(message);
+    assert!(
+        refused.contains(check) || refused.contains(message),
+        "{refused}"
+    );
+    assert_eq!(
+        recorded_in(t),
+        Recorded::through(version),
+        "nothing changed"
+    );
+}
+
 /// Reverts `version` and every later migration of the database at `url`, and checks that
 /// each one reverted, newest first.
 pub async fn assert_reverts_through(url: &str, version: &str) {
@@ -335,8 +356,7 @@ async fn a_first_version_database_is_upgraded_in_place() {
         // A waiting deposit the first version stored, with no provider of its own.
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
         fresh.exec(&format!(
-            "INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, \
-             created_at) VALUES ('shop', 'shop', 'd', 'w', 1, 0); \
+            "{FIRST_VERSION_SHOP}; \
              INSERT INTO operations (id, merchant_id, direction, method, status, amount, \
              currency, user_id, route_id, expires_at, created_at, updated_at) VALUES \
              ('{id}', 'shop', 'deposit', 'card', 3, 100, 'RUB', 'user-1', 1, 1000, 0, 0)"
@@ -393,12 +413,11 @@ async fn a_database_upgraded_by_a_newer_gateway_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_process_reports_migration_reverts_to_the_providers_version() {
     each_backend(|t| async move {
-        t.exec(
-            "INSERT INTO gateway_processes (id, version, started_at, seen_at) \
-             VALUES ('p', '0.1.0', 0, 0); \
+        t.exec(&format!(
+            "{PROCESS_P}; \
              INSERT INTO process_circuits (process_id, provider, state, failures) \
-             VALUES ('p', 'bank', 'closed', 0)",
-        );
+             VALUES ('p', 'bank', 'closed', 0)"
+        ));
         let url = t.url.clone();
         let reverted = revert_through_async(&url, PROCESSES).await;
         assert_eq!(reverted, reverts_through(PROCESSES));
@@ -407,8 +426,7 @@ async fn the_process_reports_migration_reverts_to_the_providers_version() {
         assert!(t.try_exec("SELECT state FROM process_circuits").is_err());
         assert_eq!(t.rows("providers"), 0);
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(t.rows("gateway_processes"), 0);
     })
     .await;
@@ -431,8 +449,7 @@ async fn the_providers_migration_reverts_to_the_first_version() {
         assert!(t.try_exec("SELECT provider FROM operations").is_err());
         assert!(t.try_exec("SELECT name FROM providers").is_err());
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(t.rows("providers"), 0);
     })
     .await;
@@ -530,8 +547,7 @@ async fn the_counter_slots_migration_widens_postgres_slots_and_folds_them_back_o
         }
         assert!(add(9, 1, 1).is_err(), "eight slots again");
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(add(40, 1, 1).is_ok(), postgres);
     })
     .await;
@@ -624,8 +640,7 @@ async fn the_hot_path_migration_keeps_every_rule_and_reverts_to_table_constraint
                 .is_err());
         }
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         rules_hold();
         if postgres {
             assert_eq!(domains(), 9);

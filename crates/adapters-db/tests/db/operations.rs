@@ -14,8 +14,8 @@ use domain::{Direction, HttpUrl, KeptObject, PaymentMethod, Status, UserData};
 use serde_json::json;
 
 use crate::helpers::{
-    assert_nobody_is_refused, balance, credit, each_backend, funded_merchant, merchant, now,
-    operation, operation_builder, rub_move,
+    assert_nobody_is_refused, balance, credit, deposit_expiring, each_backend, funded_merchant,
+    merchant, now, operation, operation_builder, payout_due, rub_move,
 };
 
 /// `op` under its own id with no merchantOperationId.
@@ -350,19 +350,13 @@ async fn sweeps_find_expired_deposits_and_due_payouts() {
     each_backend(|t| async move {
         let shop = funded_merchant(&t.db, 100_00).await;
         let at = now();
-        let expired = operation_builder(&shop, Direction::Deposit, 1_00)
-            .expires(at.plus_seconds(-1))
-            .build();
-        let waiting = operation_builder(&shop, Direction::Deposit, 1_00)
-            .expires(at.plus_seconds(600))
-            .build();
+        let expired = deposit_expiring(&shop, at.plus_seconds(-1));
+        let waiting = deposit_expiring(&shop, at.plus_seconds(600));
         let due = operation_builder(&shop, Direction::Withdrawal, 1_00)
             .due(at.plus_seconds(-2))
             .provider_state(r#"{"plan":["approve",1,null]}"#)
             .build();
-        let later = operation_builder(&shop, Direction::Withdrawal, 1_00)
-            .due(at.plus_seconds(60))
-            .build();
+        let later = payout_due(&shop, at.plus_seconds(60));
         for op in [&expired, &waiting, &due, &later] {
             crate::helpers::insert_plain(&t.db, op).await;
         }

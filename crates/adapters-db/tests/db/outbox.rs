@@ -121,7 +121,7 @@ async fn an_expired_lease_is_claimable_again_and_its_old_owner_records_nothing()
         assert!(record(&t.db, "b", &done, AttemptResult::Delivered).await);
         let (later, until) = (at.plus_seconds(999), at.plus_seconds(1_999));
         assert!(claim(&t.db, "c", later, until, 10).await.is_empty());
-        let listed = t.db.list(None, 10).await.expect("list");
+        let listed = t.callbacks_in(None).await;
         assert_eq!(listed.len(), 1);
         assert_eq!(
             (
@@ -152,7 +152,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         let retry_at = AttemptResult::RetryAt(at.plus_seconds(10));
         assert!(record(&t.db, "w", &failed, retry_at).await);
         assert!(claim_at("w", 9).await.is_empty());
-        let pending = t.db.list(None, 10).await.expect("list").remove(0);
+        let pending = t.callbacks_in(None).await.remove(0);
         assert_eq!(pending.state, CallbackState::Pending);
         assert_eq!(pending.next_attempt_at, Some(at.plus_seconds(10)));
         assert_eq!(pending.last_error.as_deref(), Some("HTTP 500"));
@@ -167,10 +167,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
         );
         let give_up = AttemptResult::Failed("schedule exhausted".into());
         assert!(record(&t.db, "w", &refused, give_up).await);
-        let failed_list =
-            t.db.list(Some(CallbackState::Failed), 10)
-                .await
-                .expect("list failed");
+        let failed_list = t.callbacks_in(Some(CallbackState::Failed)).await;
         assert_eq!(failed_list.len(), 1);
         assert_eq!(
             (failed_list[0].operation_id, failed_list[0].attempts),
@@ -200,12 +197,7 @@ async fn failures_retries_and_operator_resends_keep_counting_attempts() {
                 .expect("retry unknown"),
             RetryOutcome::NotFailed
         );
-        assert!(t
-            .db
-            .list(Some(CallbackState::Failed), 10)
-            .await
-            .expect("list failed")
-            .is_empty());
+        assert!(t.callbacks_in(Some(CallbackState::Failed)).await.is_empty());
         let third = claim_at("w", 20).await.remove(0);
         assert_eq!((third.attempt, third.failures_in_run), (3, 0));
 

@@ -8,12 +8,21 @@ use domain::ports::OperationStore;
 use domain::{OperationId, Timestamp};
 
 use crate::helpers::{each_backend, TestDb};
-use crate::migrations::{recorded_in, revert_through_async, reverts_through, Recorded, PAGE_READS};
+use crate::migrations::{
+    assert_migrates_again, recorded_in, revert_through_async, reverts_through, Recorded, PAGE_READS,
+};
 
 const GAP: Duration = Duration::from_secs(2);
 
 fn at(millis: i64) -> Timestamp {
     Timestamp::from_millis(1_795_255_200_000 + millis)
+}
+
+/// Whether a claim of `id` at `at(millis)` wins.
+async fn claims(t: &TestDb, id: OperationId, millis: i64) -> bool {
+    t.db.claim_page_read(id, at(millis), GAP)
+        .await
+        .expect("claim")
 }
 
 /// `claimers` claims of `id` at `now` sent at once, half of them from a second process on the
@@ -50,7 +59,7 @@ async fn of_concurrent_claimers_in_two_processes_one_wins_per_gap() {
         );
 
         // Within the gap nobody wins, from either process.
-        assert!(!t.db.claim_page_read(id, at(1), GAP).await.expect("claim"));
+        assert!(!claims(&t, id, 1).await);
         assert_eq!(race(&t, id, at(1_999), 8).await, 0);
 
         // Once the gap has passed, one of them wins again, and the next gap counts from it.
@@ -62,16 +71,8 @@ async fn of_concurrent_claimers_in_two_processes_one_wins_per_gap() {
             at(2_000).millis(),
             "the winner's time"
         );
-        assert!(!t
-            .db
-            .claim_page_read(id, at(3_999), GAP)
-            .await
-            .expect("claim"));
-        assert!(t
-            .db
-            .claim_page_read(id, at(4_000), GAP)
-            .await
-            .expect("claim"));
+        assert!(!claims(&t, id, 3_999).await);
+        assert!(claims(&t, id, 4_000).await);
     })
     .await;
 }
@@ -87,21 +88,9 @@ async fn each_operation_has_claims_of_its_own() {
         }
         assert_eq!(t.rows("page_reads"), 5);
         // A read claimed late for one operation leaves the others' gaps alone.
-        assert!(t
-            .db
-            .claim_page_read(ids[0], at(5_000), GAP)
-            .await
-            .expect("claim"));
-        assert!(!t
-            .db
-            .claim_page_read(ids[0], at(6_000), GAP)
-            .await
-            .expect("claim"));
-        assert!(t
-            .db
-            .claim_page_read(ids[1], at(6_000), GAP)
-            .await
-            .expect("claim"));
+        assert!(claims(&t, ids[0], 5_000).await);
+        assert!(!claims(&t, ids[0], 6_000).await);
+        assert!(claims(&t, ids[1], 6_000).await);
     })
     .await;
 }
@@ -110,16 +99,15 @@ async fn each_operation_has_claims_of_its_own() {
 async fn the_page_reads_migration_reverts_and_applies_again() {
     each_backend(|t| async move {
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
-        assert!(t.db.claim_page_read(id, at(0), GAP).await.expect("claim"));
+        assert!(claims(&t, id, 0).await);
         let reverted = revert_through_async(&t.url, PAGE_READS).await;
         assert_eq!(reverted, reverts_through(PAGE_READS));
         assert_eq!(recorded_in(&t), Recorded::before(PAGE_READS));
         assert!(t.try_exec("SELECT operation_id FROM page_reads").is_err());
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
+        assert_migrates_again(&t);
         assert_eq!(t.rows("page_reads"), 0, "claims start afresh");
-        assert!(t.db.claim_page_read(id, at(1), GAP).await.expect("claim"));
+        assert!(claims(&t, id, 1).await);
     })
     .await;
 }

@@ -6,7 +6,7 @@ use domain::circuit::{Circuit, CircuitState};
 use domain::ports::{ProcessRegistry, ProcessReport};
 use domain::Timestamp;
 
-use crate::helpers::{all_at_once, each_backend, now};
+use crate::helpers::{all_at_once, each_backend, now, PROCESS_P};
 
 fn circuit(provider: &str, state: CircuitState) -> Circuit {
     Circuit {
@@ -185,10 +185,7 @@ async fn processes_report_at_once_from_two_handles_and_a_stopped_one_is_forgotte
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_tables_refuse_inconsistent_circuits() {
     each_backend(|t| async move {
-        t.exec(
-            "INSERT INTO gateway_processes (id, version, started_at, seen_at) \
-             VALUES ('p', '0.1.0', 0, 0)",
-        );
+        t.exec(PROCESS_P);
         let insert = |state: &str, failures: i32, open_until: &str| {
             t.try_exec(&format!(
                 "INSERT INTO process_circuits (process_id, provider, state, failures, \

@@ -6,7 +6,7 @@ use adapters_db::{Database, DbOptions};
 use domain::ports::{OperatorStore, ProviderDirectory, ProviderInsertError};
 use domain::provider::{AcquirerProvider, Credentials, ProtocolName, ProviderUrl};
 
-use crate::helpers::{acquirer, all_at_once, each_backend, now};
+use crate::helpers::{acquirer, all_at_once, each_backend, now, tally};
 use crate::migrations::{
     recorded_in, revert_through_async, reverts_through, Recorded, PROVIDER_PROTOCOLS,
 };
@@ -103,11 +103,8 @@ async fn concurrent_inserts_of_one_name_store_one_provider() {
             }
         })
         .await;
-        let stored = answers.iter().filter(|a| a.is_ok()).count();
-        let taken = answers
-            .iter()
-            .filter(|a| matches!(a, Err(ProviderInsertError::NameTaken)))
-            .count();
+        let name_taken = |e: &ProviderInsertError| matches!(e, ProviderInsertError::NameTaken);
+        let (stored, taken) = tally(&answers, name_taken);
         assert_eq!((stored, taken), (1, 7), "{answers:?}");
         assert_eq!(t.rows("providers"), 1);
     })

@@ -5,8 +5,7 @@ use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ledger::moves_on_refund_finish;
 use domain::operation::Outcome;
 use domain::ports::{
-    AttemptResult, CallbackOutbox, OperatorStore, PendingCallback, RefundCompletion, RefundStore,
-    RetryOutcome,
+    AttemptResult, CallbackOutbox, PendingCallback, RefundCompletion, RefundStore, RetryOutcome,
 };
 use domain::refund::Refund;
 use domain::service::callbacks::refund_callback_for;
@@ -14,8 +13,7 @@ use domain::testkit::DebugCallbackFormat;
 use domain::{Direction, Timestamp};
 
 use crate::helpers::{
-    approved_deposit, declined, each_backend, finish_refund, merchant, now, refunded,
-    REFUND_CALLBACK_URL,
+    declined, each_backend, finish_refund, now, refunded, shop_with_deposit, REFUND_CALLBACK_URL,
 };
 
 fn attempt(claimed: &PendingCallback, at: Timestamp, http_status: u16) -> CallbackAttempt {
@@ -33,8 +31,7 @@ fn attempt(claimed: &PendingCallback, at: Timestamp, http_status: u16) -> Callba
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_id() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 40_00).await;
         assert_eq!(
             t.rows("callback_outbox"),
@@ -81,16 +78,13 @@ async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_i
             .record_attempt("w", &attempt(theirs, at, 500), &give_up)
             .await
             .expect("r"));
-        let failed =
-            t.db.list(Some(CallbackState::Failed), 10)
-                .await
-                .expect("list");
+        let failed = t.callbacks_in(Some(CallbackState::Failed)).await;
         assert_eq!(failed.len(), 1);
         assert_eq!(
             (failed[0].operation_id, failed[0].refund_id),
             (id, Some(refund.id))
         );
-        let all = t.db.list(None, 10).await.expect("list");
+        let all = t.callbacks_in(None).await;
         assert_eq!(all.len(), 2);
 
         // An operation's id retries its own callback (delivered: nothing to do); a refund's
@@ -123,7 +117,7 @@ async fn a_refunds_callback_sits_beside_its_deposits_own_and_is_retried_by_its_i
             .await
             .expect("record"));
 
-        let story = t.db.operation_callbacks(id).await.expect("callbacks");
+        let story = t.callbacks_of(id).await;
         assert_eq!(story.len(), 2);
         assert_eq!((story[0].refund_id, story[0].attempts), (None, 1));
         assert_eq!(
@@ -165,8 +159,7 @@ async fn finish_at(t: &crate::helpers::TestDb, refund: &Refund, outcome: &Outcom
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deposits_story_shows_its_own_callback_then_its_refunds_as_queued() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (_, deposit) = shop_with_deposit(&t.db).await;
         let first = refunded(&t.db, &deposit, 10_00).await;
         let second = refunded(&t.db, &deposit, 20_00).await;
         let third = refunded(&t.db, &deposit, 30_00).await;
@@ -176,16 +169,13 @@ async fn a_deposits_story_shows_its_own_callback_then_its_refunds_as_queued() {
         finish_at(&t, &first, &Outcome::Approve, at.plus_millis(1)).await;
         finish_at(&t, &third, &Outcome::Approve, at.plus_millis(1)).await;
 
-        let story =
-            t.db.operation_callbacks(deposit.id())
-                .await
-                .expect("callbacks");
+        let story = t.callbacks_of(deposit.id()).await;
         let order: Vec<_> = story.iter().map(|c| c.refund_id).collect();
         let (a, b) = (first.id.min(third.id), first.id.max(third.id));
         assert_eq!(order, vec![None, Some(second.id), Some(a), Some(b)]);
         assert!(story.iter().all(|c| c.deliveries.is_empty()));
 
-        let ledger = t.db.operation_ledger(deposit.id()).await.expect("ledger");
+        let ledger = t.ledger_of(deposit.id()).await;
         assert_eq!(
             ledger.len(),
             7,

@@ -10,14 +10,13 @@ use domain::{RefundId, Timestamp};
 
 use crate::helpers::{
     all_at_once, approved_deposit, balance, due_refund, each_backend, finish_refund,
-    funded_merchant, merchant, new_refund,
+    funded_merchant, funded_shop_with_deposit, merchant, new_refund, tally,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn twenty_concurrent_refunds_of_ten_against_a_hundred_hold_exactly_a_hundred() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         // Half through a second handle: what a second gateway process would do.
         let handles = [t.db.clone(), t.second_process()];
         let results = all_at_once(20, |i| {
@@ -25,14 +24,8 @@ async fn twenty_concurrent_refunds_of_ten_against_a_hundred_hold_exactly_a_hundr
             async move { db.insert_refund(&new).await }
         })
         .await;
-        let (mut accepted, mut exceeding) = (0, 0);
-        for result in results {
-            match result {
-                Ok(()) => accepted += 1,
-                Err(RefundInsertError::ExceedsAmount) => exceeding += 1,
-                Err(other) => panic!("unexpected error: {other:?}"),
-            }
-        }
+        let exceeds = |e: &RefundInsertError| matches!(e, RefundInsertError::ExceedsAmount);
+        let (accepted, exceeding) = tally(&results, exceeds);
         assert_eq!((accepted, exceeding), (10, 10));
         assert_eq!(balance(&t.db, &shop).await, (1_000_00, 100_00));
         assert_eq!(t.rows("refunds"), 10);
@@ -60,11 +53,8 @@ async fn concurrent_refunds_with_one_merchant_refund_id_make_one_refund() {
                 async move { db.insert_refund(&new).await }
             })
             .await;
-            let made = results.iter().filter(|r| r.is_ok()).count();
-            let duplicates = results
-                .iter()
-                .filter(|r| matches!(r, Err(RefundInsertError::Duplicate)))
-                .count();
+            let duplicate = |e: &RefundInsertError| matches!(e, RefundInsertError::Duplicate);
+            let (made, duplicates) = tally(&results, duplicate);
             assert_eq!((made, duplicates), (1, 9), "round {round}: {results:?}");
         }
         assert_eq!(t.rows("refunds"), 2);

@@ -11,9 +11,9 @@ use domain::refund::Refund;
 use domain::service::callbacks::{callback_for, refund_callback_for};
 use domain::signature::Fingerprint;
 use domain::testkit::DebugCallbackFormat;
-use domain::{Direction, HttpUrl, MerchantRefundId, RefundId, Timestamp};
+use domain::{Direction, HttpUrl, MerchantId, MerchantRefundId, RefundId, Timestamp};
 
-use crate::fixtures::{insert_plain, now, operation, rub};
+use crate::fixtures::{funded_merchant, insert_plain, merchant, now, operation, rub};
 
 /// Where refund callbacks go.
 pub const REFUND_CALLBACK_URL: &str = "https://shop.example/refunds";
@@ -34,6 +34,20 @@ pub async fn approved_deposit(db: &Database, shop: &Merchant, minor: i64) -> Ope
     };
     db.finish(&completion).await.expect("approve the deposit");
     done
+}
+
+/// A new merchant and its deposit of 100.00 RUB, approved now ([`approved_deposit`]).
+pub async fn shop_with_deposit(db: &Database) -> (Merchant, Operation) {
+    let shop = merchant(db).await;
+    let deposit = approved_deposit(db, &shop, 100_00).await;
+    (shop, deposit)
+}
+
+/// [`shop_with_deposit`] for a merchant first credited with `funds` by hand.
+pub async fn funded_shop_with_deposit(db: &Database, funds: i64) -> (Merchant, Operation) {
+    let shop = funded_merchant(db, funds).await;
+    let deposit = approved_deposit(db, &shop, 100_00).await;
+    (shop, deposit)
 }
 
 /// A new processing refund of `minor` units of `deposit` with its hold, due a minute from
@@ -85,6 +99,18 @@ pub async fn refunded(db: &Database, deposit: &Operation, minor: i64) -> Refund 
     let new = new_refund(deposit, minor, None);
     db.insert_refund(&new).await.expect("refund accepted");
     new.refund
+}
+
+/// The refund `merchant` made with merchantRefundId `mrid`, which must be stored, and its
+/// fingerprint.
+pub async fn by_merchant_refund_id(
+    db: &Database,
+    merchant: &MerchantId,
+    mrid: &str,
+) -> (Refund, Option<Fingerprint>) {
+    let mrid = MerchantRefundId::parse(mrid).expect("mrid");
+    let found = db.find_by_merchant_refund_id(merchant, &mrid).await;
+    found.expect("read").expect("stored")
 }
 
 /// Why inserting `new` was refused (it must be).

@@ -3,12 +3,15 @@
 
 use domain::callback::CallbackState;
 use domain::ledger::EntryKind;
-use domain::ports::{CallbackOutbox, OperatorStore, RefundStore, RetryOutcome};
+use domain::ports::{CallbackOutbox, RefundStore, RetryOutcome};
 use domain::{OperationId, Timestamp};
 
-use crate::helpers::{approved_deposit, each_backend, merchant, queue_callbacks, refunded};
+use crate::helpers::{
+    approved_deposit, each_backend, merchant, queue_callbacks, refunded, FIRST_VERSION_SHOP,
+};
 use crate::migrations::{
-    assert_reverts_through, recorded_in, revert_newest_async, Recorded, PROCESSES, REFUNDS, SECRETS,
+    assert_migrates_again, assert_revert_refused, assert_reverts_through, recorded_in, Recorded,
+    PROCESSES, REFUNDS, SECRETS,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -19,8 +22,7 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         // its callback, given up after one attempt.
         let id = OperationId::from_uuid(uuid::Uuid::new_v4());
         t.exec(&format!(
-            "INSERT INTO merchants (id, name, deposit_secret, withdrawal_secret, enabled, \
-             created_at) VALUES ('shop', 'shop', 'd', 'w', 1, 0); \
+            "{FIRST_VERSION_SHOP}; \
              INSERT INTO operations (id, merchant_id, direction, method, status, amount, \
              currency, user_id, callback_url, route_id, created_at, updated_at) VALUES \
              ('{id}', 'shop', 'deposit', 'card', 1, 100000, 'RUB', 'user-1', \
@@ -47,7 +49,7 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
             1
         );
 
-        let story = t.db.operation_callbacks(id).await.expect("callbacks");
+        let story = t.callbacks_of(id).await;
         assert_eq!(story.len(), 1);
         let kept = &story[0];
         assert_eq!(
@@ -73,7 +75,7 @@ async fn the_refunds_migration_keeps_existing_callbacks_and_ledger_entries() {
         // The old entry is kept, and new ones (a refund's) come after it.
         let deposit = crate::helpers::TestDb::db_get(&t, id).await;
         let refund = refunded(&t.db, &deposit, 400_00).await;
-        let entries = t.db.operation_ledger(id).await.expect("ledger");
+        let entries = t.ledger_of(id).await;
         let seen: Vec<_> = entries.iter().map(|e| (e.kind, e.refund_id)).collect();
         assert_eq!(
             seen,
@@ -119,27 +121,15 @@ async fn the_refunds_migration_reverts_to_the_old_shape_unless_refunds_were_reco
             1
         );
 
-        t.db.migrate().expect("upgrade again");
-        assert_eq!(recorded_in(&t), Recorded::all());
-        let story = t.db.operation_callbacks(first).await.expect("callbacks");
+        assert_migrates_again(&t);
+        let story = t.callbacks_of(first).await;
         assert_eq!(story.len(), 1);
 
         // With a refund recorded, the revert is refused and changes nothing.
         let deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let refund = refunded(&t.db, &deposit, 10_00).await;
         assert_reverts_through(&t.url, SECRETS).await;
-        let refused = revert_newest_async(&t.url)
-            .await
-            .expect_err("refunds are recorded");
-        assert!(
-            refused.contains("no_refunds_recorded") || refused.contains("refunds are recorded"),
-            "{refused}"
-        );
-        assert_eq!(
-            recorded_in(&t),
-            Recorded::through(REFUNDS),
-            "nothing changed"
-        );
+        assert_revert_refused(&t, REFUNDS, "no_refunds_recorded", "refunds are recorded").await;
         assert_eq!(t.rows("callback_outbox"), 3);
         t.db.migrate().expect("upgrade again");
         assert_eq!(t.db.refund(refund.id).await.expect("read"), Some(refund));

@@ -8,9 +8,9 @@ use domain::refund::Refund;
 use domain::{Direction, MerchantId, MerchantRefundId, Status};
 
 use crate::helpers::{
-    approved_deposit, balance, completion, declined, each_backend, finish_refund, funded_merchant,
-    insert_plain, made_at, merchant, new_refund, now, operation, refunded, refused, rub_move,
-    TestDb,
+    approved_deposit, balance, by_merchant_refund_id, completion, declined, each_backend,
+    finish_refund, funded_merchant, funded_shop_with_deposit, insert_plain, made_at, merchant,
+    new_refund, now, operation, refunded, refused, rub_move, shop_with_deposit, TestDb,
 };
 
 /// What a refused refund must leave as it was: rows of refunds, ledger and outbox.
@@ -25,8 +25,7 @@ fn written(t: &TestDb) -> (i64, i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_refund_holds_its_amount_then_pays_it_out() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         assert_eq!(balance(&t.db, &shop).await, (100_00, 0));
 
         let refund = refunded(&t.db, &deposit, 100_00).await;
@@ -41,7 +40,7 @@ async fn a_full_refund_holds_its_amount_then_pays_it_out() {
         assert_eq!(stored, done);
         assert_eq!((stored.status(), stored.check_at), (Status::Approved, None));
 
-        let entries = t.db.operation_ledger(deposit.id()).await.expect("ledger");
+        let entries = t.ledger_of(deposit.id()).await;
         let seen: Vec<_> = entries
             .iter()
             .map(|e| (e.kind, e.available, e.held, e.refund_id))
@@ -63,8 +62,7 @@ async fn a_full_refund_holds_its_amount_then_pays_it_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn partial_refunds_fill_the_deposit_and_one_more_exceeds_it() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         // Made in this order, the last two at the same millisecond, the first after them.
         let at = now();
         let made = [
@@ -117,8 +115,7 @@ async fn partial_refunds_fill_the_deposit_and_one_more_exceeds_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_declined_refund_gives_its_amount_back_for_another() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 100_00).await;
         let again = new_refund(&deposit, 100_00, None);
         let error = refused(&t.db, &again).await;
@@ -139,13 +136,12 @@ async fn a_declined_refund_gives_its_amount_back_for_another() {
             .await
             .expect("the amount is free again");
         assert_eq!(balance(&t.db, &shop).await, (0, 100_00));
-        let kinds: Vec<_> =
-            t.db.operation_ledger(deposit.id())
-                .await
-                .expect("ledger")
-                .iter()
-                .map(|e| e.kind)
-                .collect();
+        let kinds: Vec<_> = t
+            .ledger_of(deposit.id())
+            .await
+            .iter()
+            .map(|e| e.kind)
+            .collect();
         assert_eq!(
             kinds,
             vec![
@@ -193,8 +189,7 @@ async fn only_an_approved_deposit_is_refunded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refund_the_available_balance_cannot_hold_is_refused_and_writes_nothing() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let debit = rub_move(shop.id.clone(), 60_00, false);
         t.db.apply_manual_move(&debit, &domain::testkit::note())
             .await
@@ -222,8 +217,7 @@ async fn a_refund_the_available_balance_cannot_hold_is_refused_and_writes_nothin
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
     each_backend(|t| async move {
-        let shop = funded_merchant(&t.db, 1_000_00).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = funded_shop_with_deposit(&t.db, 1_000_00).await;
         let other_deposit = approved_deposit(&t.db, &shop, 100_00).await;
         let first = new_refund(&deposit, 10_00, Some("refund-1"));
         t.db.insert_refund(&first).await.expect("first");
@@ -244,11 +238,7 @@ async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
         assert_eq!(written(&t), before);
 
         let mrid = MerchantRefundId::parse("refund-1").expect("mrid");
-        let (found, fingerprint) =
-            t.db.find_by_merchant_refund_id(&shop.id, &mrid)
-                .await
-                .expect("read")
-                .expect("found");
+        let (found, fingerprint) = by_merchant_refund_id(&t.db, &shop.id, "refund-1").await;
         assert_eq!(found, first.refund);
         assert_eq!(fingerprint, first.fingerprint);
         let nobody = MerchantId::parse("nobody").expect("id");
@@ -268,8 +258,7 @@ async fn a_taken_merchant_refund_id_is_a_duplicate_before_anything_else() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refund_finishes_once_and_a_final_one_is_not_saved() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (shop, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 25_00).await;
         let approved = finish_refund(&t.db, &refund, &Outcome::Approve).await;
 
@@ -303,8 +292,7 @@ async fn a_refund_finishes_once_and_a_final_one_is_not_saved() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn saving_a_processing_refund_keeps_a_known_acquirer_id() {
     each_backend(|t| async move {
-        let shop = merchant(&t.db).await;
-        let deposit = approved_deposit(&t.db, &shop, 100_00).await;
+        let (_, deposit) = shop_with_deposit(&t.db).await;
         let refund = refunded(&t.db, &deposit, 25_00).await;
         let at = now().plus_seconds(5);
         let saved = |acquirer: Option<&str>, unknown: bool| Refund {

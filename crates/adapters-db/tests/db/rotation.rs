@@ -6,15 +6,29 @@ use std::time::Instant;
 
 use adapters_db::SECRETS_TTL;
 
-use domain::merchant::{KeyRing, Merchant, SigningKey, SigningRulesChange};
+use domain::merchant::{KeyRing, Merchant, Secret, SigningKey, SigningRulesChange};
 use domain::operator::NewMerchant;
 use domain::ports::{MerchantDirectory, OperatorStore};
 use domain::{Direction, MerchantId, Timestamp};
 
 use crate::helpers::{
     all_at_once, each_backend, merchant_with_random_secrets, now, operator, random_secret,
-    rotate_now, rotation, secret,
+    rotate_now, rotation, secret, TestDb,
 };
+
+/// Rotates `shop`'s deposit key to `secret` at `at`, the older ones ending `overlap_secs`
+/// later at the latest: the key ring after it.
+async fn rotate_deposit_key(
+    t: &TestDb,
+    shop: &Merchant,
+    secret: &Secret,
+    at: Timestamp,
+    overlap_secs: i64,
+) -> KeyRing {
+    let rotation = rotation(shop, Direction::Deposit, secret.clone(), at, overlap_secs);
+    let ring = t.db.rotate_key(&rotation).await.expect("rotate");
+    ring.expect("known")
+}
 
 /// (version, end in millis) of every secret of the ring, newest first.
 fn ends(ring: &KeyRing) -> Vec<(i32, Option<i64>)> {
@@ -76,17 +90,7 @@ async fn rotations_add_versions_and_end_older_secrets_at_the_earlier_end() {
         let (s2, s3, s4) = (random_secret(), random_secret(), random_secret());
 
         // 1 → 2: version 1 ends a day later.
-        let ring =
-            t.db.rotate_key(&rotation(
-                &shop,
-                Direction::Deposit,
-                s2.clone(),
-                t0,
-                24 * hour,
-            ))
-            .await
-            .expect("rotate")
-            .expect("known");
+        let ring = rotate_deposit_key(&t, &shop, &s2, t0, 24 * hour).await;
         let day_end = t0.plus_seconds(24 * hour).millis();
         assert_eq!(ends(&ring), vec![(2, None), (1, Some(day_end))]);
         assert_eq!(ring.newest().secret, s2);
@@ -101,11 +105,7 @@ async fn rotations_add_versions_and_end_older_secrets_at_the_earlier_end() {
         // 2 → 3 an hour later with an hour's overlap: both older secrets end then (1's own
         // end was later).
         let t1 = t0.plus_seconds(hour);
-        let ring =
-            t.db.rotate_key(&rotation(&shop, Direction::Deposit, s3.clone(), t1, hour))
-                .await
-                .expect("rotate")
-                .expect("known");
+        let ring = rotate_deposit_key(&t, &shop, &s3, t1, hour).await;
         let hour_end = t1.plus_seconds(hour).millis();
         assert_eq!(
             ends(&ring),
@@ -114,17 +114,7 @@ async fn rotations_add_versions_and_end_older_secrets_at_the_earlier_end() {
 
         // 3 → 4 with a longer overlap: the older ends stay, version 3 ends later.
         let t2 = t1.plus_seconds(60);
-        let ring =
-            t.db.rotate_key(&rotation(
-                &shop,
-                Direction::Deposit,
-                s4.clone(),
-                t2,
-                48 * hour,
-            ))
-            .await
-            .expect("rotate")
-            .expect("known");
+        let ring = rotate_deposit_key(&t, &shop, &s4, t2, 48 * hour).await;
         let later = t2.plus_seconds(48 * hour).millis();
         assert_eq!(
             ends(&ring),
@@ -139,11 +129,7 @@ async fn rotations_add_versions_and_end_older_secrets_at_the_earlier_end() {
         // 0s: every older secret still live ends at once (versions 1 and 2 were to end later).
         let t3 = t2.plus_seconds(60);
         let s5 = random_secret();
-        let ring =
-            t.db.rotate_key(&rotation(&shop, Direction::Deposit, s5.clone(), t3, 0))
-                .await
-                .expect("rotate")
-                .expect("known");
+        let ring = rotate_deposit_key(&t, &shop, &s5, t3, 0).await;
         assert_eq!(
             ends(&ring),
             vec![

@@ -3,17 +3,17 @@
 //! columns, and refuses a database with a rotated or an encrypted secret.
 
 use domain::merchant::{KeyRing, Secret};
-use domain::ports::{MerchantDirectory, OperationStore, OperatorStore, RefundStore};
+use domain::ports::{MerchantDirectory, OperationStore, OperatorStore};
 use domain::signature::{authenticate, sign, Binding, Fingerprint, SignedRequest};
 use domain::Timestamp;
-use domain::{Direction, MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId};
+use domain::{Direction, MerchantId, MerchantOperationId, OperationId, RefundId};
 
 use crate::helpers::{
-    acquirer, each_backend, merchant_with_random_secrets, now, random_key_text, random_secret,
-    rotate_now,
+    acquirer, by_merchant_refund_id, each_backend, merchant_with_random_secrets, now,
+    random_key_text, random_secret, rotate_now,
 };
 use crate::migrations::{
-    assert_reverts_through, recorded_in, revert_newest_async, Recorded, CONSOLE, REFUNDS, SECRETS,
+    assert_revert_refused, assert_reverts_through, recorded_in, Recorded, CONSOLE, REFUNDS, SECRETS,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -86,12 +86,7 @@ async fn existing_secrets_become_version_1_and_fingerprints_key_1() {
         let print = print.expect("a fingerprint");
         assert_eq!(print, Fingerprint::from_stored(op_print, 1));
         assert!(print.matches(&shop.deposit_keys, b"deposit"));
-        let mrid = MerchantRefundId::parse("refund-1").expect("mrid");
-        let (kept, print) =
-            t.db.find_by_merchant_refund_id(&id, &mrid)
-                .await
-                .expect("read")
-                .expect("kept");
+        let (kept, print) = by_merchant_refund_id(&t.db, &id, "refund-1").await;
         assert_eq!(kept.id, refund);
         assert_eq!(print, Some(Fingerprint::from_stored(refund_print, 1)));
 
@@ -144,32 +139,14 @@ async fn the_secrets_migration_reverts_unless_a_secret_was_rotated_or_encrypted(
             .await
             .expect("insert");
         assert_reverts_through(&t.url, CONSOLE).await;
-        let refused = revert_newest_async(&t.url).await.expect_err("encrypted");
-        assert!(
-            refused.contains("no_encrypted_secrets") || refused.contains("secrets are encrypted"),
-            "{refused}"
-        );
-        assert_eq!(
-            recorded_in(&t),
-            Recorded::through(SECRETS),
-            "nothing changed"
-        );
+        assert_revert_refused(&t, SECRETS, "no_encrypted_secrets", "secrets are encrypted").await;
         assert!(t.try_exec(op_columns).is_ok());
         t.exec("DELETE FROM providers");
 
         // So is a rotated one.
         rotate_now(&t.db, &shop, Direction::Withdrawal).await;
-        let refused = revert_newest_async(&t.url).await.expect_err("rotated");
-        assert!(
-            refused.contains("one_secret_per_direction")
-                || refused.contains("more than one secret"),
-            "{refused}"
-        );
-        assert_eq!(
-            recorded_in(&t),
-            Recorded::through(SECRETS),
-            "nothing changed"
-        );
+        let rule = "one_secret_per_direction";
+        assert_revert_refused(&t, SECRETS, rule, "more than one secret").await;
         // Read in SQL: this schema is older than the merchant rows the code reads now.
         let kept = t.count(&format!(
             "SELECT COUNT(*) AS n FROM merchant_keys \

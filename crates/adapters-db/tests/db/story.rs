@@ -4,7 +4,7 @@
 use domain::callback::{CallbackAttempt, CallbackState};
 use domain::ledger::EntryKind;
 use domain::operation::Outcome;
-use domain::ports::{AttemptResult, CallbackOutbox, OperatorStore};
+use domain::ports::{AttemptResult, CallbackOutbox};
 use domain::{Currency, OperationId};
 
 use crate::helpers::{credit, each_backend, gateway, merchant, now, withdrawal};
@@ -34,25 +34,20 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
             .expect("payout");
 
         // Processing: its hold only, no callback yet; a manual credit is nobody's entry.
-        let held = t.db.operation_ledger(paid_id).await.expect("ledger");
+        let held = t.ledger_of(paid_id).await;
         assert_eq!(
             deltas(&held),
             vec![(EntryKind::WithdrawalHold, -250_00, 250_00)]
         );
         assert_eq!(held[0].currency, Currency::RUB);
         assert_eq!(held[0].at, paid.operation.created_at());
-        assert!(t
-            .db
-            .operation_callbacks(paid_id)
-            .await
-            .expect("callbacks")
-            .is_empty());
+        assert!(t.callbacks_of(paid_id).await.is_empty());
 
         let done = gw
             .complete(paid_id, Outcome::Approve)
             .await
             .expect("approve");
-        let entries = t.db.operation_ledger(paid_id).await.expect("ledger");
+        let entries = t.ledger_of(paid_id).await;
         assert_eq!(
             deltas(&entries),
             vec![
@@ -62,17 +57,14 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
         );
         assert!(entries[0].id < entries[1].id, "oldest first: {entries:?}");
         assert_eq!(entries[1].at, done.updated_at());
-        let theirs =
-            t.db.operation_ledger(other.operation.id())
-                .await
-                .expect("ledger");
+        let theirs = t.ledger_of(other.operation.id()).await;
         assert_eq!(
             deltas(&theirs),
             vec![(EntryKind::WithdrawalHold, -10_00, 10_00)]
         );
 
         // Queued with the final status, then a failed attempt and a delivered one.
-        let queued = t.db.operation_callbacks(paid_id).await.expect("callbacks");
+        let queued = t.callbacks_of(paid_id).await;
         assert_eq!(queued.len(), 1, "{queued:?}");
         assert_eq!(
             (queued[0].state, queued[0].attempts),
@@ -106,11 +98,7 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
                 .await
                 .expect("record"));
         }
-        let delivered =
-            t.db.operation_callbacks(paid_id)
-                .await
-                .expect("callbacks")
-                .remove(0);
+        let delivered = t.callbacks_of(paid_id).await.remove(0);
         assert_eq!(
             (
                 delivered.state,
@@ -142,18 +130,8 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
 
         // An unknown operation has neither.
         let unknown = OperationId::from_uuid(uuid::Uuid::new_v4());
-        assert!(t
-            .db
-            .operation_ledger(unknown)
-            .await
-            .expect("ledger")
-            .is_empty());
-        assert!(t
-            .db
-            .operation_callbacks(unknown)
-            .await
-            .expect("callbacks")
-            .is_empty());
+        assert!(t.ledger_of(unknown).await.is_empty());
+        assert!(t.callbacks_of(unknown).await.is_empty());
     })
     .await;
 }

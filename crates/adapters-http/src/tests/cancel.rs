@@ -94,19 +94,8 @@ async fn each_direction_is_canceled_with_its_own_secret() {
 
 #[actix_web::test]
 async fn refusals_map_to_404_409_and_503() {
-    let final_payout = || {
-        let mut mocks = Mocks::new();
-        mocks
-            .store
-            .expect_get()
-            .returning(|_| Ok(Some(withdrawal(Status::Approved))));
-        mocks
-    };
-    let unknown = || {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_get().returning(|_| Ok(None));
-        mocks
-    };
+    let final_payout = || Mocks::storing(Some(withdrawal(Status::Approved)));
+    let unknown = || Mocks::storing(None);
     // Another writer finished it first: the stored, final state stands.
     let finished_meanwhile = || {
         let mut mocks = Mocks::new();

@@ -162,7 +162,7 @@ async fn body_errors_are_400_without_details() {
         ("{\"amount\": ", "body: malformed JSON"),
         ("{\"a\": 1, \"a\": 1}", "body: the key \"a\" is given twice"),
     ] {
-        let req = post("/api/v1/deposits", body, &deposit_sig(body.as_bytes()));
+        let req = post_deposit(body);
         let (status, _, answer) = call(&app, req).await;
         assert_eq!(status, 400, "{body}");
         assert_error(&answer, "InvalidRequest");
@@ -175,7 +175,7 @@ async fn body_errors_are_400_without_details() {
 async fn field_errors_list_every_field() {
     let app = default_service(Mocks::new()).await;
     let body = r#"{"amount": 100, "currency": "rub", "paymentMethod": "cash", "x": 1}"#;
-    let req = post("/api/v1/deposits", body, &deposit_sig(body.as_bytes()));
+    let req = post_deposit(body);
     let (status, _, answer) = call(&app, req).await;
     assert_eq!(status, 400);
     let fields: Vec<&str> = answer["details"]

@@ -31,11 +31,7 @@ async fn a_deposit_is_created_and_counted() {
     let mut mocks = redirect_mocks();
     mocks.store.expect_insert().returning(|_| Ok(()));
     let app = default_service(mocks).await;
-    let (status, _, body) = call(
-        &app,
-        post("/api/v1/deposits", BODY, &deposit_sig(BODY.as_bytes())),
-    )
-    .await;
+    let (status, _, body) = call(&app, post_deposit(BODY)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         body,
@@ -108,8 +104,7 @@ async fn a_bug_is_a_500_with_the_request_id_and_nothing_internal() {
         ))))
     });
     let app = default_service(mocks).await;
-    let req = post("/api/v1/deposits", BODY, &deposit_sig(BODY.as_bytes()))
-        .insert_header(("x-request-id", "corr-77"));
+    let req = post_deposit(BODY).insert_header(("x-request-id", "corr-77"));
     let (status, headers, body) = call(&app, req).await;
     assert_eq!(status, 500);
     assert_error(&body, "InternalError");
@@ -133,11 +128,7 @@ async fn an_unreachable_database_is_503() {
         .returning(|_| Err(StoreError::Unavailable("connection refused".into())));
     mocks.merchants = merchants;
     let app = default_service(mocks).await;
-    let (status, _, body) = call(
-        &app,
-        post("/api/v1/deposits", BODY, &deposit_sig(BODY.as_bytes())),
-    )
-    .await;
+    let (status, _, body) = call(&app, post_deposit(BODY)).await;
     assert_eq!(status, 503);
     assert_error(&body, "ServiceUnavailable");
     assert!(!body.to_string().contains("refused"));

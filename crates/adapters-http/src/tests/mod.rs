@@ -6,7 +6,7 @@ mod flows;
 mod read_shapes;
 mod refunds;
 
-use actix_web::body::{to_bytes, MessageBody};
+use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::header;
 use actix_web::test::{self, TestRequest};
@@ -84,6 +84,11 @@ fn post_v2(path: &str, body: &str, secret: &str) -> TestRequest {
     post_v2_over(path, body, body.as_bytes(), secret)
 }
 
+/// A POST of `body` to the deposits, signed with the deposit secret.
+fn post_deposit(body: &str) -> TestRequest {
+    post("/api/v1/deposits", body, &deposit_sig(body.as_bytes()))
+}
+
 /// A GET signed over its path and query with `signature`.
 fn get(path: &str, signature: &str) -> TestRequest {
     TestRequest::get()
@@ -98,10 +103,7 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let res = test::call_service(app, req.to_request()).await;
-    let status = res.status().as_u16();
-    let headers = res.headers().clone();
-    let bytes = to_bytes(res.into_body()).await.ok().unwrap_or_default();
+    let (status, headers, bytes) = crate::test_support::send(app, req).await;
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     (status, headers, body)

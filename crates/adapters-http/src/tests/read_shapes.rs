@@ -61,13 +61,7 @@ async fn reads_look_ups_and_replays_of_a_deposit_carry_its_refunds() {
     for path in [read, look_up] {
         answers.push(call(&app, get(&path, &deposit_sig(path.as_bytes()))).await);
     }
-    answers.push(
-        call(
-            &app,
-            post("/api/v1/deposits", CREATE, &deposit_sig(CREATE.as_bytes())),
-        )
-        .await,
-    );
+    answers.push(call(&app, post_deposit(CREATE)).await);
     for (status, _, body) in answers {
         assert_eq!(status, 200, "{body}");
         let data = &body["data"];
@@ -100,11 +94,7 @@ async fn a_new_deposit_and_a_withdrawal_carry_no_refunds() {
         .returning(|_| Ok(Some(withdrawal(Status::Approved))));
     // No refunds are read for either (the mock has no expectation).
     let app = default_service(mocks).await;
-    let (status, _, body) = call(
-        &app,
-        post("/api/v1/deposits", CREATE, &deposit_sig(CREATE.as_bytes())),
-    )
-    .await;
+    let (status, _, body) = call(&app, post_deposit(CREATE)).await;
     assert_eq!(status, 200, "{body}");
     assert!(body["data"].get("refunds").is_none(), "{body}");
     let path = format!("/api/v1/withdrawals/{}", op_id());

@@ -25,26 +25,33 @@ async fn refund_on(mocks: Mocks, path: &str, body: &str) -> (u16, Value) {
 
 /// Mocks whose store holds [`deposit`] in `status` (approved: refundable).
 fn with_deposit(status: Status) -> Mocks {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_get()
-        .returning(move |_| Ok(Some(deposit(status, None))));
-    mocks
+    Mocks::storing(Some(deposit(status, None)))
 }
 
-/// Mocks on which a new refund of the approved deposit gets as far as its insert, which
-/// answers `insert`; no earlier refund has merchantRefundId `r-1`.
-fn refundable(insert: fn() -> Result<(), RefundInsertError>) -> Mocks {
-    let mut mocks = with_deposit(Status::Approved);
+/// [`with_deposit`], no earlier refund having merchantRefundId `r-1`.
+fn without_earlier_refund(status: Status) -> Mocks {
+    let mut mocks = with_deposit(status);
     mocks
         .refunds
         .expect_find_by_merchant_refund_id()
         .returning(|_, _| Ok(None));
     mocks
+}
+
+/// Mocks on which a new refund of the approved deposit gets as far as its insert: no earlier
+/// refund has merchantRefundId `r-1` and the provider takes the refund.
+fn up_to_the_insert() -> Mocks {
+    let mut mocks = without_earlier_refund(Status::Approved);
+    mocks
         .provider
         .expect_start_refund()
         .returning(|_| Ok(now().plus_seconds(5)));
+    mocks
+}
+
+/// [`up_to_the_insert`], the insert answering `insert`.
+fn refundable(insert: fn() -> Result<(), RefundInsertError>) -> Mocks {
+    let mut mocks = up_to_the_insert();
     mocks
         .refunds
         .expect_insert_refund()
@@ -60,15 +67,7 @@ fn fingerprint(canonical: &str) -> Fingerprint {
 
 #[actix_web::test]
 async fn a_new_refund_answers_the_refund_shape() {
-    let mut mocks = with_deposit(Status::Approved);
-    mocks
-        .refunds
-        .expect_find_by_merchant_refund_id()
-        .returning(|_, _| Ok(None));
-    mocks
-        .provider
-        .expect_start_refund()
-        .returning(|_| Ok(now().plus_seconds(5)));
+    let mut mocks = up_to_the_insert();
     mocks.refunds.expect_insert_refund().returning(|new| {
         let ok = new.refund.amount.minor() == 3_000
             && new.refund.callback_url.as_ref().map(|u| u.as_str())
@@ -186,29 +185,11 @@ async fn credentials_come_first_and_the_deposit_secret_signs() {
 #[actix_web::test]
 async fn refusals_after_the_body_come_in_the_contract_order() {
     let another_merchants = || {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_get().returning(|_| {
-            Ok(Some(
-                deposit_builder(Status::Approved, None)
-                    .merchant("m-2")
-                    .build(),
-            ))
-        });
-        mocks
+        let theirs = deposit_builder(Status::Approved, None).merchant("m-2");
+        Mocks::storing(Some(theirs.build()))
     };
-    let unknown = || {
-        let mut mocks = Mocks::new();
-        mocks.store.expect_get().returning(|_| Ok(None));
-        mocks
-    };
-    let a_payout = || {
-        let mut mocks = Mocks::new();
-        mocks
-            .store
-            .expect_get()
-            .returning(|_| Ok(Some(crate::test_support::withdrawal(Status::Approved))));
-        mocks
-    };
+    let unknown = || Mocks::storing(None);
+    let a_payout = || Mocks::storing(Some(crate::test_support::withdrawal(Status::Approved)));
     // A merchantRefundId used on another request: 409 even before the deposit's state.
     let duplicate_on_a_waiting_deposit = || {
         let mut mocks = with_deposit(Status::Processing);
@@ -218,14 +199,7 @@ async fn refusals_after_the_body_come_in_the_contract_order() {
             .returning(|_, _| Ok(Some((refund(1, 100), Some(fingerprint("other"))))));
         mocks
     };
-    let waiting = || {
-        let mut mocks = with_deposit(Status::Processing);
-        mocks
-            .refunds
-            .expect_find_by_merchant_refund_id()
-            .returning(|_, _| Ok(None));
-        mocks
-    };
+    let waiting = || without_earlier_refund(Status::Processing);
     let cases: Vec<(&str, Mocks, u16, &str)> = vec![
         ("unknown deposit", unknown(), 404, "NotFound"),
         ("another merchant's", another_merchants(), 404, "NotFound"),

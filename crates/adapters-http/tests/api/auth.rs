@@ -11,8 +11,7 @@ use crate::helpers::{
 
 #[tokio::test]
 async fn the_withdrawal_endpoint_refuses_the_deposit_secret() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("500.00").await;
+    each_backend(Setup::credited("500.00"), |app| async move {
         let body = card_withdrawal_text("100.00", "payout-1");
         let refused = app
             .post_signed(
@@ -28,11 +27,10 @@ async fn the_withdrawal_endpoint_refuses_the_deposit_secret() {
             ("500.00".to_string(), "0.00".to_string()),
             "nothing held"
         );
-        app.get("/api/v1/withdrawals?merchantOperationId=payout-1")
-            .await
-            .assert_error(404, "NotFound");
+        app.assert_not_found("/api/v1/withdrawals?merchantOperationId=payout-1")
+            .await;
         let accepted = app.post("/api/v1/withdrawals", &body).await;
-        assert_eq!(accepted.status, 200, "{}", accepted.text);
+        accepted.assert_ok();
     })
     .await;
 }
@@ -56,7 +54,7 @@ async fn a_body_altered_after_signing_is_refused() {
         let accepted = app
             .raw(Method::POST, "/api/v1/deposits", &headers, signed)
             .await;
-        assert_eq!(accepted.status, 200, "{}", accepted.text);
+        accepted.assert_ok();
     })
     .await;
 }

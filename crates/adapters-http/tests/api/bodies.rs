@@ -25,9 +25,8 @@ async fn every_invalid_field_is_listed_and_nothing_is_created() {
                 "userId"
             ]
         );
-        app.get("/api/v1/deposits?merchantOperationId=order-9")
-            .await
-            .assert_error(404, "NotFound");
+        app.assert_not_found("/api/v1/deposits?merchantOperationId=order-9")
+            .await;
         let good = with(
             deposit_body("card", "1.00"),
             "merchantOperationId",

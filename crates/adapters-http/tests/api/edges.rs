@@ -97,7 +97,7 @@ async fn the_rate_limit_answers_429_with_retry_after_per_merchant() {
                 limited = Some(answer);
                 break;
             }
-            assert_eq!(answer.status, 200, "{}", answer.text);
+            answer.assert_ok();
         }
         let limited = limited.expect("limited within 10 requests");
         limited.assert_error(429, "TooManyRequests");
@@ -126,9 +126,9 @@ async fn health_readiness_and_metrics() {
         let health = app.raw(Method::GET, "/healthz", &[], Vec::new()).await;
         assert_eq!((health.status, health.text.as_str()), (200, r#"{"status":"ok"}"#));
         let ready = app.raw(Method::GET, "/readyz", &[], Vec::new()).await;
-        assert_eq!(ready.status, 200, "{}", ready.text);
+        ready.assert_ok();
         let created = app.deposit(&deposit_body("card", "1.00")).await;
-        app.get(&format!("/api/v1/deposits/{}", created.operation_id())).await;
+        app.deposit_read(&created.operation_id()).await;
         app.raw(Method::GET, "/nope/123", &[], Vec::new()).await;
         let metrics = app.raw(Method::GET, "/metrics", &[], Vec::new()).await;
         assert_eq!(metrics.status, 200);

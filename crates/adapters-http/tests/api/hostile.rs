@@ -20,6 +20,12 @@ fn operations(app: &TestApp) -> i64 {
     app.database.count("SELECT COUNT(*) AS n FROM operations")
 }
 
+/// Nothing refused was stored: no operation, `available` RUB and nothing held.
+async fn assert_nothing_stored(app: &TestApp, available: &str) {
+    assert_eq!(operations(app), 0, "nothing refused was stored");
+    app.assert_balance(available, "0.00").await;
+}
+
 /// `body` with `value` put at the dotted `path` (objects made on the way).
 fn at(mut body: Value, path: &str, value: Value) -> Value {
     let mut node = &mut body;
@@ -79,8 +85,7 @@ async fn control_characters_in_deposit_text_fields_are_refused() {
 
 #[tokio::test]
 async fn control_characters_in_withdrawal_text_fields_are_refused_and_nothing_is_held() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("1000.00").await;
+    each_backend(Setup::credited("1000.00"), |app| async move {
         for c in CONTROLS {
             let cases = [
                 (
@@ -124,8 +129,7 @@ async fn control_characters_in_withdrawal_text_fields_are_refused_and_nothing_is
                 assert_field_error(&answer, field);
             }
         }
-        assert_eq!(operations(&app), 0, "nothing refused was stored");
-        app.assert_balance("1000.00", "0.00").await;
+        assert_nothing_stored(&app, "1000.00").await;
     })
     .await;
 }
@@ -151,7 +155,7 @@ async fn control_characters_in_input_field_values_are_refused() {
     };
     each_backend(setup, |app| async move {
         let created = app.deposit(&deposit_body("card", "10.00")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let path = format!("/api/v1/deposits/{}/input", created.operation_id());
         for c in CONTROLS {
             let body = json!({"fields": {"payerName": format!("Ivan{c}"), "bank": "bank_a"}});
@@ -188,8 +192,7 @@ const REPAIRABLE_URLS: [&str; 17] = [
 
 #[tokio::test]
 async fn urls_are_refused_unless_valid_as_sent() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
+    each_backend(Setup::credited("100.00"), |app| async move {
         for bad in REPAIRABLE_URLS {
             for field in ["callbackUrl", "successUrl", "failUrl", "processingUrl"] {
                 let body = with(deposit_body("card", "10.00"), field, bad.into());
@@ -202,8 +205,7 @@ async fn urls_are_refused_unless_valid_as_sent() {
             );
             assert_field_error(&app.withdraw(&body).await, "callbackUrl");
         }
-        assert_eq!(operations(&app), 0, "nothing refused was stored");
-        app.assert_balance("100.00", "0.00").await;
+        assert_nothing_stored(&app, "100.00").await;
     })
     .await;
 }
@@ -214,7 +216,7 @@ async fn a_valid_url_is_stored_exactly_as_sent() {
         let sent = "HTTPS://Shop.Example:8443/Cb/../x?a=%41&b=!$()*+,;=#Frag";
         let body = with(deposit_body("card", "10.00"), "callbackUrl", sent.into());
         let answer = app.deposit(&body).await;
-        assert_eq!(answer.status, 200, "{}", answer.text);
+        answer.assert_ok();
         let stored = app.database.count(&format!(
             "SELECT COUNT(*) AS n FROM operations WHERE callback_url = '{sent}'"
         ));
@@ -299,7 +301,7 @@ async fn the_sandbox_endpoint_and_pages_act_only_on_sandbox_operations() {
             (&foreign_deposit, "deposits"),
             (&foreign_payout, "withdrawals"),
         ] {
-            assert_eq!(answer.status, 200, "{}", answer.text);
+            answer.assert_ok();
             let id = answer.operation_id();
             for status in [1, 2] {
                 complete(&app, &id, status)
@@ -337,7 +339,7 @@ async fn the_sandbox_endpoint_and_pages_act_only_on_sandbox_operations() {
 
         let own = app.deposit(&deposit_body("card", "10.00")).await;
         let done = complete(&app, &own.operation_id(), 1).await;
-        assert_eq!(done.status, 200, "{}", done.text);
+        done.assert_ok();
         assert_eq!(done.data()["status"], 1);
     })
     .await;

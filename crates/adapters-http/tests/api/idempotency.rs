@@ -15,12 +15,12 @@ async fn a_replay_answers_the_same_operation_and_a_changed_request_409() {
     each_backend(Setup::default(), |app| async move {
         let first = r#"{"amount":"100.00","currency":"RUB","paymentMethod":"card","userId":"u-1","merchantOperationId":"order-1"}"#;
         let created = app.post("/api/v1/deposits", first).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         assert!(created.data().get("createdAt").is_none(), "a creation");
 
         let reordered = "{ \"merchantOperationId\" : \"order-1\",\n \"userId\":\"u-1\", \"paymentMethod\":\"card\", \"currency\":\"RUB\", \"amount\":\"100.00\" }";
         let replay = app.post("/api/v1/deposits", reordered).await;
-        assert_eq!(replay.status, 200, "{}", replay.text);
+        replay.assert_ok();
         assert_eq!(replay.operation_id(), created.operation_id());
         assert_eq!(replay.data()["merchantOperationId"], "order-1", "the read shape");
         assert_eq!(replay.data()["paymentMethod"], "card");
@@ -50,13 +50,12 @@ async fn a_replay_answers_the_same_operation_and_a_changed_request_409() {
 
 #[tokio::test]
 async fn a_replayed_withdrawal_holds_once() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
+    each_backend(Setup::credited("100.00"), |app| async move {
         let body = card_withdrawal_text("60.00", "payout-1");
         let first = app.post("/api/v1/withdrawals", &body).await;
         let second = app.post("/api/v1/withdrawals", &body).await;
-        assert_eq!(first.status, 200, "{}", first.text);
-        assert_eq!(second.status, 200, "{}", second.text);
+        first.assert_ok();
+        second.assert_ok();
         assert_eq!(first.operation_id(), second.operation_id());
         assert_eq!(second.data()["requisites"]["pan"], "424242******4242");
         app.assert_balance("40.00", "60.00").await;
@@ -66,15 +65,14 @@ async fn a_replayed_withdrawal_holds_once() {
 
 #[tokio::test]
 async fn identical_requests_at_the_same_moment_create_one_operation() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
+    each_backend(Setup::credited("100.00"), |app| async move {
         let body = card_withdrawal_text("10.00", "race-1");
         let answers =
             futures::future::join_all((0..8).map(|_| app.post("/api/v1/withdrawals", &body))).await;
         let ids: BTreeSet<String> = answers
             .iter()
             .map(|a| {
-                assert_eq!(a.status, 200, "{}", a.text);
+                a.assert_ok();
                 a.operation_id()
             })
             .collect();
@@ -86,8 +84,7 @@ async fn identical_requests_at_the_same_moment_create_one_operation() {
 
 #[tokio::test]
 async fn a_withdrawal_over_the_available_balance_is_422_and_holds_nothing() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("10.00").await;
+    each_backend(Setup::credited("10.00"), |app| async move {
         let body = card_withdrawal_text("10.01", "too-much");
         app.post("/api/v1/withdrawals", &body)
             .await
@@ -97,9 +94,12 @@ async fn a_withdrawal_over_the_available_balance_is_422_and_holds_nothing() {
         let answer = app.post("/api/v1/withdrawals", &body).await;
         assert_eq!(answer.status, 200, "the id stayed free: {}", answer.text);
         app.assert_balance("0.00", "10.01").await;
-        app.withdraw(&card_withdrawal("0.01", "4242424242424242"))
-            .await
-            .assert_error(422, "InsufficientBalance");
+        app.assert_withdrawal_refused(
+            &card_withdrawal("0.01", "4242424242424242"),
+            422,
+            "InsufficientBalance",
+        )
+        .await;
     })
     .await;
 }
@@ -128,7 +128,7 @@ async fn methods_without_access_are_403() {
                 &deposit_body("card", "1.00").to_string(),
             )
             .await;
-        assert_eq!(allowed.status, 200, "{}", allowed.text);
+        allowed.assert_ok();
         app.post_as(
             &shop,
             "/api/v1/deposits",

@@ -4,7 +4,9 @@ use domain::operation::Outcome;
 use domain::OperationId;
 use serde_json::Value;
 
-use crate::helpers::{card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Setup, SETTLE};
+use crate::helpers::{
+    card_deposit, card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Setup, SETTLE,
+};
 
 fn keys(data: &Value) -> Vec<&str> {
     data.as_object()
@@ -37,7 +39,7 @@ async fn every_redirect_deposit_method_answers_a_redirect_url() {
             assert_eq!(data["redirectUrl"], format!("{}/pay/{id}", app.address));
 
             let read = app.get(&format!("/api/v1/deposits/{id}")).await;
-            assert_eq!(read.status, 200, "{}", read.text);
+            read.assert_ok();
             let data = read.data();
             assert_eq!(data["operationId"], id.as_str());
             assert_eq!(data["paymentMethod"], method);
@@ -59,7 +61,7 @@ async fn every_redirect_deposit_method_answers_a_redirect_url() {
 async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
     each_backend(Setup::default(), |app| async move {
         let created = app.deposit(&deposit_body("sbp_qr", "250.50")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let data = created.data();
         assert_eq!(
             keys(data),
@@ -76,9 +78,7 @@ async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
         assert!(qr.starts_with("data:image/png;base64,"), "{qr:.40}");
         let lifetime = data["lifetime"].as_i64().unwrap_or(0);
         assert!((595..=600).contains(&lifetime), "{lifetime}");
-        let read = app
-            .get(&format!("/api/v1/deposits/{}", created.operation_id()))
-            .await;
+        let read = app.deposit_read(&created.operation_id()).await;
         assert_eq!(read.data()["requisites"]["qr"], qr);
         assert!(read.data()["lifetime"].as_i64().unwrap_or(0) <= lifetime);
     })
@@ -88,8 +88,7 @@ async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
 #[tokio::test]
 async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balance() {
     each_backend(Setup::default(), |app| async move {
-        let created = app.deposit(&deposit_body("card", "100.00")).await;
-        let id = created.operation_id();
+        let id = app.deposit_id("card", "100.00").await;
         let op_id = OperationId::parse(&id).expect("uuid");
         app.gateway
             .complete(op_id, Outcome::Approve)
@@ -105,12 +104,11 @@ async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balan
 
 #[tokio::test]
 async fn amounts_ending_in_05_are_declined_at_creation_in_both_directions() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
+    each_backend(Setup::credited("100.00"), |app| async move {
         let deposit = app.deposit(&deposit_body("sbp", "100.05")).await;
         let payout = app.withdraw(&sbp_withdrawal("10.05", "+79001234567")).await;
         for answer in [&deposit, &payout] {
-            assert_eq!(answer.status, 200, "{}", answer.text);
+            answer.assert_ok();
             assert_eq!(answer.data()["status"], 2);
             assert_eq!(answer.data()["errorCode"], "ProviderDeclined");
             assert!(answer.data()["errorMessage"].is_string());
@@ -123,12 +121,11 @@ async fn amounts_ending_in_05_are_declined_at_creation_in_both_directions() {
 
 #[tokio::test]
 async fn withdrawals_by_card_and_sbp_hold_then_settle() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("1000.00").await;
+    each_backend(Setup::credited("1000.00"), |app| async move {
         let card = app
             .withdraw(&card_withdrawal("100.00", "4242424242424242"))
             .await;
-        assert_eq!(card.status, 200, "{}", card.text);
+        card.assert_ok();
         assert_eq!(
             keys(card.data()),
             vec!["amount", "currency", "operationId", "status"],
@@ -136,7 +133,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
         );
         assert_eq!(card.data()["status"], 3);
         let sbp = app.withdraw(&sbp_withdrawal("50.00", "+79001234567")).await;
-        assert_eq!(sbp.status, 200, "{}", sbp.text);
+        sbp.assert_ok();
         let declined = app
             .withdraw(&card_withdrawal("30.00", "4000000000000002"))
             .await;
@@ -150,7 +147,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
         let read = app
             .get(&format!("/api/v1/withdrawals/{}", card.operation_id()))
             .await;
-        assert_eq!(read.status, 200, "{}", read.text);
+        read.assert_ok();
         assert_eq!(read.data()["requisites"]["pan"], "424242******4242");
         assert_eq!(read.data()["requisites"]["cardholderName"], "IVAN IVANOV");
         assert!(!read.text.contains("4242424242424242"));
@@ -180,25 +177,22 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
 #[tokio::test]
 async fn look_ups_by_merchant_operation_id_find_only_ones_own() {
     each_backend(Setup::default(), |app| async move {
-        let mut body = deposit_body("card", "10.00");
-        body["merchantOperationId"] = "order/1?&=".into();
+        let body = card_deposit("10.00", "order/1?&=");
         let created = app.deposit(&body).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let path = "/api/v1/deposits?merchantOperationId=order%2F1%3F%26%3D";
         let found = app.get(path).await;
-        assert_eq!(found.status, 200, "{}", found.text);
+        found.assert_ok();
         assert_eq!(found.data()["operationId"], created.operation_id().as_str());
         assert_eq!(found.data()["merchantOperationId"], "order/1?&=");
 
         app.get_as(&app.other, path)
             .await
             .assert_error(404, "NotFound");
-        app.get("/api/v1/withdrawals?merchantOperationId=order%2F1%3F%26%3D")
-            .await
-            .assert_error(404, "NotFound");
-        app.get("/api/v1/deposits?merchantOperationId=nope")
-            .await
-            .assert_error(404, "NotFound");
+        app.assert_not_found("/api/v1/withdrawals?merchantOperationId=order%2F1%3F%26%3D")
+            .await;
+        app.assert_not_found("/api/v1/deposits?merchantOperationId=nope")
+            .await;
         let missing = app.get("/api/v1/deposits").await;
         missing.assert_error(400, "InvalidRequest");
         assert_eq!(missing.detail_fields(), vec!["merchantOperationId"]);
@@ -217,15 +211,11 @@ async fn reads_of_another_merchants_operation_are_404() {
         app.get_as(&app.other, &path)
             .await
             .assert_error(404, "NotFound");
-        app.get(&format!("/api/v1/withdrawals/{}", created.operation_id()))
-            .await
-            .assert_error(404, "NotFound");
-        app.get(&format!("/api/v1/deposits/{}", uuid::Uuid::new_v4()))
-            .await
-            .assert_error(404, "NotFound");
-        app.get("/api/v1/deposits/not-a-uuid")
-            .await
-            .assert_error(404, "NotFound");
+        app.assert_not_found(&format!("/api/v1/withdrawals/{}", created.operation_id()))
+            .await;
+        app.assert_not_found(&format!("/api/v1/deposits/{}", uuid::Uuid::new_v4()))
+            .await;
+        app.assert_not_found("/api/v1/deposits/not-a-uuid").await;
     })
     .await;
 }
@@ -234,7 +224,7 @@ async fn reads_of_another_merchants_operation_are_404() {
 async fn the_balance_starts_empty_and_shows_credits() {
     each_backend(Setup::default(), |app| async move {
         let empty = app.get("/api/v1/balance").await;
-        assert_eq!(empty.status, 200, "{}", empty.text);
+        empty.assert_ok();
         assert_eq!(empty.body, serde_json::json!({"data": {"balances": []}}));
         app.credit("1234.56").await;
         let answer = app.get("/api/v1/balance").await;

@@ -42,6 +42,23 @@ impl Checked<'_> {
         self.post_as(&self.app.shop, path, body).await
     }
 
+    /// An SBP payout of `amount` to +79001234567 by the main merchant.
+    pub async fn sbp_payout(&self, amount: &str) -> Answer {
+        let body = crate::helpers::sbp_withdrawal(amount, "+79001234567");
+        self.post(operations::WITHDRAWALS, &body).await
+    }
+
+    /// A second cancel of the operation at `path` (under `base`) is refused as it is final,
+    /// and a cancel of an unknown operation under `base` is 404.
+    pub async fn assert_cancels_refused_after(&self, path: &str, base: &str) {
+        let again = self.post(path, &serde_json::json!({})).await;
+        again.assert_error(409, "InvalidState");
+        let unknown = format!("{base}/{}/cancel", uuid::Uuid::new_v4());
+        self.post(&unknown, &serde_json::json!({}))
+            .await
+            .assert_error(404, "NotFound");
+    }
+
     /// A JSON POST by `shop`; an accepted body must also match the request schema.
     pub async fn post_as(&self, shop: &Shop, path: &str, body: &Value) -> Answer {
         let answer = self.app.post_as(shop, path, &body.to_string()).await;

@@ -8,14 +8,14 @@ use domain::operation::Outcome;
 use domain::OperationId;
 use serde_json::{json, Value};
 
-use crate::helpers::{deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp, SETTLE};
+use crate::helpers::{
+    card_deposit, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp, SETTLE,
+};
 
 /// A new card deposit of `amount` with merchantOperationId `moid`, approved; its id.
 async fn approved_deposit(app: &TestApp, amount: &str, moid: &str) -> String {
-    let mut body = deposit_body("card", amount);
-    body["merchantOperationId"] = json!(moid);
-    let created = app.deposit(&body).await;
-    assert_eq!(created.status, 200, "{}", created.text);
+    let created = app.deposit(&card_deposit(amount, moid)).await;
+    created.assert_ok();
     let id = created.operation_id();
     let parsed = OperationId::parse(&id).expect("a UUID");
     (app.gateway.complete(parsed, Outcome::Approve))
@@ -32,7 +32,7 @@ async fn refund(app: &TestApp, deposit: &str, body: &Value) -> Answer {
 /// `data` of an answer that must be 200.
 #[track_caller]
 fn ok(answer: &Answer) -> &Value {
-    assert_eq!(answer.status, 200, "{}", answer.text);
+    answer.assert_ok();
     answer.data()
 }
 
@@ -145,8 +145,7 @@ async fn another_merchants_deposit_and_refunds_are_not_found() {
 #[tokio::test]
 async fn refunds_stay_within_the_deposit_and_a_declined_one_frees_its_part() {
     each_backend(Setup::default(), |app| async move {
-        let waiting = app.deposit(&deposit_body("card", "100.00")).await;
-        let waiting = waiting.operation_id();
+        let waiting = app.deposit_id("card", "100.00").await;
         let early = refund(&app, &waiting, &json!({"amount": "1.00"})).await;
         early.assert_error(409, "InvalidState");
 
@@ -185,9 +184,7 @@ async fn a_waiting_deposit_and_a_pending_payout_are_canceled_once() {
         app.post(&path, "{}")
             .await
             .assert_error(409, "InvalidState");
-        let read = app
-            .get(&format!("/api/v1/deposits/{}", waiting.operation_id()))
-            .await;
+        let read = app.deposit_read(&waiting.operation_id()).await;
         assert_eq!(ok(&read)["errorCode"], "Canceled");
 
         app.credit("100.00").await;
@@ -226,9 +223,7 @@ async fn a_cancel_the_acquirer_refuses_changes_nothing_and_may_be_retried() {
                 .await
                 .assert_error(503, "ServiceUnavailable");
         }
-        let read = app
-            .get(&format!("/api/v1/deposits/{}", created.operation_id()))
-            .await;
+        let read = app.deposit_read(&created.operation_id()).await;
         assert_eq!(ok(&read)["status"], 3);
     })
     .await;

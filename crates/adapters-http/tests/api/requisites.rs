@@ -26,8 +26,7 @@ async fn deposit_requisites_are_any_object() {
 
 #[tokio::test]
 async fn withdrawal_requisites_follow_their_method() {
-    each_backend(Setup::default(), |app| async move {
-        app.credit("100.00").await;
+    each_backend(Setup::credited("100.00"), |app| async move {
         let post = |body: Value| {
             let app = &app;
             async move { app.withdraw(&body).await }

@@ -10,7 +10,9 @@ use domain::testkit::TestClock;
 use domain::{Direction, Timestamp};
 use reqwest::Method;
 
-use crate::helpers::{deposit_body, each_backend, signed_headers, Answer, Setup, Shop, TestApp};
+use crate::helpers::{
+    card_deposit, deposit_body, each_backend, signed_headers, Answer, Setup, Shop, TestApp,
+};
 
 /// A test clock at a whole second of the wall clock's now.
 fn clock() -> Arc<TestClock> {
@@ -142,20 +144,19 @@ async fn a_zero_overlap_revokes_the_old_secret_at_once_and_a_rotation_never_exte
 async fn a_replay_of_a_request_made_before_a_rotation_still_answers_as_before() {
     each_backend(on_a_test_clock(), |app| async move {
         let old = app.shop.deposit_secret().clone();
-        let mut body = deposit_body("card", "25.00");
-        body["merchantOperationId"] = "before-rotation".into();
+        let mut body = card_deposit("25.00", "before-rotation");
         let text = body.to_string();
         let created = app
             .post_signed(&app.shop, "/api/v1/deposits", &text, &old)
             .await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let id = created.data()["operationId"].clone();
 
         let new = rotate(&app, &app.shop, Direction::Deposit, 0).await;
         let replay = app
             .post_signed(&app.shop, "/api/v1/deposits", &text, &new)
             .await;
-        assert_eq!(replay.status, 200, "{}", replay.text);
+        replay.assert_ok();
         assert_eq!(replay.data()["operationId"], id, "the original operation");
 
         // Same id, another request: a duplicate, checked with the revoked secret too.
@@ -244,7 +245,7 @@ async fn a_merchant_that_requires_timestamps_is_refused_without_one() {
         let answer = app
             .post_stamped(&strict, "/api/v1/deposits", &body, &secret, &stamp)
             .await;
-        assert_eq!(answer.status, 200, "{}", answer.text);
+        answer.assert_ok();
         assert_eq!(
             app.get_stamped(&strict, "/api/v1/balance", &stamp)
                 .await
@@ -261,9 +262,7 @@ async fn a_merchant_that_requires_timestamps_is_refused_without_one() {
 async fn the_timestamp_is_not_part_of_the_replay_comparison() {
     each_backend(on_a_test_clock(), |app| async move {
         let secret = app.shop.deposit_secret().clone();
-        let mut body = deposit_body("card", "10.00");
-        body["merchantOperationId"] = "stamped".into();
-        let text = body.to_string();
+        let text = card_deposit("10.00", "stamped").to_string();
         let now = unix_now(&app);
         let first = app
             .post_stamped(
@@ -274,12 +273,12 @@ async fn the_timestamp_is_not_part_of_the_replay_comparison() {
                 &now.to_string(),
             )
             .await;
-        assert_eq!(first.status, 200, "{}", first.text);
+        first.assert_ok();
         let later = (now + 5).to_string();
         let again = app
             .post_stamped(&app.shop, "/api/v1/deposits", &text, &secret, &later)
             .await;
-        assert_eq!(again.status, 200, "{}", again.text);
+        again.assert_ok();
         assert_eq!(again.data()["operationId"], first.data()["operationId"]);
         let unstamped = app.post("/api/v1/deposits", &text).await;
         assert_eq!(unstamped.data()["operationId"], first.data()["operationId"]);

@@ -16,7 +16,7 @@ fn flow(flow: Flow) -> Setup {
 async fn input_fields_are_asked_checked_and_then_approve() {
     each_backend(flow(Flow::InputFields), |app| async move {
         let created = app.deposit(&deposit_body("card", "10.00")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let fields = &created.data()["inputFields"];
         assert_eq!(fields[0]["name"], "payerName");
         assert_eq!(fields[0]["type"], "string");
@@ -47,7 +47,7 @@ async fn input_fields_are_asked_checked_and_then_approve() {
             .await
             .assert_error(404, "NotFound");
         let done = app.post(&path, body).await;
-        assert_eq!(done.status, 200, "{}", done.text);
+        done.assert_ok();
         assert_eq!(done.data()["status"], 1);
         assert_eq!(done.data()["operationId"], id.as_str());
         assert_eq!(done.data()["paymentMethod"], "card", "the read shape");
@@ -72,7 +72,7 @@ async fn input_fields_are_asked_checked_and_then_approve() {
 async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
     each_backend(flow(Flow::Confirmation), |app| async move {
         let created = app.deposit(&deposit_body("card", "10.00")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         assert_eq!(created.data()["confirmRequired"], true);
         assert_eq!(created.data()["confirmation"], json!({"channels": ["sms"]}));
         let path = format!("/api/v1/deposits/{}/confirm", created.operation_id());
@@ -82,7 +82,7 @@ async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
                 .assert_error(422, "InvalidCode");
         }
         let last = app.post(&path, r#"{"code": "000000"}"#).await;
-        assert_eq!(last.status, 200, "{}", last.text);
+        last.assert_ok();
         assert_eq!(last.data()["status"], 2);
         assert_eq!(last.data()["errorCode"], "ConfirmationFailed");
         app.post(&path, r#"{"code": "123456"}"#)
@@ -98,7 +98,7 @@ async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
             .await
             .assert_error(400, "InvalidRequest");
         let done = app.post(&path, r#"{"code": "123456"}"#).await;
-        assert_eq!(done.status, 200, "{}", done.text);
+        done.assert_ok();
         assert_eq!(done.data()["status"], 1);
         assert!(done.data().get("confirmRequired").is_none());
     })
@@ -109,7 +109,7 @@ async fn confirmation_codes_approve_or_decline_after_three_wrong_ones() {
 async fn the_requisites_flow_shows_where_to_pay_and_for_how_long() {
     each_backend(flow(Flow::Requisites), |app| async move {
         let created = app.deposit(&deposit_body("card", "10.00")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let requisites = &created.data()["requisites"];
         for key in ["cardNumber", "bankName", "holderName"] {
             assert!(requisites[key].is_string(), "{}", created.text);
@@ -128,7 +128,7 @@ async fn the_requisites_flow_shows_where_to_pay_and_for_how_long() {
 async fn the_instruction_flow_lists_its_steps() {
     each_backend(flow(Flow::Instruction), |app| async move {
         let created = app.deposit(&deposit_body("card", "10.00")).await;
-        assert_eq!(created.status, 200, "{}", created.text);
+        created.assert_ok();
         let instruction = &created.data()["instruction"];
         assert_eq!(instruction["category"], "DoPayment");
         assert!(instruction["steps"][0]["title"].is_string());

@@ -28,6 +28,13 @@ struct Bench {
 }
 
 impl Bench {
+    /// Nothing is held, `available` RUB is left and the ledger verifies.
+    async fn assert_settled(&self, available: &str) {
+        let balance = self.api.balance().await;
+        assert_eq!(balance, (available.to_string(), "0.00".to_string()));
+        gateway(&self.db, &["ledger", "verify"]).expect_code(0);
+    }
+
     /// The simulator with `sim_args`, the provider with `provider_args`, card routes to it
     /// (`route_args` for the deposit route), a merchant with 100,000.00 RUB.
     fn start(db: TestDb, sim_args: &[&str], provider_args: &[&str], route_args: &[&str]) -> Bench {
@@ -35,8 +42,7 @@ impl Bench {
         add_provider(&db, PROVIDER, &sim, provider_args);
         route_to(&db, PROVIDER, "withdrawal", "card", &[]);
         route_to(&db, PROVIDER, "deposit", "card", route_args);
-        let shop = Merchant::create(&db, "acq-shop");
-        shop.credit(&db, "100000.00");
+        let shop = Merchant::funded(&db, "acq-shop", "100000.00");
         let gateway = start_gateway("a", &db);
         let api = Api::new(&gateway, &shop);
         Bench {
@@ -58,10 +64,7 @@ impl Bench {
     async fn payout(&self, amount: &str, pan: &str, moid: &str) -> Value {
         let cb = self.receiver.url("/cb");
         let answer = (self.api)
-            .post(
-                "/api/v1/withdrawals",
-                &card_payout(amount, pan, moid, Some(&cb)),
-            )
+            .create_withdrawal(&card_payout(amount, pan, moid, Some(&cb)))
             .await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
@@ -71,10 +74,7 @@ impl Bench {
     async fn deposit(&self, moid: &str) -> Value {
         let cb = self.receiver.url("/cb");
         let answer = (self.api)
-            .post(
-                "/api/v1/deposits",
-                &deposit("card", "150.00", moid, Some(&cb)),
-            )
+            .create_deposit(&deposit("card", "150.00", moid, Some(&cb)))
             .await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
@@ -86,6 +86,12 @@ impl Bench {
     }
 
     /// Posts a notification body to the gateway with `signature`.
+    /// Notifies `body` to [`PROVIDER`], signed with the simulator's webhook secret: the status.
+    async fn notify_signed(&self, body: &str) -> u16 {
+        let signature = sign(&Secret::new(SIM_WEBHOOK_SECRET), body.as_bytes());
+        self.notify(PROVIDER, body, &signature).await
+    }
+
     async fn notify(&self, provider: &str, body: &str, signature: &str) -> u16 {
         self.http
             .post(
@@ -123,17 +129,16 @@ fn start_gateway(name: &str, db: &TestDb) -> GatewayProcess {
 }
 
 fn withdrawal_path(data: &Value) -> String {
-    format!(
-        "/api/v1/withdrawals/{}",
-        data["operationId"].as_str().unwrap_or_default()
-    )
+    format!("/api/v1/withdrawals/{}", id_of(data))
+}
+
+/// The operation id in an answer's data.
+fn id_of(data: &Value) -> String {
+    data["operationId"].as_str().unwrap_or_default().to_string()
 }
 
 fn deposit_path(data: &Value) -> String {
-    format!(
-        "/api/v1/deposits/{}",
-        data["operationId"].as_str().unwrap_or_default()
-    )
+    format!("/api/v1/deposits/{}", id_of(data))
 }
 
 /// How many payouts the simulator executed to `pan` (counted once `succeeded`).
@@ -154,20 +159,10 @@ async fn a_payout_at_the_acquirer_is_paid_once_with_its_callback_and_ledger() {
     assert_eq!(done["status"], 1, "{done}");
     bench
         .receiver
-        .wait_delivered(
-            &[created["operationId"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()],
-            DEADLINE,
-        )
+        .wait_delivered(&[id_of(&created)], DEADLINE)
         .await;
     assert_eq!(paid_to(&bench.sim, "4111111111111111").await, 1);
-    assert_eq!(
-        bench.api.balance().await,
-        ("99900.00".into(), "0.00".into())
-    );
-    gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
+    bench.assert_settled("99900.00").await;
     let metrics = bench.metrics().await;
     assert!(
         metrics.contains(
@@ -242,21 +237,14 @@ async fn unknown_outcomes_stay_processing_and_are_resolved_by_reading_never_by_r
     }
     assert_eq!(paid_to(&bench.sim, "4111111111111111").await, 1);
     assert_eq!(paid_to(&bench.sim, "4222222222222220").await, 1);
-    assert_eq!(
-        bench.api.balance().await,
-        ("99800.00".into(), "0.00".into())
-    );
-    gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
+    bench.assert_settled("99800.00").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back() {
     let bench = Bench::start(TestDb::sqlite(), &[], &[], &[]);
     let created = bench.deposit("d-1").await;
-    let id = created["operationId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = id_of(&created);
     assert_eq!(
         created["redirectUrl"],
         bench.gateway.url(&format!("/pay/{id}")),
@@ -323,10 +311,7 @@ async fn a_payin_paid_on_the_acquirers_page_is_approved_and_the_user_comes_back(
 async fn notifications_are_checked_in_order_and_applied_once() {
     let bench = Bench::start(TestDb::sqlite(), &["--settle-ms", "300"], &[], &[]);
     let created = bench.payout("100.00", "4111111111111111", "n-1").await;
-    let id = created["operationId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = id_of(&created);
     let done = bench.final_state(&withdrawal_path(&created)).await;
     assert_eq!(done["status"], 1);
     let (_, payment) = bench.sim.payment(&id).await;
@@ -346,50 +331,25 @@ async fn notifications_are_checked_in_order_and_applied_once() {
         "unknown provider"
     );
     let huge = "x".repeat(65 * 1024);
-    assert_eq!(
-        bench
-            .notify(PROVIDER, &huge, &sign(&secret, huge.as_bytes()))
-            .await,
-        413
-    );
+    assert_eq!(bench.notify_signed(&huge).await, 413);
     assert_eq!(
         bench.notify(PROVIDER, &good, "00").await,
         401,
         "bad signature"
     );
     assert_eq!(bench.notify(PROVIDER, &good, "").await, 401, "no signature");
-    assert_eq!(
-        bench
-            .notify(PROVIDER, "not json", &sign(&secret, b"not json"))
-            .await,
-        400
-    );
+    assert_eq!(bench.notify_signed("not json").await, 400);
     let stranger = body(&uuid::Uuid::new_v4().to_string(), &acquirer_id, "succeeded");
-    assert_eq!(
-        bench
-            .notify(PROVIDER, &stranger, &sign(&secret, stranger.as_bytes()))
-            .await,
-        404
-    );
+    assert_eq!(bench.notify_signed(&stranger).await, 404);
     let other_id = body(&id, "acq_someone_else", "succeeded");
-    assert_eq!(
-        bench
-            .notify(PROVIDER, &other_id, &sign(&secret, other_id.as_bytes()))
-            .await,
-        404
-    );
+    assert_eq!(bench.notify_signed(&other_id).await, 404);
     // The same final status again, in upper-case hex: applied already, nothing changes.
     assert_eq!(
         bench.notify(PROVIDER, &good, &signed.to_uppercase()).await,
         200
     );
     let pending = body(&id, &acquirer_id, "pending");
-    assert_eq!(
-        bench
-            .notify(PROVIDER, &pending, &sign(&secret, pending.as_bytes()))
-            .await,
-        200
-    );
+    assert_eq!(bench.notify_signed(&pending).await, 200);
 
     let after = bench.api.get(&withdrawal_path(&created)).await;
     assert_eq!(after.body["data"]["status"], 1);
@@ -432,7 +392,7 @@ async fn doubled_and_reordered_notifications_finish_each_payout_once() {
             "4012888888881881",
         ][i];
         let data = bench.payout("10.00", pan, &format!("r-{i}")).await;
-        ids.push(data["operationId"].as_str().unwrap_or_default().to_string());
+        ids.push(id_of(&data));
     }
     bench.receiver.wait_delivered(&ids, DEADLINE).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -446,11 +406,7 @@ async fn doubled_and_reordered_notifications_finish_each_payout_once() {
         assert_eq!(done.body["data"]["status"], 1, "{}", done.body);
     }
     assert_eq!(bench.sim.stats().await["payouts"]["count"], 5);
-    assert_eq!(
-        bench.api.balance().await,
-        ("99950.00".into(), "0.00".into())
-    );
-    gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
+    bench.assert_settled("99950.00").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -463,7 +419,7 @@ async fn a_deposit_whose_lifetime_passes_is_cancelled_at_the_acquirer_unless_it_
     );
     let unpaid = bench.deposit("e-1").await;
     let paid = bench.deposit("e-2").await;
-    let paid_id = paid["operationId"].as_str().unwrap_or_default().to_string();
+    let paid_id = id_of(&paid);
     // Paid at the acquirer, but its notification is lost: expiry finds it succeeded.
     assert_eq!(bench.sim.complete_payin(&paid_id, "confirm").await, 200);
 
@@ -487,19 +443,15 @@ async fn a_status_that_contradicts_a_final_operation_is_a_discrepancy_never_appl
     let bench = Bench::start(TestDb::sqlite(), &["--settle-ms", "200"], &[], &[]);
     // The simulator declines this card when it settles.
     let created = bench.payout("100.00", "4000000000000002", "x-1").await;
-    let id = created["operationId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = id_of(&created);
     let done = bench.final_state(&withdrawal_path(&created)).await;
     assert_eq!(done["errorCode"], "CardDeclined", "{done}");
     let (_, payment) = bench.sim.payment(&id).await;
     let body = json!({"object": "payment", "id": payment["id"], "reference": id,
                       "status": "succeeded", "updatedAt": "2026-11-23T00:00:00Z"})
     .to_string();
-    let signature = sign(&Secret::new(SIM_WEBHOOK_SECRET), body.as_bytes());
 
-    assert_eq!(bench.notify(PROVIDER, &body, &signature).await, 200);
+    assert_eq!(bench.notify_signed(&body).await, 200);
 
     let after = bench.api.get(&withdrawal_path(&created)).await;
     assert_eq!(
@@ -542,7 +494,7 @@ async fn a_gateway_killed_between_the_attempt_row_and_the_answer_is_finished_aft
     let api = bench.api.clone();
     let body = card_payout("100.00", "4111111111111111", "k-1", None);
     let in_flight = tokio::spawn(async move {
-        let _ = api.post("/api/v1/withdrawals", &body).await;
+        let _ = api.create_withdrawal(&body).await;
     });
     bench.gateway.wait_for_log("operation created", DEADLINE);
     // The call is on its way (the simulator holds its answer): a crash now loses the answer.
@@ -572,11 +524,7 @@ async fn a_gateway_killed_between_the_attempt_row_and_the_answer_is_finished_aft
         1,
         "paid once"
     );
-    assert_eq!(
-        bench.api.balance().await,
-        ("99900.00".into(), "0.00".into())
-    );
-    gateway(&bench.db, &["ledger", "verify"]).expect_code(0);
+    bench.assert_settled("99900.00").await;
 }
 
 /// Waits until the refund `refund` of deposit `deposit` is final; its data.
@@ -609,10 +557,7 @@ async fn refunds_at_the_acquirer_are_sent_once_and_lost_answers_are_read() {
     );
     let created = bench.deposit("rf-1").await;
     // From here no notification arrives: only the gateway's reads learn how refunds end.
-    let id = created["operationId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let id = id_of(&created);
     assert_eq!(bench.sim.complete_payin(&id, "confirm").await, 200);
     assert_eq!(
         bench.final_state(&deposit_path(&created)).await["status"],

@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::helpers::db::several_postgres_gateways;
+use crate::helpers::db::postgres_for_several_gateways;
 use crate::helpers::sim::{add_provider, pan, recipient, route_to, Sim};
 use crate::helpers::{
-    card_payout, deposit, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant, Serve,
-    TestDb,
+    card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
 
 const PROVIDER: &str = "bank";
@@ -27,8 +26,7 @@ const SETTLE_DEADLINE: Duration = Duration::from_secs(1500);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_gateways_on_postgres_never_pay_twice_under_faults_and_a_crash() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        let _turn = several_postgres_gateways().await;
+    if let Some((db, _turn)) = postgres_for_several_gateways().await {
         faulty_bank(db, 2, 500).await;
     }
 }
@@ -71,8 +69,7 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
     add_provider(&db, PROVIDER, &sim, &["--timeout", "1s"]);
     route_to(&db, PROVIDER, "withdrawal", "card", &[]);
     route_to(&db, PROVIDER, "deposit", "card", &["--lifetime", "3600"]);
-    let shop = Merchant::create(&db, "faulty-shop");
-    shop.credit(&db, "1000000.00");
+    let shop = Merchant::funded(&db, "faulty-shop", "1000000.00");
     let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
     let mut gateways: Vec<GatewayProcess> = (0..processes)

@@ -1,17 +1,12 @@
 //! Issue 5: callbacks end to end — a real `gateway serve`, a merchant made with the CLI,
 //! operations created over the signed API and finished by the sandbox, and a real receiver.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::helpers::{
     assert_signed_callback, card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api,
-    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async end_to_end:
@@ -35,8 +30,7 @@ async fn finished_deposit(api: &Api, sandbox: &mut Sandbox, body: Value, status:
 }
 
 async fn end_to_end(db: TestDb) {
-    let shop = Merchant::create(&db, "callback-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "callback-shop", "1000.00");
     let receiver = CallbackReceiver::start();
     receiver.fail_first_on("/flaky");
     receiver.set_status("/down", 503);

@@ -128,7 +128,7 @@ async fn card_data_anywhere(db: TestDb) {
     let mut sandbox = Sandbox::new(&gw, &db).await;
     let body = deposit_with_card_data(&receiver.url("/cb"));
 
-    let created = api.post("/api/v1/deposits", &body).await;
+    let created = api.create_deposit(&body).await;
     let id = created.operation_id();
     assert_clean("the creation answer", &created.body.to_string());
     let path = format!("/api/v1/deposits/{id}");
@@ -141,7 +141,7 @@ async fn card_data_anywhere(db: TestDb) {
         "{}",
         read.body
     );
-    let replay = api.post("/api/v1/deposits", &body).await;
+    let replay = api.create_deposit(&body).await;
     assert_eq!(replay.operation_id(), id, "a replay: {}", replay.body);
     assert_clean("the replay", &replay.body.to_string());
 
@@ -223,6 +223,14 @@ struct Row {
     row: String,
 }
 
+/// What `sql` reads on `conn` (`what` names it if the read fails).
+fn read<'q, C, T>(conn: &mut C, sql: &str, what: &str) -> Vec<T>
+where
+    diesel::query_builder::SqlQuery: diesel::query_dsl::LoadQuery<'q, C, T>,
+{
+    diesel::sql_query(sql).load(conn).expect(what)
+}
+
 /// Every row of every table, each as one text: SQLite's columns cast to text and joined,
 /// PostgreSQL's row literal.
 fn all_stored_text(db: &TestDb) -> String {
@@ -231,47 +239,37 @@ fn all_stored_text(db: &TestDb) -> String {
         Backend::Sqlite => {
             let path = db.url.trim_start_matches("sqlite://");
             let mut conn = SqliteConnection::establish(path).expect("SQLite");
-            let tables: Vec<Name> = diesel::sql_query(
+            let tables: Vec<Name> = read(
+                &mut conn,
                 "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-            )
-            .load(&mut conn)
-            .expect("the tables");
+                "the tables",
+            );
             for table in tables {
-                let columns: Vec<Name> = diesel::sql_query(format!(
-                    "SELECT name FROM pragma_table_info('{}')",
-                    table.name
-                ))
-                .load(&mut conn)
-                .expect("the columns");
+                let sql = format!("SELECT name FROM pragma_table_info('{}')", table.name);
+                let columns: Vec<Name> = read(&mut conn, &sql, "the columns");
                 let joined = columns
                     .iter()
                     .map(|c| format!("COALESCE(CAST(\"{}\" AS TEXT), '')", c.name))
                     .collect::<Vec<_>>()
                     .join(" || '|' || ");
-                let rows: Vec<Row> =
-                    diesel::sql_query(format!("SELECT {joined} AS row FROM \"{}\"", table.name))
-                        .load(&mut conn)
-                        .expect("the rows");
+                let sql = format!("SELECT {joined} AS row FROM \"{}\"", table.name);
+                let rows: Vec<Row> = read(&mut conn, &sql, "the rows");
                 all.extend(rows.into_iter().map(|r| r.row + "\n"));
             }
         }
         Backend::Postgres => {
             let mut conn = PgConnection::establish(&db.url).expect("PostgreSQL");
-            let tables: Vec<Name> = diesel::sql_query(
+            let tables: Vec<Name> = read(
+                &mut conn,
                 "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables \
                  WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
                  ORDER BY 1",
-            )
-            .load(&mut conn)
-            .expect("the tables");
+                "the tables",
+            );
             assert!(tables.iter().any(|t| t.name == "operations"));
             for table in tables {
-                let rows: Vec<Row> = diesel::sql_query(format!(
-                    "SELECT CAST(t AS TEXT) AS row FROM \"{}\" t",
-                    table.name
-                ))
-                .load(&mut conn)
-                .expect("the rows");
+                let sql = format!("SELECT CAST(t AS TEXT) AS row FROM \"{}\" t", table.name);
+                let rows: Vec<Row> = read(&mut conn, &sql, "the rows");
                 all.extend(rows.into_iter().map(|r| r.row + "\n"));
             }
         }

@@ -24,8 +24,7 @@ async fn reports_circuits(db: TestDb) {
     let sim = Sim::start(&[]);
     add_provider(&db, "bank", &sim, &[]);
     route_to(&db, "bank", "withdrawal", "card", &[]);
-    let shop = Merchant::create(&db, "circuit-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "circuit-shop", "1000.00");
     let mut serving = GatewayProcess::start("a", &db, &Serve::default());
 
     // The process shows for the acquirer before calling it: closed, no failures.
@@ -43,7 +42,7 @@ async fn reports_circuits(db: TestDb) {
     // A payout calls the acquirer through its circuit; the gauge shows it closed.
     let api = Api::new(&serving, &shop);
     let payout = card_payout("10.00", "4111111111111111", "circuit-1", None);
-    let answer = api.post("/api/v1/withdrawals", &payout).await;
+    let answer = api.create_withdrawal(&payout).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     let metrics = wait_for_metric(
         &serving,

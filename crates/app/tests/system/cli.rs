@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::helpers::cli::Output;
+use crate::helpers::cli::{keys_of, Output};
 use crate::helpers::{gateway, gateway_line, on_sqlite_and_postgres, Merchant, TestDb};
 
 fn is_hex64(text: &str) -> bool {
@@ -29,12 +29,7 @@ fn merchants(db: &TestDb) {
     let out = gateway(db, &["merchant", "create", "--name", "Shop X", "--json"]);
     out.expect_code(0);
     let json = out.json();
-    let keys: BTreeSet<&str> = json
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: BTreeSet<&str> = keys_of(&json).into_iter().collect();
     assert_eq!(
         keys,
         BTreeSet::from(["merchantId", "depositSecret", "withdrawalSecret"]),

@@ -18,8 +18,7 @@ fn serve() -> Serve {
 on_sqlite_and_postgres!(async console_rules: console_on_sqlite, console_on_postgres);
 
 async fn console_rules(db: TestDb) {
-    let shop = Merchant::create(&db, "console-shop");
-    shop.credit(&db, "100.00");
+    let shop = Merchant::funded(&db, "console-shop", "100.00");
     create_operator(&db, "ada", "admin", PASSWORD);
     create_operator(&db, "vic", "viewer", PASSWORD);
     create_operator(&db, "eve", "operator", PASSWORD);
@@ -156,7 +155,7 @@ async fn export_matches_the_api(base: &str, shop: &Merchant, api: &Api) {
     for (moid, user, amount) in tricky {
         let mut body = deposit("card", amount, moid, None);
         body["userId"] = Value::from(user);
-        let answer = api.post("/api/v1/deposits", &body).await;
+        let answer = api.create_deposit(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         let id = answer.operation_id();
         let read = api.get(&format!("/api/v1/deposits/{id}")).await;

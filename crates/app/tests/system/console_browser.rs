@@ -43,6 +43,11 @@ async fn wait_for_path(client: &Client, path: &str) {
     }
 }
 
+/// Opens `url` (`what` names the page if it fails).
+async fn open(client: &Client, url: &str, what: &str) {
+    client.goto(url).await.expect(what);
+}
+
 async fn source(client: &Client) -> String {
     client.source().await.expect("the page source")
 }
@@ -79,8 +84,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         return;
     };
     let db = TestDb::sqlite();
-    let shop = Merchant::create(&db, "browser-shop");
-    shop.credit(&db, "5000.00");
+    let shop = Merchant::funded(&db, "browser-shop", "5000.00");
     create_operator(&db, "ops", "operator", PASSWORD);
     let receiver = CallbackReceiver::start();
     receiver.set_status("/hook", 500);
@@ -96,15 +100,12 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         .enumerate()
     {
         let body = deposit(method, &format!("{}.00", 100 + i), &format!("bg-{i}"), None);
-        let id = api.post("/api/v1/deposits", &body).await.operation_id();
+        let id = api.create_deposit(&body).await.operation_id();
         sandbox.complete(&id, if i % 3 == 2 { 2 } else { 1 }).await;
     }
     let moid = "browser-order-1";
     let answer = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "123.45", moid, Some(&hook)),
-        )
+        .create_deposit(&deposit("card", "123.45", moid, Some(&hook)))
         .await;
     let id = answer.operation_id();
     sandbox.complete(&id, 1).await;
@@ -120,10 +121,12 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
     let base = gw.url("");
 
     // Without a session: to the sign-in page.
-    client
-        .goto(&format!("{base}/admin/operations"))
-        .await
-        .expect("the operations page");
+    open(
+        &client,
+        &format!("{base}/admin/operations"),
+        "the operations page",
+    )
+    .await;
     wait_for_path(&client, "/admin/login").await;
     type_into(&client, "input[name=name]", "ops").await;
     type_into(&client, "input[name=password]", PASSWORD).await;
@@ -135,10 +138,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
     screenshot(&client, "console-overview.png").await;
 
     // Filter to the operation by its merchantOperationId and open it.
-    client
-        .goto(&format!("{base}/admin/operations"))
-        .await
-        .expect("the list");
+    open(&client, &format!("{base}/admin/operations"), "the list").await;
     type_into(&client, "input[name=q]", moid).await;
     click(&client, "form.filters button[type=submit]").await;
     let link = format!("a[href='/admin/operations/{id}']");
@@ -154,10 +154,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         "only the match"
     );
     // The list screenshot shows every operation.
-    client
-        .goto(&format!("{base}/admin/operations"))
-        .await
-        .expect("the list");
+    open(&client, &format!("{base}/admin/operations"), "the list").await;
     screenshot(&client, "console-operations.png").await;
     client.back().await.expect("back to the filtered list");
     click(&client, &link).await;
@@ -180,10 +177,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
         .await;
 
     // The retry is in the audit log, by this operator.
-    client
-        .goto(&format!("{base}/admin/audit"))
-        .await
-        .expect("the audit log");
+    open(&client, &format!("{base}/admin/audit"), "the audit log").await;
     let audit = source(&client).await;
     assert!(audit.contains("callback.retry"), "{audit}");
     assert!(audit.contains("operator:ops"));
@@ -192,10 +186,7 @@ async fn an_operator_finds_an_operation_and_retries_its_callback_in_chromium() {
     // Sign out: the session is gone.
     click(&client, "form[action='/admin/logout'] button").await;
     wait_for_path(&client, "/admin/login").await;
-    client
-        .goto(&format!("{base}/admin"))
-        .await
-        .expect("the overview");
+    open(&client, &format!("{base}/admin"), "the overview").await;
     wait_for_path(&client, "/admin/login").await;
     client.close().await.expect("the browser closes");
 }

@@ -1,15 +1,12 @@
 //! Issue 18: the console's accounts on the command line (`gateway operator ...`) and the audit
 //! trail every changing command writes, run as the real binary on both backends.
 
-use std::io::Write;
-use std::process::Stdio;
-
 use adapters_db::Database;
 use domain::console::AuditRecord;
 use domain::ports::ConsoleStore;
 use serde_json::Value;
 
-use crate::helpers::cli::{command, Output};
+use crate::helpers::cli::with_stdin;
 use crate::helpers::{gateway, on_sqlite_and_postgres, Merchant, TestDb};
 
 on_sqlite_and_postgres!(async operators_and_audit: console_cli_on_sqlite, console_cli_on_postgres);
@@ -132,29 +129,6 @@ fn accounts(db: &TestDb) {
     assert_eq!(list[0]["enabled"], false);
 }
 
-/// Runs `gateway ARGS` with `input` on stdin.
-fn with_stdin(db: &TestDb, args: &[&str], input: &str) -> Output {
-    let mut child = command(db)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn gateway");
-    let written = child.stdin.take().expect("stdin").write_all(input.as_bytes());
-    // A command that refuses its arguments may exit before it reads its input: what it
-    // answered is then checked by its exit code, like any other.
-    if let Err(error) = written {
-        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "write stdin");
-    }
-    let out = child.wait_with_output().expect("wait for gateway");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 /// Changes made on the command line, each found in the audit log with its actor, target and
 /// before/after; reads change nothing and write nothing.
 async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
@@ -173,31 +147,20 @@ async fn audit_of_changes(db: &TestDb) -> Vec<AuditRecord> {
         ],
     );
     credit.expect_code(0);
-    gateway(
-        db,
-        &[
+    let debit = |amount| {
+        let args = [
             "balance",
             "debit",
             "--merchant",
             &shop.id,
             "--amount",
-            "30.00",
-        ],
-    )
-    .expect_code(0);
+            amount,
+        ];
+        gateway(db, &args)
+    };
+    debit("30.00").expect_code(0);
     // A refused debit changes nothing and is not audited.
-    gateway(
-        db,
-        &[
-            "balance",
-            "debit",
-            "--merchant",
-            &shop.id,
-            "--amount",
-            "1000.00",
-        ],
-    )
-    .expect_code(4);
+    debit("1000.00").expect_code(4);
     gateway(db, &["merchant", "disable", &shop.id]).expect_code(0);
     gateway(db, &["route", "set-priority", "1", "7"]).expect_code(0);
     let before_reads = entries(db).await.len();

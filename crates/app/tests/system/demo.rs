@@ -32,7 +32,7 @@ async fn the_demo_merchant_is_created_once_and_works() {
             "credited once (start {round})"
         );
         let body = deposit("card", "100.00", &format!("demo-{round}"), None);
-        let answer = api.post("/api/v1/deposits", &body).await;
+        let answer = api.create_deposit(&body).await;
         assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
         // The new password of this start ended the sessions made with the last one.
         if let Some(before) = earlier.take() {

@@ -31,10 +31,7 @@ on_sqlite_and_postgres!(
 /// discrepancy. The operation's id.
 async fn contradicted_payout(gw: &GatewayProcess, api: &Api, sim: &Sim, moid: &str) -> String {
     let created = api
-        .post(
-            "/api/v1/withdrawals",
-            &card_payout("100.00", DECLINED_CARD, moid, None),
-        )
+        .create_withdrawal(&card_payout("100.00", DECLINED_CARD, moid, None))
         .await;
     let id = created.operation_id();
     let done = api
@@ -65,11 +62,7 @@ async fn contradicted_payout(gw: &GatewayProcess, api: &Api, sim: &Sim, moid: &s
 
 /// `gateway discrepancy list --json` with `flags`.
 fn listed(db: &TestDb, flags: &[&str]) -> Vec<Value> {
-    let mut args = vec!["discrepancy", "list", "--json"];
-    args.extend_from_slice(flags);
-    let out = gateway(db, &args);
-    out.expect_code(0);
-    out.json().as_array().cloned().unwrap_or_default()
+    crate::helpers::cli::json_list(db, "discrepancy", flags)
 }
 
 /// The discrepancy recorded for operation `id`.
@@ -84,8 +77,7 @@ async fn resolved_through_the_cli(db: TestDb) {
     let sim = Sim::start(&["--settle-ms", "200"]);
     add_provider(&db, PROVIDER, &sim, &[]);
     route_to(&db, PROVIDER, "withdrawal", "card", &[]);
-    let shop = Merchant::create(&db, "disputed-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "disputed-shop", "1000.00");
     let other = Merchant::create(&db, "other-shop");
     let gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
-use crate::helpers::db::several_postgres_gateways;
+use crate::helpers::db::{postgres_for_several_gateways, several_postgres_gateways};
 use crate::helpers::{
     card_payout, gateway, wait_until, Api, Backend, CallbackReceiver, GatewayProcess, Merchant,
     Serve, TestDb,
@@ -15,8 +15,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rolling_restarts_lose_and_repeat_nothing_on_postgres() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        let _turn = several_postgres_gateways().await;
+    if let Some((db, _turn)) = postgres_for_several_gateways().await {
         rolling_restarts(db, 400).await;
     }
 }
@@ -65,7 +64,7 @@ async fn slow_payouts(
                 &format!("{tag}-{i}"),
                 Some(&cb),
             );
-            async move { api.post("/api/v1/withdrawals", &body).await.operation_id() }
+            async move { api.create_withdrawal(&body).await.operation_id() }
         })
         .buffer_unordered(16)
         .collect()

@@ -8,11 +8,8 @@ use serde_json::Value;
 
 use crate::helpers::{
     assert_signed_callback, deposit, gateway, on_sqlite_and_postgres, wait_until, Api,
-    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async held_until_enabled:
@@ -22,11 +19,7 @@ on_sqlite_and_postgres!(
 
 /// `gateway callbacks list --json` with `flags`: every callback listed.
 fn listed(db: &TestDb, flags: &[&str]) -> Vec<Value> {
-    let mut args = vec!["callbacks", "list", "--json"];
-    args.extend_from_slice(flags);
-    let out = gateway(db, &args);
-    out.expect_code(0);
-    out.json().as_array().cloned().unwrap_or_default()
+    crate::helpers::cli::json_list(db, "callbacks", flags)
 }
 
 /// The callback of operation `id` as `gateway callbacks list --json` shows it.
@@ -44,10 +37,7 @@ async fn held_until_enabled(db: TestDb) {
     let mut sandbox = Sandbox::new(&gw, &db).await;
     let cb = receiver.url("/cb");
     let created = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "100.00", "held-1", Some(&cb)),
-        )
+        .create_deposit(&deposit("card", "100.00", "held-1", Some(&cb)))
         .await;
     let id = created.operation_id();
     assert_eq!(created.body["data"]["status"], 3, "{}", created.body);
@@ -55,18 +45,8 @@ async fn held_until_enabled(db: TestDb) {
     gateway(&db, &["merchant", "disable", &shop.id]).expect_code(0);
     // The serving gateway sees the disable within its cache's life: its API refuses the
     // merchant from then on.
-    wait_until(
-        "the gateway to refuse the disabled merchant",
-        DEADLINE,
-        || {
-            let api = api.clone();
-            async move {
-                let status = api.get("/api/v1/balance").await.status;
-                (status == 401, format!("balance answered {status}"))
-            }
-        },
-    )
-    .await;
+    api.wait_for_balance_status("the gateway to refuse the disabled merchant", DEADLINE, 401)
+        .await;
 
     // The deposit completes: its callback is due now, with the merchant disabled.
     sandbox.complete(&id, 1).await;
@@ -141,12 +121,6 @@ async fn held_until_enabled(db: TestDb) {
         1
     );
     // The merchant's API works again (within the serving gateway's cache's life).
-    wait_until("the gateway to take the merchant again", DEADLINE, || {
-        let api = api.clone();
-        async move {
-            let status = api.get("/api/v1/balance").await.status;
-            (status == 200, format!("balance answered {status}"))
-        }
-    })
-    .await;
+    api.wait_for_balance_status("the gateway to take the merchant again", DEADLINE, 200)
+        .await;
 }

@@ -16,7 +16,7 @@ async fn until_answer(api: &Api, tag: &str, done: impl Fn(u16, &Value) -> bool) 
     let started = Instant::now();
     for i in 0.. {
         let body = deposit("card", "100.00", &format!("{tag}-{i}"), None);
-        let answer = api.post("/api/v1/deposits", &body).await;
+        let answer = api.create_deposit(&body).await;
         if done(answer.status, &answer.body) {
             return started.elapsed();
         }
@@ -38,7 +38,7 @@ async fn a_running_gateway_sees_route_and_merchant_changes() {
     let mut gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
     let first = deposit("card", "100.00", "before", None);
-    let first = api.post("/api/v1/deposits", &first).await;
+    let first = api.create_deposit(&first).await;
     assert_eq!(first.body["data"]["status"], 3, "{}", first.body);
     assert!(first.body["data"]["redirectUrl"].is_string());
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::helpers::db::several_postgres_gateways;
+use crate::helpers::db::postgres_for_several_gateways;
 use crate::helpers::{
-    card_payout, gateway, Api, Backend, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
+    card_payout, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
 
 /// Every tenth payout goes to the sandbox's declining card.
@@ -16,8 +16,7 @@ const DEADLINE: Duration = Duration::from_secs(180);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_gateways_on_one_postgres_deliver_each_callback_once() {
-    if let Some(db) = TestDb::on(Backend::Postgres) {
-        let _turn = several_postgres_gateways().await;
+    if let Some((db, _turn)) = postgres_for_several_gateways().await {
         many_gateways(db, 3, 500).await;
     }
 }
@@ -32,8 +31,7 @@ async fn two_gateways_on_one_sqlite_file_deliver_each_callback_once() {
 /// `processes` gateways on `db`, `payouts` payouts spread over them (every tenth declined),
 /// each sent twice at once: one operation each, settled once, its callback sent once.
 async fn many_gateways(db: TestDb, processes: usize, payouts: usize) {
-    let shop = Merchant::create(&db, "busy-shop");
-    shop.credit(&db, &format!("{}.00", payouts * 10));
+    let shop = Merchant::funded(&db, "busy-shop", &format!("{}.00", payouts * 10));
     let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
     // Per-callback lines stay on so each process's share can be counted.

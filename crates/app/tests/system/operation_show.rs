@@ -1,18 +1,13 @@
 //! `gateway operation show ID [--json]`: the API's read shape of an operation plus its
 //! provider attempts, ledger entries and callback deliveries, and the exit codes.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::helpers::sim::{add_provider, route_to, Sim};
 use crate::helpers::{
     card_payout, gateway, on_sqlite_and_postgres, wait_until, Api, CallbackReceiver,
-    GatewayProcess, Merchant, Serve, TestDb,
+    GatewayProcess, Merchant, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async sandbox_payout:
@@ -74,14 +69,13 @@ async fn final_read(api: &Api, path: &str) -> Value {
 }
 
 async fn sandbox_payout(db: TestDb) {
-    let shop = Merchant::create(&db, "show-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "show-shop", "1000.00");
     let receiver = CallbackReceiver::start();
     let mut gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
     let cb = receiver.url("/cb");
     let body = card_payout("250.00", "4242424242424242", "show-1", Some(&cb));
-    let created = api.post("/api/v1/withdrawals", &body).await;
+    let created = api.create_withdrawal(&body).await;
     let id = created.operation_id();
     assert_eq!(created.body["data"]["status"], 3, "{}", created.body);
 
@@ -184,13 +178,12 @@ async fn operation_show_lists_the_acquirer_attempt_of_a_routed_payout() {
     let sim = Sim::start(&["--settle-ms", "300"]);
     add_provider(&db, "bank", &sim, &[]);
     let route = route_to(&db, "bank", "withdrawal", "card", &[]);
-    let shop = Merchant::create(&db, "show-acq-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "show-acq-shop", "1000.00");
     let serve = Serve::default().with("GATEWAY_RECONCILE_AFTER", "1s");
     let mut gw = GatewayProcess::start("a", &db, &serve);
     let api = Api::new(&gw, &shop);
     let body = card_payout("100.00", "4111111111111111", "show-acq-1", None);
-    let id = api.post("/api/v1/withdrawals", &body).await.operation_id();
+    let id = api.create_withdrawal(&body).await.operation_id();
 
     let read = final_read(&api, &format!("/api/v1/withdrawals/{id}")).await;
     assert_eq!(read["status"], 1, "{read}");

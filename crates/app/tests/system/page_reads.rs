@@ -31,7 +31,7 @@ fn set_up(db: &TestDb) -> (Sim, Merchant) {
 /// A card deposit at the simulator, still processing (its payer has not paid); its id.
 async fn processing_deposit(api: &Api, moid: &str) -> String {
     let created = api
-        .post("/api/v1/deposits", &deposit("card", "150.00", moid, None))
+        .create_deposit(&deposit("card", "150.00", moid, None))
         .await;
     assert_eq!(created.status, 200, "{}", created.body);
     assert_eq!(created.body["data"]["status"], 3, "{}", created.body);

@@ -54,7 +54,7 @@ async fn a_deposit_paid_on_the_hosted_card_page_sends_its_callback() {
         );
         body["successUrl"] = "https://shop.example/ok".into();
         body["failUrl"] = "https://shop.example/no".into();
-        let answer = api.post("/api/v1/deposits", &body).await;
+        let answer = api.create_deposit(&body).await;
         let id = answer.operation_id();
         let redirect = answer.body["data"]["redirectUrl"]
             .as_str()

@@ -10,11 +10,8 @@ use serde_json::{json, Value};
 
 use crate::helpers::{
     card_payout, deposit, gateway, gateway_line, on_sqlite_and_postgres, wait_until, Api,
-    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Sandbox, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 on_sqlite_and_postgres!(
     async refunds_end_to_end:
@@ -43,7 +40,7 @@ async fn approved_deposit(
     callback: Option<&str>,
 ) -> String {
     let id = api
-        .post("/api/v1/deposits", &deposit("card", amount, moid, callback))
+        .create_deposit(&deposit("card", amount, moid, callback))
         .await
         .operation_id();
     sandbox.complete(&id, 1).await;
@@ -71,8 +68,7 @@ async fn final_refund(api: &Api, deposit: &str, refund: &str) -> Value {
 }
 
 async fn refunds_end_to_end(db: TestDb) {
-    let shop = Merchant::create(&db, "refund-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "refund-shop", "1000.00");
     let receiver = CallbackReceiver::start();
     let gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
@@ -158,7 +154,7 @@ async fn refunds_end_to_end(db: TestDb) {
 
     // Refunds of a deposit that is not approved are 409; more than the balance is 422.
     let waiting = api
-        .post("/api/v1/deposits", &deposit("card", "10.00", "dep-3", None))
+        .create_deposit(&deposit("card", "10.00", "dep-3", None))
         .await
         .operation_id();
     let not_approved = api
@@ -237,8 +233,7 @@ fn refund_callbacks(receiver: &CallbackReceiver) -> Vec<testkit::Captured> {
 }
 
 async fn concurrent_refunds(db: TestDb) {
-    let shop = Merchant::create(&db, "refund-race-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "refund-race-shop", "1000.00");
     let gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
     let mut sandbox = Sandbox::new(&gw, &db).await;
@@ -267,8 +262,7 @@ async fn concurrent_refunds(db: TestDb) {
 }
 
 async fn cancel_races(db: TestDb) {
-    let shop = Merchant::create(&db, "cancel-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "cancel-shop", "1000.00");
     let serve = Serve::default().with("GATEWAY_SANDBOX_SETTLE_MS", "1500");
     let gw = GatewayProcess::start("a", &db, &serve);
     let api = Api::new(&gw, &shop);
@@ -276,7 +270,7 @@ async fn cancel_races(db: TestDb) {
 
     // A waiting deposit is canceled; again is 409. The body must be {}.
     let dep = api
-        .post("/api/v1/deposits", &deposit("card", "10.00", "c-1", None))
+        .create_deposit(&deposit("card", "10.00", "c-1", None))
         .await
         .operation_id();
     let cancel = format!("/api/v1/deposits/{dep}/cancel");
@@ -292,10 +286,7 @@ async fn cancel_races(db: TestDb) {
     // Cancel against the user paying: exactly one wins, and the other is refused.
     for i in 0..5 {
         let dep = api
-            .post(
-                "/api/v1/deposits",
-                &deposit("card", "10.00", &format!("race-{i}"), None),
-            )
+            .create_deposit(&deposit("card", "10.00", &format!("race-{i}"), None))
             .await
             .operation_id();
         let cancel = format!("/api/v1/deposits/{dep}/cancel");
@@ -317,10 +308,7 @@ async fn cancel_races(db: TestDb) {
     // A payout before it settles: canceled, the hold released.
     let before = api.balance().await;
     let payout = api
-        .post(
-            "/api/v1/withdrawals",
-            &card_payout("100.00", "4242424242424242", "p-1", None),
-        )
+        .create_withdrawal(&card_payout("100.00", "4242424242424242", "p-1", None))
         .await
         .operation_id();
     let cancel = format!("/api/v1/withdrawals/{payout}/cancel");
@@ -331,10 +319,7 @@ async fn cancel_races(db: TestDb) {
 
     // After: its settle time has passed, so it was paid; cancel is 409.
     let payout = api
-        .post(
-            "/api/v1/withdrawals",
-            &card_payout("100.00", "4242424242424242", "p-2", None),
-        )
+        .create_withdrawal(&card_payout("100.00", "4242424242424242", "p-2", None))
         .await
         .operation_id();
     tokio::time::sleep(Duration::from_millis(1700)).await;
@@ -352,10 +337,12 @@ async fn cancel_races(db: TestDb) {
     let mut payouts = Vec::new();
     for i in 0..6 {
         let id = api
-            .post(
-                "/api/v1/withdrawals",
-                &card_payout("10.00", "4242424242424242", &format!("pr-{i}"), None),
-            )
+            .create_withdrawal(&card_payout(
+                "10.00",
+                "4242424242424242",
+                &format!("pr-{i}"),
+                None,
+            ))
             .await
             .operation_id();
         payouts.push(id);

@@ -12,6 +12,11 @@ const DEADLINE: Duration = Duration::from_secs(60);
 /// The worker's lease is 30 s; a dead process's claims must come back within 60 s.
 const LEASE_DEADLINE: Duration = Duration::from_secs(90);
 
+/// How many callbacks some gateway holds the lease of.
+fn leased_callbacks(db: &TestDb) -> i64 {
+    db.count("SELECT count(*) AS n FROM callback_outbox WHERE lease_owner IS NOT NULL")
+}
+
 on_sqlite_and_postgres!(
     async graceful_restart:
     callbacks_survive_a_graceful_restart_on_sqlite,
@@ -40,10 +45,7 @@ async fn a_deposit_that_expires_while_no_gateway_runs_is_declined_after_the_star
     let api = Api::new(&a, &shop);
     let created = Instant::now();
     let answer = api
-        .post(
-            "/api/v1/deposits",
-            &deposit("sbp", "70.00", "expiring", Some(&cb)),
-        )
+        .create_deposit(&deposit("sbp", "70.00", "expiring", Some(&cb)))
         .await;
     let id = answer.operation_id();
     assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
@@ -93,7 +95,7 @@ async fn in_flight_at_stop(db: TestDb) {
     let mut ids = Vec::new();
     for i in 0..3 {
         let body = deposit("card", "10.05", &format!("drain-{i}"), Some(&cb));
-        ids.push(api.post("/api/v1/deposits", &body).await.operation_id());
+        ids.push(api.create_deposit(&body).await.operation_id());
     }
     wait_until("three callbacks in flight", DEADLINE, || {
         let seen = receiver.per_operation().len();
@@ -107,8 +109,7 @@ async fn in_flight_at_stop(db: TestDb) {
     assert_eq!(a.log_lines("callback delivered"), 3, "{}", a.log_text());
     let delivered = db.count("SELECT count(*) AS n FROM callback_outbox WHERE state = 'delivered'");
     assert_eq!(delivered, 3, "the drained deliveries were recorded");
-    let leased =
-        db.count("SELECT count(*) AS n FROM callback_outbox WHERE lease_owner IS NOT NULL");
+    let leased = leased_callbacks(&db);
     assert_eq!(leased, 0);
 
     // The next gateway has nothing to send again.
@@ -123,8 +124,7 @@ async fn in_flight_at_stop(db: TestDb) {
 /// Retries pending, payouts processing and callbacks queued while no gateway runs: all of
 /// them are delivered by the next gateway.
 async fn graceful_restart(db: TestDb) {
-    let shop = Merchant::create(&db, "restart-shop");
-    shop.credit(&db, "10000.00");
+    let shop = Merchant::funded(&db, "restart-shop", "10000.00");
     let receiver = CallbackReceiver::start();
     receiver.set_status("/cb", 503);
     let cb = receiver.url("/cb");
@@ -141,19 +141,19 @@ async fn graceful_restart(db: TestDb) {
     let mut retried = Vec::new();
     for i in 0..5 {
         let body = deposit("card", "100.00", &format!("retried-{i}"), cb);
-        let id = api.post("/api/v1/deposits", &body).await.operation_id();
+        let id = api.create_deposit(&body).await.operation_id();
         sandbox.complete(&id, 1).await;
         retried.push(id);
     }
     let mut payouts = Vec::new();
     for i in 0..3 {
         let body = card_payout("250.00", "4242424242424242", &format!("payout-{i}"), cb);
-        payouts.push(api.post("/api/v1/withdrawals", &body).await.operation_id());
+        payouts.push(api.create_withdrawal(&body).await.operation_id());
     }
     let mut offline = Vec::new();
     for i in 0..2 {
         let body = deposit("sbp", "40.00", &format!("offline-{i}"), cb);
-        offline.push(api.post("/api/v1/deposits", &body).await.operation_id());
+        offline.push(api.create_deposit(&body).await.operation_id());
     }
     // Each finished deposit's callback was tried and refused (503): it waits for a retry.
     wait_until("a refused first attempt of each callback", DEADLINE, || {
@@ -166,8 +166,7 @@ async fn graceful_restart(db: TestDb) {
     .await;
 
     a.terminate();
-    let leased =
-        db.count("SELECT count(*) AS n FROM callback_outbox WHERE lease_owner IS NOT NULL");
+    let leased = leased_callbacks(&db);
     assert_eq!(leased, 0, "a graceful stop releases its leases");
     let processing = db.count(
         "SELECT count(*) AS n FROM operations WHERE direction = 'withdrawal' AND status = 3",
@@ -232,7 +231,7 @@ async fn crash_restart(db: TestDb) {
     for i in 0..5 {
         // Declined at creation (amount ending in 05): the callback is queued at once.
         let body = deposit("card", "10.05", &format!("crash-{i}"), Some(&cb));
-        let answer = api.post("/api/v1/deposits", &body).await;
+        let answer = api.create_deposit(&body).await;
         assert_eq!(answer.body["data"]["status"], 2, "{}", answer.body);
         ids.push(answer.operation_id());
     }
@@ -280,7 +279,6 @@ async fn crash_restart(db: TestDb) {
     })
     .await;
     b.terminate();
-    let leased =
-        db.count("SELECT count(*) AS n FROM callback_outbox WHERE lease_owner IS NOT NULL");
+    let leased = leased_callbacks(&db);
     assert_eq!(leased, 0, "no lease outlives the delivery");
 }

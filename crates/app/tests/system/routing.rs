@@ -29,6 +29,19 @@ struct Pair {
 }
 
 impl Pair {
+    /// A pair on SQLite whose simulators hold each call `hold_ms` before they answer (and
+    /// settle in 300 ms), the primary given up on after `timeout`.
+    fn with_slow_primary(hold_ms: &str, timeout: &str) -> Pair {
+        let sim_args = ["--settle-ms", "300", "--hold-ms", hold_ms];
+        Pair::start(TestDb::sqlite(), &sim_args, &["--timeout", timeout])
+    }
+
+    /// Makes every call to the primary time out, or none.
+    async fn primary_times_out(&self, always: bool) {
+        let rate = if always { 1.0 } else { 0.0 };
+        self.primary.faults(json!({ "timeoutRate": rate })).await;
+    }
+
     /// Both simulators with `sim_args`; the primary's record with `primary_args` (e.g.
     /// `--timeout 1s`); a merchant with 100,000.00 RUB.
     fn start(db: TestDb, sim_args: &[&str], primary_args: &[&str]) -> Pair {
@@ -41,8 +54,7 @@ impl Pair {
             route_to(&db, PRIMARY, direction, "card", &["--priority", "450"]);
             route_to(&db, SECONDARY, direction, "card", &["--priority", "400"]);
         }
-        let shop = Merchant::create(&db, "routing-shop");
-        shop.credit(&db, "100000.00");
+        let shop = Merchant::funded(&db, "routing-shop", "100000.00");
         let serve = Serve::default()
             .with("GATEWAY_RECONCILE_AFTER", "1s")
             .log("info");
@@ -60,7 +72,7 @@ impl Pair {
     /// A 10.00 card payout to card `i` (amount `amount` if given); the answer's data.
     async fn payout(&self, i: usize, amount: &str) -> Value {
         let body = card_payout(amount, &pan(i), &format!("out-{i}"), None);
-        let answer = self.api.post("/api/v1/withdrawals", &body).await;
+        let answer = self.api.create_withdrawal(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
     }
@@ -68,7 +80,7 @@ impl Pair {
     /// A card payin; the answer's data.
     async fn payin(&self, i: usize) -> Value {
         let body = deposit("card", "150.00", &format!("in-{i}"), None);
-        let answer = self.api.post("/api/v1/deposits", &body).await;
+        let answer = self.api.create_deposit(&body).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         answer.body["data"].clone()
     }
@@ -211,14 +223,10 @@ async fn routed_around(db: TestDb, fault: Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_primary_is_never_followed_by_the_secondary_and_nothing_is_paid_twice() {
-    let pair = Pair::start(
-        TestDb::sqlite(),
-        &["--settle-ms", "300", "--hold-ms", "3000"],
-        &["--timeout", "1s"],
-    );
-    pair.primary.faults(json!({"timeoutRate": 1.0})).await;
+    let pair = Pair::with_slow_primary("3000", "1s");
+    pair.primary_times_out(true).await;
     let payouts = join_all((0..4).map(|i| pair.payout(i, "10.00"))).await;
-    pair.primary.faults(json!({"timeoutRate": 0.0})).await;
+    pair.primary_times_out(false).await;
 
     for (i, data) in payouts.iter().enumerate() {
         assert_eq!(data["status"], 3, "unknown outcome: processing {data}");
@@ -264,16 +272,12 @@ async fn a_decline_or_a_502_after_creation_at_the_primary_is_not_retried_elsewhe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_circuit_opens_after_five_failures_and_lets_exactly_one_trial_through_after_thirty_seconds(
 ) {
-    let pair = Pair::start(
-        TestDb::sqlite(),
-        &["--settle-ms", "300", "--hold-ms", "4000"],
-        &["--timeout", "2s"],
-    );
+    let pair = Pair::with_slow_primary("4000", "2s");
     // Five unknown outcomes in a row (each waits the primary's whole timeout).
-    pair.primary.faults(json!({"timeoutRate": 1.0})).await;
+    pair.primary_times_out(true).await;
     let unknown = join_all((0..5).map(|i| pair.payout(i, "10.00"))).await;
     let opened = Instant::now();
-    pair.primary.faults(json!({"timeoutRate": 0.0})).await;
+    pair.primary_times_out(false).await;
     for data in &unknown {
         assert_eq!(data["status"], 3, "{data}");
     }

@@ -19,8 +19,7 @@ on_sqlite_and_postgres!(
 );
 
 async fn sandbox_off(db: TestDb) {
-    let shop = Merchant::create(&db, "production-shop");
-    shop.credit(&db, "100.00");
+    let shop = Merchant::funded(&db, "production-shop", "100.00");
     // Card deposits of exactly 7.00 ask for a confirmation code (the sandbox's is 123456).
     gateway_line(
         &db,
@@ -31,14 +30,11 @@ async fn sandbox_off(db: TestDb) {
     let mut before = GatewayProcess::start("with-sandbox", &db, &with_sandbox);
     let api = Api::new(&before, &shop);
     let payout = card_payout("10.00", "4242424242424242", "payout-1", None);
-    let payout = api
-        .post("/api/v1/withdrawals", &payout)
-        .await
-        .operation_id();
+    let payout = api.create_withdrawal(&payout).await.operation_id();
     let waiting = deposit("card", "5.00", "deposit-1", None);
-    let waiting = api.post("/api/v1/deposits", &waiting).await.operation_id();
+    let waiting = api.create_deposit(&waiting).await.operation_id();
     let confirming = deposit("card", "7.00", "deposit-3", None);
-    let confirming = api.post("/api/v1/deposits", &confirming).await;
+    let confirming = api.create_deposit(&confirming).await;
     assert_eq!(
         confirming.body["data"]["confirmRequired"], true,
         "waits for a code: {}",

@@ -6,14 +6,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::helpers::cli::{command, run, run_bounded, Output};
+use crate::helpers::cli::{command, keys_of, run, run_bounded, Output};
 use crate::helpers::{
     card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api, Backend,
-    CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
+    CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb, DEADLINE,
 };
-
-/// Generous: a loaded 2-core machine may be slow, never this slow.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const OTHER_KEY: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
@@ -61,8 +58,7 @@ on_sqlite_and_postgres!(
 );
 
 async fn rotation_while_serving(db: TestDb) {
-    let shop = Merchant::create(&db, "rotating-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "rotating-shop", "1000.00");
     let receiver = CallbackReceiver::start();
     let gw = GatewayProcess::start("a", &db, &Serve::default());
     let old = Api::new(&gw, &shop);
@@ -112,12 +108,7 @@ async fn rotation_while_serving(db: TestDb) {
 
     // A withdrawal rotation with an overlap: both secrets work, callbacks use the new one.
     let rotated = rotate(&db, &shop.id, "withdrawal", "2h");
-    let keys: Vec<&str> = rotated
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys = keys_of(&rotated);
     assert_eq!(
         keys,
         ["direction", "merchantId", "oldSecretExpiresAt", "secret"],
@@ -158,10 +149,12 @@ async fn rotation_while_serving(db: TestDb) {
     );
     let cb = receiver.url("/cb");
     let payout = new
-        .post(
-            "/api/v1/withdrawals",
-            &card_payout("10.00", "4111111111111111", "after-rotation", Some(&cb)),
-        )
+        .create_withdrawal(&card_payout(
+            "10.00",
+            "4111111111111111",
+            "after-rotation",
+            Some(&cb),
+        ))
         .await;
     let payout_id = payout.operation_id();
     wait_until("the payout's callback", DEADLINE, || {
@@ -180,15 +173,13 @@ async fn rotation_while_serving(db: TestDb) {
     // A deposit rotation with no overlap: the old secret is refused from the next request.
     let rotated = rotate(&db, &shop.id, "deposit", "0s");
     let body = deposit("card", "10.00", "after-revoke", None);
-    let refused = old.post("/api/v1/deposits", &body).await;
+    let refused = old.create_deposit(&body).await;
     assert_eq!(refused.status, 401, "{}", refused.body);
     let renewed = Merchant {
         deposit_secret: rotated["secret"].as_str().expect("secret").to_string(),
         ..renewed
     };
-    let accepted = Api::new(&gw, &renewed)
-        .post("/api/v1/deposits", &body)
-        .await;
+    let accepted = Api::new(&gw, &renewed).create_deposit(&body).await;
     assert_eq!(accepted.status, 200, "{}", accepted.body);
     assert_eq!(
         listed(&db, &shop.id)["secrets"]["deposit"],
@@ -227,10 +218,7 @@ async fn required_timestamps(db: TestDb) {
     assert_eq!(bare.get("/api/v1/balance").await.status, 401);
     assert_eq!(bare.stamped().get("/api/v1/balance").await.status, 200);
     let body = deposit("card", "10.00", "stamped", None);
-    assert_eq!(
-        bare.stamped().post("/api/v1/deposits", &body).await.status,
-        200
-    );
+    assert_eq!(bare.stamped().create_deposit(&body).await.status, 200);
 
     gateway(
         &db,
@@ -239,16 +227,10 @@ async fn required_timestamps(db: TestDb) {
     .expect_code(0);
     assert_eq!(listed(&db, &strict.id)["requireTimestamp"], false);
     // Running gateways apply it within 5 seconds.
-    wait_until(
+    bare.wait_for_balance_status(
         "the timestamp no longer required",
         Duration::from_secs(10),
-        || {
-            let bare = bare.clone();
-            async move {
-                let status = bare.get("/api/v1/balance").await.status;
-                (status == 200, format!("HTTP {status}"))
-            }
-        },
+        200,
     )
     .await;
     gateway(&db, &["merchant", "update", &strict.id]).expect_code(2);
@@ -400,7 +382,7 @@ async fn encrypted_in_place(db: TestDb) {
         "in the overlap"
     );
     let body = deposit("card", "10.00", "encrypted", None);
-    assert_eq!(api.post("/api/v1/deposits", &body).await.status, 200);
+    assert_eq!(api.create_deposit(&body).await.status, 200);
     // While it serves, converting is refused.
     let busy = keyed(&db, KEY, &["secrets", "encrypt"]);
     busy.expect_code(4);

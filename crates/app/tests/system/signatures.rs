@@ -18,8 +18,8 @@ use testkit::signing::Scheme;
 
 use crate::helpers::db::several_postgres_gateways;
 use crate::helpers::{
-    deposit, gateway, gateway_line, on_sqlite_and_postgres, wait_until, Api, Backend,
-    GatewayProcess, Merchant, Sandbox, Serve, TestDb,
+    deposit, gateway, gateway_line, on_sqlite_and_postgres, Api, Backend, GatewayProcess, Merchant,
+    Sandbox, Serve, TestDb,
 };
 
 on_sqlite_and_postgres!(
@@ -50,7 +50,7 @@ async fn read(api: &Api, id: &str) -> Value {
 /// A processing sandbox card deposit (the redirect flow waits for the payer): its id.
 async fn waiting_deposit(api: &Api, moid: &str) -> String {
     let answer = api
-        .post("/api/v1/deposits", &deposit("card", "100.00", moid, None))
+        .create_deposit(&deposit("card", "100.00", moid, None))
         .await;
     let id = answer.operation_id();
     assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
@@ -64,8 +64,7 @@ fn assert_unauthorized(answer: &crate::helpers::api::Answer, what: &str) {
 }
 
 async fn captured_signatures(db: TestDb) {
-    let shop = Merchant::create(&db, "bound-shop");
-    shop.credit(&db, "1000.00");
+    let shop = Merchant::funded(&db, "bound-shop", "1000.00");
     let gw = GatewayProcess::start("a", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
     let mut sandbox = Sandbox::new(&gw, &db).await;
@@ -103,10 +102,12 @@ async fn captured_signatures(db: TestDb) {
 
     // Payout cancels too (the withdrawal secret).
     let payout = api
-        .post(
-            "/api/v1/withdrawals",
-            &crate::helpers::card_payout("10.00", "4242424242424242", "payout-1", None),
-        )
+        .create_withdrawal(&crate::helpers::card_payout(
+            "10.00",
+            "4242424242424242",
+            "payout-1",
+            None,
+        ))
         .await
         .operation_id();
     let payout_cancel = format!("/api/v1/withdrawals/{payout}/cancel");
@@ -139,10 +140,7 @@ async fn captured_signatures(db: TestDb) {
     // Version 2 is accepted everywhere else: a creation, a read, a look-up, the balance.
     let v2 = api.signing(Scheme::V2);
     let created = v2
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "5.00", "v2-created", None),
-        )
+        .create_deposit(&deposit("card", "5.00", "v2-created", None))
         .await
         .operation_id();
     assert_eq!(read(&v2, &created).await["status"], 3);
@@ -174,32 +172,20 @@ async fn required_version_2(db: TestDb) {
         "the other rule is left: {listed}"
     );
     // Running gateways apply it within 5 s.
-    wait_until("version 1 refused", Duration::from_secs(10), || {
-        let v1 = v1.clone();
-        async move {
-            let status = v1.get("/api/v1/balance").await.status;
-            (status == 401, format!("status {status}"))
-        }
-    })
-    .await;
+    v1.wait_for_balance_status("version 1 refused", Duration::from_secs(10), 401)
+        .await;
     for scheme in [Scheme::V1, Scheme::V1Stamped] {
         let api = v1.signing(scheme);
         let read = api.get("/api/v1/balance").await;
         assert_unauthorized(&read, &format!("a {scheme:?} read"));
         let created = api
-            .post(
-                "/api/v1/deposits",
-                &deposit("card", "1.00", "strict-1", None),
-            )
+            .create_deposit(&deposit("card", "1.00", "strict-1", None))
             .await;
         assert_unauthorized(&created, &format!("a {scheme:?} creation"));
     }
     assert_eq!(v2.get("/api/v1/balance").await.status, 200);
     let created = v2
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "1.00", "strict-1", None),
-        )
+        .create_deposit(&deposit("card", "1.00", "strict-1", None))
         .await;
     assert_eq!(created.status, 200, "{}", created.body);
 
@@ -208,14 +194,8 @@ async fn required_version_2(db: TestDb) {
         &format!("merchant update {} --no-require-signature-v2", shop.id),
     )
     .expect_code(0);
-    wait_until("version 1 accepted again", Duration::from_secs(10), || {
-        let v1 = v1.clone();
-        async move {
-            let status = v1.get("/api/v1/balance").await.status;
-            (status == 200, format!("status {status}"))
-        }
-    })
-    .await;
+    v1.wait_for_balance_status("version 1 accepted again", Duration::from_secs(10), 200)
+        .await;
     // Created with the rule on.
     let strict = gateway(
         &db,
@@ -297,10 +277,7 @@ async fn racing_codes(db: TestDb) {
         .collect();
     let apis: Vec<Api> = gateways.iter().map(|g| Api::new(g, &shop)).collect();
     let answer = apis[0]
-        .post(
-            "/api/v1/deposits",
-            &deposit("card", "550.00", "coded", None),
-        )
+        .create_deposit(&deposit("card", "550.00", "coded", None))
         .await;
     let id = answer.operation_id();
     assert_eq!(

@@ -599,6 +599,16 @@ fn the_ledger_check_answers_the_stores_mismatches() {
     );
 }
 
+/// Mocks whose store lists `providers`.
+fn listing_providers(providers: Vec<AcquirerProvider>) -> Mocks {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_list_providers()
+        .returning(move || Ok(providers.clone()));
+    mocks
+}
+
 fn bank_record() -> AcquirerProvider {
     AcquirerProvider {
         name: ProviderName::parse("bank").unwrap(),
@@ -690,11 +700,7 @@ fn provider_rules_refuse_before_the_store_and_sandbox_is_taken() {
 
 #[test]
 fn a_provider_update_keeps_what_it_does_not_change() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_list_providers()
-        .returning(|| Ok(vec![bank_record()]));
+    let mut mocks = listing_providers(vec![bank_record()]);
     mocks
         .store
         .expect_update_provider()
@@ -713,8 +719,7 @@ fn a_provider_update_keeps_what_it_does_not_change() {
     let updated = block_on(mocks.operator().update_provider("bank", changes)).unwrap();
 
     assert!(!updated.enabled);
-    let mut mocks = Mocks::new();
-    mocks.store.expect_list_providers().returning(|| Ok(vec![]));
+    let mocks = listing_providers(vec![]);
     let unknown = block_on(
         mocks
             .operator()
@@ -730,17 +735,12 @@ fn an_acquirer_route_needs_a_known_provider_and_the_acquirers_flow() {
         flow,
         ..new_route()
     };
-    let mut mocks = Mocks::new();
-    mocks.store.expect_list_providers().returning(|| Ok(vec![]));
+    let mut mocks = listing_providers(vec![]);
     mocks.store.expect_insert_route().never();
     let unknown = block_on(mocks.operator().add_route(to_bank(Flow::Redirect)));
     assert!(matches!(unknown, Err(AddRouteError::UnknownProvider(_))));
 
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_list_providers()
-        .returning(|| Ok(vec![bank_record()]));
+    let mut mocks = listing_providers(vec![bank_record()]);
     mocks.store.expect_insert_route().never();
     let wrong_flow = block_on(mocks.operator().add_route(to_bank(Flow::Confirmation)));
     assert!(matches!(
@@ -750,11 +750,7 @@ fn an_acquirer_route_needs_a_known_provider_and_the_acquirers_flow() {
         }))
     ));
 
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_list_providers()
-        .returning(|| Ok(vec![bank_record()]));
+    let mut mocks = listing_providers(vec![bank_record()]);
     mocks
         .store
         .expect_insert_route()

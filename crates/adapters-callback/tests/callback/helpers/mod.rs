@@ -11,7 +11,7 @@ use adapters_callback::{CallbackConfig, CallbackWorker};
 use async_trait::async_trait;
 use domain::callback::RetrySchedule;
 use domain::merchant::{Merchant, Secret};
-use domain::ports::{Clock, MerchantDirectory, StoreError};
+use domain::ports::{CallbackOutbox, Clock, MerchantDirectory, RetryOutcome, StoreError};
 use domain::{Direction, MerchantId, OperationId, Timestamp};
 use testkit::CallbackReceiver;
 
@@ -186,6 +186,17 @@ impl TestEnv {
     pub fn enqueue(&self, direction: Direction, url: &str) -> OperationId {
         let merchant = self.merchant.clone();
         self.enqueue_for(&merchant, direction, url, self.now())
+    }
+
+    /// A callback for `merchant` to the receiver's `/ok`, due now.
+    pub fn enqueue_ok_for(&self, merchant: &MerchantId, direction: Direction) -> OperationId {
+        self.enqueue_for(merchant, direction, &self.receiver.url("/ok"), self.now())
+    }
+
+    /// An operator's retry, now, of the callback of operation `id`.
+    pub async fn retry(&self, id: OperationId) -> RetryOutcome {
+        let outcome = self.outbox.retry(id.as_uuid(), self.now()).await;
+        outcome.expect("retry")
     }
 
     pub fn enqueue_for(

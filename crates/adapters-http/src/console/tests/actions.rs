@@ -15,7 +15,7 @@ async fn a_viewer_cannot_credit_a_balance() {
         let mut fixture = Fixture::new().signed_in(role);
         fixture.operator.expect_find_merchant().never();
         fixture.operator.expect_apply_manual_move().never();
-        fixture.console.expect_audit().never();
+        fixture.audits_nothing();
         let app = fixture.app().await;
         let form = [
             ("kind", "credit"),
@@ -75,21 +75,13 @@ async fn an_admin_credit_moves_the_balance_with_the_actor_and_reason_and_is_audi
         ("currency", "RUB"),
         ("reason", "  goodwill for order 7 "),
     ];
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/balance", &form),
-        "/admin/merchants?done=balance_changed",
-    )
-    .await;
+    assert_balance_changed(&app, &form).await;
 }
 
 #[actix_web::test]
 async fn a_refused_debit_shows_the_error_and_audits_nothing() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture
-        .operator
-        .expect_find_merchant()
-        .returning(|_| Ok(Some(merchant())));
+    fixture.finds_merchant();
     fixture
         .operator
         .expect_apply_manual_move()
@@ -97,7 +89,7 @@ async fn a_refused_debit_shows_the_error_and_audits_nothing() {
             adjustment.available == -500_000 && adjustment.kind == EntryKind::ManualDebit
         })
         .returning(|_, _| Err(ManualMoveError::InsufficientBalance));
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     fixture
         .operator
         .expect_list_merchants()
@@ -186,12 +178,7 @@ async fn disabling_a_merchant_is_audited_with_before_and_after() {
             && entry.after.as_deref() == Some(r#"{"enabled":false}"#)
     });
     let app = fixture.app().await;
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/disable", &[]),
-        "/admin/merchants?done=merchant_disabled",
-    )
-    .await;
+    assert_merchant_action_done(&app, "disable").await;
 }
 
 #[actix_web::test]
@@ -332,7 +319,7 @@ async fn the_sandboxs_complete_approves_a_processing_sandbox_operation_and_is_au
 async fn without_the_sandbox_complete_changes_nothing() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.mocks.store.expect_finish().never();
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let path = format!("/admin/operations/{}/complete", op_id());
     let (status, headers, _) = call(&app, post(&path, &[("outcome", "decline")])).await;
@@ -348,7 +335,7 @@ async fn cancelling_a_sandbox_operation_at_a_provider_is_refused_as_a_flash() {
         .store
         .expect_get()
         .returning(|_| Ok(Some(deposit(Status::Processing, None))));
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let (status, headers, _) = call(
         &app,

@@ -9,7 +9,7 @@ use domain::Currency;
 use domain::Status;
 
 use super::*;
-use crate::test_support::{merchant, op_id, withdrawal, MERCHANT};
+use crate::test_support::{op_id, withdrawal, MERCHANT};
 
 const RESOLVE: &str = "/admin/discrepancies/4/resolve";
 
@@ -39,25 +39,8 @@ fn resolved(id: i64, note: &str, entry: Option<i64>) -> RecordedDiscrepancy {
 /// The operation's page of `role`, for a withdrawal with an open and a resolved discrepancy.
 async fn operation_page(role: Role) -> String {
     let mut fixture = Fixture::new().signed_in(role);
-    let op = withdrawal(Status::Declined);
-    fixture
-        .mocks
-        .store
-        .expect_get()
-        .returning(move |_| Ok(Some(op.clone())));
-    fixture
-        .mocks
-        .store
-        .expect_attempts()
-        .returning(|_| Ok(Vec::new()));
-    fixture
-        .operator
-        .expect_operation_ledger()
-        .returning(|_| Ok(Vec::new()));
-    fixture
-        .operator
-        .expect_operation_callbacks()
-        .returning(|_| Ok(Vec::new()));
+    fixture.shows_operation(withdrawal(Status::Declined));
+    fixture.no_callbacks();
     fixture
         .operator
         .expect_operation_discrepancies()
@@ -146,11 +129,10 @@ async fn a_viewer_or_operator_cannot_resolve_and_nothing_is_read_or_written() {
     for role in [Role::Viewer, Role::Operator] {
         let mut fixture = Fixture::new().signed_in(role);
         fixture.operator.expect_resolve_discrepancy().never();
-        fixture.console.expect_audit().never();
+        fixture.audits_nothing();
         let app = fixture.app().await;
         let (status, _, body) = call(&app, post(RESOLVE, &[("note", "mine")])).await;
-        assert_eq!(status, 403, "{role}: {body}");
-        assert!(body.contains("admin"), "names the role it needs: {body}");
+        assert_needs_admin(role, status, &body);
     }
 }
 
@@ -158,7 +140,7 @@ async fn a_viewer_or_operator_cannot_resolve_and_nothing_is_read_or_written() {
 async fn resolving_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.operator.expect_resolve_discrepancy().never();
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let cookie = actix_web::cookie::Cookie::new(super::super::auth::SESSION_COOKIE, TOKEN);
     let requests = [
@@ -195,7 +177,7 @@ async fn a_resolved_unknown_or_unnoted_discrepancy_is_refused_and_not_audited() 
         .expect_resolve_discrepancy()
         .withf(|id, _| *id == 5)
         .returning(|_, _| Ok(Resolved::NotFound));
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
 
     let (status, headers, _) = call(&app, post(RESOLVE, &[("note", "again")])).await;
@@ -216,10 +198,7 @@ async fn a_resolved_unknown_or_unnoted_discrepancy_is_refused_and_not_audited() 
 #[actix_web::test]
 async fn a_credit_naming_an_operation_resolves_its_discrepancies_and_says_so_in_the_audit() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture
-        .operator
-        .expect_find_merchant()
-        .returning(|_| Ok(Some(merchant())));
+    fixture.finds_merchant();
     fixture
         .mocks
         .store
@@ -258,24 +237,16 @@ async fn a_credit_naming_an_operation_resolves_its_discrepancies_and_says_so_in_
         ("reason", "payout failed at the bank"),
         ("operation", &id[..]),
     ];
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/balance", &form),
-        "/admin/merchants?done=balance_changed",
-    )
-    .await;
+    assert_balance_changed(&app, &form).await;
 }
 
 #[actix_web::test]
 async fn a_credit_naming_an_unknown_or_malformed_operation_moves_nothing() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture
-        .operator
-        .expect_find_merchant()
-        .returning(|_| Ok(Some(merchant())));
+    fixture.finds_merchant();
     fixture.mocks.store.expect_get().returning(|_| Ok(None));
     fixture.operator.expect_apply_manual_move().never();
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let id = op_id().to_string();
     let form = |operation| {

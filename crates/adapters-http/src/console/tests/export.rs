@@ -126,7 +126,7 @@ async fn the_export_is_audited_then_streams_every_page_as_csv() {
 #[actix_web::test]
 async fn an_export_with_a_bad_filter_is_400_and_neither_audited_nor_searched() {
     let mut fixture = Fixture::new().signed_in(Role::Viewer);
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     fixture.console.expect_search_operations().never();
     let app = fixture.app().await;
     for query in ["status=5", "limit=10", "after=00", "method=cash"] {

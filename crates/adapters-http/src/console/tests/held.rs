@@ -52,7 +52,7 @@ async fn retrying_a_held_callback_changes_nothing_and_says_why() {
         .withf(|id, _| *id == op_id().as_uuid())
         .times(2)
         .returning(|_, _| Ok(RetryOutcome::Held));
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     let app = fixture.app().await;
     let id = op_id();
     let (status, headers, _) = call(&app, post(&format!("/admin/callbacks/{id}/retry"), &[])).await;
@@ -92,10 +92,5 @@ async fn enabling_a_merchant_is_audited_with_the_held_callbacks_it_released() {
             && entry.after.as_deref() == Some(r#"{"enabled":true,"heldCallbacksReleased":2}"#)
     });
     let app = fixture.app().await;
-    assert_redirects(
-        &app,
-        post("/admin/merchants/m-1/enable", &[]),
-        "/admin/merchants?done=merchant_enabled",
-    )
-    .await;
+    assert_merchant_action_done(&app, "enable").await;
 }

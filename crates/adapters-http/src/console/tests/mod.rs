@@ -11,13 +11,14 @@ mod signin;
 
 use std::sync::Arc;
 
-use actix_web::body::{to_bytes, MessageBody};
+use actix_web::body::MessageBody;
 use actix_web::cookie::Cookie;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::test::{self, TestRequest};
 use actix_web::web;
 use domain::console::{AuditEntry, Role, Session};
+use domain::operation::Operation;
 use domain::operator::Operator;
 use domain::ports::{
     MockCallbackOutbox, MockClock, MockConsoleStore, MockHostedCheckout, MockIdGenerator,
@@ -29,7 +30,7 @@ use domain::Timestamp;
 use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
 use super::{mount, ConsolePorts, ConsoleState, Zone};
 use crate::state::{AlwaysReady, HttpSettings, HttpState};
-use crate::test_support::{now, Mocks};
+use crate::test_support::{merchant, now, Mocks};
 
 /// The session cookie's token in these tests, and the session's CSRF token.
 pub(super) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -121,6 +122,35 @@ impl Fixture {
         (ConsoleState::new(ports, self.zone), gateway)
     }
 
+    /// The operation page finds `op`, with no attempts and no ledger entries.
+    pub fn shows_operation(&mut self, op: Operation) {
+        let store = &mut self.mocks.store;
+        store.expect_get().returning(move |_| Ok(Some(op.clone())));
+        store.expect_attempts().returning(|_| Ok(Vec::new()));
+        self.operator
+            .expect_operation_ledger()
+            .returning(|_| Ok(Vec::new()));
+    }
+
+    /// The operation has no callbacks queued.
+    pub fn no_callbacks(&mut self) {
+        self.operator
+            .expect_operation_callbacks()
+            .returning(|_| Ok(Vec::new()));
+    }
+
+    /// Expects no audit entry at all.
+    pub fn audits_nothing(&mut self) {
+        self.console.expect_audit().never();
+    }
+
+    /// Every merchant asked for is the test merchant.
+    pub fn finds_merchant(&mut self) {
+        self.operator
+            .expect_find_merchant()
+            .returning(|_| Ok(Some(merchant())));
+    }
+
     /// Expects exactly one audit entry, one for which `check` holds.
     pub fn audits_once(&mut self, check: impl Fn(&AuditEntry) -> bool + Send + 'static) {
         self.console
@@ -167,10 +197,7 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let res = test::call_service(app, req.to_request()).await;
-    let status = res.status().as_u16();
-    let headers = res.headers().clone();
-    let bytes = to_bytes(res.into_body()).await.ok().unwrap_or_default();
+    let (status, headers, bytes) = crate::test_support::send(app, req).await;
     (
         status,
         headers,
@@ -187,6 +214,35 @@ where
     let (status, headers, body) = call(app, req).await;
     assert_eq!(status, 303, "{body}");
     assert_eq!(header_of(&headers, header::LOCATION), location);
+}
+
+/// Posts the balance form `form` for merchant m-1 and checks it is answered 303 to the
+/// merchants' page saying the balance changed.
+pub(super) async fn assert_balance_changed<S, B>(app: &S, form: &[(&str, &str)])
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let done = "/admin/merchants?done=balance_changed";
+    assert_redirects(app, post("/admin/merchants/m-1/balance", form), done).await;
+}
+
+/// Posts `action` (`enable`, `disable`) for merchant m-1 and checks it is answered 303 to the
+/// merchants' page saying it was done.
+pub(super) async fn assert_merchant_action_done<S, B>(app: &S, action: &str)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let path = format!("/admin/merchants/m-1/{action}");
+    let done = format!("/admin/merchants?done=merchant_{action}d");
+    assert_redirects(app, post(&path, &[]), &done).await;
+}
+
+/// A user of `role` was refused with 403 and told that the action needs an admin.
+pub(super) fn assert_needs_admin(role: Role, status: u16, body: &str) {
+    assert_eq!(status, 403, "{role}: {body}");
+    assert!(body.contains("admin"), "names the role it needs: {body}");
 }
 
 /// An audit entry by alice with this action and target.

@@ -248,20 +248,7 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
         .provider("acq-1")
         .build();
     let id = op.id();
-    fixture
-        .mocks
-        .store
-        .expect_get()
-        .returning(move |_| Ok(Some(op.clone())));
-    fixture
-        .mocks
-        .store
-        .expect_attempts()
-        .returning(|_| Ok(Vec::new()));
-    fixture
-        .operator
-        .expect_operation_ledger()
-        .returning(|_| Ok(Vec::new()));
+    fixture.shows_operation(op);
     fixture
         .operator
         .expect_operation_discrepancies()
@@ -421,25 +408,8 @@ async fn the_operation_page_reads_a_withdrawal_without_refunds() {
     // A withdrawal has no refunds: the refund store is never asked.
     let mut fixture = Fixture::new().signed_in(Role::Viewer);
     fixture.mocks.refunds.expect_refunds_of().never();
-    let op = withdrawal(Status::Processing);
-    fixture
-        .mocks
-        .store
-        .expect_get()
-        .returning(move |_| Ok(Some(op.clone())));
-    fixture
-        .mocks
-        .store
-        .expect_attempts()
-        .returning(|_| Ok(Vec::new()));
-    fixture
-        .operator
-        .expect_operation_ledger()
-        .returning(|_| Ok(Vec::new()));
-    fixture
-        .operator
-        .expect_operation_callbacks()
-        .returning(|_| Ok(Vec::new()));
+    fixture.shows_operation(withdrawal(Status::Processing));
+    fixture.no_callbacks();
     fixture
         .operator
         .expect_operation_discrepancies()

@@ -94,7 +94,7 @@ async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing(
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.operator.expect_enable_merchant().never();
     fixture.operator.expect_list_merchants().never();
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     fixture.console.expect_delete_session().never();
     let app = fixture.app().await;
     let path = "/admin/merchants/m-1/enable";
@@ -134,7 +134,7 @@ async fn a_post_with_a_session_and_no_form_body_is_forbidden_and_writes_nothing(
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.operator.expect_enable_merchant().never();
     fixture.operator.expect_list_merchants().never();
-    fixture.console.expect_audit().never();
+    fixture.audits_nothing();
     fixture.console.expect_delete_session().never();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;

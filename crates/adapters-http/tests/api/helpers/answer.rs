@@ -19,6 +19,12 @@ impl Answer {
         &self.body["data"]
     }
 
+    /// Asserts a 200 answer, showing the body otherwise.
+    #[track_caller]
+    pub fn assert_ok(&self) {
+        assert_eq!(self.status, 200, "{}", self.text);
+    }
+
     /// Asserts the contract's error body with this status and code.
     #[track_caller]
     pub fn assert_error(&self, status: u16, code: &str) {

@@ -314,6 +314,32 @@ impl TestApp {
         self.get_as(&self.shop, path).await
     }
 
+    /// Reads the deposit `id`.
+    pub async fn deposit_read(&self, id: &str) -> Answer {
+        self.get(&format!("/api/v1/deposits/{id}")).await
+    }
+
+    /// A GET of `path` by the main merchant is answered 404 `NotFound`.
+    pub async fn assert_not_found(&self, path: &str) {
+        self.get(path).await.assert_error(404, "NotFound");
+    }
+
+    /// A deposit of `body` is refused with `status` and `code`.
+    pub async fn assert_deposit_refused(&self, body: &Value, status: u16, code: &str) {
+        self.deposit(body).await.assert_error(status, code);
+    }
+
+    /// A withdrawal of `body` is refused with `status` and `code`.
+    pub async fn assert_withdrawal_refused(&self, body: &Value, status: u16, code: &str) {
+        self.withdraw(body).await.assert_error(status, code);
+    }
+
+    /// The id of a new deposit of `amount` by `method`.
+    pub async fn deposit_id(&self, method: &str, amount: &str) -> String {
+        let body = super::deposit_body(method, amount);
+        self.deposit(&body).await.operation_id()
+    }
+
     /// A deposit of `body` by the main merchant.
     pub async fn deposit(&self, body: &Value) -> Answer {
         self.post("/api/v1/deposits", &body.to_string()).await
@@ -350,7 +376,7 @@ impl TestApp {
     /// The main merchant's RUB balance as the API shows it: (available, held).
     pub async fn balance(&self) -> (String, String) {
         let answer = self.get("/api/v1/balance").await;
-        assert_eq!(answer.status, 200, "{}", answer.text);
+        answer.assert_ok();
         let rub = answer.data()["balances"]
             .as_array()
             .and_then(|all| all.iter().find(|b| b["currency"] == "RUB").cloned())

@@ -37,6 +37,18 @@ pub struct Setup {
     pub settle: Option<Duration>,
     /// The clock of the gateway and of the operator's use cases; the wall clock if `None`.
     pub clock: Option<Arc<TestClock>>,
+    /// RUB credited by hand to the main merchant before the test starts.
+    pub credit: Option<&'static str>,
+}
+
+impl Setup {
+    /// The default app, its main merchant credited with `amount` RUB.
+    pub fn credited(amount: &'static str) -> Setup {
+        Setup {
+            credit: Some(amount),
+            ..Setup::default()
+        }
+    }
 }
 
 /// The provider of [`Setup::other_provider`]'s routes.
@@ -74,6 +86,9 @@ where
     Fut: Future<Output = ()>,
 {
     let app = TestApp::spawn(db, fresh, setup).await;
+    if let Some(amount) = setup.credit {
+        app.credit(amount).await;
+    }
     let handle = app.handle.clone();
     test(app).await;
     handle.stop(false).await;

@@ -39,6 +39,13 @@ pub fn sbp_withdrawal(amount: &str, phone: &str) -> Value {
                        "requisites": {"phone": phone, "accountName": "Ivan Ivanov", "bankName": "Bank A"}})
 }
 
+/// A card deposit of `amount` with `merchant_operation_id`.
+pub fn card_deposit(amount: &str, merchant_operation_id: &str) -> Value {
+    let mut body = deposit_body("card", amount);
+    body["merchantOperationId"] = merchant_operation_id.into();
+    body
+}
+
 /// A card withdrawal to the test card `4242424242424242` with this `merchantOperationId`, as
 /// the JSON text to sign.
 pub fn card_withdrawal_text(amount: &str, merchant_operation_id: &str) -> String {

@@ -48,7 +48,7 @@ pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     app.credit("100.00").await;
     let payout = with_callback(sbp_withdrawal("10.00", "+70000000002"));
     let payout = api.post("/api/v1/withdrawals", &payout).await;
-    assert_eq!(payout.status, 200, "{}", payout.text);
+    payout.assert_ok();
     tokio::time::sleep(SETTLE * 3).await;
     app.gateway.settle_due_payouts().await.expect("settled");
 

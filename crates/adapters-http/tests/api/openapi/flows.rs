@@ -4,9 +4,9 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::operations::{ok, DEPOSITS, WITHDRAWALS};
+use super::operations::{ok, DEPOSITS};
 use super::Checked;
-use crate::helpers::{deposit_body, sbp_withdrawal, Answer};
+use crate::helpers::{deposit_body, Answer};
 
 const JSON: (&str, &str) = ("content-type", "application/json");
 
@@ -124,9 +124,7 @@ pub async fn requisites_and_the_sandbox(api: &Checked<'_>) {
         .assert_error(404, "NotFound");
 
     api.app.credit("100.00").await;
-    let payout = api
-        .post(WITHDRAWALS, &sbp_withdrawal("10.00", "+79001234567"))
-        .await;
+    let payout = api.sbp_payout("10.00").await;
     let done = complete(api, &payout.operation_id(), &json!({"status": 2})).await;
     assert_eq!(ok(&done)["errorCode"], "ProviderDeclined");
     assert!(done.data()["requisites"]["phone"].is_string());

@@ -20,7 +20,7 @@ pub const WITHDRAWALS: &str = "/api/v1/withdrawals";
 /// `data` of an answer that must be 200.
 #[track_caller]
 pub fn ok(answer: &Answer) -> &Value {
-    assert_eq!(answer.status, 200, "{}", answer.text);
+    answer.assert_ok();
     answer.data()
 }
 
@@ -181,9 +181,7 @@ pub async fn withdrawals(api: &Checked<'_>) {
         .post(WITHDRAWALS, &card_withdrawal("30.00", "4000000000000002"))
         .await;
     assert_eq!(ok(&later)["status"], 3);
-    let now = api
-        .post(WITHDRAWALS, &sbp_withdrawal("10.05", "+79001234567"))
-        .await;
+    let now = api.sbp_payout("10.05").await;
     assert_eq!(ok(&now)["status"], 2);
 
     let too_much = card_withdrawal("100000.00", "4242424242424242");

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::operations::{ok, DEPOSITS, WITHDRAWALS};
 use super::Checked;
-use crate::helpers::{deposit_body, sbp_withdrawal, SETTLE};
+use crate::helpers::{deposit_body, SETTLE};
 
 /// A new card deposit of `amount`, approved; its id.
 pub async fn approved_deposit(api: &Checked<'_>, amount: &str) -> String {
@@ -71,9 +71,7 @@ pub async fn refunds(api: &Checked<'_>) {
         .await
         .assert_error(422, "RefundExceedsAmount");
     // Most of the balance paid out: a refund the deposit still allows finds too little.
-    let payout = api
-        .post(WITHDRAWALS, &sbp_withdrawal("50.00", "+79001234567"))
-        .await;
+    let payout = api.sbp_payout("50.00").await;
     assert_eq!(ok(&payout)["status"], 3);
     api.post(&path, &json!({"amount": "20.00"}))
         .await
@@ -130,17 +128,10 @@ pub async fn cancels(api: &Checked<'_>) {
     assert_eq!(ok(&canceled)["status"], 2);
     assert_eq!(canceled.data()["errorCode"], "Canceled");
     assert_eq!(canceled.data()["refunds"], json!([]));
-    let again = api.post(&path, &json!({})).await;
-    again.assert_error(409, "InvalidState");
-    let unknown = format!("{DEPOSITS}/{}/cancel", uuid::Uuid::new_v4());
-    api.post(&unknown, &json!({}))
-        .await
-        .assert_error(404, "NotFound");
+    api.assert_cancels_refused_after(&path, DEPOSITS).await;
 
     api.app.credit("100.00").await;
-    let payout = api
-        .post(WITHDRAWALS, &sbp_withdrawal("40.00", "+79001234567"))
-        .await;
+    let payout = api.sbp_payout("40.00").await;
     let path = format!("{WITHDRAWALS}/{}/cancel", payout.operation_id());
     api.refused_by_both(&path, json!({"amount": "40.00"})).await;
     api.post_text(&path, "")
@@ -150,10 +141,5 @@ pub async fn cancels(api: &Checked<'_>) {
     assert_eq!(ok(&canceled)["errorCode"], "Canceled");
     assert!(canceled.data()["requisites"]["phone"].is_string());
     api.app.assert_balance("100.00", "0.00").await;
-    let again = api.post(&path, &json!({})).await;
-    again.assert_error(409, "InvalidState");
-    let unknown = format!("{WITHDRAWALS}/{}/cancel", uuid::Uuid::new_v4());
-    api.post(&unknown, &json!({}))
-        .await
-        .assert_error(404, "NotFound");
+    api.assert_cancels_refused_after(&path, WITHDRAWALS).await;
 }

@@ -46,6 +46,14 @@ impl Merchant {
         gateway_line(db, &line).expect_code(0);
     }
 
+    /// A new merchant ([`Merchant::create`]) credited with `amount` RUB.
+    #[track_caller]
+    pub fn funded(db: &TestDb, name: &str, amount: &str) -> Merchant {
+        let shop = Merchant::create(db, name);
+        shop.credit(db, amount);
+        shop
+    }
+
     /// The secret that signs requests to `path` (and callbacks about that direction).
     pub fn secret_for(&self, path: &str) -> &str {
         if path.starts_with("/api/v1/withdrawals") || path.starts_with("/api/v1/balance") {
@@ -176,6 +184,16 @@ impl Api {
         answer(self.post_request(path, body.to_string().into_bytes())).await
     }
 
+    /// POSTs the deposit request `body`.
+    pub async fn create_deposit(&self, body: &Value) -> Answer {
+        self.post("/api/v1/deposits", body).await
+    }
+
+    /// POSTs the withdrawal request `body`.
+    pub async fn create_withdrawal(&self, body: &Value) -> Answer {
+        self.post("/api/v1/withdrawals", body).await
+    }
+
     /// As [`Api::post`], but a request that got no answer at all (the gateway died, the
     /// connection broke) is `None` instead of a failed test: for tests that crash gateways.
     pub async fn try_post(&self, path: &str, body: &Value) -> Option<(u16, Value)> {
@@ -221,6 +239,23 @@ impl Api {
             );
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
+    }
+
+    /// Waits up to `deadline` (for `what`) until the balance is answered with `status`.
+    pub async fn wait_for_balance_status(
+        &self,
+        what: &str,
+        deadline: std::time::Duration,
+        status: u16,
+    ) {
+        testkit::wait_until(what, deadline, || {
+            let api = self.clone();
+            async move {
+                let answered = api.get("/api/v1/balance").await.status;
+                (answered == status, format!("balance answered {answered}"))
+            }
+        })
+        .await;
     }
 
     /// The RUB balance as `(available, held)`.

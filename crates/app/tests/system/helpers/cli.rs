@@ -1,6 +1,6 @@
 //! One-shot `gateway` commands (the operator's CLI) as child processes.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,6 +63,43 @@ impl std::fmt::Display for Output {
 /// Runs `gateway ARGS...` on `db` to the end.
 pub fn gateway(db: &TestDb, args: &[&str]) -> Output {
     run(command(db).args(args))
+}
+
+/// Runs `gateway ARGS` with `input` on stdin.
+pub fn with_stdin(db: &TestDb, args: &[&str], input: &str) -> Output {
+    let mut child = command(db)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gateway");
+    let written = child.stdin.take().expect("stdin").write_all(input.as_bytes());
+    // A command that refuses its arguments may exit before it reads its input: what it
+    // answered is then checked by its exit code, like any other.
+    if let Err(error) = written {
+        assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "write stdin");
+    }
+    let out = child.wait_with_output().expect("wait for gateway");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `gateway COMMAND list --json FLAGS...` on `db` (exit 0): the array it prints.
+pub fn json_list(db: &TestDb, command: &str, flags: &[&str]) -> Vec<serde_json::Value> {
+    let args = [&[command, "list", "--json"][..], flags].concat();
+    let out = gateway(db, &args);
+    out.expect_code(0);
+    out.json().as_array().cloned().unwrap_or_default()
+}
+
+/// The keys of the JSON object `json`, in the order it keeps them (sorted).
+pub fn keys_of(json: &serde_json::Value) -> Vec<&str> {
+    let object = json.as_object().expect("an object");
+    object.keys().map(String::as_str).collect()
 }
 
 /// Runs `gateway` on `db` with `line` split at white space into its arguments (for

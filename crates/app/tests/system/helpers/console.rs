@@ -2,50 +2,30 @@
 //! (redirects not followed, so a 303 is seen as one).
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::Stdio;
 
-use super::cli::{command, Output};
+use super::cli::{with_stdin, Output};
 use super::db::TestDb;
+
+/// `gateway ARGS` on `db` with the line `password` written to its stdin.
+fn with_password(db: &TestDb, args: &[&str], password: &str) -> Output {
+    with_stdin(db, args, &format!("{password}\n"))
+}
 
 /// Creates a console account with `password` and `role` on `db` (exit 0 or the test fails).
 pub fn create_operator(db: &TestDb, name: &str, role: &str, password: &str) {
-    let mut child = command(db)
-        .args([
-            "operator",
-            "create",
-            "--name",
-            name,
-            "--role",
-            role,
-            "--password-stdin",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn gateway operator create");
-    writeln!(child.stdin.take().expect("stdin"), "{password}").expect("write the password");
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let flags = ["--name", name, "--role", role, "--password-stdin"];
+    let out = with_password(
+        db,
+        &[&["operator", "create"][..], &flags].concat(),
+        password,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
 }
 
 /// `gateway operator set-password NAME --password-stdin` with `password` on stdin.
 pub fn set_operator_password(db: &TestDb, name: &str, password: &str) -> Output {
-    let mut child = command(db)
-        .args(["operator", "set-password", name, "--password-stdin"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn gateway operator set-password");
-    writeln!(child.stdin.take().expect("stdin"), "{password}").expect("write the password");
-    let out = child.wait_with_output().expect("wait");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let args = ["operator", "set-password", name, "--password-stdin"];
+    with_password(db, &args, password)
 }
 
 /// A console answer.

@@ -13,3 +13,11 @@ pub async fn several_postgres_gateways() -> tokio::sync::MutexGuard<'static, ()>
 }
 
 pub use testkit::{Backend, FreshDatabase as TestDb};
+
+/// A fresh PostgreSQL database when one is configured, with this test's turn to run several
+/// gateways on it ([`several_postgres_gateways`]).
+pub async fn postgres_for_several_gateways(
+) -> Option<(TestDb, tokio::sync::MutexGuard<'static, ()>)> {
+    let db = TestDb::on(Backend::Postgres)?;
+    Some((db, several_postgres_gateways().await))
+}

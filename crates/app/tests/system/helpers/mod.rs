@@ -9,6 +9,8 @@ pub mod process;
 pub mod sandbox;
 pub mod sim;
 
+use std::time::Duration;
+
 use domain::merchant::Secret;
 use domain::signature::verify;
 
@@ -18,6 +20,10 @@ pub use db::{Backend, TestDb};
 pub use process::{GatewayProcess, Serve};
 pub use sandbox::Sandbox;
 pub use testkit::{wait_until, CallbackReceiver, Captured};
+
+/// How long a test waits for what the gateway does in the background. Generous: a loaded
+/// 2-core machine may be slow, never this slow.
+pub const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Two tests of one scenario, `$run(db)`: `$sqlite` on a fresh SQLite file, `$postgres` on a
 /// fresh PostgreSQL database when `GATEWAY_TEST_DATABASE_URL` names a server (see

@@ -24,6 +24,25 @@ fn open_discrepancy(n: i64) -> RecordedDiscrepancy {
     }
 }
 
+/// Discrepancy `n` as resolved now by `actor` with `note`, naming `ledger_entry`.
+fn resolved_discrepancy(
+    n: i64,
+    actor: Actor,
+    note: &str,
+    ledger_entry: Option<i64>,
+) -> RecordedDiscrepancy {
+    let resolution = Resolution {
+        at: now(),
+        actor,
+        note: ResolutionNote::from_stored(note),
+        ledger_entry,
+    };
+    RecordedDiscrepancy {
+        resolution: Some(resolution),
+        ..open_discrepancy(n)
+    }
+}
+
 #[test]
 fn enabling_a_merchant_releases_its_held_callbacks_at_the_clocks_time() {
     let mut mocks = Mocks::new();
@@ -122,15 +141,7 @@ fn an_entry_naming_an_unknown_or_anothers_operation_is_refused_before_any_move()
 #[test]
 fn a_discrepancy_is_resolved_with_a_trimmed_note_by_the_actor_now() {
     let mut mocks = Mocks::new();
-    let done = RecordedDiscrepancy {
-        resolution: Some(Resolution {
-            at: now(),
-            actor: Actor::cli("ops"),
-            note: ResolutionNote::from_stored("refunded by the bank"),
-            ledger_entry: None,
-        }),
-        ..open_discrepancy(4)
-    };
+    let done = resolved_discrepancy(4, Actor::cli("ops"), "refunded by the bank", None);
     let answer = done.clone();
     mocks
         .store
@@ -168,15 +179,7 @@ fn a_bad_note_never_reaches_the_store_and_a_resolved_or_unknown_one_is_refused()
     assert!(matches!(error, ResolveError::Note(_)), "{error:?}");
 
     let mut mocks = Mocks::new();
-    let earlier = RecordedDiscrepancy {
-        resolution: Some(Resolution {
-            at: now(),
-            actor: Actor::operator("alice"),
-            note: ResolutionNote::from_stored("checked"),
-            ledger_entry: Some(12),
-        }),
-        ..open_discrepancy(4)
-    };
+    let earlier = resolved_discrepancy(4, Actor::operator("alice"), "checked", Some(12));
     let stored = earlier.clone();
     mocks
         .store

@@ -48,6 +48,11 @@ pub(super) fn payment(status: PaymentStatus, failure: Option<Failure>) -> Acquir
     }
 }
 
+/// The acquirer's answer: the payment failed for `reason`.
+fn failed(reason: FailureReason) -> CallResult<AcquirerPayment> {
+    CallResult::Answered(payment(PaymentStatus::Failed, Some(failure(reason))))
+}
+
 /// Mocks whose card routes go to [`BANK`], which is enabled.
 pub(super) fn at_bank() -> Mocks {
     Mocks::new().with(|m| {
@@ -63,11 +68,10 @@ pub(super) fn at_bank() -> Mocks {
 
 pub(super) fn expect_save_attempt(mocks: &mut Mocks) -> Captured<Attempt> {
     let seen = Captured::default();
-    let sink = seen.clone();
-    mocks.store.expect_save_attempt().returning(move |a| {
-        sink.push(a.clone());
-        Ok(())
-    });
+    mocks
+        .store
+        .expect_save_attempt()
+        .returning(seen.answering(|| Ok(())));
     seen
 }
 
@@ -187,14 +191,8 @@ fn an_acquirer_deposit_sends_its_user_to_the_gateways_pay_page() {
 fn definite_failures_decline_as_provider_unavailable_and_release_the_hold() {
     for answer in [
         CallResult::Unavailable("connection refused".into()),
-        CallResult::Answered(payment(
-            PaymentStatus::Failed,
-            Some(failure(FailureReason::ProviderUnavailable)),
-        )),
-        CallResult::Answered(payment(
-            PaymentStatus::Failed,
-            Some(failure(FailureReason::InsufficientFunds)),
-        )),
+        failed(FailureReason::ProviderUnavailable),
+        failed(FailureReason::InsufficientFunds),
     ] {
         let mut mocks = at_bank();
         mocks.expect_insert(|| Ok(()));
@@ -224,13 +222,7 @@ fn definite_failures_decline_as_provider_unavailable_and_release_the_hold() {
 fn a_decline_by_the_bank_keeps_its_own_code() {
     let mut mocks = at_bank();
     mocks.expect_insert(|| Ok(()));
-    acquirer_answers(
-        &mut mocks,
-        CallResult::Answered(payment(
-            PaymentStatus::Failed,
-            Some(failure(FailureReason::CardDeclined)),
-        )),
-    );
+    acquirer_answers(&mut mocks, failed(FailureReason::CardDeclined));
     let saved = expect_save_attempt(&mut mocks);
     mocks.expect_finish(1, || Ok(()));
 

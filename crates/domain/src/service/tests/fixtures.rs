@@ -253,11 +253,10 @@ impl Mocks {
         result: impl Fn() -> Result<(), InsertError> + Send + 'static,
     ) -> Captured<NewOperation> {
         let seen = Captured::default();
-        let sink = seen.clone();
-        self.store.expect_insert().times(1).returning(move |new| {
-            sink.push(new.clone());
-            result()
-        });
+        self.store
+            .expect_insert()
+            .times(1)
+            .returning(seen.answering(result));
         seen
     }
 
@@ -268,11 +267,10 @@ impl Mocks {
         result: impl Fn() -> Result<(), FinishError> + Send + 'static,
     ) -> Captured<Completion> {
         let seen = Captured::default();
-        let sink = seen.clone();
-        self.store.expect_finish().times(times).returning(move |c| {
-            sink.push(c.clone());
-            result()
-        });
+        self.store
+            .expect_finish()
+            .times(times)
+            .returning(seen.answering(result));
         seen
     }
 
@@ -364,6 +362,21 @@ impl<T: Clone> Captured<T> {
         let all = self.all();
         assert_eq!(all.len(), 1, "expected exactly one call");
         all[0].clone()
+    }
+
+    /// A mock's answer that keeps a copy of what it is handed and returns `result()`.
+    pub fn answering<R>(
+        &self,
+        result: impl Fn() -> R + Send + 'static,
+    ) -> impl FnMut(&T) -> R + Send + 'static
+    where
+        T: Send + 'static,
+    {
+        let sink = self.clone();
+        move |value| {
+            sink.push(value.clone());
+            result()
+        }
     }
 }
 

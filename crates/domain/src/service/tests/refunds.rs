@@ -50,29 +50,21 @@ fn expect_insert(
     result: impl Fn() -> Result<(), RefundInsertError> + Send + 'static,
 ) -> Captured<NewRefund> {
     let seen = Captured::default();
-    let sink = seen.clone();
     mocks
         .refunds
         .expect_insert_refund()
         .times(1)
-        .returning(move |new| {
-            sink.push(new.clone());
-            result()
-        });
+        .returning(seen.answering(result));
     seen
 }
 
 fn expect_finish(mocks: &mut Mocks) -> Captured<RefundCompletion> {
     let seen = Captured::default();
-    let sink = seen.clone();
     mocks
         .refunds
         .expect_finish_refund()
         .times(1)
-        .returning(move |c| {
-            sink.push(c.clone());
-            Ok(())
-        });
+        .returning(seen.answering(|| Ok(())));
     seen
 }
 
@@ -332,15 +324,11 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
         .times(1)
         .returning(|_, _| CallResult::Unknown("timeout after the request was sent".into()));
     let saved = Captured::default();
-    let sink = saved.clone();
     mocks
         .refunds
         .expect_save_refund()
         .times(1)
-        .returning(move |r| {
-            sink.push(r.clone());
-            Ok(())
-        });
+        .returning(saved.answering(|| Ok(())));
     mocks.refunds.expect_finish_refund().never();
     let created = refund(mocks, request("30.00", None)).unwrap();
     assert_eq!(created.refund.status(), Status::Processing);

@@ -39,6 +39,11 @@ fn payment(status: PaymentStatus, failure: Option<Failure>) -> AcquirerPayment {
     }
 }
 
+/// The acquirer's answer: the payment failed for `reason`.
+fn failed(reason: FailureReason) -> CallResult<AcquirerPayment> {
+    CallResult::Answered(payment(PaymentStatus::Failed, Some(failure(reason))))
+}
+
 fn pending() -> CallResult<AcquirerPayment> {
     CallResult::Answered(payment(PaymentStatus::Pending, None))
 }
@@ -83,11 +88,10 @@ fn mocks(
                 .push(provider.name.as_str().to_string());
             answer(provider.name.as_str())
         });
-    let sink = inserted.clone();
-    mocks.store.expect_insert().returning(move |new| {
-        sink.push(new.clone());
-        Ok(())
-    });
+    mocks
+        .store
+        .expect_insert()
+        .returning(inserted.answering(|| Ok(())));
     let sink = added.clone();
     mocks
         .store
@@ -128,14 +132,8 @@ fn two_providers() -> Vec<Route> {
 fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
     for primary_answer in [
         refused(),
-        CallResult::Answered(payment(
-            PaymentStatus::Failed,
-            Some(failure(FailureReason::ProviderUnavailable)),
-        )),
-        CallResult::Answered(payment(
-            PaymentStatus::Failed,
-            Some(failure(FailureReason::InsufficientFunds)),
-        )),
+        failed(FailureReason::ProviderUnavailable),
+        failed(FailureReason::InsufficientFunds),
     ] {
         let (mocks, calls, inserted, added) =
             mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], move |p| {
@@ -172,10 +170,7 @@ fn a_definite_failure_moves_on_to_the_next_provider_in_the_same_request() {
 fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behind() {
     let (mocks, _, _, added) = mocks(two_providers(), &[(PRIMARY, 5), (SECONDARY, 5)], |p| {
         if p == PRIMARY {
-            CallResult::Answered(payment(
-                PaymentStatus::Failed,
-                Some(failure(FailureReason::IssuerUnavailable)),
-            ))
+            failed(FailureReason::IssuerUnavailable)
         } else {
             pending()
         }
@@ -191,13 +186,7 @@ fn an_answered_failure_keeps_the_acquirers_id_and_code_on_the_attempt_left_behin
 #[test]
 fn a_decline_or_an_unknown_outcome_is_never_retried_elsewhere() {
     for (answer, status) in [
-        (
-            CallResult::Answered(payment(
-                PaymentStatus::Failed,
-                Some(failure(FailureReason::CardDeclined)),
-            )),
-            Status::Declined,
-        ),
+        (failed(FailureReason::CardDeclined), Status::Declined),
         (CallResult::Unknown("HTTP 502".into()), Status::Processing),
         (CallResult::Unknown("timed out".into()), Status::Processing),
     ] {

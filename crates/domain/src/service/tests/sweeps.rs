@@ -36,6 +36,17 @@ fn expiring(answer: fn() -> Result<Vec<OperationId>, StoreError>) -> Mocks {
     mocks
 }
 
+/// Mocks whose store, asked for due payouts from now and at most 200, answers `answer()`.
+fn due_now(answer: fn() -> Result<Vec<crate::operation::Operation>, StoreError>) -> Mocks {
+    let mut mocks = Mocks::new();
+    mocks
+        .store
+        .expect_due_payouts()
+        .withf(|at, limit| *at == now() && *limit == 200)
+        .returning(move |_, _| answer());
+    mocks
+}
+
 /// Mocks with payout `id(1)` due, which the provider answers with `answer()` when polled.
 fn one_due_payout(answer: fn() -> Result<ProviderVerdict, ProviderError>) -> Mocks {
     let mut mocks = Mocks::new();
@@ -116,12 +127,7 @@ fn expiry_stops_when_storage_is_unavailable() {
 
 #[test]
 fn due_payouts_are_approved_declined_or_postponed_as_the_provider_says() {
-    let mut mocks = Mocks::new();
-    mocks
-        .store
-        .expect_due_payouts()
-        .withf(|at, limit| *at == now() && *limit == 200)
-        .returning(|_, _| Ok(vec![payout(id(1)), payout(id(2)), payout(id(3))]));
+    let mut mocks = due_now(|| Ok(vec![payout(id(1)), payout(id(2)), payout(id(3))]));
     let later = now().plus_seconds(30);
     mocks
         .provider
