@@ -74,7 +74,11 @@ pub fn with_stdin(db: &TestDb, args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn gateway");
-    let written = child.stdin.take().expect("stdin").write_all(input.as_bytes());
+    let written = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes());
     // A command that refuses its arguments may exit before it reads its input: what it
     // answered is then checked by its exit code, like any other.
     if let Err(error) = written {
