@@ -169,12 +169,12 @@ impl FakeAcquirer {
         provider_on(self.port)
     }
 
-    /// Answers `status` with `body` from now on.
     /// What a new client's creation of `order` here comes to.
     pub async fn create(&self, order: &PaymentOrder) -> CallResult<AcquirerPayment> {
         AcquirerClient::new().create(&self.provider(), order).await
     }
 
+    /// Answers `status` with `body` from now on.
     pub fn reply(&self, status: u16, body: impl ToString) {
         *lock(&self.state.reply) = Some(Reply {
             status,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::create::string;
-use super::movement::Movement;
+use super::movement::{DeclineFields, Money, Movement};
 
 /// The fields a refund body may have.
 const KNOWN_FIELDS: [&str; 3] = ["amount", "merchantRefundId", "callbackUrl"];
@@ -62,21 +62,26 @@ pub struct RefundView<'a> {
     operation_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     merchant_refund_id: Option<&'a str>,
+    #[serde(flatten)]
+    money: Money<'a>,
     status: u8,
     #[serde(flatten)]
-    movement: Movement<'a>,
+    decline: DeclineFields<'a>,
     created_at: String,
     updated_at: String,
 }
 
 impl<'a> RefundView<'a> {
     pub fn new(refund: &'a Refund) -> Self {
+        let Movement { money, decline } =
+            Movement::new(refund.amount, &refund.currency, refund.decline());
         Self {
             refund_id: refund.id.to_string(),
             operation_id: refund.operation_id.to_string(),
             merchant_refund_id: refund.merchant_refund_id.as_ref().map(|m| m.as_str()),
+            money,
             status: refund.status().number(),
-            movement: Movement::new(refund.amount, &refund.currency, refund.decline()),
+            decline,
             created_at: refund.created_at.to_rfc3339(),
             updated_at: refund.updated_at.to_rfc3339(),
         }

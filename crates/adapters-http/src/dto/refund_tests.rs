@@ -132,3 +132,40 @@ fn a_final_refund_shows_its_status_and_a_decline_its_code() {
     assert!(view["errorMessage"].is_string());
     assert!(!view.to_string().contains("null"));
 }
+
+/// The keys of the JSON object `text` in the order the text writes them (top level only:
+/// the objects here hold no nested object before their last key).
+fn keys_as_written(text: &str) -> Vec<String> {
+    let object: serde_json::Map<String, Value> = serde_json::from_str(text).expect("an object");
+    let mut keys: Vec<String> = object.keys().cloned().collect();
+    keys.sort_by_key(|key| text.find(&format!("\"{key}\":")).expect("written"));
+    keys
+}
+
+#[test]
+fn a_refund_is_written_in_the_order_it_always_was() {
+    let mut declined = refund(3, 100)
+        .finish(
+            &Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined)),
+            now().plus_seconds(90),
+        )
+        .expect("processing");
+    declined.merchant_refund_id = Some(MerchantRefundId::parse("r-3").expect("valid"));
+    let text = serde_json::to_string(&RefundView::new(&declined)).expect("JSON");
+    assert_eq!(
+        keys_as_written(&text),
+        [
+            "refundId",
+            "operationId",
+            "merchantRefundId",
+            "amount",
+            "currency",
+            "status",
+            "errorCode",
+            "errorMessage",
+            "createdAt",
+            "updatedAt"
+        ],
+        "{text}"
+    );
+}

@@ -222,3 +222,26 @@ fn the_public_read_shape_is_the_read_answer() {
     assert_eq!(shape, to_json(&OperationView::read(&op, &refunds, now())));
     assert_eq!(shape["refunds"][0]["amount"], json!("30.00"), "{shape}");
 }
+
+#[test]
+fn a_declined_creation_is_written_in_the_order_it_always_was() {
+    let op = deposit_builder(Status::Declined, None)
+        .declined(Decline::new(DeclineCode::CardDeclined))
+        .build();
+    let text = serde_json::to_string(&OperationView::creation(&op, now())).expect("JSON");
+    let object: serde_json::Map<String, Value> = serde_json::from_str(&text).expect("object");
+    let mut keys: Vec<&String> = object.keys().collect();
+    keys.sort_by_key(|key| text.find(&format!("\"{key}\":")).expect("written"));
+    assert_eq!(
+        keys,
+        [
+            "operationId",
+            "status",
+            "amount",
+            "currency",
+            "errorCode",
+            "errorMessage"
+        ],
+        "{text}"
+    );
+}

@@ -85,13 +85,13 @@ impl Bench {
         self.api.final_state(path, DEADLINE, &self.gateway).await
     }
 
-    /// Posts a notification body to the gateway with `signature`.
     /// Notifies `body` to [`PROVIDER`], signed with the simulator's webhook secret: the status.
     async fn notify_signed(&self, body: &str) -> u16 {
         let signature = sign(&Secret::new(SIM_WEBHOOK_SECRET), body.as_bytes());
         self.notify(PROVIDER, body, &signature).await
     }
 
+    /// Posts a notification body to the gateway with `signature`.
     async fn notify(&self, provider: &str, body: &str, signature: &str) -> u16 {
         self.http
             .post(
