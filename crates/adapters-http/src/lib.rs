@@ -42,7 +42,7 @@ pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 /// The read shape of `operation` (docs/api.md, "Creation and read shapes"): exactly the
 /// `data` that `GET /api/v1/deposits/{id}` or `GET /api/v1/withdrawals/{id}` answers, with
 /// `lifetime` counted at `now`. `refunds` are the operation's refunds, oldest first
-/// (`Gateway::refunds_of`; none for a withdrawal). For other tools that show operations (the
+/// (`Reads::refunds_of`; none for a withdrawal). For other tools that show operations (the
 /// CLI's `operation show`), so what they show never differs from the API.
 pub fn read_shape(
     operation: &domain::operation::Operation,

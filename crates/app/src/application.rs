@@ -13,7 +13,7 @@ use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
 use domain::operator::Operator;
 use domain::ports::{Chain, Clock};
-use domain::service::{AcquirerSettings, Checkout, Gateway, Ports};
+use domain::service::{AcquirerSettings, Answers, Checkout, Gateway, Ports};
 use prometheus::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -98,7 +98,7 @@ impl Application {
         // deposits keep their /pay pages either way.
         let checkout = config
             .sandbox
-            .then(|| Checkout::new(gateway.clone(), provider));
+            .then(|| Checkout::new(gateway.steps(), provider));
         let pages = adapters_http::pages::mount(checkout.clone(), gateway.clone());
         let console_state = match config.admin {
             AdminListener::Off => None,
@@ -179,9 +179,9 @@ impl Application {
     /// report is deleted.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let (stop, stopped) = watch::channel(false);
-        let mut workers = spawn_sweepers(&self.gateway, stopped.clone());
+        let mut workers = spawn_sweepers(self.gateway.answers(), stopped.clone());
         workers.push(spawn_reconciler(
-            &self.gateway,
+            self.gateway.answers(),
             self.reporter.id().into(),
             stopped.clone(),
         ));
@@ -332,13 +332,13 @@ fn callback_worker(
 
 /// The expiry sweeper and the payout settler; every instance runs them, guarded writes make
 /// their work happen once.
-fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+fn spawn_sweepers(answers: &Answers, stopped: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let sweeper = every(
         SWEEP_EVERY,
         stopped.clone(),
-        gateway.clone(),
-        |gateway| async move {
-            match gateway.expire_overdue().await {
+        answers.clone(),
+        |answers| async move {
+            match answers.expire_overdue().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(expired = n, "expired overdue deposits"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "expiry sweep failed"),
@@ -348,9 +348,9 @@ fn spawn_sweepers(gateway: &Gateway, stopped: watch::Receiver<bool>) -> Vec<Join
     let settler = every(
         SWEEP_EVERY,
         stopped,
-        gateway.clone(),
-        |gateway| async move {
-            match gateway.settle_due_payouts().await {
+        answers.clone(),
+        |answers| async move {
+            match answers.settle_due_payouts().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(settled = n, "settled due payouts"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "payout settlement failed"),
@@ -366,23 +366,23 @@ const RECONCILE_EVERY: Duration = Duration::from_millis(500);
 /// The reconciler, and the refund pass (sandbox refunds settling, acquirer refunds read);
 /// every instance runs them, their work is leased so each item is done once.
 fn spawn_reconciler(
-    gateway: &Gateway,
+    answers: &Answers,
     owner: Arc<str>,
     stopped: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
-    let state = (gateway.clone(), owner);
+    let state = (answers.clone(), owner);
     tokio::spawn(every(
         RECONCILE_EVERY,
         stopped,
         state,
-        |(gateway, owner)| async move {
-            match gateway.reconcile(&owner).await {
+        |(answers, owner)| async move {
+            match answers.reconcile(&owner).await {
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(checked = n, "reconciler pass"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "reconciler pass failed"),
             }
             // Refunds due: the sandbox's settle, an acquirer's are read.
-            match gateway.settle_refunds(&owner).await {
+            match answers.settle_refunds(&owner).await {
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(checked = n, "refund pass"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "refund pass failed"),

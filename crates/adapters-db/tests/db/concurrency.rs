@@ -23,7 +23,8 @@ async fn forty_payouts<const N: usize>(
         let (gw, shop) = (gateways[i % N].clone(), shop.clone());
         async move {
             let moid = moid(i);
-            gw.create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
+            gw.creation()
+                .create_withdrawal(&shop, withdrawal(1_00, Some(&moid)), moid.as_bytes())
                 .await
         }
     })
@@ -81,10 +82,12 @@ async fn twenty_identical_requests_create_one_operation() {
             let (gw, shop) = (gw.clone(), shop.clone());
             async move {
                 if i % 2 == 0 {
-                    gw.create_withdrawal(&shop, withdrawal(1_00, Some("same-id")), b"payout")
+                    gw.creation()
+                        .create_withdrawal(&shop, withdrawal(1_00, Some("same-id")), b"payout")
                         .await
                 } else {
-                    gw.create_deposit(&shop, deposit(7_00, Some("same-id")), b"deposit")
+                    gw.creation()
+                        .create_deposit(&shop, deposit(7_00, Some("same-id")), b"deposit")
                         .await
                 }
             }
@@ -113,6 +116,7 @@ async fn twenty_identical_requests_create_one_operation() {
         assert_eq!(balance(&t.db, &shop).await, (9_00, 1_00));
 
         let different = gw
+            .creation()
             .create_withdrawal(&shop, withdrawal(2_00, Some("same-id")), b"other")
             .await;
         assert!(
@@ -133,6 +137,7 @@ async fn racing_approve_and_decline_leave_one_final_status() {
         let mut paid = 0;
         for round in 0..12 {
             let payout = gw
+                .creation()
                 .create_withdrawal(&shop, withdrawal(1_00, None), b"race")
                 .await
                 .expect("payout")
@@ -143,7 +148,7 @@ async fn racing_approve_and_decline_leave_one_final_status() {
             ];
             let results = all_at_once(2, |i| {
                 let (gw, id, outcome) = (gw.clone(), payout.id(), outcomes[i].clone());
-                async move { gw.complete(id, outcome).await }
+                async move { gw.answers().complete(id, outcome).await }
             })
             .await;
             let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();

@@ -1164,7 +1164,8 @@ async fn the_counters_match_the_operations_after_a_mixed_concurrent_workload() {
             async move {
                 let minor = 100_00 + i as i64 * 100 + if i % 4 == 0 { 5 } else { 0 };
                 let moid = format!("d-{i}");
-                gw.create_deposit(&shop, deposit(minor, Some(&moid)), moid.as_bytes())
+                gw.creation()
+                    .create_deposit(&shop, deposit(minor, Some(&moid)), moid.as_bytes())
                     .await
                     .expect("created")
                     .operation
@@ -1176,7 +1177,8 @@ async fn the_counters_match_the_operations_after_a_mixed_concurrent_workload() {
             async move {
                 let minor = 10_00 + i as i64 * 100 + if i % 5 == 0 { 5 } else { 0 };
                 let moid = format!("w-{i}");
-                gw.create_withdrawal(&shop, withdrawal(minor, Some(&moid)), moid.as_bytes())
+                gw.creation()
+                    .create_withdrawal(&shop, withdrawal(minor, Some(&moid)), moid.as_bytes())
                     .await
                     .expect("created")
                     .operation

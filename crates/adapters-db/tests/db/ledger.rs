@@ -19,28 +19,28 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
         let gw = gateway(&t.db);
         credit(&t.db, &shop, 1_000_00).await;
         for i in 0..6 {
-            let created = gw.create_deposit(&shop, deposit(10_00 + i * 100, None), b"d").await.expect("deposit");
+            let created = gw.creation().create_deposit(&shop, deposit(10_00 + i * 100, None), b"d").await.expect("deposit");
             let outcome = if i % 3 == 0 {
                 Outcome::Decline(Decline::new(DeclineCode::CardDeclined))
             } else {
                 Outcome::Approve
             };
-            gw.complete(created.operation.id(), outcome).await.expect("complete deposit");
+            gw.answers().complete(created.operation.id(), outcome).await.expect("complete deposit");
         }
-        let declined = gw.create_deposit(&shop, deposit(10_05, None), b"d").await.expect("deposit");
+        let declined = gw.creation().create_deposit(&shop, deposit(10_05, None), b"d").await.expect("deposit");
         assert_eq!(declined.operation.status(), Status::Declined);
         for i in 0..6 {
-            let created = gw.create_withdrawal(&shop, withdrawal(5_00 + i, None), b"w").await.expect("payout");
+            let created = gw.creation().create_withdrawal(&shop, withdrawal(5_00 + i, None), b"w").await.expect("payout");
             match i % 3 {
-                0 => drop(gw.complete(created.operation.id(), Outcome::Approve).await.expect("approve")),
+                0 => drop(gw.answers().complete(created.operation.id(), Outcome::Approve).await.expect("approve")),
                 1 => {
                     let decline = Outcome::Decline(Decline::new(DeclineCode::RecipientNotFound));
-                    drop(gw.complete(created.operation.id(), decline).await.expect("decline"));
+                    drop(gw.answers().complete(created.operation.id(), decline).await.expect("decline"));
                 }
                 _ => {}
             }
         }
-        let at_creation = gw.create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
+        let at_creation = gw.creation().create_withdrawal(&shop, withdrawal(10_05, None), b"w").await.expect("payout");
         assert_eq!(at_creation.operation.status(), Status::Declined);
         let debit = rub_move(shop.id.clone(), 1_00, false);
         t.db.apply_manual_move(&debit, &domain::testkit::note()).await.expect("debit");

@@ -24,11 +24,13 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
         credit(&t.db, &shop, 1_000_00).await;
         let gw = gateway(&t.db);
         let paid = gw
+            .creation()
             .create_withdrawal(&shop, withdrawal(250_00, Some("w-1")), b"w")
             .await
             .expect("payout");
         let paid_id = paid.operation.id();
         let other = gw
+            .creation()
             .create_withdrawal(&shop, withdrawal(10_00, Some("w-2")), b"w")
             .await
             .expect("payout");
@@ -44,6 +46,7 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
         assert!(t.callbacks_of(paid_id).await.is_empty());
 
         let done = gw
+            .answers()
             .complete(paid_id, Outcome::Approve)
             .await
             .expect("approve");

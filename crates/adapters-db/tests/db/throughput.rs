@@ -28,15 +28,17 @@ async fn throughput_of_creations_through_the_gateway() {
                         let _permit = gate.acquire_owned().await.expect("semaphore");
                         let moid = format!("{kind}-{i}");
                         let result = if kind == "deposit" {
-                            gw.create_deposit(&shop, deposit(1_00, Some(&moid)), moid.as_bytes())
+                            gw.creation()
+                                .create_deposit(&shop, deposit(1_00, Some(&moid)), moid.as_bytes())
                                 .await
                         } else {
-                            gw.create_withdrawal(
-                                &shop,
-                                withdrawal(1_00, Some(&moid)),
-                                moid.as_bytes(),
-                            )
-                            .await
+                            gw.creation()
+                                .create_withdrawal(
+                                    &shop,
+                                    withdrawal(1_00, Some(&moid)),
+                                    moid.as_bytes(),
+                                )
+                                .await
                         };
                         result.expect("created");
                     })

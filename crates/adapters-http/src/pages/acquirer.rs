@@ -36,7 +36,7 @@ pub type ReturnLimiter = RateLimiter<OperationId>;
 /// `GET /pay/{id}` for an acquirer deposit; `None` when `id` is not one (the sandbox's page
 /// may serve it).
 pub async fn pay(lang: Lang, id: OperationId, gateway: &Gateway) -> Option<HttpResponse> {
-    match gateway.pay_page(id).await {
+    match gateway.steps().pay_page(id).await {
         Ok(PayPage::Acquirer(url)) => Some(see_other(&url)),
         Ok(PayPage::Final(op)) => Some(page(
             StatusCode::OK,
@@ -50,7 +50,7 @@ pub async fn pay(lang: Lang, id: OperationId, gateway: &Gateway) -> Option<HttpR
 }
 
 /// `GET /pay/{id}/return` (its query string ignored): a deposit still processing is read
-/// from the acquirer (at most once per operation per two seconds, see `Gateway::pay_return`)
+/// from the acquirer (at most once per operation per two seconds, see `Steps::pay_return`)
 /// and given up to five seconds; then Approved goes to `successUrl`, Declined to `failUrl`,
 /// still processing to `processingUrl`, each else to the result page. Beyond
 /// [`RETURN_LIMIT_PER_SEC`] requests per second for one operation, 429.
@@ -69,14 +69,14 @@ pub async fn back_from_acquirer(
         tracing::info!("return page asked for too often");
         return super::outcome::too_many(lang, wait);
     }
-    let mut op = match gateway.pay_return(id).await {
+    let mut op = match gateway.steps().pay_return(id).await {
         Ok(op) => op,
         Err(error) => return failure(lang, error.into()),
     };
     let deadline = std::time::Instant::now() + RETURN_WAIT;
     while op.status() == Status::Processing && std::time::Instant::now() < deadline {
         actix_web::rt::time::sleep(RETURN_POLL).await;
-        match gateway.acquirer_deposit(id).await {
+        match gateway.steps().acquirer_deposit(id).await {
             Ok(current) => op = current,
             Err(error) => return failure(lang, error.into()),
         }
@@ -94,7 +94,7 @@ pub async fn back_from_acquirer(
 
 /// `GET /pay/{id}/result` for an acquirer deposit; `None` when `id` is not one.
 pub async fn result(lang: Lang, id: OperationId, gateway: &Gateway) -> Option<HttpResponse> {
-    match gateway.acquirer_deposit(id).await {
+    match gateway.steps().acquirer_deposit(id).await {
         Ok(op) if op.status() == Status::Processing => {
             Some(processing(lang, &op, RESULT_REFRESH_SECS))
         }

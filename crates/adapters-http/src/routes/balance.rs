@@ -16,6 +16,6 @@ pub async fn balance(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let merchant = authenticate(&state, &req, Direction::Withdrawal, b"", Binding::Any).await?;
-    let balances = state.gateway().balances(&merchant.id).await?;
+    let balances = state.gateway().reads().balances(&merchant.id).await?;
     Ok(ok(Balances::new(&balances)))
 }

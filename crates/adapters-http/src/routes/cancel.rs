@@ -23,7 +23,7 @@ pub async fn cancel<K: Kind>(
     let gateway = state.gateway().clone();
     // An acquirer's cancel is applied even if the client goes away meanwhile.
     let operation = detached("cancel", async move {
-        gateway.cancel(&merchant, K::DIRECTION, id).await
+        gateway.refunds().cancel(&merchant, K::DIRECTION, id).await
     })
     .await?;
     read_answer(state.gateway(), &operation).await

@@ -42,14 +42,20 @@ async fn create_operation(
         Direction::Deposit => {
             let request = create::deposit(&object)?;
             detached("creation", async move {
-                gateway.create_deposit(&merchant, request, &signed).await
+                gateway
+                    .creation()
+                    .create_deposit(&merchant, request, &signed)
+                    .await
             })
             .await?
         }
         Direction::Withdrawal => {
             let request = create::withdrawal(&object)?;
             detached("creation", async move {
-                gateway.create_withdrawal(&merchant, request, &signed).await
+                gateway
+                    .creation()
+                    .create_withdrawal(&merchant, request, &signed)
+                    .await
             })
             .await?
         }

@@ -106,7 +106,7 @@ pub(crate) async fn read_answer(
     gateway: &Gateway,
     operation: &Operation,
 ) -> Result<HttpResponse, ApiError> {
-    let refunds = gateway.refunds_of(operation).await?;
+    let refunds = gateway.reads().refunds_of(operation).await?;
     let now = gateway.clock().now();
     Ok(ok(OperationView::read(operation, &refunds, now)))
 }

@@ -32,6 +32,7 @@ pub async fn receive(
     let name = req.match_info().get("name").unwrap_or_default();
     tracing::Span::current().record("provider", name);
     let provider = (state.gateway())
+        .answers()
         .acquirer_named(name)
         .await?
         .ok_or(ApiError::NotFound)?;
@@ -39,10 +40,13 @@ pub async fn receive(
     let gateway = state.gateway();
     let signature = req
         .headers()
-        .get(gateway.notification_signature_header(&provider))
+        .get(gateway.answers().notification_signature_header(&provider))
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    let notification = match gateway.read_notification(&provider, signature, &body) {
+    let notification = match gateway
+        .answers()
+        .read_notification(&provider, signature, &body)
+    {
         Ok(notification) => notification,
         Err(NotificationRefusal::BadSignature) => {
             tracing::warn!("provider notification with a bad signature refused");
@@ -62,6 +66,7 @@ pub async fn receive(
     };
     state
         .gateway()
+        .answers()
         .apply_notification(&provider, notification)
         .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"received": true})))

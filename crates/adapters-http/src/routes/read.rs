@@ -33,7 +33,11 @@ async fn by_id(
 ) -> Result<HttpResponse, ApiError> {
     let merchant = authenticate(state, req, direction, b"", Binding::Any).await?;
     let id = path_id(req)?;
-    let operation = state.gateway().read(&merchant, direction, id).await?;
+    let operation = state
+        .gateway()
+        .reads()
+        .read(&merchant, direction, id)
+        .await?;
     read_answer(state.gateway(), &operation).await
 }
 
@@ -59,6 +63,7 @@ async fn by_merchant_operation_id(
     let moid = MerchantOperationId::parse(&text).map_err(|e| ApiError::field(FIELD, &e.0))?;
     let operation = state
         .gateway()
+        .reads()
         .read_by_merchant_operation_id(&merchant, direction, &moid)
         .await?;
     read_answer(state.gateway(), &operation).await

@@ -28,7 +28,10 @@ pub async fn create(
     // As a creation: once the refund is committed, its provider call and the recording of
     // its answer go on even if the client goes away.
     let created = detached("refund", async move {
-        gateway.refund(&merchant, deposit, request, &signed).await
+        gateway
+            .refunds()
+            .refund(&merchant, deposit, request, &signed)
+            .await
     })
     .await?;
     Ok(ok(RefundView::new(&created.refund)))
@@ -44,6 +47,10 @@ pub async fn one(state: web::Data<HttpState>, req: HttpRequest) -> Result<HttpRe
         .get("refund_id")
         .and_then(|text| RefundId::parse(text).ok())
         .ok_or(ApiError::NotFound)?;
-    let found = state.gateway().read_refund(&merchant, deposit, id).await?;
+    let found = state
+        .gateway()
+        .refunds()
+        .read_refund(&merchant, deposit, id)
+        .await?;
     Ok(ok(RefundView::new(&found)))
 }

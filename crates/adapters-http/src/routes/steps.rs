@@ -19,6 +19,7 @@ pub async fn input(
         signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
     let values = steps::input(&body)?;
     let operation = (state.gateway())
+        .steps()
         .submit_input(&merchant, path_id(&req)?, values)
         .await?;
     read_answer(state.gateway(), &operation).await
@@ -34,6 +35,7 @@ pub async fn confirm(
         signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
     let code = steps::confirm(&body)?;
     let operation = (state.gateway())
+        .steps()
         .confirm(&merchant, path_id(&req)?, &code)
         .await?;
     read_answer(state.gateway(), &operation).await

@@ -91,6 +91,7 @@ async fn a_finished_deposit_reads_final_without_its_action_and_credits_the_balan
         let id = app.deposit_id("card", "100.00").await;
         let op_id = OperationId::parse(&id).expect("uuid");
         app.gateway
+            .answers()
             .complete(op_id, Outcome::Approve)
             .await
             .expect("approved");
@@ -158,7 +159,11 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
         assert_eq!(read.data()["requisites"]["phone"], "+79001234567");
 
         tokio::time::sleep(SETTLE * 3).await;
-        app.gateway.settle_due_payouts().await.expect("settled");
+        app.gateway
+            .answers()
+            .settle_due_payouts()
+            .await
+            .expect("settled");
         for (answer, status) in [(&card, 1), (&sbp, 1), (&declined, 2)] {
             let read = app
                 .get(&format!("/api/v1/withdrawals/{}", answer.operation_id()))

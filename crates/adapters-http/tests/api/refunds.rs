@@ -18,7 +18,7 @@ async fn approved_deposit(app: &TestApp, amount: &str, moid: &str) -> String {
     created.assert_ok();
     let id = created.operation_id();
     let parsed = OperationId::parse(&id).expect("a UUID");
-    (app.gateway.complete(parsed, Outcome::Approve))
+    (app.gateway.answers().complete(parsed, Outcome::Approve))
         .await
         .expect("approved");
     id
@@ -39,7 +39,11 @@ fn ok(answer: &Answer) -> &Value {
 /// Settles every refund whose time has come.
 async fn settle(app: &TestApp) {
     tokio::time::sleep(SETTLE * 3).await;
-    app.gateway.settle_refunds("test").await.expect("settled");
+    app.gateway
+        .answers()
+        .settle_refunds("test")
+        .await
+        .expect("settled");
 }
 
 #[tokio::test]

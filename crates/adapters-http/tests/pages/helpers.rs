@@ -90,7 +90,7 @@ impl TestApp {
         }));
         let clock = Arc::new(TestClock::starting_now());
         let gateway = gateway_on(&db, provider.clone(), clock.clone());
-        let checkout = Checkout::new(gateway.clone(), provider);
+        let checkout = Checkout::new(gateway.steps(), provider);
         let store = Arc::new(db.clone());
         let merchant = Operator::new(store.clone(), store, clock.clone(), Arc::new(RandomIds))
             .create_merchant(NewMerchant {
@@ -151,6 +151,7 @@ impl TestApp {
         let request = NewDeposit::parse(&raw).expect("a valid deposit");
         let created = self
             .gateway
+            .creation()
             .create_deposit(&self.merchant, request, b"{}")
             .await
             .expect("created");
@@ -192,6 +193,7 @@ impl TestApp {
         };
         let request = NewWithdrawal::parse(&raw).expect("a valid withdrawal");
         self.gateway
+            .creation()
             .create_withdrawal(&self.merchant, request, b"{}")
             .await
             .expect("created")
@@ -199,13 +201,14 @@ impl TestApp {
     }
 
     pub async fn operation(&self, id: OperationId) -> Operation {
-        self.gateway.operation(id).await.expect("stored")
+        self.gateway.reads().operation(id).await.expect("stored")
     }
 
     /// (available, held) of the merchant's RUB balance, in kopecks.
     pub async fn balance(&self) -> (i64, i64) {
         let balances = self
             .gateway
+            .reads()
             .balances(&self.merchant.id)
             .await
             .expect("balances");

@@ -275,7 +275,7 @@ async fn cancel(
     }));
     let acquirer = Arc::new(AcquirerClient::new());
     let gateway = gateway_on(database, sandbox, acquirer, AcquirerSettings::default());
-    match gateway.cancel_at_provider(id).await {
+    match gateway.refunds().cancel_at_provider(id).await {
         Ok(done) => {
             let after = json!({
                 "status": done.status().name(),

@@ -69,6 +69,7 @@ async fn callback_throughput() {
                 };
                 let request = NewDeposit::parse(&raw).expect("a valid deposit");
                 gateway
+                    .creation()
                     .create_deposit(&merchant, request, b"{}")
                     .await
                     .expect("a deposit declined at creation");

@@ -2,27 +2,33 @@
 
 use std::sync::Arc;
 
-use super::{CheckoutError, CompleteError, Gateway};
+use super::core::Core;
+use super::steps::Steps;
+use super::{CheckoutError, CompleteError};
 use crate::operation::{Action, Operation, Outcome};
 use crate::ports::{HostedCheckout, ProviderVerdict};
 use crate::{CardDetails, Direction, OperationId, PaymentMethod};
 
-/// Hosted pages over the gateway and the provider's checkout side.
+/// Hosted pages over the gateway's checkout steps and the provider's checkout side.
 #[derive(Clone)]
 pub struct Checkout {
-    gateway: Gateway,
+    core: Arc<Core>,
     hosted: Arc<dyn HostedCheckout>,
 }
 
 impl Checkout {
-    pub fn new(gateway: Gateway, hosted: Arc<dyn HostedCheckout>) -> Self {
-        Self { gateway, hosted }
+    /// The pages of `hosted` on the same stores, clock and process state as `steps`.
+    pub fn new(steps: &Steps, hosted: Arc<dyn HostedCheckout>) -> Self {
+        Self {
+            core: Arc::clone(&steps.core),
+            hosted,
+        }
     }
 
     /// The deposit a page shows; payouts, and operations of other providers, are `NotFound`.
     pub async fn deposit(&self, id: OperationId) -> Result<Operation, CheckoutError> {
         let operation = self
-            .gateway
+            .core
             .operation_of_provider(id, self.hosted.provider())
             .await?;
         if operation.direction() != Direction::Deposit {
@@ -40,10 +46,10 @@ impl Checkout {
         outcome: Outcome,
     ) -> Result<Operation, CompleteError> {
         let operation = self
-            .gateway
+            .core
             .operation_of_provider(id, self.hosted.provider())
             .await?;
-        self.gateway.complete_loaded(&operation, outcome).await
+        self.core.complete_loaded(&operation, outcome).await
     }
 
     /// The banks the SBP page offers, as (id, display name).
@@ -61,7 +67,7 @@ impl Checkout {
         cvc: &str,
     ) -> Result<Operation, CheckoutError> {
         let operation = self.waiting(id, |m| m == PaymentMethod::Card).await?;
-        let today = self.gateway.clock().now().year_month();
+        let today = self.core.clock.now().year_month();
         let card = CardDetails::parse(pan, expiry, cvc, today).map_err(CheckoutError::Invalid)?;
         let verdict = self
             .hosted
@@ -96,9 +102,9 @@ impl Checkout {
         if operation.status().is_final() || !hosted || !fits(operation.method()) {
             return Err(CheckoutError::NotWaiting(Box::new(operation)));
         }
-        if operation.is_expired(self.gateway.clock().now()) {
+        if operation.is_expired(self.core.clock.now()) {
             let expired = Outcome::expired();
-            return match self.gateway.complete_loaded(&operation, expired).await {
+            return match self.core.complete_loaded(&operation, expired).await {
                 Ok(done) => Err(CheckoutError::NotWaiting(Box::new(done))),
                 Err(error) => Err(self.after_failure(id, error).await),
             };
@@ -116,7 +122,7 @@ impl Checkout {
             ProviderVerdict::Decline(decline) => Outcome::Decline(decline),
             ProviderVerdict::Pending(_) => return Ok(operation),
         };
-        match self.gateway.complete_loaded(&operation, outcome).await {
+        match self.core.complete_loaded(&operation, outcome).await {
             Ok(done) => Ok(done),
             Err(error) => Err(self.after_failure(operation.id(), error).await),
         }
@@ -125,7 +131,7 @@ impl Checkout {
     /// A completion that lost a race shows the operation's current state.
     async fn after_failure(&self, id: OperationId, error: CompleteError) -> CheckoutError {
         match error {
-            CompleteError::InvalidState => match self.gateway.operation(id).await {
+            CompleteError::InvalidState => match self.core.operation(id).await {
                 Ok(current) => CheckoutError::NotWaiting(Box::new(current)),
                 Err(e) => e.into(),
             },

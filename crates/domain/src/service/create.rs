@@ -6,8 +6,10 @@
 //! a crash or a lost answer leaves a processing operation for the reconciler to resolve by
 //! reading, never a payment the gateway does not know of.
 
+use super::creation::Creation;
+use super::keys::KeyCheck;
 use super::routing::Candidate;
-use super::{CreateError, Created, Gateway};
+use super::{CreateError, Created};
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
 use crate::operation::{
@@ -53,7 +55,7 @@ enum Answer {
     Declined(Decline),
 }
 
-impl Gateway {
+impl Creation {
     /// Creates a deposit for an authenticated merchant. `canonical` is the canonical JSON of
     /// the request, kept only as a keyed hash to recognise replays.
     #[tracing::instrument(skip_all, fields(merchant.id = %merchant.id, payment.method = %request.common.method))]
@@ -166,12 +168,11 @@ impl Gateway {
     /// What an acquirer deposit shows its user: the gateway's own `/pay/{id}` page, which
     /// sends them on to the acquirer (for `sbp_qr`, a QR code of it).
     fn pay_page_action(&self, deposit: &Operation) -> Result<Action, CreateError> {
-        let url = self.pay_url(deposit.id());
+        let url = self.calls.pay_url(deposit.id());
         if deposit.method() != PaymentMethod::SbpQr {
             return Ok(Action::Redirect { url });
         }
         let qr = self
-            .ports
             .qr
             .data_uri(&url)
             .map_err(|error| CreateError::Unknown(anyhow::anyhow!(error)))?;
@@ -187,7 +188,7 @@ impl Gateway {
         request: &Request,
         route: &Route,
     ) -> Result<Answer, CreateError> {
-        let provider = &self.ports.provider;
+        let provider = &self.calls.provider;
         let at = operation.created_at();
         Ok(match request {
             Request::Deposit(_) => match provider.start_deposit(operation, route).await? {
@@ -233,15 +234,15 @@ impl Gateway {
         common: &Common,
         canonical: &[u8],
     ) -> Result<Admission, CreateError> {
-        let mut routes = self.ports.routes.routes().await?;
+        let mut routes = self.routes.routes().await?;
         let acquirers = if routes.iter().any(|route| !route.is_sandbox()) {
-            self.ports.providers.acquirers().await?
+            self.calls.providers.acquirers().await?
         } else {
             Vec::new()
         };
         routes.retain(|route| {
             if route.is_sandbox() {
-                self.sandbox
+                self.calls.sandbox
             } else {
                 acquirers
                     .iter()
@@ -294,15 +295,14 @@ impl Gateway {
             return Ok(None);
         };
         let found = self
-            .ports
+            .core
             .store
             .find_by_merchant_operation_id(&merchant.id, direction, moid)
             .await?;
         match found {
             None => Ok(None),
             Some((operation, Some(stored)))
-                if self
-                    .keyed_by(merchant, direction, &stored)
+                if KeyCheck::of(self.merchants.as_ref(), merchant, direction, &stored)
                     .await?
                     .matches(&stored, canonical) =>
             {
@@ -315,30 +315,10 @@ impl Gateway {
         }
     }
 
-    /// The merchant's secrets of `direction` that can check `stored`: those the request was
-    /// authenticated with, or, when a rotation committed since and keyed `stored` with a newer
-    /// version, the merchant's secrets read again.
-    pub(super) async fn keyed_by(
-        &self,
-        merchant: &Merchant,
-        direction: Direction,
-        stored: &Fingerprint,
-    ) -> Result<KeyCheck, crate::ports::StoreError> {
-        let keys = merchant.keys(direction);
-        if keys.version(stored.key_version()).is_some() {
-            return Ok(KeyCheck(keys.clone()));
-        }
-        let fresh = self.ports.merchants.merchant(&merchant.id).await?;
-        Ok(KeyCheck(match fresh {
-            Some(fresh) => fresh.keys(direction).clone(),
-            None => keys.clone(),
-        }))
-    }
-
     /// What the new operation opens with: a fresh id, the request's fields, the route, now.
     fn opening(&self, merchant: &Merchant, common: Common, route: &Route) -> Opening {
         Opening {
-            id: self.ports.ids.operation_id(),
+            id: self.ids.operation_id(),
             merchant_id: merchant.id.clone(),
             method: common.method,
             amount: common.amount,
@@ -349,7 +329,7 @@ impl Gateway {
             user_data: common.user_data,
             route_id: route.id,
             provider: route.provider.clone(),
-            created_at: self.ports.clock.now(),
+            created_at: self.core.clock.now(),
         }
     }
 
@@ -365,7 +345,7 @@ impl Gateway {
             .finish(&Outcome::Decline(decline), at)
             .map_err(bug)?;
         new.moves.extend(moves_on_finish(&done));
-        new.callback = callback_for(&done, self.ports.callback_format.as_ref());
+        new.callback = callback_for(&done, self.core.callback_format.as_ref());
         new.operation = done;
         Ok(())
     }
@@ -377,7 +357,7 @@ impl Gateway {
         canonical: &[u8],
     ) -> Result<Created, CreateError> {
         let direction = new.operation.direction();
-        match self.ports.store.insert(&new).await {
+        match self.core.store.insert(&new).await {
             Ok(()) => {
                 tracing::info!(operation.id = %new.operation.id(), status = new.operation.status().name(), "operation created");
                 Ok(Created {
@@ -398,15 +378,6 @@ impl Gateway {
             Err(InsertError::InsufficientBalance) => Err(CreateError::InsufficientBalance),
             Err(InsertError::Store(e)) => Err(e.into()),
         }
-    }
-}
-
-/// The secrets a stored fingerprint is checked with ([`Gateway::keyed_by`]).
-pub(super) struct KeyCheck(crate::merchant::KeyRing);
-
-impl KeyCheck {
-    pub(super) fn matches(&self, stored: &Fingerprint, canonical: &[u8]) -> bool {
-        stored.matches(&self.0, canonical)
     }
 }
 

@@ -1,33 +1,52 @@
-//! The use cases, as one service over the ports.
+//! The use cases, as services over the ports, each holding only what it uses.
+//!
+//! [`Gateway`] builds them once over [`Ports`] and hands them out: [`Creation`], [`Reads`],
+//! [`Answers`], [`Refunds`] and [`Steps`] (with [`Checkout`], the sandbox's hosted pages).
+//! Below them sit two crate-private pieces they share and that know none of them: `core`
+//! (the stores, the clock, the callbacks' format and the guarded steps that finish a
+//! movement) and `calls` (the provider ports, the circuits and the acquirer settings).
 
-mod acquirer;
+mod answers;
 pub mod callbacks;
+mod calls;
+mod cancel;
 mod checkout;
-mod complete;
+mod core;
 mod create;
+mod creation;
 mod errors;
+mod finish;
+mod gateway;
+mod keys;
+mod notifications;
 mod page_reads;
 mod pay_pages;
+mod payments;
 mod read;
 mod recent;
 mod reconcile;
 mod refund;
+mod refund_checks;
+mod refund_finish;
 mod routing;
 mod steps;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use acquirer::CancelError;
+pub use answers::Answers;
+pub use cancel::CancelError;
 pub use checkout::Checkout;
+pub use creation::Creation;
 pub use errors::{
     CheckoutError, CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
 };
+pub use gateway::Gateway;
 pub use pay_pages::PayPage;
-pub use refund::CreatedRefund;
-pub use steps::check_input;
+pub use read::Reads;
+pub use refund::{CreatedRefund, Refunds};
+pub use steps::{check_input, Steps};
 
-use crate::circuit::{Circuit, Circuits};
 use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
     PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
@@ -48,7 +67,8 @@ pub struct Created {
 /// The adapters the service runs on.
 ///
 /// Trait objects rather than type parameters, so the HTTP adapter and the workers can hold
-/// one concrete `Gateway` without naming the storage or provider adapters.
+/// one concrete `Gateway` without naming the storage or provider adapters. [`Gateway::new`]
+/// hands each service only the ports it uses.
 #[derive(Clone)]
 pub struct Ports {
     pub store: Arc<dyn OperationStore>,
@@ -92,67 +112,6 @@ impl Default for AcquirerSettings {
             reconcile_after: Duration::from_secs(60),
             routing_budget: Duration::from_secs(15),
         }
-    }
-}
-
-/// The gateway's use cases.
-#[derive(Clone)]
-pub struct Gateway {
-    ports: Ports,
-    acquirers: AcquirerSettings,
-    /// Whether the built-in sandbox is in service (`GATEWAY_SANDBOX`).
-    sandbox: bool,
-    /// This process's circuit breakers, one per acquirer.
-    circuits: Circuits,
-    /// The latest non-final payment status this process applied to each acquirer operation.
-    recent: recent::Recent,
-    /// This process's payment-page reads of acquirers, at most one per operation at a time.
-    page_reads: page_reads::PageReads,
-}
-
-impl Gateway {
-    pub fn new(ports: Ports) -> Self {
-        Self {
-            ports,
-            acquirers: AcquirerSettings::default(),
-            sandbox: true,
-            circuits: Circuits::new(),
-            recent: recent::Recent::default(),
-            page_reads: page_reads::PageReads::default(),
-        }
-    }
-
-    /// Works with acquirers under these settings.
-    pub fn with_acquirer_settings(mut self, settings: AcquirerSettings) -> Self {
-        self.acquirers = settings;
-        self
-    }
-
-    /// Takes the built-in sandbox out of service: no new operations are routed to it and its
-    /// deposits take no user steps. Operations it already has (payouts settling) still finish.
-    pub fn without_sandbox(mut self) -> Self {
-        self.sandbox = false;
-        self
-    }
-
-    /// Whether the sandbox's operations may take user steps (its pages are in service).
-    fn in_service(&self, operation: &crate::operation::Operation) -> bool {
-        !operation.is_sandbox() || self.sandbox
-    }
-
-    /// The merchant directory, for authentication at the edge.
-    pub fn merchants(&self) -> &dyn MerchantDirectory {
-        self.ports.merchants.as_ref()
-    }
-
-    /// This process's circuits, one per acquirer it has called, as they stand now.
-    pub fn circuits(&self) -> Vec<Circuit> {
-        self.circuits.snapshot(self.ports.clock.now())
-    }
-
-    /// The clock the service runs on.
-    pub fn clock(&self) -> &dyn Clock {
-        self.ports.clock.as_ref()
     }
 }
 

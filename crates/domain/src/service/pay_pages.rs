@@ -7,11 +7,14 @@
 use futures::future::{self, Either};
 
 use super::page_reads::{Turn, FOLLOW_WAIT, READ_GAP};
-use super::{Gateway, ReadError};
+use super::payments::{same_payment, Heard};
+use super::steps::Steps;
+use super::ReadError;
+use crate::acquirer::Lookup;
 use crate::attempt::Attempt;
 use crate::operation::Operation;
 use crate::ports::Chain;
-use crate::OperationId;
+use crate::{Direction, OperationId};
 
 /// What `/pay/{id}` shows for an acquirer deposit.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +27,7 @@ pub enum PayPage {
     Processing(Operation),
 }
 
-impl Gateway {
+impl Steps {
     /// What `/pay/{id}` shows for an acquirer deposit; a sandbox operation or a payout is
     /// `NotFound` here. Without the acquirer's page yet, it reads the payment (a page read).
     pub async fn pay_page(&self, id: OperationId) -> Result<PayPage, ReadError> {
@@ -32,7 +35,7 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(PayPage::Final(operation));
         }
-        let Some(attempt) = self.current_attempt(id).await? else {
+        let Some(attempt) = self.core.current_attempt(id).await? else {
             return Ok(PayPage::Processing(operation));
         };
         if let Some(url) = &attempt.redirect_url {
@@ -42,7 +45,7 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(PayPage::Final(operation));
         }
-        match self.current_attempt(id).await? {
+        match self.core.current_attempt(id).await? {
             Some(Attempt {
                 redirect_url: Some(url),
                 ..
@@ -58,7 +61,7 @@ impl Gateway {
         if operation.status().is_final() {
             return Ok(operation);
         }
-        match self.current_attempt(id).await? {
+        match self.core.current_attempt(id).await? {
             Some(attempt) => self.page_read(operation, attempt).await,
             None => Ok(operation),
         }
@@ -75,10 +78,10 @@ impl Gateway {
         attempt: Attempt,
     ) -> Result<Operation, ReadError> {
         let id = operation.id();
-        let now = self.ports.clock.now();
+        let now = self.core.clock.now();
         match self.page_reads.turn(id, now) {
             Turn::Lead(_reading) => {
-                let claimed = self.ports.store.claim_page_read(id, now, READ_GAP).await;
+                let claimed = self.core.store.claim_page_read(id, now, READ_GAP).await;
                 match claimed {
                     Ok(true) => self.read_once(operation, attempt).await,
                     Ok(false) => {
@@ -92,12 +95,49 @@ impl Gateway {
                 }
             }
             Turn::Follow(over) => {
-                let waited = future::select(over, self.ports.clock.sleep(FOLLOW_WAIT)).await;
+                let waited = future::select(over, self.core.clock.sleep(FOLLOW_WAIT)).await;
                 if matches!(waited, Either::Right(_)) {
                     tracing::debug!(operation.id = %id, "the page read followed is still going on");
                 }
                 self.acquirer_deposit(id).await
             }
+        }
+    }
+
+    /// Whether `id` is an acquirer deposit.
+    pub async fn acquirer_deposit(&self, id: OperationId) -> Result<Operation, ReadError> {
+        let operation = self.core.operation(id).await?;
+        if operation.is_sandbox() || operation.direction() != Direction::Deposit {
+            return Err(ReadError::NotFound);
+        }
+        Ok(operation)
+    }
+
+    /// Reads the payment of `attempt` once and applies what is found; any failure leaves the
+    /// operation as it was (the reconciler reads it later).
+    async fn read_once(
+        &self,
+        operation: Operation,
+        attempt: Attempt,
+    ) -> Result<Operation, ReadError> {
+        let Some(acquirer) = self.calls.providers.acquirer(&attempt.provider).await? else {
+            return Ok(operation);
+        };
+        match self.calls.acquirer.find(&acquirer, operation.id()).await {
+            Lookup::Found(payment) if same_payment(&attempt, &payment) => {
+                match self
+                    .core
+                    .apply_payment(&operation, attempt, &payment, Heard::Notification)
+                    .await
+                {
+                    Ok(current) => Ok(current),
+                    Err(error) => {
+                        tracing::warn!(operation.id = %operation.id(), error = %Chain(&error), "payment read but not applied");
+                        Ok(operation)
+                    }
+                }
+            }
+            _ => Ok(operation),
         }
     }
 }

@@ -1,12 +1,27 @@
-//! Reading operations and balances (operators' balance adjustments are `crate::operator`'s).
+//! Reading operations, balances and refunds (operators' balance adjustments are
+//! `crate::operator`'s).
 
-use super::{Gateway, ReadError};
+use std::sync::Arc;
+
+use super::core::Core;
+use super::ReadError;
 use crate::ledger::Balance;
 use crate::merchant::Merchant;
 use crate::operation::Operation;
-use crate::{Direction, MerchantId, MerchantOperationId, OperationId};
+use crate::refund::Refund;
+use crate::{Direction, MerchantId, MerchantOperationId, OperationId, Status};
 
-impl Gateway {
+/// What merchants, pages and operators read.
+#[derive(Clone)]
+pub struct Reads {
+    core: Arc<Core>,
+}
+
+impl Reads {
+    pub(super) fn new(core: Arc<Core>) -> Self {
+        Self { core }
+    }
+
     /// The merchant's operation of `direction`; another merchant's is `NotFound`.
     pub async fn read(
         &self,
@@ -14,10 +29,7 @@ impl Gateway {
         direction: Direction,
         id: OperationId,
     ) -> Result<Operation, ReadError> {
-        match self.ports.store.get(id).await? {
-            Some(op) if *op.merchant_id() == merchant.id && op.direction() == direction => Ok(op),
-            _ => Err(ReadError::NotFound),
-        }
+        self.core.read(merchant, direction, id).await
     }
 
     /// The merchant's operation of `direction` with this merchantOperationId.
@@ -27,7 +39,7 @@ impl Gateway {
         direction: Direction,
         moid: &MerchantOperationId,
     ) -> Result<Operation, ReadError> {
-        self.ports
+        self.core
             .store
             .find_by_merchant_operation_id(&merchant.id, direction, moid)
             .await?
@@ -37,7 +49,7 @@ impl Gateway {
 
     /// An operation by id, whoever owns it (for hosted pages and the sandbox).
     pub async fn operation(&self, id: OperationId) -> Result<Operation, ReadError> {
-        self.ports.store.get(id).await?.ok_or(ReadError::NotFound)
+        self.core.operation(id).await
     }
 
     /// An operation by id whose current attempt is with `provider`; any other is `NotFound`,
@@ -48,16 +60,20 @@ impl Gateway {
         id: OperationId,
         provider: &str,
     ) -> Result<Operation, ReadError> {
-        let operation = self.operation(id).await?;
-        if operation.provider() == provider {
-            Ok(operation)
-        } else {
-            Err(ReadError::NotFound)
-        }
+        self.core.operation_of_provider(id, provider).await
     }
 
     /// The merchant's balances.
     pub async fn balances(&self, merchant: &MerchantId) -> Result<Vec<Balance>, ReadError> {
-        Ok(self.ports.store.balances(merchant).await?)
+        Ok(self.core.store.balances(merchant).await?)
+    }
+
+    /// The refunds of `operation`, oldest first: only an approved deposit can have any, so
+    /// nothing is read for any other.
+    pub async fn refunds_of(&self, operation: &Operation) -> Result<Vec<Refund>, ReadError> {
+        if operation.direction() != Direction::Deposit || operation.status() != Status::Approved {
+            return Ok(Vec::new());
+        }
+        Ok(self.core.refunds.refunds_of(operation.id()).await?)
     }
 }

@@ -2,8 +2,10 @@
 //! quiet too long, and cancels acquirer deposits whose lifetime has passed. Its work is
 //! leased across processes; it never creates or re-sends a payment.
 
-use super::acquirer::{lease_millis, same_payment, unavailable, Heard};
-use super::{CompleteError, Gateway};
+use super::answers::Answers;
+use super::calls::lease_millis;
+use super::payments::{same_payment, unavailable, Heard};
+use super::CompleteError;
 use crate::acquirer::{next_unknown_read, not_found_final_at, Lookup, PaymentStatus};
 use crate::attempt::{Attempt, AttemptState};
 use crate::operation::{Operation, Outcome};
@@ -17,27 +19,27 @@ const CLAIM_BATCH: u32 = 4;
 /// How long one pass keeps claiming at one provider before it moves on to the next.
 const PASS_BUDGET_MS: i64 = 2_000;
 
-impl Gateway {
+impl Answers {
     /// One pass of the reconciler as `owner` (this process's id): at each acquirer, claims the
     /// attempts that are due, a few at a time, and reads, or cancels, each once; a claimed
     /// attempt whose lease no longer covers a whole call is left for the next claim. Returns
     /// how many it looked at.
     pub async fn reconcile(&self, owner: &str) -> Result<usize, CompleteError> {
         let mut looked_at = 0;
-        for acquirer in self.ports.providers.acquirers().await? {
-            let started = self.ports.clock.now();
+        for acquirer in self.calls.providers.acquirers().await? {
+            let started = self.core.clock.now();
             let call = super::millis(acquirer.timeout);
             loop {
-                let now = self.ports.clock.now();
+                let now = self.core.clock.now();
                 let lease_until = now.plus_millis(lease_millis(&acquirer));
                 let due = self
-                    .ports
+                    .core
                     .store
                     .claim_checks(acquirer.name.as_str(), owner, now, lease_until, CLAIM_BATCH)
                     .await?;
                 let claimed = due.len();
                 for attempt in due {
-                    if self.ports.clock.now().plus_millis(call) > lease_until {
+                    if self.core.clock.now().plus_millis(call) > lease_until {
                         break;
                     }
                     looked_at += 1;
@@ -46,7 +48,7 @@ impl Gateway {
                         tracing::warn!(operation.id = %id, provider = %acquirer.name, error = %Chain(&error), "reconciler check failed; it is retried when the lease ends");
                     }
                 }
-                let spent = self.ports.clock.now().millis() - started.millis();
+                let spent = self.core.clock.now().millis() - started.millis();
                 if claimed < CLAIM_BATCH as usize || spent > PASS_BUDGET_MS {
                     break;
                 }
@@ -62,12 +64,12 @@ impl Gateway {
         acquirer: &AcquirerProvider,
         mut attempt: Attempt,
     ) -> Result<(), CompleteError> {
-        let now = self.ports.clock.now();
-        let operation = match self.ports.store.get(attempt.operation_id).await? {
+        let now = self.core.clock.now();
+        let operation = match self.core.store.get(attempt.operation_id).await? {
             Some(operation) if !operation.status().is_final() => operation,
             _ => {
                 attempt.next_check_at = None;
-                self.ports.store.save_attempt(&attempt).await?;
+                self.core.store.save_attempt(&attempt).await?;
                 return Ok(());
             }
         };
@@ -80,7 +82,7 @@ impl Gateway {
             attempt.reads = 0;
             attempt.next_check_at = Some(next_unknown_read(since, since));
             attempt.updated_at = now;
-            self.ports.store.save_attempt(&attempt).await?;
+            self.core.store.save_attempt(&attempt).await?;
             return Ok(());
         }
         let expired = operation.direction() == Direction::Deposit
@@ -101,9 +103,10 @@ impl Gateway {
         attempt: Attempt,
         now: Timestamp,
     ) -> Result<(), CompleteError> {
-        match self.ports.acquirer.find(acquirer, operation.id()).await {
+        match self.calls.acquirer.find(acquirer, operation.id()).await {
             Lookup::Found(payment) if same_payment(&attempt, &payment) => {
-                self.apply_payment(operation, attempt, &payment, Heard::Read)
+                self.core
+                    .apply_payment(operation, attempt, &payment, Heard::Read)
                     .await?;
                 Ok(())
             }
@@ -130,9 +133,10 @@ impl Gateway {
     ) -> Result<(), CompleteError> {
         let acquirer_id = match &attempt.acquirer_id {
             Some(id) => id.clone(),
-            None => match self.ports.acquirer.find(acquirer, operation.id()).await {
+            None => match self.calls.acquirer.find(acquirer, operation.id()).await {
                 Lookup::Found(payment) if payment.status.is_final() => {
-                    self.apply_payment(operation, attempt, &payment, Heard::Read)
+                    self.core
+                        .apply_payment(operation, attempt, &payment, Heard::Read)
                         .await?;
                     return Ok(());
                 }
@@ -145,12 +149,13 @@ impl Gateway {
                 Lookup::Failed(_) => return self.read_later(operation, attempt, now).await,
             },
         };
-        match self.ports.acquirer.cancel(acquirer, &acquirer_id).await {
+        match self.calls.acquirer.cancel(acquirer, &acquirer_id).await {
             Lookup::Found(payment) if payment.id == acquirer_id => {
                 if payment.status == PaymentStatus::Canceled {
                     tracing::info!(operation.id = %operation.id(), "expired deposit cancelled at the acquirer");
                 }
-                self.apply_payment(operation, attempt, &payment, Heard::Read)
+                self.core
+                    .apply_payment(operation, attempt, &payment, Heard::Read)
                     .await?;
                 Ok(())
             }
@@ -187,11 +192,11 @@ impl Gateway {
         attempt.next_check_at = None;
         attempt.updated_at = now;
         // The final status first: if it cannot be written, the attempt keeps its due check.
-        match self.finish(operation, never_created).await {
+        match self.core.finish(operation, never_created).await {
             Ok(_) | Err(CompleteError::InvalidState) => {}
             Err(error) => return Err(error),
         }
-        self.ports.store.save_attempt(&attempt).await?;
+        self.core.store.save_attempt(&attempt).await?;
         Ok(())
     }
 
@@ -215,10 +220,10 @@ impl Gateway {
                     next
                 }
             }
-            None => self.quiet_check(operation, now, attempt.reads),
+            None => self.core.quiet_check(operation, now, attempt.reads),
         };
         attempt.next_check_at = Some(next.max(now.plus_millis(100)));
-        self.ports.store.save_attempt(&attempt).await?;
+        self.core.store.save_attempt(&attempt).await?;
         Ok(())
     }
 }

@@ -9,9 +9,13 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use super::creation::Creation;
 use super::millis;
-use super::{CreateError, Created, Gateway};
-use crate::acquirer::{AcquirerPayment, CallResult, FailureMeaning, PaymentStatus};
+use super::payments::{unavailable, Heard};
+use super::{CompleteError, CreateError, Created};
+use crate::acquirer::{
+    next_unknown_read, AcquirerPayment, CallResult, FailureMeaning, PaymentStatus,
+};
 use crate::attempt::{Attempt, AttemptState};
 use crate::circuit::{Circuits, Permit, Verdict};
 use crate::merchant::Merchant;
@@ -145,7 +149,7 @@ fn is_definite_failure(result: &CallResult<AcquirerPayment>, direction: Directio
     }
 }
 
-impl Gateway {
+impl Creation {
     /// Stores `new` as processing with its first attempts (routes passed over, then the one
     /// to call), then calls the acquirers in turn as [`Routing`] says. Once stored, the
     /// merchant gets the operation (200), whatever becomes of the calls. With no candidate
@@ -164,9 +168,9 @@ impl Gateway {
             new.operation.id(),
             candidates,
             arrival,
-            self.acquirers.routing_budget,
+            self.calls.settings.routing_budget,
         );
-        let Step { skipped, next } = routing.step(&self.circuits, arrival);
+        let Step { skipped, next } = routing.step(&self.calls.circuits, arrival);
         new.attempts = skipped;
         let Some(next) = next else {
             tracing::warn!(operation.id = %new.operation.id(), "every candidate provider's circuit is open; declined with no provider called");
@@ -205,7 +209,7 @@ impl Gateway {
         let direction = operation.direction();
         // Until its answer is applied (when this returns), a notification for the operation
         // waits for the call rather than reading and writing the attempt beside it.
-        let _sending = self.recent.sending(operation.id());
+        let _sending = self.core.recent.sending(operation.id());
         loop {
             let Next {
                 candidate,
@@ -214,19 +218,20 @@ impl Gateway {
             } = next;
             let acquirer = &candidate.acquirer;
             let (result, mut attempt) = self
+                .calls
                 .call_creation(&operation, attempt, payout.as_ref(), acquirer)
                 .await;
-            let now = self.ports.clock.now();
+            let now = self.core.clock.now();
             permit.finish(Verdict::of(&result, direction), now);
             if !is_definite_failure(&result, direction) {
                 return self
                     .apply_creation(operation, attempt, result, acquirer)
                     .await;
             }
-            let step = routing.step(&self.circuits, now);
+            let step = routing.step(&self.calls.circuits, now);
             let Some(following) = step.next else {
                 if !step.skipped.is_empty() {
-                    if let Err(error) = self.ports.store.add_attempts(&attempt, &step.skipped).await
+                    if let Err(error) = self.core.store.add_attempts(&attempt, &step.skipped).await
                     {
                         tracing::warn!(operation.id = %operation.id(), error = %Chain(&error), "routes passed over not recorded");
                     }
@@ -238,11 +243,11 @@ impl Gateway {
             failed_over(&mut attempt, &result);
             let mut added = step.skipped;
             added.push(following.attempt.clone());
-            match self.ports.store.add_attempts(&attempt, &added).await {
+            match self.core.store.add_attempts(&attempt, &added).await {
                 Ok(true) => {
                     tracing::info!(operation.id = %operation.id(), provider = %acquirer.name, next = %following.candidate.acquirer.name, "definite failure; trying the next provider");
                     // Whatever was heard for the attempt left behind describes it no more.
-                    self.recent.forget(operation.id());
+                    self.core.recent.forget(operation.id());
                     let route = &following.candidate.route;
                     operation = operation.routed_to(route.id, &route.provider);
                     next = following;
@@ -252,7 +257,7 @@ impl Gateway {
                     // found the payment), or the operation was finished: no other provider
                     // is called, and what was heard stands.
                     tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, "definite failure at creation, but the attempt has moved on; no failover");
-                    return match self.operation(operation.id()).await {
+                    return match self.core.operation(operation.id()).await {
                         Ok(current) => current,
                         Err(_) => operation,
                     };
@@ -265,6 +270,60 @@ impl Gateway {
                         .apply_creation(operation, attempt, result, acquirer)
                         .await;
                 }
+            }
+        }
+    }
+
+    /// Writes what a creation call answered for `attempt`: the payment's status as the
+    /// acquirer gave it, a decline with `ProviderUnavailable` after a definite failure, or an
+    /// unknown outcome for the reconciler to read. Returns the operation as it now stands;
+    /// any failure to write leaves it processing for the reconciler.
+    async fn apply_creation(
+        &self,
+        operation: Operation,
+        mut attempt: Attempt,
+        result: CallResult<AcquirerPayment>,
+        acquirer: &AcquirerProvider,
+    ) -> Operation {
+        let now = attempt.updated_at;
+        if !matches!(result, CallResult::Answered(_)) {
+            // No answer: a status a notification applied while the call was in flight no
+            // longer describes the attempt, so the next notification takes the full path.
+            self.core.recent.forget(operation.id());
+        }
+        let applied = match result {
+            CallResult::Answered(payment) => {
+                self.core
+                    .apply_payment(&operation, attempt, &payment, Heard::Creation)
+                    .await
+            }
+            CallResult::Unavailable(reason) => {
+                tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer unavailable at creation");
+                attempt.state = AttemptState::Unavailable;
+                attempt.next_check_at = None;
+                self.core
+                    .finish_then_save(&operation, &attempt, unavailable(), PaymentStatus::Failed)
+                    .await
+            }
+            CallResult::Unknown(reason) => {
+                tracing::warn!(operation.id = %operation.id(), provider = %acquirer.name, %reason, "acquirer outcome unknown at creation; the reconciler reads it");
+                attempt.state = AttemptState::Unknown;
+                attempt.unknown_since = Some(now);
+                attempt.reads = 0;
+                attempt.next_check_at = Some(next_unknown_read(now, now));
+                self.core
+                    .store
+                    .save_attempt(&attempt)
+                    .await
+                    .map(|()| operation.clone())
+                    .map_err(CompleteError::from)
+            }
+        };
+        match applied {
+            Ok(current) => current,
+            Err(error) => {
+                tracing::error!(operation.id = %operation.id(), error = %Chain(&error), "acquirer answer not written; the reconciler reads it");
+                operation
             }
         }
     }

@@ -1,8 +1,13 @@
-//! The user's steps on a waiting deposit: input fields and a confirmation code.
+//! The user's steps on a waiting deposit: input fields and a confirmation code (the
+//! acquirer deposits' payment pages are in `pay_pages`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use super::{Gateway, StepError};
+use super::calls::Calls;
+use super::core::Core;
+use super::page_reads::PageReads;
+use super::StepError;
 use crate::merchant::Merchant;
 use crate::operation::{
     Action, Decline, DeclineCode, InputField, Operation, Outcome, CONFIRMATION_ATTEMPTS,
@@ -10,14 +15,32 @@ use crate::operation::{
 use crate::ports::{FinishError, ProviderVerdict};
 use crate::{Direction, OperationId, ValidationErrors};
 
-impl Gateway {
+/// The hosted checkout's steps: what a user does on a waiting deposit, through the API or
+/// the gateway's payment pages.
+#[derive(Clone)]
+pub struct Steps {
+    pub(super) core: Arc<Core>,
+    pub(super) calls: Arc<Calls>,
+    /// This process's payment-page reads of acquirers, at most one per operation at a time.
+    pub(super) page_reads: PageReads,
+}
+
+impl Steps {
+    pub(super) fn new(core: Arc<Core>, calls: Arc<Calls>, page_reads: PageReads) -> Self {
+        Self {
+            core,
+            calls,
+            page_reads,
+        }
+    }
+
     /// The merchant's processing deposit, or why it cannot take a step now.
     async fn waiting_deposit(
         &self,
         merchant: &Merchant,
         id: OperationId,
     ) -> Result<Operation, StepError> {
-        let operation = self.ports.store.get(id).await?.ok_or(StepError::NotFound)?;
+        let operation = self.core.store.get(id).await?.ok_or(StepError::NotFound)?;
         if *operation.merchant_id() != merchant.id || operation.direction() != Direction::Deposit {
             return Err(StepError::NotFound);
         }
@@ -42,7 +65,7 @@ impl Gateway {
         }
         self.refuse_if_not_waiting(&operation).await?;
         let outcome = match self
-            .ports
+            .calls
             .provider
             .submit_input(&operation, &values)
             .await?
@@ -51,7 +74,7 @@ impl Gateway {
             ProviderVerdict::Decline(decline) => Outcome::Decline(decline),
             ProviderVerdict::Pending(_) => return Ok(operation),
         };
-        Ok(self.complete_loaded(&operation, outcome).await?)
+        Ok(self.core.complete_loaded(&operation, outcome).await?)
     }
 
     /// Submits a confirmation code: the right one approves; a wrong one answers `InvalidCode`
@@ -85,13 +108,17 @@ impl Gateway {
                 return Err(StepError::InvalidState);
             };
             self.refuse_if_not_waiting(&operation).await?;
-            if self.ports.provider.check_code(&operation, code).await? {
-                return Ok(self.complete_loaded(&operation, Outcome::Approve).await?);
+            if self.calls.provider.check_code(&operation, code).await? {
+                return Ok(self
+                    .core
+                    .complete_loaded(&operation, Outcome::Approve)
+                    .await?);
             }
             let left = attempts_left.saturating_sub(1);
             if left == 0 {
                 let decline = Decline::new(DeclineCode::ConfirmationFailed);
                 return Ok(self
+                    .core
                     .complete_loaded(&operation, Outcome::Decline(decline))
                     .await?);
             }
@@ -99,9 +126,9 @@ impl Gateway {
                 channels: channels.clone(),
                 attempts_left: left,
             };
-            let now = self.ports.clock.now();
+            let now = self.core.clock.now();
             match self
-                .ports
+                .core
                 .store
                 .replace_action(id, action, &fewer, now)
                 .await
@@ -122,14 +149,14 @@ impl Gateway {
         if operation.status().is_final() {
             return Err(StepError::InvalidState);
         }
-        if operation.is_expired(self.ports.clock.now()) {
+        if operation.is_expired(self.core.clock.now()) {
             let expired = Outcome::expired();
-            self.complete_loaded(operation, expired).await?;
+            self.core.complete_loaded(operation, expired).await?;
             return Err(StepError::InvalidState);
         }
         // A provider taken out of service (the sandbox with GATEWAY_SANDBOX=false) takes no
         // more steps: its waiting deposits only expire.
-        if !self.in_service(operation) {
+        if !self.calls.in_service(operation) {
             return Err(StepError::InvalidState);
         }
         Ok(())

@@ -35,6 +35,7 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         let balances = state
             .ports
             .gateway
+            .reads()
             .balances(&merchant.id)
             .await
             .map_err(|e| signed.fail(e))?;

@@ -50,6 +50,7 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
     let refunds = state
         .ports
         .gateway
+        .reads()
         .refunds_of(op)
         .await
         .map_err(|e| signed.fail(e))?;
@@ -437,9 +438,13 @@ pub(crate) async fn cancel(posted: Posted, path: web::Path<String>) -> Answer {
     let signed = &posted.signed;
     let id = parse_id(signed, &path)?;
     let gateway = &signed.state.ports.gateway;
-    let before = gateway.operation(id).await.map_err(|e| signed.fail(e))?;
+    let before = gateway
+        .reads()
+        .operation(id)
+        .await
+        .map_err(|e| signed.fail(e))?;
     let page = operation_page(id);
-    let (after, good, code) = match gateway.cancel_at_provider(id).await {
+    let (after, good, code) = match gateway.refunds().cancel_at_provider(id).await {
         Ok(done) => (done, true, "canceled"),
         Err(CancelError::Final(current)) => (*current, false, "already_final"),
         Err(CancelError::NotFound) => return Err(signed.fail(Problem::NotFound)),
@@ -496,6 +501,7 @@ pub(crate) async fn complete(posted: Posted, path: web::Path<String>) -> Answer 
     let before = state
         .ports
         .gateway
+        .reads()
         .operation(id)
         .await
         .map_err(|e| signed.fail(e))?;

@@ -109,7 +109,7 @@ impl Fixture {
         let operator = Operator::new(Arc::new(self.operator), operations, clock.clone(), ids);
         let checkout = self
             .hosted
-            .map(|hosted| Checkout::new(gateway.clone(), Arc::new(hosted)));
+            .map(|hosted| Checkout::new(gateway.steps(), Arc::new(hosted)));
         let ports = ConsolePorts {
             store: Arc::new(self.console),
             outbox: Arc::new(self.outbox),

@@ -151,7 +151,7 @@ impl TestApp {
         let state = HttpState::new(gateway.clone(), Arc::new(readiness), settings);
         let pages = setup.pages.then(|| {
             adapters_http::pages::mount(
-                Some(Checkout::new(gateway.clone(), provider)),
+                Some(Checkout::new(gateway.steps(), provider)),
                 gateway.clone(),
             )
         });

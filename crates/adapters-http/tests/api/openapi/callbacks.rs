@@ -50,7 +50,11 @@ pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     let payout = api.post("/api/v1/withdrawals", &payout).await;
     payout.assert_ok();
     tokio::time::sleep(SETTLE * 3).await;
-    app.gateway.settle_due_payouts().await.expect("settled");
+    app.gateway
+        .answers()
+        .settle_due_payouts()
+        .await
+        .expect("settled");
 
     let config = CallbackConfig {
         allow_private: true,

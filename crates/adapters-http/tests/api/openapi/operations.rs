@@ -150,6 +150,7 @@ pub async fn deposits(api: &Checked<'_>) {
     let approved = OperationId::parse(&created.operation_id()).expect("a UUID");
     api.app
         .gateway
+        .answers()
         .complete(approved, Outcome::Approve)
         .await
         .expect("approved");
@@ -232,7 +233,12 @@ pub async fn withdrawals(api: &Checked<'_>) {
     api.get(&unknown).await.assert_error(404, "NotFound");
 
     tokio::time::sleep(SETTLE * 3).await;
-    api.app.gateway.settle_due_payouts().await.expect("settled");
+    api.app
+        .gateway
+        .answers()
+        .settle_due_payouts()
+        .await
+        .expect("settled");
     for (answer, status) in [(&card, 1), (&created, 1), (&later, 2)] {
         let read = api
             .get(&format!("{WITHDRAWALS}/{}", answer.operation_id()))

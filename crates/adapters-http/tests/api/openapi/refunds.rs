@@ -15,6 +15,7 @@ pub async fn approved_deposit(api: &Checked<'_>, amount: &str) -> String {
     let id = created.operation_id();
     let parsed = OperationId::parse(&id).expect("a UUID");
     (api.app.gateway)
+        .answers()
         .complete(parsed, Outcome::Approve)
         .await
         .expect("approved");
@@ -93,6 +94,7 @@ pub async fn refunds(api: &Checked<'_>) {
 
     tokio::time::sleep(SETTLE * 3).await;
     (api.app.gateway)
+        .answers()
         .settle_refunds("openapi")
         .await
         .expect("settled");

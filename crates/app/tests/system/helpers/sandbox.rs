@@ -49,7 +49,7 @@ impl Sandbox {
         }
     }
 
-    /// Finishing in this process, through `Gateway::complete` (no gateway need be running).
+    /// Finishing in this process, through `Answers::complete` (no gateway need be running).
     pub fn local(db: &TestDb) -> Sandbox {
         Sandbox {
             endpoint: None,
@@ -80,6 +80,7 @@ impl Sandbox {
             .app()
             .await
             .gateway()
+            .answers()
             .complete(id, outcome)
             .await
             .unwrap_or_else(|e| panic!("complete {operation_id}: {e}"));

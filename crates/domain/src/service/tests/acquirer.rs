@@ -353,7 +353,7 @@ fn known(mocks: &mut Mocks, operation: Operation, attempts: Vec<Attempt>) {
 }
 
 fn notify(mocks: Mocks, n: Notification) -> Result<(), NotificationError> {
-    block_on(mocks.gateway().apply_notification(&bank(), n))
+    block_on(mocks.gateway().answers().apply_notification(&bank(), n))
 }
 
 #[test]
@@ -473,20 +473,28 @@ fn a_notification_that_repeats_the_creations_answer_reads_and_writes_nothing() {
         mocks.store.expect_finish().never();
         let gateway = mocks.gateway();
         let created = if deposit {
-            block_on(gateway.create_deposit(
+            block_on(gateway.creation().create_deposit(
                 &merchant(),
                 deposit_request("100.00", "card", false, false),
                 CANONICAL,
             ))
         } else {
-            block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL))
+            block_on(
+                gateway
+                    .creation()
+                    .create_withdrawal(&merchant(), card_payout(), CANONICAL),
+            )
         }
         .unwrap();
         assert_eq!(created.operation.id(), new_id());
 
         for _ in 0..2 {
-            block_on(gateway.apply_notification(&bank(), notification_of_new(answer, "acq_1")))
-                .unwrap();
+            block_on(
+                gateway
+                    .answers()
+                    .apply_notification(&bank(), notification_of_new(answer, "acq_1")),
+            )
+            .unwrap();
         }
 
         assert_eq!(
@@ -526,9 +534,14 @@ fn a_repeat_of_an_answer_whose_save_was_not_written_is_read_and_applied() {
     let saved = expect_save_attempt(&mut mocks);
     mocks.store.expect_finish().never();
     let gateway = mocks.gateway();
-    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+    block_on(
+        gateway
+            .creation()
+            .create_withdrawal(&merchant(), card_payout(), CANONICAL),
+    )
+    .unwrap();
 
-    block_on(gateway.apply_notification(
+    block_on(gateway.answers().apply_notification(
         &bank(),
         notification_of_new(PaymentStatus::Pending, "acq_1"),
     ))
@@ -588,10 +601,15 @@ fn a_notification_that_could_change_anything_after_the_creation_is_read() {
         mocks.store.expect_save_attempt().returning(|_| Ok(()));
         mocks.expect_finish(usize::from(case == "a final status"), || Ok(()));
         let gateway = mocks.gateway();
-        block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+        block_on(
+            gateway
+                .creation()
+                .create_withdrawal(&merchant(), card_payout(), CANONICAL),
+        )
+        .unwrap();
 
         // Whether it is found or not is for the other tests: here, that it was read.
-        let _ = block_on(gateway.apply_notification(&provider, n));
+        let _ = block_on(gateway.answers().apply_notification(&provider, n));
 
         assert_eq!(read.one(), new_id(), "{case}");
     }
@@ -626,7 +644,7 @@ fn a_status_heard_during_a_call_whose_outcome_is_unknown_is_not_taken_as_a_repea
         .returning(move |_, _| {
             let gateway = in_flight.get().cloned().expect("the gateway is built");
             std::thread::spawn(move || {
-                block_on(gateway.apply_notification(
+                block_on(gateway.answers().apply_notification(
                     &bank(),
                     notification_of_new(PaymentStatus::Pending, "acq_1"),
                 ))
@@ -639,8 +657,13 @@ fn a_status_heard_during_a_call_whose_outcome_is_unknown_is_not_taken_as_a_repea
     assert!(gateway.set(mocks.gateway()).is_ok());
     let gateway = gateway.get().expect("just set");
 
-    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
-    block_on(gateway.apply_notification(
+    block_on(
+        gateway
+            .creation()
+            .create_withdrawal(&merchant(), card_payout(), CANONICAL),
+    )
+    .unwrap();
+    block_on(gateway.answers().apply_notification(
         &bank(),
         notification_of_new(PaymentStatus::Pending, "acq_1"),
     ))
@@ -690,7 +713,7 @@ fn notified_while_in_flight(
         .returning(move |_, _| {
             let gateway = in_flight.get().cloned().expect("the gateway is built");
             *handle.lock().expect("the handle") = Some(std::thread::spawn(move || {
-                block_on(gateway.apply_notification(
+                block_on(gateway.answers().apply_notification(
                     &bank(),
                     notification_of_new(PaymentStatus::Pending, "acq_1"),
                 ))
@@ -707,7 +730,12 @@ fn notified_while_in_flight(
     assert!(gateway.set(mocks.gateway()).is_ok());
     let gateway = gateway.get().expect("just set");
 
-    block_on(gateway.create_withdrawal(&merchant(), card_payout(), CANONICAL)).unwrap();
+    block_on(
+        gateway
+            .creation()
+            .create_withdrawal(&merchant(), card_payout(), CANONICAL),
+    )
+    .unwrap();
 
     let notification = notified
         .lock()
@@ -874,7 +902,7 @@ fn reconcile(mut mocks: Mocks, attempt: Attempt, at: Timestamp) -> usize {
             assert_eq!(provider, BANK);
             Ok(vec![attempt.clone()])
         });
-    block_on(mocks.gateway().reconcile("me")).unwrap()
+    block_on(mocks.gateway().answers().reconcile("me")).unwrap()
 }
 
 fn unknown_attempt() -> Attempt {
@@ -1064,7 +1092,7 @@ fn an_operators_cancel_declines_as_canceled_once_the_acquirer_canceled() {
     expect_save_attempt(&mut mocks);
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let done = block_on(mocks.gateway().cancel_at_provider(id(1))).unwrap();
+    let done = block_on(mocks.gateway().refunds().cancel_at_provider(id(1))).unwrap();
 
     assert_eq!(done.decline(), Some(&Decline::new(DeclineCode::Canceled)));
     assert_eq!(
@@ -1086,7 +1114,7 @@ fn a_cancel_that_finds_the_payout_executed_applies_that_status_instead() {
     expect_save_attempt(&mut mocks);
     mocks.expect_finish(1, || Ok(()));
 
-    let result = block_on(mocks.gateway().cancel_at_provider(id(1)));
+    let result = block_on(mocks.gateway().refunds().cancel_at_provider(id(1)));
 
     assert!(
         matches!(&result, Err(crate::service::CancelError::Final(op)) if op.status() == Status::Approved),
@@ -1106,7 +1134,7 @@ fn a_cancel_whose_answer_is_unknown_changes_nothing() {
     mocks.store.expect_save_attempt().never();
     mocks.store.expect_finish().never();
 
-    let result = block_on(mocks.gateway().cancel_at_provider(id(1)));
+    let result = block_on(mocks.gateway().refunds().cancel_at_provider(id(1)));
 
     assert!(matches!(
         result,

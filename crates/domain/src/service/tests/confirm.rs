@@ -138,11 +138,11 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
     let gateway = mocks.gateway();
 
     for left in [2, 1] {
-        let result = block_on(gateway.confirm(&merchant(), id(1), "9999"));
+        let result = block_on(gateway.steps().confirm(&merchant(), id(1), "9999"));
         assert!(matches!(result, Err(StepError::InvalidCode)));
         assert_eq!(current.lock().unwrap().action(), Some(&confirmation(left)));
     }
-    let declined = block_on(gateway.confirm(&merchant(), id(1), "9999")).unwrap();
+    let declined = block_on(gateway.steps().confirm(&merchant(), id(1), "9999")).unwrap();
     assert_eq!(declined.status(), Status::Declined);
     assert_eq!(
         declined.decline().map(|d| d.code),
@@ -150,7 +150,7 @@ fn three_wrong_codes_in_a_row_decline_on_the_third() {
     );
 
     // Even the right code is too late now.
-    let late = block_on(gateway.confirm(&merchant(), id(1), "1234"));
+    let late = block_on(gateway.steps().confirm(&merchant(), id(1), "1234"));
     assert!(matches!(late, Err(StepError::InvalidState)));
 }
 

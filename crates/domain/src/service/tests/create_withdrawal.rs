@@ -38,7 +38,7 @@ fn declined() -> PayoutStart {
 fn refused(mut mocks: Mocks, who: &Merchant) -> Result<Created, CreateError> {
     mocks.provider.expect_start_payout().never();
     mocks.expect_no_store_writes();
-    block_on(mocks.gateway().create_withdrawal(
+    block_on(mocks.gateway().creation().create_withdrawal(
         who,
         withdrawal_request("250.00", "card", false, false),
         CANONICAL,

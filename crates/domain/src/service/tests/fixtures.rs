@@ -214,13 +214,14 @@ impl Mocks {
     pub fn create_withdrawal(self, request: NewWithdrawal) -> Result<Created, CreateError> {
         block_on(
             self.gateway()
+                .creation()
                 .create_withdrawal(&merchant(), request, CANONICAL),
         )
     }
 
     /// `complete(id, outcome)`.
     pub fn complete(self, id: OperationId, outcome: Outcome) -> Result<Operation, CompleteError> {
-        block_on(self.gateway().complete(id, outcome))
+        block_on(self.gateway().answers().complete(id, outcome))
     }
 
     /// Completes the stored `op` with `outcome` on a store that finishes it once: the answer and
@@ -239,12 +240,16 @@ impl Mocks {
 
     /// `confirm` of operation `id(1)` with `code` by `who`.
     pub fn confirm(self, who: &Merchant, code: &str) -> Result<Operation, StepError> {
-        block_on(self.gateway().confirm(who, id(1), code))
+        block_on(self.gateway().steps().confirm(who, id(1), code))
     }
 
     /// `submit_input` of `values` to operation `id(1)` by [`merchant`].
     pub fn submit_input(self, values: BTreeMap<String, String>) -> Result<Operation, StepError> {
-        block_on(self.gateway().submit_input(&merchant(), id(1), values))
+        block_on(
+            self.gateway()
+                .steps()
+                .submit_input(&merchant(), id(1), values),
+        )
     }
 
     /// Expects one insert answering `result`; returns what was inserted.
@@ -335,7 +340,7 @@ pub fn deposit_by(
     who: &Merchant,
     request: NewDeposit,
 ) -> Result<Created, CreateError> {
-    block_on(gateway.create_deposit(who, request, CANONICAL))
+    block_on(gateway.creation().create_deposit(who, request, CANONICAL))
 }
 
 /// Values a mock saw, shared with the test.

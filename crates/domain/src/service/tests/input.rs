@@ -222,7 +222,7 @@ fn input_values_refuse_control_characters() {
 fn a_provider_out_of_service_takes_no_more_steps() {
     let mocks = untouched(|mocks| mocks.stored(waiting_for_input()));
 
-    let result = block_on(mocks.gateway().without_sandbox().submit_input(
+    let result = block_on(mocks.gateway().without_sandbox().steps().submit_input(
         &merchant(),
         id(1),
         good_values(),

@@ -61,7 +61,7 @@ fn the_pay_page_sends_the_user_to_the_acquirers_page_once_it_is_known_without_re
     mocks.store.expect_claim_page_read().never();
     mocks.acquirer.expect_find().never();
 
-    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
+    let page = block_on(mocks.gateway().steps().pay_page(id(1))).unwrap();
 
     assert_eq!(
         page,
@@ -80,7 +80,7 @@ fn without_the_acquirers_page_the_pay_page_reads_once_it_has_claimed_the_read() 
         .times(1)
         .returning(|_, _| Lookup::Failed("timeout".into()));
 
-    let page = block_on(mocks.gateway().pay_page(id(1))).unwrap();
+    let page = block_on(mocks.gateway().steps().pay_page(id(1))).unwrap();
 
     assert_eq!(page, PayPage::Processing(bank_deposit()));
     assert_eq!(claims.one(), now());
@@ -99,7 +99,7 @@ fn the_return_page_applies_what_its_claimed_read_finds() {
     expect_save_attempt(&mut mocks);
     let finished = mocks.expect_finish(1, || Ok(()));
 
-    let back = block_on(mocks.gateway().pay_return(id(1))).unwrap();
+    let back = block_on(mocks.gateway().steps().pay_return(id(1))).unwrap();
 
     assert_eq!(back.status(), Status::Approved);
     assert_eq!(finished.one().operation.status(), Status::Approved);
@@ -114,11 +114,11 @@ fn a_read_another_process_claimed_is_not_made_and_the_pages_show_what_is_stored(
     let clock = Arc::new(TestClock::at(now()));
     let gateway = mocks.gateway_on(clock.clone());
 
-    let back = block_on(gateway.pay_return(id(1))).unwrap();
+    let back = block_on(gateway.steps().pay_return(id(1))).unwrap();
     assert_eq!(back, bank_deposit());
     // Past this process's own gap, the next request claims again (and loses again).
     clock.set(now().plus_millis(2_000));
-    let page = block_on(gateway.pay_page(id(1))).unwrap();
+    let page = block_on(gateway.steps().pay_page(id(1))).unwrap();
     assert_eq!(page, PayPage::Processing(bank_deposit()));
 }
 
@@ -137,15 +137,15 @@ fn within_two_seconds_of_a_page_read_this_process_neither_claims_nor_reads_again
     let gateway = mocks.gateway_on(clock.clone());
 
     for _ in 0..5 {
-        block_on(gateway.pay_return(id(1))).unwrap();
+        block_on(gateway.steps().pay_return(id(1))).unwrap();
     }
     clock.set(now().plus_millis(1_999));
-    block_on(gateway.pay_page(id(1))).unwrap();
-    block_on(gateway.pay_return(id(1))).unwrap();
+    block_on(gateway.steps().pay_page(id(1))).unwrap();
+    block_on(gateway.steps().pay_return(id(1))).unwrap();
     assert_eq!(reads.load(Ordering::SeqCst), 1, "one read in the first 2 s");
 
     clock.set(now().plus_millis(2_000));
-    block_on(gateway.pay_return(id(1))).unwrap();
+    block_on(gateway.steps().pay_return(id(1))).unwrap();
     assert_eq!(reads.load(Ordering::SeqCst), 2);
     assert_eq!(claims.all(), vec![now(), now().plus_millis(2_000)]);
 }
@@ -161,7 +161,7 @@ fn a_claim_that_cannot_be_stored_is_unavailable_and_reads_nothing() {
         .returning(|_, _, _| Err(unavailable()));
     mocks.acquirer.expect_find().never();
 
-    let back = block_on(mocks.gateway().pay_return(id(1)));
+    let back = block_on(mocks.gateway().steps().pay_return(id(1)));
 
     assert!(matches!(back, Err(ReadError::Unavailable(_))), "{back:?}");
 }
@@ -204,7 +204,7 @@ fn a_request_during_a_page_read_waits_for_it_and_takes_its_result() {
         .returning(move |_, _| {
             let gateway = in_flight.get().cloned().unwrap();
             *handle.lock().unwrap() = Some(std::thread::spawn(move || {
-                block_on(gateway.pay_return(id(1)))
+                block_on(gateway.steps().pay_return(id(1)))
             }));
             let waited = waits
                 .lock()
@@ -217,7 +217,7 @@ fn a_request_during_a_page_read_waits_for_it_and_takes_its_result() {
     assert!(gateway.set(mocks.gateway()).is_ok());
     let gateway = gateway.get().unwrap();
 
-    let leader = block_on(gateway.pay_return(id(1))).unwrap();
+    let leader = block_on(gateway.steps().pay_return(id(1))).unwrap();
 
     let followed = follower
         .lock()
@@ -237,13 +237,13 @@ fn sandbox_operations_have_no_acquirer_pay_page() {
     mocks.stored(deposit(id(1)));
     mocks.store.expect_claim_page_read().never();
     assert!(matches!(
-        block_on(mocks.gateway().pay_page(id(1))),
+        block_on(mocks.gateway().steps().pay_page(id(1))),
         Err(ReadError::NotFound)
     ));
     let mut mocks = at_bank();
     mocks.stored(deposit(id(1)));
     assert!(matches!(
-        block_on(mocks.gateway().pay_return(id(1))),
+        block_on(mocks.gateway().steps().pay_return(id(1))),
         Err(ReadError::NotFound)
     ));
 }

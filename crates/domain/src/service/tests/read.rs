@@ -9,7 +9,12 @@ use crate::{Currency, Direction};
 
 /// [`merchant`] reads deposit `id(1)`.
 fn read_deposit(mocks: Mocks) -> Result<crate::operation::Operation, ReadError> {
-    block_on(mocks.gateway().read(&merchant(), Direction::Deposit, id(1)))
+    block_on(
+        mocks
+            .gateway()
+            .reads()
+            .read(&merchant(), Direction::Deposit, id(1)),
+    )
 }
 
 #[test]
@@ -20,6 +25,7 @@ fn a_merchant_reads_its_own_operation() {
     let op = block_on(
         mocks
             .gateway()
+            .reads()
             .read(&merchant(), Direction::Withdrawal, id(1)),
     )
     .unwrap();
@@ -42,7 +48,7 @@ fn another_merchants_operation_the_other_direction_or_an_unknown_id_is_not_found
             .expect_get()
             .returning(move |_| Ok(stored.clone()));
 
-        let result = block_on(mocks.gateway().read(&who, direction, id(1)));
+        let result = block_on(mocks.gateway().reads().read(&who, direction, id(1)));
 
         assert!(
             matches!(result, Err(ReadError::NotFound)),
@@ -78,7 +84,7 @@ fn reading_by_merchant_operation_id_asks_only_for_this_merchant_and_direction() 
         .times(1)
         .returning(|_, _, _| Ok(Some((payout(existing_id()), None))));
 
-    let op = block_on(mocks.gateway().read_by_merchant_operation_id(
+    let op = block_on(mocks.gateway().reads().read_by_merchant_operation_id(
         &merchant(),
         Direction::Withdrawal,
         &moid(),
@@ -95,7 +101,7 @@ fn an_unknown_merchant_operation_id_is_not_found() {
         .store
         .expect_find_by_merchant_operation_id()
         .returning(|_, _, _| Ok(None));
-    let result = block_on(mocks.gateway().read_by_merchant_operation_id(
+    let result = block_on(mocks.gateway().reads().read_by_merchant_operation_id(
         &merchant(),
         Direction::Deposit,
         &moid(),
@@ -107,7 +113,7 @@ fn an_unknown_merchant_operation_id_is_not_found() {
         .store
         .expect_find_by_merchant_operation_id()
         .returning(|_, _, _| Err(unavailable()));
-    let result = block_on(mocks.gateway().read_by_merchant_operation_id(
+    let result = block_on(mocks.gateway().reads().read_by_merchant_operation_id(
         &merchant(),
         Direction::Deposit,
         &moid(),
@@ -125,9 +131,9 @@ fn hosted_pages_read_any_merchants_operation() {
     mocks.store.expect_get().returning(|_| Ok(None));
     let gateway = mocks.gateway();
 
-    assert_eq!(block_on(gateway.operation(id(1))).unwrap(), theirs);
+    assert_eq!(block_on(gateway.reads().operation(id(1))).unwrap(), theirs);
     assert!(matches!(
-        block_on(gateway.operation(id(2))),
+        block_on(gateway.reads().operation(id(2))),
         Err(ReadError::NotFound)
     ));
 }
@@ -147,7 +153,7 @@ fn balances_are_the_merchants_own() {
         .times(1)
         .returning(move |_| Ok(vec![rub]));
 
-    let balances = block_on(mocks.gateway().balances(&merchant().id)).unwrap();
+    let balances = block_on(mocks.gateway().reads().balances(&merchant().id)).unwrap();
 
     assert_eq!(balances, vec![rub]);
 }

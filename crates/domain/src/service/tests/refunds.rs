@@ -41,7 +41,12 @@ fn with_deposit(deposit: Operation) -> Mocks {
 }
 
 fn refund(mocks: Mocks, request: RefundRequest) -> Result<CreatedRefund, RefundError> {
-    block_on(mocks.gateway().refund(&merchant(), id(1), request, BODY))
+    block_on(
+        mocks
+            .gateway()
+            .refunds()
+            .refund(&merchant(), id(1), request, BODY),
+    )
 }
 
 /// Expects one refund insert answering `result`; returns what was inserted.
@@ -125,7 +130,7 @@ fn refusals_come_in_the_contracts_order_and_create_nothing() {
     // Another merchant's deposit is unknown.
     let mut mocks = with_deposit(approved());
     mocks.refunds.expect_insert_refund().never();
-    let other = block_on(mocks.gateway().refund(
+    let other = block_on(mocks.gateway().refunds().refund(
         &other_merchant(),
         id(1),
         request("1.00", None),
@@ -194,7 +199,7 @@ fn a_merchant_refund_id_replays_the_same_request_and_refuses_another() {
         .returning(move |_, _| Ok(Some((earlier.clone(), Some(fingerprint.clone())))));
     mocks.refunds.expect_insert_refund().never();
     let other_body = br#"{"amount":"31.00"}"#;
-    let answer = block_on(mocks.gateway().refund(
+    let answer = block_on(mocks.gateway().refunds().refund(
         &merchant(),
         id(1),
         request("31.00", Some("r-1")),
@@ -230,7 +235,10 @@ fn a_sandbox_refund_settles_with_its_moves_and_callback() {
             .expect_poll_refund()
             .returning(move |_, _| Ok(verdict.clone()));
         let finished = expect_finish(&mut mocks);
-        assert_eq!(block_on(mocks.gateway().settle_refunds("me")).unwrap(), 1);
+        assert_eq!(
+            block_on(mocks.gateway().answers().settle_refunds("me")).unwrap(),
+            1
+        );
 
         let completion = finished.one();
         assert_eq!(completion.refund.status(), status);
@@ -370,7 +378,7 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
             .returning(move |_, _| lookup.clone());
         if finishes {
             let finished = expect_finish(&mut mocks);
-            block_on(mocks.gateway().settle_refunds("me")).unwrap();
+            block_on(mocks.gateway().answers().settle_refunds("me")).unwrap();
             assert_eq!(finished.one().refund.status(), Status::Approved);
         } else {
             mocks.refunds.expect_finish_refund().never();
@@ -378,7 +386,7 @@ fn a_lost_refund_answer_is_left_to_reads_and_never_sent_again() {
                 assert!(r.check_at.unwrap() > now());
                 Ok(())
             });
-            block_on(mocks.gateway().settle_refunds("me")).unwrap();
+            block_on(mocks.gateway().answers().settle_refunds("me")).unwrap();
         }
     }
 }
@@ -410,11 +418,16 @@ fn a_refund_the_acquirer_does_not_know_is_never_declined_only_read_again() {
             assert!(r.check_at.expect("a next read") > late);
             Ok(())
         });
-    block_on(mocks.gateway().settle_refunds("me")).unwrap();
+    block_on(mocks.gateway().answers().settle_refunds("me")).unwrap();
 }
 
 fn cancel(mocks: Mocks, direction: Direction) -> Result<Operation, CancelError> {
-    block_on(mocks.gateway().cancel(&merchant(), direction, id(1)))
+    block_on(
+        mocks
+            .gateway()
+            .refunds()
+            .cancel(&merchant(), direction, id(1)),
+    )
 }
 
 #[test]

@@ -83,7 +83,7 @@ fn without_the_sandbox_its_routes_take_no_new_operations() {
     let gateway = mocks.gateway().without_sandbox();
 
     let deposit = deposit_by(&gateway, &merchant(), card("100.00"));
-    let payout = block_on(gateway.create_withdrawal(
+    let payout = block_on(gateway.creation().create_withdrawal(
         &merchant(),
         withdrawal_request("100.00", "card", false, false),
         CANONICAL,

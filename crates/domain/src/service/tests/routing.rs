@@ -111,7 +111,12 @@ fn mocks(
 
 fn payout(gateway: &Gateway) -> Created {
     let request = withdrawal_request("100.00", "card", false, true);
-    block_on(gateway.create_withdrawal(&merchant(), request, CANONICAL)).unwrap()
+    block_on(
+        gateway
+            .creation()
+            .create_withdrawal(&merchant(), request, CANONICAL),
+    )
+    .unwrap()
 }
 
 fn states(attempts: &[Attempt]) -> Vec<(u32, &str, AttemptState)> {

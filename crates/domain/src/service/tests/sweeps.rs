@@ -19,11 +19,11 @@ fn expired_builder(n: u128) -> OperationBuilder {
 }
 
 fn expire(mocks: Mocks) -> Result<usize, CompleteError> {
-    block_on(mocks.gateway().expire_overdue())
+    block_on(mocks.gateway().answers().expire_overdue())
 }
 
 fn settle(mocks: Mocks) -> Result<usize, CompleteError> {
-    block_on(mocks.gateway().settle_due_payouts())
+    block_on(mocks.gateway().answers().settle_due_payouts())
 }
 
 /// Mocks whose store answers the sweep for expired deposits with `answer()`.

@@ -1,0 +1,170 @@
+//! The composition root of the use cases: one construction over the [`Ports`] builds the
+//! shared core, the provider calls and this process's state once, and every service on them.
+
+use std::sync::Arc;
+
+use super::answers::Answers;
+use super::calls::Calls;
+use super::core::Core;
+use super::creation::Creation;
+use super::page_reads::PageReads;
+use super::read::Reads;
+use super::recent::Recent;
+use super::refund::Refunds;
+use super::steps::Steps;
+use super::{AcquirerSettings, Ports};
+use crate::circuit::{Circuit, Circuits};
+use crate::ports::{Clock, MerchantDirectory};
+
+/// This process's memory, one of each per construction, shared by every service built on it.
+#[derive(Clone, Default)]
+struct Process {
+    /// Circuit breakers, one per acquirer.
+    circuits: Circuits,
+    /// The latest non-final payment status applied to each acquirer operation.
+    recent: Recent,
+    /// Payment-page reads of acquirers, at most one per operation at a time.
+    page_reads: PageReads,
+}
+
+/// What the services are built from.
+#[derive(Clone)]
+struct Build {
+    ports: Ports,
+    settings: AcquirerSettings,
+    /// Whether the built-in sandbox is in service (`GATEWAY_SANDBOX`).
+    sandbox: bool,
+    process: Process,
+}
+
+/// The gateway's use cases, as services over the ports; each holds only what it uses.
+#[derive(Clone)]
+pub struct Gateway {
+    build: Build,
+    creation: Creation,
+    reads: Reads,
+    answers: Answers,
+    refunds: Refunds,
+    steps: Steps,
+}
+
+impl Gateway {
+    pub fn new(ports: Ports) -> Self {
+        Self::built(Build {
+            ports,
+            settings: AcquirerSettings::default(),
+            sandbox: true,
+            process: Process::default(),
+        })
+    }
+
+    /// Works with acquirers under these settings.
+    pub fn with_acquirer_settings(self, settings: AcquirerSettings) -> Self {
+        Self::built(Build {
+            settings,
+            ..self.build
+        })
+    }
+
+    /// Takes the built-in sandbox out of service: no new operations are routed to it and its
+    /// deposits take no user steps. Operations it already has (payouts settling) still finish.
+    pub fn without_sandbox(self) -> Self {
+        Self::built(Build {
+            sandbox: false,
+            ..self.build
+        })
+    }
+
+    /// The services over `build`, all on its one process state.
+    fn built(build: Build) -> Self {
+        let ports = &build.ports;
+        let core = Arc::new(Core {
+            store: Arc::clone(&ports.store),
+            refunds: Arc::clone(&ports.refunds),
+            clock: Arc::clone(&ports.clock),
+            callback_format: Arc::clone(&ports.callback_format),
+            recent: build.process.recent.clone(),
+            reconcile_after: build.settings.reconcile_after,
+        });
+        let calls = Arc::new(Calls {
+            provider: Arc::clone(&ports.provider),
+            providers: Arc::clone(&ports.providers),
+            acquirer: Arc::clone(&ports.acquirer),
+            settings: build.settings.clone(),
+            sandbox: build.sandbox,
+            circuits: build.process.circuits.clone(),
+            clock: Arc::clone(&ports.clock),
+        });
+        let creation = Creation::new(
+            Arc::clone(&core),
+            Arc::clone(&calls),
+            Arc::clone(&ports.merchants),
+            Arc::clone(&ports.routes),
+            Arc::clone(&ports.ids),
+            Arc::clone(&ports.qr),
+        );
+        let refunds = Refunds::new(
+            Arc::clone(&core),
+            Arc::clone(&calls),
+            Arc::clone(&ports.merchants),
+            Arc::clone(&ports.ids),
+        );
+        let steps = Steps::new(
+            Arc::clone(&core),
+            Arc::clone(&calls),
+            build.process.page_reads.clone(),
+        );
+        Self {
+            reads: Reads::new(Arc::clone(&core)),
+            answers: Answers::new(core, calls),
+            creation,
+            refunds,
+            steps,
+            build,
+        }
+    }
+
+    /// Creating deposits and withdrawals.
+    pub fn creation(&self) -> &Creation {
+        &self.creation
+    }
+
+    /// Reading operations, balances and refunds.
+    pub fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// Providers' answers (notifications, the sandbox's completions) and the sweeps and
+    /// reconciler that find out what was not answered.
+    pub fn answers(&self) -> &Answers {
+        &self.answers
+    }
+
+    /// Refunds and cancels.
+    pub fn refunds(&self) -> &Refunds {
+        &self.refunds
+    }
+
+    /// The user's steps on a waiting deposit, and the acquirer deposits' payment pages.
+    pub fn steps(&self) -> &Steps {
+        &self.steps
+    }
+
+    /// The merchant directory, for authentication at the edge.
+    pub fn merchants(&self) -> &dyn MerchantDirectory {
+        self.build.ports.merchants.as_ref()
+    }
+
+    /// This process's circuits, one per acquirer it has called, as they stand now.
+    pub fn circuits(&self) -> Vec<Circuit> {
+        self.build
+            .process
+            .circuits
+            .snapshot(self.build.ports.clock.now())
+    }
+
+    /// The clock the services run on.
+    pub fn clock(&self) -> &dyn Clock {
+        self.build.ports.clock.as_ref()
+    }
+}
