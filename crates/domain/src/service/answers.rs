@@ -25,6 +25,7 @@ impl Answers {
     pub(super) fn new(core: Arc<Core>, calls: Arc<Calls>) -> Self {
         Self { core, calls }
     }
+
     /// Approves or declines a processing operation, moving money and queueing its callback
     /// in the same unit of work. A final operation refuses with `InvalidState`; an expired
     /// deposit is declined as `Expired` instead and also refuses.

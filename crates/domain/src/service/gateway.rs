@@ -29,7 +29,7 @@ struct Process {
 
 /// What the services are built from.
 #[derive(Clone)]
-struct Build {
+struct Parts {
     ports: Ports,
     settings: AcquirerSettings,
     /// Whether the built-in sandbox is in service (`GATEWAY_SANDBOX`).
@@ -40,7 +40,7 @@ struct Build {
 /// The gateway's use cases, as services over the ports; each holds only what it uses.
 #[derive(Clone)]
 pub struct Gateway {
-    build: Build,
+    parts: Parts,
     creation: Creation,
     reads: Reads,
     answers: Answers,
@@ -50,7 +50,7 @@ pub struct Gateway {
 
 impl Gateway {
     pub fn new(ports: Ports) -> Self {
-        Self::built(Build {
+        Self::built(Parts {
             ports,
             settings: AcquirerSettings::default(),
             sandbox: true,
@@ -60,39 +60,39 @@ impl Gateway {
 
     /// Works with acquirers under these settings.
     pub fn with_acquirer_settings(self, settings: AcquirerSettings) -> Self {
-        Self::built(Build {
+        Self::built(Parts {
             settings,
-            ..self.build
+            ..self.parts
         })
     }
 
     /// Takes the built-in sandbox out of service: no new operations are routed to it and its
     /// deposits take no user steps. Operations it already has (payouts settling) still finish.
     pub fn without_sandbox(self) -> Self {
-        Self::built(Build {
+        Self::built(Parts {
             sandbox: false,
-            ..self.build
+            ..self.parts
         })
     }
 
-    /// The services over `build`, all on its one process state.
-    fn built(build: Build) -> Self {
-        let ports = &build.ports;
+    /// The services over `parts`, all on its one process state.
+    fn built(parts: Parts) -> Self {
+        let ports = &parts.ports;
         let core = Arc::new(Core {
             store: Arc::clone(&ports.store),
             refunds: Arc::clone(&ports.refunds),
             clock: Arc::clone(&ports.clock),
             callback_format: Arc::clone(&ports.callback_format),
-            recent: build.process.recent.clone(),
-            reconcile_after: build.settings.reconcile_after,
+            recent: parts.process.recent.clone(),
+            reconcile_after: parts.settings.reconcile_after,
         });
         let calls = Arc::new(Calls {
             provider: Arc::clone(&ports.provider),
             providers: Arc::clone(&ports.providers),
             acquirer: Arc::clone(&ports.acquirer),
-            settings: build.settings.clone(),
-            sandbox: build.sandbox,
-            circuits: build.process.circuits.clone(),
+            settings: parts.settings.clone(),
+            sandbox: parts.sandbox,
+            circuits: parts.process.circuits.clone(),
             clock: Arc::clone(&ports.clock),
         });
         let creation = Creation::new(
@@ -112,7 +112,7 @@ impl Gateway {
         let steps = Steps::new(
             Arc::clone(&core),
             Arc::clone(&calls),
-            build.process.page_reads.clone(),
+            parts.process.page_reads.clone(),
         );
         Self {
             reads: Reads::new(Arc::clone(&core)),
@@ -120,7 +120,7 @@ impl Gateway {
             creation,
             refunds,
             steps,
-            build,
+            parts,
         }
     }
 
@@ -152,19 +152,19 @@ impl Gateway {
 
     /// The merchant directory, for authentication at the edge.
     pub fn merchants(&self) -> &dyn MerchantDirectory {
-        self.build.ports.merchants.as_ref()
+        self.parts.ports.merchants.as_ref()
     }
 
     /// This process's circuits, one per acquirer it has called, as they stand now.
     pub fn circuits(&self) -> Vec<Circuit> {
-        self.build
+        self.parts
             .process
             .circuits
-            .snapshot(self.build.ports.clock.now())
+            .snapshot(self.parts.ports.clock.now())
     }
 
     /// The clock the services run on.
     pub fn clock(&self) -> &dyn Clock {
-        self.build.ports.clock.as_ref()
+        self.parts.ports.clock.as_ref()
     }
 }
