@@ -24,9 +24,10 @@ mod state;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
-mod test_support;
-#[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+use testkit::fixtures as test_support;
 
 use std::net::TcpListener;
 use std::num::NonZeroUsize;
