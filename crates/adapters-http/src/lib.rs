@@ -10,7 +10,6 @@
 
 pub mod auth;
 pub mod body;
-pub mod console;
 mod dto;
 pub mod json;
 pub mod pages;
