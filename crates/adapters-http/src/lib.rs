@@ -10,12 +10,8 @@
 
 pub mod auth;
 pub mod body;
-pub mod console;
 mod dto;
-pub mod edge;
-pub mod errors;
 pub mod json;
-mod metrics;
 pub mod pages;
 mod rate_limit;
 mod routes;
@@ -24,9 +20,14 @@ mod state;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
-mod test_support;
-#[cfg(test)]
 mod tests;
+
+// The edge, its errors and its metrics are shared with the operator console (`web-edge`).
+use web_edge::metrics;
+pub use web_edge::{edge, errors};
+
+#[cfg(test)]
+use testkit::fixtures as test_support;
 
 use std::net::TcpListener;
 use std::num::NonZeroUsize;

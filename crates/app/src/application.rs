@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use adapters_acquirer::AcquirerClient;
 use adapters_callback::{owner_id, CallbackConfig, CallbackWorker};
+use adapters_console::{ConsolePorts, ConsoleState, Zone};
 use adapters_db::{Backend, Database, DbOptions, MasterKey};
-use adapters_http::console::{ConsolePorts, ConsoleState, Zone};
 use adapters_http::{JsonCallbackFormat, ReadyFn};
 use adapters_sandbox::{PngQr, SandboxConfig, SandboxProvider};
 use anyhow::Context;
@@ -109,7 +109,7 @@ impl Application {
                 let listener = TcpListener::bind(bind)
                     .with_context(|| format!("cannot listen on {bind} (GATEWAY_ADMIN)"))?;
                 let address = listener.local_addr()?;
-                let server = adapters_http::console::server(listener, state)?;
+                let server = adapters_console::server(listener, state)?;
                 (Some((server, address)), Some(format!("http://{address}")))
             }
             (AdminListener::Main, Some(_)) => (None, Some(config.public_url.clone())),
@@ -118,7 +118,7 @@ impl Application {
         let on_main = (config.admin == AdminListener::Main)
             .then_some(console_state)
             .flatten()
-            .map(adapters_http::console::mount);
+            .map(adapters_console::mount);
         let server = adapters_http::server(listener, state, config.http_workers, move |cfg| {
             pages(cfg);
             if let Some(console) = &on_main {
@@ -238,6 +238,7 @@ fn console_state(
         gateway: gateway.clone(),
         checkout,
         clock: Arc::new(SystemClock),
+        read_shape: adapters_http::read_shape,
     };
     Ok(ConsoleState::new(ports, zone))
 }

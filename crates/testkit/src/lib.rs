@@ -9,12 +9,17 @@
 //!   and [`wait_until`] to poll for a condition.
 //! * [`CapturedLogs`]: what a test's thread logged, to check that no secret is ever in it.
 //! * [`signing`]: request signatures of both versions, as a merchant makes them.
+//! * [`fixtures`] (with the feature `fixtures`): operations, a merchant, routes, an acquirer
+//!   and a gateway on the domain's mockall mocks, and [`fixtures::send`], for the unit tests
+//!   of the web adapters (`adapters-http`, `adapters-console`).
 //! * [`postgres_admin_url`] and [`report_skipped`]: a test that cannot run says so in the
 //!   output of a plain `cargo test` (past libtest's capture of passing tests), and fails
 //!   instead when the run requires it (`GATEWAY_REQUIRE_POSTGRES=1`, as CI sets).
 
 pub mod browser;
 mod database;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
 mod logs;
 pub mod receiver;
 pub mod signing;

@@ -12,7 +12,7 @@ use domain::service::{Gateway, PayPage, ReadError};
 use domain::{OperationId, Status};
 use maud::html;
 
-use super::i18n::Lang;
+use super::i18n::{Lang, PageTexts};
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{failure, result_path, status_page, Visit};
 use super::PageId;

@@ -7,7 +7,7 @@ use domain::service::{Checkout, Gateway};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::i18n::Lang;
+use super::i18n::{Lang, PageTexts};
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{after_step, bad_request, failure, not_found, pay_path};
 use super::stage::{stage, Stage};

@@ -8,7 +8,7 @@ use domain::ValidationErrors;
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::i18n::Lang;
+use super::i18n::{Lang, PageTexts};
 use super::layout::{page, shell, summary};
 use super::outcome::{after_step, failure, not_found};
 use super::PageId;

@@ -1,13 +1,14 @@
 //! The page shell, the pieces every page shares, and the headers every page answer carries.
 
-use actix_web::http::header::{self, ContentType};
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, HttpResponseBuilder};
+use actix_web::HttpResponse;
 use domain::operation::Operation;
 use domain::OperationId;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::i18n::{Lang, Texts};
+use web_edge::html::{html_answer, see_other_under};
+
+use super::i18n::{Lang, PageTexts, Texts};
 
 /// One small style sheet, inline so a page is a single request and works offline.
 const CSS: &str = "\
@@ -76,42 +77,6 @@ pub fn short_ref(id: OperationId) -> String {
         .to_uppercase()
 }
 
-/// The headers of every HTML answer, the pages' and the console's: nothing cached or leaked
-/// through `Referer`, no framing, and the content security policy `csp`.
-fn protect(builder: &mut HttpResponseBuilder, csp: &'static str) {
-    builder
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, csp));
-}
-
-/// An HTML answer under `csp` in the language tagged `lang`, `vary` naming the request
-/// headers it depends on.
-pub(crate) fn html_answer(
-    status: StatusCode,
-    csp: &'static str,
-    lang: &'static str,
-    vary: &'static str,
-    markup: Markup,
-) -> HttpResponse {
-    let mut builder = HttpResponse::build(status);
-    protect(&mut builder, csp);
-    builder
-        .insert_header((header::CONTENT_LANGUAGE, lang))
-        .insert_header((header::VARY, vary))
-        .content_type(ContentType::html())
-        .body(markup.into_string())
-}
-
-/// `303 See Other` to `location` under `csp`: after a form post the browser then GETs it.
-pub(crate) fn see_other_under(csp: &'static str, location: &str) -> HttpResponse {
-    let mut builder = HttpResponse::SeeOther();
-    protect(&mut builder, csp);
-    builder.insert_header((header::LOCATION, location)).finish()
-}
-
 /// An HTML page answer in `lang`.
 pub fn page(status: StatusCode, lang: Lang, markup: Markup) -> HttpResponse {
     html_answer(status, CSP, lang.texts().lang, "Accept-Language", markup)
@@ -124,6 +89,8 @@ pub fn see_other(location: &str) -> HttpResponse {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use actix_web::http::header;
+
     use super::*;
 
     #[test]

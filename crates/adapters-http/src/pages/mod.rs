@@ -38,7 +38,7 @@ use domain::service::{Checkout, Gateway};
 use domain::OperationId;
 
 pub use acquirer::ReturnLimiter;
-pub use i18n::{negotiate, Lang};
+pub use i18n::{negotiate, Lang, PageTexts};
 
 use outcome::{bad_request, method_not_allowed};
 

@@ -7,7 +7,7 @@ use domain::service::CheckoutError;
 use domain::{OperationId, Status};
 use maud::{html, Markup};
 
-use super::i18n::Lang;
+use super::i18n::{Lang, PageTexts};
 use super::layout::{page, see_other, shell, summary};
 
 /// The gateway's own result page of an operation.

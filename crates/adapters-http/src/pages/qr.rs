@@ -9,7 +9,7 @@ use domain::PaymentMethod;
 use maud::{html, Markup};
 
 use super::bank::{bank_page, Decision};
-use super::i18n::Lang;
+use super::i18n::{Lang, PageTexts};
 use super::layout::{page, see_other, shell, summary};
 use super::outcome::{
     bad_request, elsewhere_page, failure, not_found, result_path, status_page, Visit,

@@ -12,7 +12,7 @@ use domain::story::CallbackDelivery;
 use domain::{Currency, Direction, PaymentMethod, Status};
 
 use super::*;
-use crate::test_support::{op_id, withdrawal, withdrawal_builder};
+use testkit::fixtures::{op_id, withdrawal, withdrawal_builder};
 
 /// A counter of `count` card deposits in `status` created `ago` minutes before now.
 fn count(ago: i64, status: Status, count: i64) -> MinuteCount {
@@ -149,7 +149,7 @@ async fn pages_speak_russian_when_asked() {
 fn listed(n: u128) -> Vec<Listed> {
     (0..n)
         .map(|i| Listed {
-            operation: crate::test_support::deposit_builder(Status::Processing, None)
+            operation: testkit::fixtures::deposit_builder(Status::Processing, None)
                 .id(domain::testkit::id(100 + i))
                 .created(at(-(i as i64)))
                 .build(),
@@ -369,7 +369,7 @@ async fn a_wrong_method_is_an_html_405_naming_the_allowed_ones() {
 async fn providers_show_every_live_processs_circuits_without_credentials() {
     let mut fixture = Fixture::new().signed_in(Role::Admin);
     fixture.operator.expect_list_providers().returning(|| {
-        Ok(vec![crate::test_support::acquirer(
+        Ok(vec![testkit::fixtures::acquirer(
             "acq-1",
             "api-key-secret-value",
             "webhook-secret-value",
@@ -427,9 +427,8 @@ async fn the_operation_page_reads_a_withdrawal_without_refunds() {
 #[actix_web::test]
 async fn on_its_own_listener_the_console_sends_the_root_to_the_overview() {
     let (console, _) = Fixture::new().state();
-    let metrics = crate::metrics::Metrics::new(prometheus::Registry::new()).expect("fresh");
-    let app =
-        actix_web::test::init_service(crate::console::standalone(mount(console), metrics)).await;
+    let metrics = web_edge::Metrics::new(prometheus::Registry::new()).expect("fresh");
+    let app = actix_web::test::init_service(crate::standalone(mount(console), metrics)).await;
     let (status, headers, _) = call(&app, actix_web::test::TestRequest::get().uri("/")).await;
     assert_eq!(status, 303);
     assert_eq!(header_of(&headers, header::LOCATION), "/admin");

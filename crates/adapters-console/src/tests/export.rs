@@ -8,14 +8,14 @@ use domain::Status;
 use mockall::Sequence;
 
 use super::*;
-use crate::console::csv::EXPORT_PAGE;
+use crate::csv::EXPORT_PAGE;
 
 /// `n` approved card deposits, newest first, one second apart, numbered from `first`; the
 /// first of them carries `moid` as its merchantOperationId.
 fn page(first: u128, n: u128, moid: &str) -> Vec<Listed> {
     (0..n)
         .map(|i| {
-            let builder = crate::test_support::deposit_builder(Status::Approved, None)
+            let builder = testkit::fixtures::deposit_builder(Status::Approved, None)
                 .id(domain::testkit::id(first + i))
                 .created(at(-((first + i) as i64)))
                 .updated(now());

@@ -1,5 +1,5 @@
-//! The console through the whole app (edge middleware, routes, extractors) on mockall mocks:
-//! no I/O. Every port a test does not set up panics when called, so a test that sets none
+//! The console through its own app (the edge middleware, its routes, extractors) on mockall
+//! mocks: no I/O. (Mounted on the API's app, it is tested by the app crate's tests.) Every port a test does not set up panics when called, so a test that sets none
 //! proves nothing was read or written.
 
 mod actions;
@@ -16,7 +16,6 @@ use actix_web::cookie::Cookie;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::test::{self, TestRequest};
-use actix_web::web;
 use domain::console::{AuditEntry, Role, Session};
 use domain::operation::Operation;
 use domain::operator::Operator;
@@ -28,9 +27,8 @@ use domain::service::{Checkout, Gateway, Ports};
 use domain::Timestamp;
 
 use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
-use super::{mount, ConsolePorts, ConsoleState, Zone};
-use crate::state::{AlwaysReady, HttpSettings, HttpState};
-use crate::test_support::{merchant, now, Mocks};
+use super::{mount, standalone, ConsolePorts, ConsoleState, Zone};
+use testkit::fixtures::{merchant, now, Mocks};
 
 /// The session cookie's token in these tests, and the session's CSRF token.
 pub(super) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -118,6 +116,7 @@ impl Fixture {
             gateway: gateway.clone(),
             checkout,
             clock,
+            read_shape: adapters_http::read_shape,
         };
         (ConsoleState::new(ports, self.zone), gateway)
     }
@@ -160,7 +159,8 @@ impl Fixture {
             .returning(|_| Ok(()));
     }
 
-    /// The whole app (the API's edge and routes) with the console mounted as `extra`.
+    /// The console's own app (the edge middleware, the console, an HTML 404), its request
+    /// metrics in a registry of their own.
     pub async fn app(
         self,
     ) -> impl Service<
@@ -168,9 +168,9 @@ impl Fixture {
         Response = ServiceResponse<impl MessageBody>,
         Error = actix_web::Error,
     > {
-        let (console, gateway) = self.state();
-        let http = HttpState::new(gateway, Arc::new(AlwaysReady), HttpSettings::default());
-        test::init_service(crate::app(web::Data::new(http), mount(console))).await
+        let (console, _) = self.state();
+        let metrics = web_edge::Metrics::new(prometheus::Registry::new()).expect("fresh");
+        test::init_service(standalone(mount(console), metrics)).await
     }
 }
 
@@ -197,7 +197,7 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    let (status, headers, bytes) = crate::test_support::send(app, req).await;
+    let (status, headers, bytes) = testkit::fixtures::send(app, req).await;
     (
         status,
         headers,

@@ -11,7 +11,7 @@ use domain::console::{
 };
 
 use super::*;
-use crate::console::auth::LOGIN_COOKIE;
+use crate::auth::LOGIN_COOKIE;
 
 const PASSWORD: &str = "correct horse battery staple";
 
@@ -298,7 +298,7 @@ async fn a_password_changed_during_the_check_opens_no_session() {
     let app = fixture.app().await;
     let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
     assert_eq!(status, 401, "{body}");
-    let session_cookie = format!("{}=", crate::console::auth::SESSION_COOKIE);
+    let session_cookie = format!("{}=", crate::auth::SESSION_COOKIE);
     assert!(
         headers
             .get_all(header::SET_COOKIE)

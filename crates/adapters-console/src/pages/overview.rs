@@ -11,16 +11,14 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use super::actions::{audit, back, flash_of};
-use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{
-    direction_name, flash, money, respond, rows_table, status_code_badge,
-};
-use crate::console::paths::OVERVIEW;
-use crate::console::shell::Nav;
-use crate::console::shell::{action_button, shell};
-use crate::console::svg;
-use crate::console::Answer;
+use crate::auth::{Posted, Signed};
+use crate::i18n::{texts, Texts};
+use crate::layout::{direction_name, flash, money, respond, rows_table, status_code_badge};
+use crate::paths::OVERVIEW;
+use crate::shell::Nav;
+use crate::shell::{action_button, shell};
+use crate::svg;
+use crate::Answer;
 
 /// A day, in milliseconds.
 const DAY_MS: i64 = 24 * 3600 * 1000;

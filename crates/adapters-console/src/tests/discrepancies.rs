@@ -9,7 +9,7 @@ use domain::Currency;
 use domain::Status;
 
 use super::*;
-use crate::test_support::{op_id, withdrawal, MERCHANT};
+use testkit::fixtures::{op_id, withdrawal, MERCHANT};
 
 const RESOLVE: &str = "/admin/discrepancies/4/resolve";
 

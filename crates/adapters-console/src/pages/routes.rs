@@ -10,12 +10,12 @@ use maud::html;
 use serde_json::json;
 
 use super::actions::{audit, back, flash_of, toggled};
-use crate::console::auth::{csrf_field, Posted, Signed};
-use crate::console::i18n::texts;
-use crate::console::layout::{direction_name, enabled_badge, flash, respond, rows_table};
-use crate::console::shell::Nav;
-use crate::console::shell::{action_button, shell};
-use crate::console::{Answer, Failure, Problem};
+use crate::auth::{csrf_field, Posted, Signed};
+use crate::i18n::texts;
+use crate::layout::{direction_name, enabled_badge, flash, respond, rows_table};
+use crate::shell::Nav;
+use crate::shell::{action_button, shell};
+use crate::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/routes";
 

@@ -10,12 +10,12 @@ use domain::provider::{AcquirerProvider, ProviderName};
 use maud::{html, Markup};
 
 use super::actions::{flash_of, toggled};
-use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{enabled_badge, flash, respond, rows_table};
-use crate::console::shell::Nav;
-use crate::console::shell::{action_button, shell};
-use crate::console::{Answer, Failure, Problem};
+use crate::auth::{Posted, Signed};
+use crate::i18n::{texts, Texts};
+use crate::layout::{enabled_badge, flash, respond, rows_table};
+use crate::shell::Nav;
+use crate::shell::{action_button, shell};
+use crate::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/providers";
 
@@ -111,7 +111,7 @@ fn short(id: &str) -> String {
     id.chars().take(8).collect()
 }
 
-fn circuit_badge(t: &Texts, zone: &crate::console::Zone, state: CircuitState) -> Markup {
+fn circuit_badge(t: &Texts, zone: &crate::Zone, state: CircuitState) -> Markup {
     match state {
         CircuitState::Closed { failures } => html! {
             span.badge.b-ok { (t.circuit_closed) }

@@ -204,6 +204,12 @@ impl Mocks {
     }
 }
 
+impl Default for Mocks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// An enabled acquirer `name` at `https://acq.example/api` (5 s timeout) with these credentials.
 pub fn acquirer(
     name: &str,

@@ -8,7 +8,7 @@ use domain::ports::{CallbackStatus, RetryOutcome};
 use domain::MerchantId;
 
 use super::*;
-use crate::test_support::{merchant, op_id, MERCHANT};
+use testkit::fixtures::{merchant, op_id, MERCHANT};
 
 fn held() -> CallbackStatus {
     CallbackStatus {

@@ -1,7 +1,7 @@
 //! Every string the console shows, in English and Russian. The language is the hosted pages'
-//! choice from `Accept-Language` ([`crate::pages::negotiate`]).
+//! choice from `Accept-Language` ([`web_edge::negotiate`]).
 
-use crate::pages::Lang;
+use web_edge::Lang;
 
 /// Declares [`Texts`] and its two tables, each field's English and Russian side by side.
 macro_rules! texts {

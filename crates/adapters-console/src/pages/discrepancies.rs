@@ -12,10 +12,10 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use super::actions::{audit, back};
-use crate::console::auth::{csrf_field, Posted, Signed};
-use crate::console::i18n::Texts;
-use crate::console::paths::operation_page;
-use crate::console::{Answer, Problem};
+use crate::auth::{csrf_field, Posted, Signed};
+use crate::i18n::Texts;
+use crate::paths::operation_page;
+use crate::{Answer, Problem};
 
 /// The action that resolves discrepancy `id`.
 fn resolve_path(id: i64) -> String {

@@ -19,7 +19,7 @@ use super::auth;
 use super::i18n::texts;
 use super::layout::respond;
 use super::{ConsoleState, Failure, Problem};
-use crate::pages::Lang;
+use web_edge::Lang;
 
 /// The overview, where a sign-in leads.
 /// Registers every console route under `/admin`, with `state`.

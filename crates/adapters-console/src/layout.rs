@@ -11,8 +11,8 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use super::i18n::{texts, Texts};
 use super::paths::LOGIN;
 use super::Problem;
-use crate::pages::layout::{html_answer, see_other_under};
-use crate::pages::Lang;
+use web_edge::html::{html_answer, see_other_under};
+use web_edge::Lang;
 
 /// One inline style sheet, dense for people who read tables all day; the palette of the
 /// hosted pages.

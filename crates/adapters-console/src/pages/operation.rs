@@ -21,15 +21,13 @@ use super::actions::{audit, back, flash_of, queue_again};
 use super::callbacks::callback_badge;
 use super::discrepancies::discrepancy_table;
 pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
-use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{
-    direction_name, flash, respond, rows_table, status_badge, status_code_badge,
-};
-use crate::console::paths::operation_page;
-use crate::console::shell::Nav;
-use crate::console::shell::{action_button, shell};
-use crate::console::{Answer, Failure, Problem};
+use crate::auth::{Posted, Signed};
+use crate::i18n::{texts, Texts};
+use crate::layout::{direction_name, flash, respond, rows_table, status_badge, status_code_badge};
+use crate::paths::operation_page;
+use crate::shell::Nav;
+use crate::shell::{action_button, shell};
+use crate::{Answer, Failure, Problem};
 
 /// The operation id of a path; anything else names no operation (404).
 fn parse_id(signed: &Signed, text: &str) -> Result<OperationId, Failure> {
@@ -60,7 +58,7 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
         .await
         .map_err(|e| signed.fail(e))?;
     let now = state.now();
-    let shape = crate::read_shape(op, &refunds, now)
+    let shape = (state.ports.read_shape)(op, &refunds, now)
         .map_err(|e| signed.fail(Problem::internal(&anyhow::Error::new(e))))?;
     let t = texts(signed.lang);
     let title = format!("{} {}", t.operation, op.id());

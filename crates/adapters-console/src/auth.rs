@@ -36,7 +36,7 @@ use super::i18n::texts;
 use super::layout::{bare_shell, respond, see_other};
 use super::paths::{LOGIN, OVERVIEW};
 use super::{Answer, ConsoleState, Failure, Problem};
-use crate::pages::Lang;
+use web_edge::Lang;
 
 /// The session cookie.
 pub(crate) const SESSION_COOKIE: &str = "console_session";

@@ -4,12 +4,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use maud::html;
 
-use crate::console::auth::Signed;
-use crate::console::i18n::texts;
-use crate::console::layout::{respond, rows_table};
-use crate::console::shell::shell;
-use crate::console::shell::Nav;
-use crate::console::{Answer, Problem};
+use crate::auth::Signed;
+use crate::i18n::texts;
+use crate::layout::{respond, rows_table};
+use crate::shell::shell;
+use crate::shell::Nav;
+use crate::{Answer, Problem};
 
 const LIST: &str = "/admin/audit";
 

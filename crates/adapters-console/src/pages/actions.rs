@@ -6,11 +6,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use domain::ports::{Chain, RetryOutcome};
 use serde_json::Value;
 
-use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::flash_text;
-use crate::console::layout::see_other;
-use crate::console::{Answer, Failure, Problem};
-use crate::pages::Lang;
+use crate::auth::{Posted, Signed};
+use crate::i18n::flash_text;
+use crate::layout::see_other;
+use crate::{Answer, Failure, Problem};
+use web_edge::Lang;
 
 /// The flash message a page's `done=` or `error=` parameter names (after an action's
 /// redirect); unknown codes show nothing.

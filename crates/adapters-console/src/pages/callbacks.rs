@@ -11,12 +11,12 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use super::actions::{audit, back, flash_of, queue_again};
-use crate::console::auth::{Posted, Signed};
-use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{flash, respond, rows_table};
-use crate::console::shell::Nav;
-use crate::console::shell::{action_button, shell};
-use crate::console::{Answer, Failure, Problem};
+use crate::auth::{Posted, Signed};
+use crate::i18n::{texts, Texts};
+use crate::layout::{flash, respond, rows_table};
+use crate::shell::Nav;
+use crate::shell::{action_button, shell};
+use crate::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/callbacks";
 

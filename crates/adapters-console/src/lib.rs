@@ -27,6 +27,10 @@
 //! Sessions are rows of the [`ConsoleStore`] (see [`auth`]); every change is written to the
 //! audit log with the operator as its actor. Passwords, tokens, cookies and CSRF values are
 //! never logged.
+//!
+//! The console depends on `domain` and on `web-edge` (the edge middleware, metrics, languages
+//! and HTML answer headers it shares with the API), never on another adapter: the app hands it
+//! its ports ([`ConsolePorts`]), and mounts it on the API's listener or serves it on its own.
 
 mod auth;
 mod csv;
@@ -57,7 +61,8 @@ use domain::ports::{
 use domain::service::{Checkout, Gateway, ReadError};
 use tokio::sync::Semaphore;
 
-use crate::pages::Lang;
+use web_edge::edge::Edge;
+use web_edge::{Lang, Metrics};
 pub use zone::Zone;
 
 /// How many Argon2 checks run at once in this process (each takes tens of milliseconds of
@@ -80,7 +85,18 @@ pub struct ConsolePorts {
     /// The sandbox's completion; `None` when the sandbox is not in service.
     pub checkout: Option<Checkout>,
     pub clock: Arc<dyn Clock>,
+    /// The operation as the API shows it, for the operation page: the app passes
+    /// `adapters_http::read_shape`, so the console never shows it otherwise than the API.
+    pub read_shape: ReadShape,
 }
+
+/// The read shape of an operation with its refunds (oldest first), its `lifetime` counted at
+/// the instant given: the `data` the API answers for it.
+pub type ReadShape = fn(
+    &domain::operation::Operation,
+    &[domain::refund::Refund],
+    domain::Timestamp,
+) -> Result<serde_json::Value, serde_json::Error>;
 
 /// The console's shared state: its ports, its time zone and the sign-in checks' permits.
 /// Cheap to clone; clones share the permits.
@@ -136,9 +152,9 @@ impl ConsoleState {
     }
 }
 
-/// Mounts the console under `/admin` with its state: hand it to [`crate::server`] as its
-/// `extra` to serve the console on the API's listener, or use [`server`] for a listener of
-/// its own.
+/// Mounts the console under `/admin` with its state: hand it to the API's server
+/// (`adapters_http::server`) as its `extra` to serve the console on the API's listener, or use
+/// [`server`] for a listener of its own.
 pub fn mount(state: ConsoleState) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     let state = web::Data::new(state);
     move |cfg: &mut web::ServiceConfig| pages::configure(cfg, state.clone())
@@ -150,7 +166,7 @@ pub fn mount(state: ConsoleState) -> impl Fn(&mut web::ServiceConfig) + Clone + 
 pub fn server(listener: TcpListener, state: ConsoleState) -> std::io::Result<Server> {
     let console = mount(state);
     // Registering fixed, valid names in an empty registry cannot fail.
-    let metrics = crate::metrics::Metrics::new(prometheus::Registry::new())
+    let metrics = Metrics::new(prometheus::Registry::new())
         .unwrap_or_else(|e| unreachable!("console metrics in a fresh registry: {e}"));
     let server = HttpServer::new(move || standalone(console.clone(), metrics.clone()))
         .listen(listener)?
@@ -162,7 +178,7 @@ pub fn server(listener: TcpListener, state: ConsoleState) -> std::io::Result<Ser
 /// HTML 404 for anything else.
 pub(crate) fn standalone(
     console: impl FnOnce(&mut web::ServiceConfig),
-    metrics: crate::metrics::Metrics,
+    metrics: Metrics,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -173,7 +189,7 @@ pub(crate) fn standalone(
     >,
 > {
     App::new()
-        .wrap(crate::edge::Edge::new(metrics))
+        .wrap(Edge::new(metrics))
         .configure(console)
         .route(
             "/",

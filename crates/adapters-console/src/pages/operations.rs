@@ -7,14 +7,14 @@ use domain::console::{Cursor, Listed, PAGE_MAX};
 use domain::{format_minor, Direction, PaymentMethod};
 use maud::{html, Markup};
 
-use crate::console::auth::Signed;
-use crate::console::filters::{self, Search};
-use crate::console::i18n::{texts, Texts};
-use crate::console::layout::{direction_name, respond, rows_table, status_badge};
-use crate::console::paths::OPERATIONS;
-use crate::console::shell::shell;
-use crate::console::shell::Nav;
-use crate::console::{csv, Answer, Problem};
+use crate::auth::Signed;
+use crate::filters::{self, Search};
+use crate::i18n::{texts, Texts};
+use crate::layout::{direction_name, respond, rows_table, status_badge};
+use crate::paths::OPERATIONS;
+use crate::shell::shell;
+use crate::shell::Nav;
+use crate::{csv, Answer, Problem};
 
 pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;

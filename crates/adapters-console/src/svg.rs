@@ -229,8 +229,8 @@ fn segments(series: &[Option<f64>]) -> Vec<Vec<(usize, f64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::console::i18n::texts;
-    use crate::pages::Lang;
+    use crate::i18n::texts;
+    use web_edge::Lang;
 
     #[test]
     fn axis_tops_are_round() {

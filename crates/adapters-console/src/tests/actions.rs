@@ -7,7 +7,7 @@ use domain::ports::{ManualMoveError, MockHostedCheckout, RetryOutcome};
 use domain::{Currency, Status};
 
 use super::*;
-use crate::test_support::{deposit, merchant, op_id, MERCHANT};
+use testkit::fixtures::{deposit, merchant, op_id, MERCHANT};
 
 #[actix_web::test]
 async fn a_viewer_cannot_credit_a_balance() {
@@ -355,7 +355,7 @@ async fn route_priority_is_admin_only_and_audited() {
     fixture
         .operator
         .expect_list_routes()
-        .returning(|| Ok(crate::test_support::routes()));
+        .returning(|| Ok(testkit::fixtures::routes()));
     fixture
         .operator
         .expect_set_route_priority()
