@@ -22,10 +22,6 @@ pub struct Answers {
 }
 
 impl Answers {
-    pub(super) fn new(core: Arc<Core>, calls: Arc<Calls>) -> Self {
-        Self { core, calls }
-    }
-
     /// Approves or declines a processing operation, moving money and queueing its callback
     /// in the same unit of work. A final operation refuses with `InvalidState`; an expired
     /// deposit is declined as `Expired` instead and also refuses.
@@ -35,12 +31,7 @@ impl Answers {
         id: OperationId,
         outcome: Outcome,
     ) -> Result<Operation, CompleteError> {
-        let operation = self
-            .core
-            .store
-            .get(id)
-            .await?
-            .ok_or(CompleteError::NotFound)?;
+        let operation = self.core.operation(id).await?;
         self.core.complete_loaded(&operation, outcome).await
     }
 

@@ -19,23 +19,3 @@ pub struct Creation {
     /// Draws QR codes (an acquirer `sbp_qr` deposit shows one of its payment page).
     pub(super) qr: Arc<dyn QrEncoder>,
 }
-
-impl Creation {
-    pub(super) fn new(
-        core: Arc<Core>,
-        calls: Arc<Calls>,
-        merchants: Arc<dyn MerchantDirectory>,
-        routes: Arc<dyn RouteTable>,
-        ids: Arc<dyn IdGenerator>,
-        qr: Arc<dyn QrEncoder>,
-    ) -> Self {
-        Self {
-            core,
-            calls,
-            merchants,
-            routes,
-            ids,
-            qr,
-        }
-    }
-}

@@ -95,31 +95,30 @@ impl Gateway {
             circuits: parts.process.circuits.clone(),
             clock: Arc::clone(&ports.clock),
         });
-        let creation = Creation::new(
-            Arc::clone(&core),
-            Arc::clone(&calls),
-            Arc::clone(&ports.merchants),
-            Arc::clone(&ports.routes),
-            Arc::clone(&ports.ids),
-            Arc::clone(&ports.qr),
-        );
-        let refunds = Refunds::new(
-            Arc::clone(&core),
-            Arc::clone(&calls),
-            Arc::clone(&ports.merchants),
-            Arc::clone(&ports.ids),
-        );
-        let steps = Steps::new(
-            Arc::clone(&core),
-            Arc::clone(&calls),
-            parts.process.page_reads.clone(),
-        );
         Self {
-            reads: Reads::new(Arc::clone(&core)),
-            answers: Answers::new(core, calls),
-            creation,
-            refunds,
-            steps,
+            creation: Creation {
+                core: Arc::clone(&core),
+                calls: Arc::clone(&calls),
+                merchants: Arc::clone(&ports.merchants),
+                routes: Arc::clone(&ports.routes),
+                ids: Arc::clone(&ports.ids),
+                qr: Arc::clone(&ports.qr),
+            },
+            refunds: Refunds {
+                core: Arc::clone(&core),
+                calls: Arc::clone(&calls),
+                merchants: Arc::clone(&ports.merchants),
+                ids: Arc::clone(&ports.ids),
+            },
+            steps: Steps {
+                core: Arc::clone(&core),
+                calls: Arc::clone(&calls),
+                page_reads: parts.process.page_reads.clone(),
+            },
+            reads: Reads {
+                core: Arc::clone(&core),
+            },
+            answers: Answers { core, calls },
             parts,
         }
     }

@@ -14,14 +14,10 @@ use crate::{Direction, MerchantId, MerchantOperationId, OperationId, Status};
 /// What merchants, pages and operators read.
 #[derive(Clone)]
 pub struct Reads {
-    core: Arc<Core>,
+    pub(super) core: Arc<Core>,
 }
 
 impl Reads {
-    pub(super) fn new(core: Arc<Core>) -> Self {
-        Self { core }
-    }
-
     /// The merchant's operation of `direction`; another merchant's is `NotFound`.
     pub async fn read(
         &self,

@@ -43,25 +43,11 @@ pub struct Refunds {
     pub(super) core: Arc<Core>,
     pub(super) calls: Arc<Calls>,
     /// The merchants' secrets, read again when a rotation keyed a stored request anew.
-    merchants: Arc<dyn MerchantDirectory>,
-    ids: Arc<dyn IdGenerator>,
+    pub(super) merchants: Arc<dyn MerchantDirectory>,
+    pub(super) ids: Arc<dyn IdGenerator>,
 }
 
 impl Refunds {
-    pub(super) fn new(
-        core: Arc<Core>,
-        calls: Arc<Calls>,
-        merchants: Arc<dyn MerchantDirectory>,
-        ids: Arc<dyn IdGenerator>,
-    ) -> Self {
-        Self {
-            core,
-            calls,
-            merchants,
-            ids,
-        }
-    }
-
     /// Refunds (part of) the merchant's approved deposit `deposit`. Checks, in this order:
     /// the deposit is the merchant's, the merchantRefundId's earlier request (a replay, or
     /// `DuplicateRefund`), the deposit is approved, the refunds stay within its amount, the

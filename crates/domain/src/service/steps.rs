@@ -26,14 +26,6 @@ pub struct Steps {
 }
 
 impl Steps {
-    pub(super) fn new(core: Arc<Core>, calls: Arc<Calls>, page_reads: PageReads) -> Self {
-        Self {
-            core,
-            calls,
-            page_reads,
-        }
-    }
-
     /// The merchant's processing deposit, or why it cannot take a step now.
     async fn waiting_deposit(
         &self,
