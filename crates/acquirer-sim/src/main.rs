@@ -7,6 +7,7 @@ mod dice;
 mod error;
 mod faults;
 mod model;
+mod money;
 mod notify;
 mod page;
 mod rules;

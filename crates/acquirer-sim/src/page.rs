@@ -47,12 +47,7 @@ fn html(status: actix_web::http::StatusCode, title: &str, body: &str) -> HttpRes
 }
 
 fn amount_text(payment: &Payment) -> String {
-    format!(
-        "{}.{:02} {}",
-        payment.order.amount / 100,
-        payment.order.amount % 100,
-        payment.order.currency
-    )
+    crate::money::show(payment.order.amount, &payment.order.currency)
 }
 
 /// The form for a waiting payin.

@@ -248,7 +248,8 @@ pub(crate) fn flash(message: Option<(bool, &str)>) -> Markup {
     }
 }
 
-/// A money amount in minor units as the API writes it (`1234.50`), with its currency.
-pub(crate) fn money(minor: i64, currency: &str) -> String {
-    format!("{} {currency}", domain::format_minor(minor))
+/// A money amount in minor units as the API writes it (`1234.50`, `1500` in JPY), with its
+/// currency.
+pub(crate) fn money(minor: i64, currency: domain::Currency) -> String {
+    format!("{} {currency}", domain::format_minor(minor, currency))
 }

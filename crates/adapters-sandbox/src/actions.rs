@@ -58,8 +58,9 @@ pub(crate) fn instruction(amount: Amount, currency: Currency, id: OperationId) -
             step(
                 "Send the payment",
                 format!(
-                    "Transfer exactly {amount} {currency} to card {RECEIVING_CARD_NUMBER} \
-                     ({RECEIVING_HOLDER_NAME}) with {id} as the payment purpose."
+                    "Transfer exactly {} {currency} to card {RECEIVING_CARD_NUMBER} \
+                     ({RECEIVING_HOLDER_NAME}) with {id} as the payment purpose.",
+                    amount.format(currency)
                 ),
             ),
             step(

@@ -110,7 +110,7 @@ mod tests {
             (1, false),
         ] {
             let amount = Amount::from_minor(minor).expect("positive");
-            assert_eq!(declined_at_creation(amount), declined, "{amount}");
+            assert_eq!(declined_at_creation(amount), declined, "{minor}");
         }
     }
 

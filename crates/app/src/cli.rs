@@ -377,14 +377,15 @@ pub struct RouteAddArgs {
     /// Payment method, e.g. card.
     #[arg(long)]
     pub method: String,
+    /// An active ISO 4217 code; only card takes another than RUB.
     #[arg(long, default_value = "RUB")]
     pub currency: String,
-    /// Smallest amount, inclusive.
-    #[arg(long, default_value = "0.01")]
-    pub min: String,
-    /// Largest amount, inclusive.
-    #[arg(long, default_value = "10000000.00")]
-    pub max: String,
+    /// Smallest amount, inclusive, in the currency's form (default: one minor unit).
+    #[arg(long)]
+    pub min: Option<String>,
+    /// Largest amount, inclusive, in the currency's form (default: 10,000,000 major units).
+    #[arg(long)]
+    pub max: Option<String>,
     /// Higher wins; on a tie the older route wins.
     #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
     pub priority: i32,

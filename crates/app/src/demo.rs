@@ -5,7 +5,9 @@ use domain::ledger::ManualNote;
 use domain::merchant::{full_access, Secret};
 use domain::operator::{CreateMerchantError, ManualAdjustment, ManualMove, NewMerchant};
 use domain::ports::{Clock, ConsoleStore};
-use domain::{Amount, Currency, MerchantId};
+use domain::provider::SANDBOX;
+use domain::route::{default_route_bounds, Flow, NewRoute, Route};
+use domain::{Amount, Currency, Direction, MerchantId, PaymentMethod};
 
 use crate::application::Application;
 
@@ -16,8 +18,12 @@ pub const DEMO_DEPOSIT_SECRET: &str =
     "6465706f7369742d64656d6f2d7365637265742d6e6f742d666f722d70726f64";
 pub const DEMO_WITHDRAWAL_SECRET: &str =
     "7769746864726177616c2d64656d6f2d7365637265742d6e6f742d666f722d70";
-/// The demo merchant's starting balance, credited once when it is created.
-const DEMO_BALANCE: &str = "1000000.00";
+/// The demo merchant's starting balance in each demo currency, in major units, credited once
+/// when it is created.
+const DEMO_BALANCE: i64 = 1_000_000;
+/// The currencies of the demo: RUB has every sandbox route already; the others get card
+/// deposit and payout routes to the sandbox.
+const DEMO_CURRENCIES: [&str; 5] = ["RUB", "USD", "EUR", "KZT", "JPY"];
 
 /// Creates the demo merchant and its balance, once.
 pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
@@ -33,26 +39,61 @@ pub async fn ensure_demo(app: &Application) -> anyhow::Result<()> {
     let operator = app.operator();
     match operator.create_merchant(new).await {
         Ok(merchant) => {
-            let amount = Amount::parse(DEMO_BALANCE).map_err(|e| anyhow::anyhow!(e))?;
-            let note = ManualNote::new(Actor::cli("demo"), Some("demo starting balance"))?;
-            operator
-                .adjust_balance(
-                    &ManualAdjustment {
-                        merchant: merchant.id.clone(),
-                        currency: Currency::RUB,
-                        amount,
-                        kind: ManualMove::Credit,
-                        operation: None,
-                    },
-                    &note,
-                )
-                .await?;
-            tracing::info!("demo merchant created with {DEMO_BALANCE} RUB");
+            let routes = operator.routes().await?;
+            for code in DEMO_CURRENCIES {
+                let currency = Currency::parse_active(code).map_err(|e| anyhow::anyhow!(e))?;
+                for direction in [Direction::Deposit, Direction::Withdrawal] {
+                    let card = |r: &&Route| {
+                        r.enabled
+                            && r.direction == direction
+                            && r.method == PaymentMethod::Card
+                            && r.currency == currency
+                    };
+                    if !routes.iter().any(|r| card(&r)) {
+                        operator.add_route(demo_route(direction, currency)).await?;
+                    }
+                }
+                let amount = Amount::from_minor(DEMO_BALANCE * currency.minor_per_major())
+                    .map_err(|e| anyhow::anyhow!(e))?;
+                let note = ManualNote::new(Actor::cli("demo"), Some("demo starting balance"))?;
+                operator
+                    .adjust_balance(
+                        &ManualAdjustment {
+                            merchant: merchant.id.clone(),
+                            currency,
+                            amount,
+                            kind: ManualMove::Credit,
+                            operation: None,
+                        },
+                        &note,
+                    )
+                    .await?;
+            }
+            tracing::info!(
+                "demo merchant created with {DEMO_BALANCE} in each of {}",
+                DEMO_CURRENCIES.join(", ")
+            );
         }
         Err(CreateMerchantError::NameTaken) => tracing::info!("demo merchant already exists"),
         Err(error) => return Err(anyhow::anyhow!(error)),
     }
     Ok(())
+}
+
+/// A card route of the demo to the sandbox, with the default bounds of `currency`.
+fn demo_route(direction: Direction, currency: Currency) -> NewRoute {
+    let (min_amount, max_amount) = default_route_bounds(currency);
+    NewRoute {
+        direction,
+        method: PaymentMethod::Card,
+        currency,
+        min_amount,
+        max_amount,
+        priority: 100,
+        provider: SANDBOX.to_owned(),
+        flow: Flow::default_for(direction, PaymentMethod::Card),
+        lifetime_secs: None,
+    }
 }
 
 /// The demo console operator's name.
@@ -115,8 +156,9 @@ pub fn print_banner(app: &Application, console_password: Option<&str>) {
         );
     }
     println!(
-        "\nGateway demo on {url} (port {port})\n\n  merchant id:       {DEMO_MERCHANT}\n  deposit secret:    {DEMO_DEPOSIT_SECRET}\n  withdrawal secret: {DEMO_WITHDRAWAL_SECRET}\n  balance:           {DEMO_BALANCE} RUB (credited once)\n\nCreate a card deposit (paste into a shell; needs openssl and curl):\n\n{curl}\n\nThen open the redirectUrl it returns to pay with card 4242424242424242.\n",
+        "\nGateway demo on {url} (port {port})\n\n  merchant id:       {DEMO_MERCHANT}\n  deposit secret:    {DEMO_DEPOSIT_SECRET}\n  withdrawal secret: {DEMO_WITHDRAWAL_SECRET}\n  balances:          {DEMO_BALANCE} each of {currencies} (credited once)\n\nCreate a card deposit (paste into a shell; needs openssl and curl):\n\n{curl}\n\nThen open the redirectUrl it returns to pay with card 4242424242424242.\n",
         port = app.port(),
+        currencies = DEMO_CURRENCIES.join(", "),
         curl = demo_curl(url)
     );
 }

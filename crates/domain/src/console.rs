@@ -299,11 +299,11 @@ pub fn csv_row(listed: &Listed) -> String {
         op.decline()
             .map(|d| d.code.as_str().to_string())
             .unwrap_or_default(),
-        crate::format_minor(op.amount().minor()),
+        op.amount().format(op.currency()),
         op.currency().as_str().to_string(),
         // Only deposits are refunded; the API shows no refundedAmount for a withdrawal.
         match op.direction() {
-            Direction::Deposit => crate::format_minor(listed.refunded),
+            Direction::Deposit => crate::format_minor(listed.refunded, op.currency()),
             Direction::Withdrawal => String::new(),
         },
         op.user_id().as_str().to_string(),

@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn operators_credit_and_debit_available_only() {
-        let amount = Amount::parse("5.00").unwrap();
+        let amount = Amount::parse("5.00", Currency::RUB).unwrap();
         let credit = manual_move(merchant(), Currency::RUB, amount, true, at(1));
         let debit = manual_move(merchant(), Currency::RUB, amount, false, at(2));
         assert_eq!(
@@ -400,7 +400,7 @@ mod tests {
             held: 0,
         };
         let mut ledger = Vec::new();
-        let five_hundred = Amount::parse("500.00").unwrap();
+        let five_hundred = Amount::parse("500.00", Currency::RUB).unwrap();
 
         assert!(apply(
             &mut balance,

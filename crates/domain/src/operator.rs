@@ -241,7 +241,7 @@ pub enum BalanceError {
         merchant: MerchantId,
         currency: Currency,
     },
-    #[error("the available balance is lower than {amount} {currency}")]
+    #[error("the available balance is lower than {} {currency}", amount.format(*currency))]
     InsufficientBalance { amount: Amount, currency: Currency },
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -4,14 +4,15 @@
 
 use crate::operation::{Decline, NotProcessing, Outcome, State};
 use crate::{
-    Amount, Currency, HttpUrl, MerchantId, MerchantRefundId, OperationId, RefundId, Status,
+    Amount, AmountText, Currency, HttpUrl, MerchantId, MerchantRefundId, OperationId, RefundId, Status,
     Timestamp,
 };
 
 /// What a merchant asks to refund, once its fields passed the rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefundRequest {
-    pub amount: Amount,
+    /// Read in the deposit's currency once the deposit is found.
+    pub amount: AmountText,
     pub merchant_refund_id: Option<MerchantRefundId>,
     /// Where the refund's callback goes; `None` takes the deposit's.
     pub callback_url: Option<HttpUrl>,

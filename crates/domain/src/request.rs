@@ -61,7 +61,14 @@ fn parse_common(
     raw: &RawRequest<'_>,
     errors: &mut ValidationErrors,
 ) -> Option<Common> {
-    let amount = errors.required("amount", raw.amount, Amount::parse);
+    // The currency decides the amount's fraction digits; a malformed one reads two.
+    let amount_currency = raw
+        .currency
+        .and_then(|text| Currency::parse(text).ok())
+        .unwrap_or(Currency::NONE);
+    let amount = errors.required("amount", raw.amount, |text| {
+        Amount::parse(text, amount_currency)
+    });
     let currency = errors.required("currency", raw.currency, Currency::parse);
     let method = errors.required("paymentMethod", raw.payment_method, |t| {
         PaymentMethod::parse_for(direction, t)
@@ -426,6 +433,34 @@ mod tests {
                 vec!["currency"]
             );
         }
+    }
+
+    #[test]
+    fn the_currency_decides_the_fraction_digits_of_the_amount() {
+        let parse = |amount, currency| {
+            NewDeposit::parse(&RawRequest {
+                amount: Some(amount),
+                currency: Some(currency),
+                ..deposit_raw()
+            })
+            .map(|d| d.common.amount.minor())
+            .map_err(|errors| {
+                let named: Vec<String> = fields(&errors).into_iter().map(str::to_owned).collect();
+                named
+            })
+        };
+        assert_eq!(parse("1500", "JPY"), Ok(1500));
+        assert_eq!(parse("1500.00", "JPY"), Err(vec!["amount".to_owned()]));
+        assert_eq!(parse("1.250", "KWD"), Ok(1250));
+        assert_eq!(parse("1.25", "KWD"), Err(vec!["amount".to_owned()]));
+        // A code that is not active, or a malformed one, reads two digits.
+        assert_eq!(parse("10.00", "XXX"), Ok(1000));
+        assert_eq!(parse("10.00", "ABC"), Ok(1000));
+        assert_eq!(parse("10.00", "jpy"), Err(vec!["currency".to_owned()]));
+        assert_eq!(
+            parse("10", "jpy"),
+            Err(vec!["amount".to_owned(), "currency".to_owned()])
+        );
     }
 
     #[test]

@@ -160,7 +160,16 @@ pub enum RouteRule {
         direction: Direction,
         method: PaymentMethod,
     },
-    #[error("the minimum must be at least 0.01 and the maximum at least the minimum")]
+    /// Only an active ISO 4217 code has routes.
+    #[error("the currency must be an active ISO 4217 code")]
+    InactiveCurrency { currency: Currency },
+    /// Only `card` moves money in a currency other than RUB.
+    #[error("this method takes RUB only")]
+    MethodCurrency {
+        method: PaymentMethod,
+        currency: Currency,
+    },
+    #[error("the minimum must be at least one minor unit and the maximum at least the minimum")]
     AmountBounds { min: i64, max: i64 },
     #[error("the lifetime must be a positive number of seconds")]
     Lifetime { secs: i64 },
@@ -175,6 +184,24 @@ pub enum RouteRule {
 /// The only flow an acquirer route of this direction and method may have.
 pub fn acquirer_flow(direction: Direction, method: PaymentMethod) -> Flow {
     Flow::default_for(direction, method)
+}
+
+/// Whether `method` may move money in `currency`: `card` in any active code, every other
+/// method (SBP, its QR codes, the bank apps) in RUB only.
+pub fn route_currency(method: PaymentMethod, currency: Currency) -> Result<(), RouteRule> {
+    if !currency.is_active() {
+        return Err(RouteRule::InactiveCurrency { currency });
+    }
+    if method != PaymentMethod::Card && currency != Currency::RUB {
+        return Err(RouteRule::MethodCurrency { method, currency });
+    }
+    Ok(())
+}
+
+/// A route's bounds when none are given: one minor unit to 10,000,000 major units of its
+/// currency.
+pub fn default_route_bounds(currency: Currency) -> (i64, i64) {
+    (1, 10_000_000 * currency.minor_per_major())
 }
 
 /// A route's amount bounds: the minimum at least one minor unit, the maximum at least the
@@ -200,8 +227,8 @@ pub fn route_lifetime(secs: Option<i64>) -> Result<(), RouteRule> {
 pub struct CheckedRoute(NewRoute);
 
 impl NewRoute {
-    /// The route to store, or the first rule it breaks (in the order: method, amounts,
-    /// lifetime, provider).
+    /// The route to store, or the first rule it breaks (in the order: method, currency,
+    /// amounts, lifetime, provider).
     pub fn check(self) -> Result<CheckedRoute, RouteRule> {
         if !self.direction.methods().contains(&self.method) {
             return Err(RouteRule::MethodForDirection {
@@ -209,6 +236,7 @@ impl NewRoute {
                 method: self.method,
             });
         }
+        route_currency(self.method, self.currency)?;
         route_amounts(self.min_amount, self.max_amount)?;
         route_lifetime(self.lifetime_secs)?;
         if self.provider.trim().is_empty() {
@@ -393,5 +421,43 @@ mod tests {
             Flow::Payout
         );
         assert_eq!(route(1, 1, 1, 1).lifetime(), 600);
+    }
+
+    #[test]
+    fn card_takes_any_active_currency_and_the_other_methods_rub_only() {
+        let code = |text| Currency::parse(text).unwrap();
+        for currency in ["RUB", "USD", "EUR", "KZT", "JPY", "KWD"] {
+            assert_eq!(route_currency(PaymentMethod::Card, code(currency)), Ok(()));
+        }
+        for method in [
+            PaymentMethod::Sbp,
+            PaymentMethod::SbpQr,
+            PaymentMethod::BankAPay,
+            PaymentMethod::BankBPay,
+            PaymentMethod::BankCPay,
+        ] {
+            assert_eq!(route_currency(method, Currency::RUB), Ok(()));
+            assert_eq!(
+                route_currency(method, code("USD")),
+                Err(RouteRule::MethodCurrency {
+                    method,
+                    currency: code("USD")
+                })
+            );
+        }
+        assert_eq!(
+            route_currency(PaymentMethod::Card, code("XXX")),
+            Err(RouteRule::InactiveCurrency {
+                currency: code("XXX")
+            })
+        );
+    }
+
+    #[test]
+    fn default_bounds_are_ten_million_major_units_of_the_currency() {
+        let code = |text| Currency::parse(text).unwrap();
+        assert_eq!(default_route_bounds(Currency::RUB), (1, 1_000_000_000));
+        assert_eq!(default_route_bounds(code("JPY")), (1, 10_000_000));
+        assert_eq!(default_route_bounds(code("KWD")), (1, 10_000_000_000));
     }
 }

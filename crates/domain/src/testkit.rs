@@ -385,9 +385,11 @@ impl OperationBuilder {
         self
     }
 
-    /// Panics on an invalid amount: tests pass literals such as `"100.00"`.
+    /// Panics on an invalid amount: tests pass literals such as `"100.00"`, in the
+    /// operation's currency (set it first for another than RUB).
     pub fn amount(mut self, amount: &str) -> Self {
-        self.opening.amount = Amount::parse(amount).unwrap_or_else(|e| panic!("{amount}: {e}"));
+        self.opening.amount = Amount::parse(amount, self.opening.currency)
+            .unwrap_or_else(|e| panic!("{amount}: {e}"));
         self
     }
 
@@ -549,7 +551,7 @@ mod tests {
     fn the_default_operation_is_a_processing_card_deposit_at_t0() {
         let op = OperationBuilder::deposit(PaymentMethod::Card).build();
         assert_eq!(op.status(), Status::Processing);
-        assert_eq!(op.amount().to_string(), "100.00");
+        assert_eq!(op.amount().format(op.currency()), "100.00");
         assert_eq!(op.created_at(), T0);
         assert_eq!(T0.to_rfc3339(), "2026-11-21T10:00:00Z");
     }

@@ -252,6 +252,7 @@ impl From<RefundError> for ApiError {
     fn from(error: RefundError) -> Self {
         match error {
             RefundError::NotFound => ApiError::NotFound,
+            RefundError::Invalid(errors) => ApiError::InvalidFields(errors),
             RefundError::DuplicateRefund => ApiError::DuplicateOperation,
             RefundError::InvalidState => ApiError::InvalidState,
             RefundError::ExceedsAmount => ApiError::RefundExceedsAmount,

@@ -22,9 +22,10 @@ impl Lang {
         )
     }
 
-    /// An amount as people write it in this language (`1234.50 RUB`, `1234,50 RUB`).
+    /// An amount as people write it in this language, in its currency's digits
+    /// (`1234.50 RUB`, `1234,50 RUB`, `1500 JPY`).
     pub fn money(self, amount: Amount, currency: Currency) -> String {
-        let number = amount.to_string();
+        let number = amount.format(currency);
         match self {
             Lang::En => format!("{number} {currency}"),
             Lang::Ru => format!("{} {currency}", number.replace('.', ",")),
@@ -136,8 +137,12 @@ mod tests {
 
     #[test]
     fn money_uses_the_language_decimal_mark() {
-        let amount = Amount::parse("1234.50").expect("valid");
+        let amount = Amount::parse("1234.50", Currency::RUB).expect("valid");
         assert_eq!(Lang::En.money(amount, Currency::RUB), "1234.50 RUB");
         assert_eq!(Lang::Ru.money(amount, Currency::RUB), "1234,50 RUB");
+        let yen = Currency::parse("JPY").expect("valid");
+        let amount = Amount::parse("1500", yen).expect("valid");
+        assert_eq!(Lang::En.money(amount, yen), "1500 JPY");
+        assert_eq!(Lang::Ru.money(amount, yen), "1500 JPY");
     }
 }

@@ -88,6 +88,11 @@ fn parse(key: String, request: Value) -> Result<NewPayment, ApiError> {
             "amount must be a positive integer".into(),
         ));
     }
+    if crate::money::exponent(&body.currency).is_none() {
+        return Err(ApiError::BadRequest(
+            "currency must be an active ISO 4217 code".into(),
+        ));
+    }
     Ok(NewPayment {
         key,
         not_after: time_field("notAfter", body.not_after.as_deref())?,

@@ -216,4 +216,11 @@ async fn malformed_creations_are_400() {
         StatusCode::BAD_REQUEST,
         "a payout without a recipient"
     );
+    for currency in ["XXX", "XAU", "rub"] {
+        let mut body = payout("w", 100, card("4111"), NOWHERE);
+        body["currency"] = json!(currency);
+        let (status, answer) = sim.create("w", &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{currency}: {answer}");
+        assert_eq!(answer["error"]["code"], "invalid_request");
+    }
 }

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::actions::{audit, back, flash_of, toggled};
 use crate::auth::{csrf_field, Posted, Signed};
 use crate::i18n::{texts, Texts};
-use crate::layout::{direction_name, enabled_badge, flash, respond, rows_table};
+use crate::layout::{direction_name, enabled_badge, flash, money, respond, rows_table};
 use crate::shell::Nav;
 use crate::shell::{action_button, shell};
 use crate::{Answer, Failure, Problem};
@@ -59,10 +59,10 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
                         td { (enabled_badge(t, merchant.enabled)) }
                         td { (methods(t, merchant)) }
                         td.num {
-                            @for b in balances { div { (format_minor(b.available)) " " (b.currency.as_str()) } }
+                            @for b in balances { div { (money(b.available, b.currency)) } }
                         }
                         td.num {
-                            @for b in balances { div { (format_minor(b.held)) " " (b.currency.as_str()) } }
+                            @for b in balances { div { (money(b.held, b.currency)) } }
                         }
                         @if admin {
                             td { (admin_forms(&signed, t, merchant)) }
@@ -184,9 +184,10 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
         "debit" => ManualMove::Debit,
         _ => return Err(bad("kind", &"must be credit or debit")),
     };
-    let amount = Amount::parse(posted.field("amount")?.trim()).map_err(|e| bad("amount", &e))?;
     let currency =
-        Currency::parse(posted.field("currency")?.trim()).map_err(|e| bad("currency", &e))?;
+        Currency::parse_active(posted.field("currency")?.trim()).map_err(|e| bad("currency", &e))?;
+    let amount =
+        Amount::parse(posted.field("amount")?.trim(), currency).map_err(|e| bad("amount", &e))?;
     let reason = posted.optional("reason")?;
     let note =
         ManualNote::new(Actor::operator(&signed.name), reason).map_err(|e| bad("reason", &e))?;
@@ -228,9 +229,9 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
     };
     let mut noted = json!({
         "currency": currency.as_str(),
-        "available": format_minor(after.available),
-        "held": format_minor(after.held),
-        "amount": amount.to_string(),
+        "available": format_minor(after.available, currency),
+        "held": format_minor(after.held, currency),
+        "amount": amount.format(currency),
         "reason": note.reason,
         "ledgerEntry": written.entry_id,
     });
@@ -244,8 +245,8 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
         id.as_str(),
         Some(json!({
             "currency": currency.as_str(),
-            "available": format_minor(after.available - delta),
-            "held": format_minor(after.held),
+            "available": format_minor(after.available - delta, currency),
+            "held": format_minor(after.held, currency),
         })),
         Some(noted),
     )

@@ -13,7 +13,7 @@ use domain::operation::{Decline, DeclineCode, Operation, Outcome};
 use domain::refund::Refund;
 use domain::service::{CancelError, CompleteError};
 use domain::story::{CallbackDelivery, OperationStory};
-use domain::{format_minor, OperationId, RefundId, Status};
+use domain::{OperationId, RefundId, Status};
 use maud::{html, Markup};
 use serde_json::{json, Value};
 
@@ -23,7 +23,9 @@ use super::discrepancies::discrepancy_table;
 pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
 use crate::auth::{Posted, Signed};
 use crate::i18n::{texts, Texts};
-use crate::layout::{direction_name, flash, respond, rows_table, status_badge, status_code_badge};
+use crate::layout::{
+    direction_name, flash, money, respond, rows_table, status_badge, status_code_badge,
+};
 use crate::paths::operation_page;
 use crate::shell::Nav;
 use crate::shell::{action_button, shell};
@@ -191,7 +193,7 @@ fn refund_table(signed: &Signed, t: &Texts, refunds: &[Refund]) -> Markup {
                     tr {
                         td.mono { (refund.id) }
                         td.mono { (refund.merchant_refund_id.as_ref().map(|m| m.as_str()).unwrap_or("")) }
-                        td.num { (refund.amount) " " (refund.currency.as_str()) }
+                        td.num { (money(refund.amount.minor(), refund.currency)) }
                         td { (status_badge(t, refund.status())) }
                         td { (refund.decline().map(|d| d.code.as_str()).unwrap_or("")) }
                         td { (refund.provider) }
@@ -256,7 +258,7 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
             amount,
         } => html! {
             td { (t.event_refund) }
-            td { code { (refund_id) } " " (status_code_badge(t, *status)) " " (format_minor(*amount)) " " (op.currency().as_str()) }
+            td { code { (refund_id) } " " (status_code_badge(t, *status)) " " (money(*amount, op.currency())) }
         },
         EventDetail::Discrepancy { provider, note } => html! {
             td { span.badge.b-bad { (t.event_discrepancy) } } td { (provider) ": " (note) }
@@ -390,8 +392,8 @@ fn ledger(signed: &Signed, t: &Texts, story: &OperationStory) -> Markup {
                 tr {
                     td.num { (entry.id) }
                     td { code { (entry.kind.as_str()) } }
-                    td.num { (format_minor(entry.available)) " " (entry.currency.as_str()) }
-                    td.num { (format_minor(entry.held)) " " (entry.currency.as_str()) }
+                    td.num { (money(entry.available, entry.currency)) }
+                    td.num { (money(entry.held, entry.currency)) }
                     td.nowrap { (time(signed, Some(entry.at))) }
                     td.mono { (entry.refund_id.map(|id| id.to_string()).unwrap_or_default()) }
                     td {

@@ -10,7 +10,7 @@ use maud::{html, Markup};
 use crate::auth::Signed;
 use crate::filters::{self, Search};
 use crate::i18n::{texts, Texts};
-use crate::layout::{direction_name, respond, rows_table, status_badge};
+use crate::layout::{direction_name, money, respond, rows_table, status_badge};
 use crate::paths::OPERATIONS;
 use crate::shell::shell;
 use crate::shell::Nav;
@@ -149,8 +149,8 @@ fn table(signed: &Signed, t: &Texts, found: &[Listed]) -> Markup {
                     td { (direction_name(t, op.direction())) }
                     td { (op.method().as_str()) }
                     td.nowrap { (status_badge(t, op.status())) " " span.muted { (op.status().number()) } }
-                    td.num { (op.amount()) " " (op.currency().as_str()) }
-                    td.num { (format_minor(listed.refunded)) }
+                    td.num { (money(op.amount().minor(), op.currency())) }
+                    td.num { (format_minor(listed.refunded, op.currency())) }
                     td { (op.provider()) }
                     td { (op.decline().map(|d| d.code.as_str()).unwrap_or("")) }
                 }

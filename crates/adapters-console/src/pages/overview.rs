@@ -114,7 +114,7 @@ fn sums(amounts: &BTreeMap<Currency, i64>) -> String {
     }
     amounts
         .iter()
-        .map(|(currency, minor)| money(*minor, currency.as_str()))
+        .map(|(currency, minor)| money(*minor, *currency))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -167,7 +167,7 @@ fn detail(t: &Texts, today: &BTreeMap<FigureKey, (i64, i64)>) -> Markup {
                     td { (key.method.as_str()) }
                     td { (status_code_badge(t, key.status)) }
                     td.num { (count) }
-                    td.num { (money(*amount, key.currency.as_str())) }
+                    td.num { (money(*amount, key.currency)) }
                 }
             }
         },

@@ -45,8 +45,8 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
                         td { (direction_name(t, route.direction)) }
                         td { (route.method.as_str()) }
                         td { (route.currency.as_str()) }
-                        td.num { (format_minor(route.min_amount)) }
-                        td.num { (format_minor(route.max_amount)) }
+                        td.num { (format_minor(route.min_amount, route.currency)) }
+                        td.num { (format_minor(route.max_amount, route.currency)) }
                         td.num { (route.priority) }
                         td { (route.provider) }
                         td { code { (route.flow.as_str()) } }

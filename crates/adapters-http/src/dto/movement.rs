@@ -41,7 +41,7 @@ impl<'a> Movement<'a> {
     pub fn new(amount: Amount, currency: &'a Currency, decline: Option<&'a Decline>) -> Self {
         Self {
             money: Money {
-                amount: amount.to_string(),
+                amount: amount.format(*currency),
                 currency: currency.as_str(),
             },
             decline: DeclineFields {

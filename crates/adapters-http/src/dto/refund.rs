@@ -2,7 +2,7 @@
 //! the `{}` body of a cancel.
 
 use domain::refund::{Refund, RefundRequest};
-use domain::{Amount, HttpUrl, MerchantRefundId, ValidationErrors};
+use domain::{AmountText, HttpUrl, MerchantRefundId, ValidationErrors};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -26,7 +26,7 @@ pub fn request(body: &Map<String, Value>) -> Result<RefundRequest, ValidationErr
     let callback_url = string(body, "callbackUrl", &mut edge);
     // A field refused for its type is not refused again for its value.
     let mut values = ValidationErrors::default();
-    let amount = values.required("amount", amount, Amount::parse);
+    let amount = values.required("amount", amount, AmountText::parse);
     let merchant_refund_id = values.optional(
         "merchantRefundId",
         merchant_refund_id,

@@ -22,7 +22,7 @@ fn a_full_refund_request_parses_and_nulls_mean_absent() {
     let body = json!({"amount": "30.00", "merchantRefundId": "r-1",
                       "callbackUrl": "https://shop.example/refunds"});
     let parsed = request(&object(body)).expect("valid");
-    assert_eq!(parsed.amount.minor(), 3_000);
+    assert_eq!(parsed.amount.as_str(), "30.00");
     assert_eq!(
         parsed.merchant_refund_id,
         Some(MerchantRefundId::parse("r-1").expect("valid"))
@@ -37,15 +37,23 @@ fn a_full_refund_request_parses_and_nulls_mean_absent() {
     assert_eq!(parsed.callback_url, None);
 }
 
+/// The edge refuses what is no amount in any currency; the digits of the deposit's currency
+/// are checked once the deposit is found (`30` is yen, `1.005` dinars).
 #[test]
-fn the_amount_is_required_and_follows_the_deposit_rules() {
+fn the_amount_is_required_and_is_a_decimal_of_some_currency() {
     let errors = request(&object(json!({}))).expect_err("invalid");
     assert_eq!(fields(&errors), vec![("amount", "is required")]);
+    for good in ["30", "30.00", "1.005"] {
+        let parsed = request(&object(json!({"amount": good}))).expect("a decimal");
+        assert_eq!(parsed.amount.as_str(), good);
+    }
     for bad in [
-        json!("30"),
         json!("0.00"),
+        json!("0"),
         json!("-1.00"),
-        json!("1.005"),
+        json!("1.00000"),
+        json!("01.00"),
+        json!("1e3"),
         json!(""),
     ] {
         assert_eq!(refused(json!({"amount": bad})), vec!["amount"], "{bad}");
@@ -56,7 +64,7 @@ fn the_amount_is_required_and_follows_the_deposit_rules() {
 
 #[test]
 fn unknown_keys_and_every_bad_field_are_reported_together() {
-    let body = json!({"amount": "1", "merchantRefundId": "has space",
+    let body = json!({"amount": "1.", "merchantRefundId": "has space",
                       "callbackUrl": "ftp://shop.example/cb", "currency": "RUB", "reason": "x"});
     assert_eq!(
         refused(body),

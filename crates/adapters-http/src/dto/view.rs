@@ -164,7 +164,7 @@ impl<'a> OperationView<'a> {
         view.updated_at = Some(op.updated_at().to_rfc3339());
         match op.direction() {
             Direction::Deposit => {
-                view.refunded_amount = Some(format_minor(refunded_minor(refunds)));
+                view.refunded_amount = Some(format_minor(refunded_minor(refunds), op.currency()));
                 view.refunds = Some(refunds.iter().map(RefundView::new).collect());
             }
             Direction::Withdrawal => view.requisites = op.requisites(),
@@ -210,15 +210,15 @@ struct BalanceView {
 }
 
 impl Balances {
-    /// The merchant's balances, amounts as two-digit strings.
+    /// The merchant's balances, amounts in each currency's form.
     pub fn new(balances: &[Balance]) -> Self {
         Self {
             balances: balances
                 .iter()
                 .map(|b| BalanceView {
                     currency: b.currency.as_str().to_string(),
-                    available: format_minor(b.available),
-                    held: format_minor(b.held),
+                    available: format_minor(b.available, b.currency),
+                    held: format_minor(b.held, b.currency),
                 })
                 .collect(),
         }

@@ -129,7 +129,7 @@ async fn the_body_is_judged_before_the_deposit_is_looked_up() {
     // No store expectations: reaching the domain would fail the request with a 500.
     for (path, body, fields) in [
         (refunds_path(), "{}", vec!["amount"]),
-        (refunds_path(), r#"{"amount": "30"}"#, vec!["amount"]),
+        (refunds_path(), r#"{"amount": "30."}"#, vec!["amount"]),
         (refunds_path(), r#"{"amount": 30}"#, vec!["amount"]),
         (
             refunds_path(),
@@ -143,7 +143,7 @@ async fn the_body_is_judged_before_the_deposit_is_looked_up() {
         ),
         (
             "/api/v1/deposits/not-a-uuid/refunds".to_string(),
-            r#"{"amount": "30"}"#,
+            r#"{"amount": "0"}"#,
             vec!["amount"],
         ),
     ] {
@@ -162,6 +162,28 @@ async fn the_body_is_judged_before_the_deposit_is_looked_up() {
         let (status, answer) = refund_on(Mocks::new(), &refunds_path(), body).await;
         assert_eq!(status, 400, "{body}");
         assert_error(&answer, "InvalidRequest");
+    }
+}
+
+/// Digits that fit no deposit currency's are refused once the deposit is found: `30` of a
+/// RUB deposit (and a deposit that is not the merchant's is 404 first).
+#[actix_web::test]
+async fn the_deposits_currency_decides_the_refunds_digits() {
+    for (body, mocks, status) in [
+        (r#"{"amount": "30"}"#, with_deposit(Status::Approved), 400),
+        (r#"{"amount": "30.000"}"#, with_deposit(Status::Approved), 400),
+        (r#"{"amount": "30"}"#, Mocks::storing(None), 404),
+    ] {
+        let (answered, answer) = refund_on(mocks, &refunds_path(), body).await;
+        assert_eq!(answered, status, "{body}: {answer}");
+        if status == 400 {
+            assert_eq!(answer["errorCode"], "InvalidRequest");
+            assert_eq!(answer["details"][0]["field"], "amount", "{answer}");
+            assert_eq!(
+                answer["details"][0]["message"],
+                "must be a decimal string with two fraction digits, greater than zero"
+            );
+        }
     }
 }
 

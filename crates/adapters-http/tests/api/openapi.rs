@@ -288,6 +288,38 @@ fn the_document_knows_every_error_code_with_its_status() {
     }
 }
 
+/// `AmountDigits` lists exactly the active codes whose exponent is not two, as the gateway's
+/// ISO 4217 table has them: every three-letter code is asked.
+#[test]
+fn the_document_lists_the_currencies_whose_amounts_are_not_two_digit() {
+    let mut table: [Vec<String>; 3] = Default::default();
+    for a in b'A'..=b'Z' {
+        for b in b'A'..=b'Z' {
+            for c in b'A'..=b'Z' {
+                let code = String::from_utf8(vec![a, b, c]).expect("ASCII");
+                let currency = domain::Currency::parse(&code).expect("three letters");
+                if !currency.is_active() {
+                    continue;
+                }
+                match currency.exponent() {
+                    0 => table[0].push(code),
+                    3 => table[1].push(code),
+                    4 => table[2].push(code),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let spec = Spec::load();
+    let mut rule = spec.resolve("/components/schemas/AmountDigits").1.clone();
+    for (exponent, codes) in table.iter().enumerate() {
+        let documented = strings(&rule["if"]["properties"]["currency"]["enum"]);
+        assert_eq!(documented, *codes, "the list of exponent {}", [0, 3, 4][exponent]);
+        rule = rule["else"].clone();
+    }
+    assert!(table[0].contains(&"JPY".to_string()) && table[1].contains(&"KWD".to_string()));
+}
+
 #[test]
 fn the_document_knows_every_decline_code() {
     use DeclineCode::*;

@@ -136,9 +136,15 @@ async fn another_merchants_deposit_and_refunds_are_not_found() {
         theirs.assert_error(404, "NotFound");
         let read = app.get_as(&app.other, &format!("{path}/{refund_id}")).await;
         read.assert_error(404, "NotFound");
-        // The body is judged before the deposit is looked up.
-        let bad = app.post_as(&app.other, &path, r#"{"amount": "1"}"#).await;
+        // The body is judged before the deposit is looked up; whether its digits fit the
+        // deposit's currency, after (another merchant's deposit is not found first).
+        let bad = app.post_as(&app.other, &path, r#"{"amount": "1."}"#).await;
         bad.assert_error(400, "InvalidRequest");
+        let digits = app.post_as(&app.other, &path, r#"{"amount": "1"}"#).await;
+        digits.assert_error(404, "NotFound");
+        let digits = app.post(&path, r#"{"amount": "1"}"#).await;
+        digits.assert_error(400, "InvalidRequest");
+        assert_eq!(digits.detail_fields(), vec!["amount"]);
         let unknown = format!("/api/v1/deposits/{}/refunds", uuid::Uuid::new_v4());
         let bad = app.post(&unknown, r#"{"amount": "1.00", "x": 1}"#).await;
         assert_eq!(bad.detail_fields(), vec!["x"]);

@@ -161,7 +161,7 @@ impl TestApp {
 
     /// A processing card payout of `amount` RUB (the balance is credited first).
     pub async fn payout(&self, amount: &str) -> Operation {
-        let value = Amount::parse(amount).expect("amount");
+        let value = Amount::parse(amount, domain::Currency::RUB).expect("amount");
         Operator::new(
             Arc::new(self.db.clone()),
             Arc::new(self.db.clone()),

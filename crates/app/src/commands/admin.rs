@@ -10,7 +10,9 @@ use domain::operator::{
     NewMerchant, Operator,
 };
 use domain::provider::{ProviderName, SANDBOX};
-use domain::route::{acquirer_flow, route_amounts, route_lifetime, NewRoute};
+use domain::route::{
+    acquirer_flow, default_route_bounds, route_amounts, route_currency, route_lifetime, NewRoute,
+};
 use domain::route::{Flow, Route};
 use domain::{
     format_minor, Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp,
@@ -315,8 +317,9 @@ pub async fn balance(
         BalanceCommand::Debit(args) => (args, ManualMove::Debit),
     };
     let id = MerchantId::parse(&args.merchant).map_err(|e| anyhow!("--merchant: {e}"))?;
-    let currency = Currency::parse(&args.currency).map_err(|e| anyhow!("--currency: {e}"))?;
-    let amount = Amount::parse(&args.amount).map_err(|e| anyhow!("--amount: {e}"))?;
+    let currency =
+        Currency::parse_active(&args.currency).map_err(|e| anyhow!("--currency: {e}"))?;
+    let amount = Amount::parse(&args.amount, currency).map_err(|e| anyhow!("--amount: {e}"))?;
     let note = ManualNote::new(audit.actor().clone(), args.reason.as_deref())
         .map_err(|e| Usage::new(format!("--reason: {e}")))?;
     let operation = args
@@ -359,11 +362,11 @@ pub async fn balance(
         -amount.minor()
     };
     let figures = |available: i64| {
-        json!({"currency": currency.as_str(), "available": format_minor(available),
-               "held": format_minor(held)})
+        json!({"currency": currency.as_str(), "available": format_minor(available, currency),
+               "held": format_minor(held, currency)})
     };
     let mut after = figures(available);
-    after["amount"] = json!(amount.to_string());
+    after["amount"] = json!(amount.format(currency));
     after["reason"] = json!(note.reason);
     after["ledgerEntry"] = json!(written.entry_id);
     if let Some(operation) = operation {
@@ -381,7 +384,8 @@ pub async fn balance(
     if args.json {
         let mut out = json!({
             "merchantId": id.as_str(), "currency": currency.as_str(),
-            "available": format_minor(available), "held": format_minor(held),
+            "available": format_minor(available, currency),
+            "held": format_minor(held, currency),
             "ledgerEntry": written.entry_id,
         });
         if let Some(operation) = operation {
@@ -392,9 +396,10 @@ pub async fn balance(
     } else {
         let verb = if credit { "credited" } else { "debited" };
         println!(
-            "{verb} {amount} {currency}; available {} held {}; ledger entry {}",
-            format_minor(available),
-            format_minor(held),
+            "{verb} {} {currency}; available {} held {}; ledger entry {}",
+            amount.format(currency),
+            format_minor(available, currency),
+            format_minor(held, currency),
             written.entry_id
         );
         if let Some(operation) = operation {
@@ -430,8 +435,8 @@ pub async fn route(
                         r.direction,
                         r.method,
                         r.currency,
-                        format_minor(r.min_amount),
-                        format_minor(r.max_amount),
+                        format_minor(r.min_amount, r.currency),
+                        format_minor(r.max_amount, r.currency),
                         r.priority,
                         r.provider,
                         r.flow.as_str(),
@@ -543,8 +548,8 @@ async fn print_competitors(operator: &Operator, new: &Route) -> anyhow::Result<(
             r.id,
             r.priority,
             r.provider,
-            format_minor(r.min_amount),
-            format_minor(r.max_amount)
+            format_minor(r.min_amount, r.currency),
+            format_minor(r.max_amount, r.currency)
         );
     }
     Ok(())
@@ -560,11 +565,20 @@ fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
         Some(text) => Flow::parse(text).map_err(|e| bad("--flow", &e))?,
         None => Flow::default_for(direction, method),
     };
-    let min = Amount::parse(&args.min).map_err(|e| bad("--min", &e))?;
-    let max = Amount::parse(&args.max).map_err(|e| bad("--max", &e))?;
     // The domain's route rules, checked here too so each refusal names its flag (in the order
     // the flags are read); `Operator::add_route` checks them all again.
-    route_amounts(min.minor(), max.minor())
+    let currency = Currency::parse(&args.currency).map_err(|e| bad("--currency", &e))?;
+    route_currency(method, currency).map_err(|e| bad("--currency", &e))?;
+    let (default_min, default_max) = default_route_bounds(currency);
+    let bound = |flag: &str, text: &Option<String>, default: i64| match text {
+        Some(text) => Amount::parse(text, currency)
+            .map(Amount::minor)
+            .map_err(|e| bad(flag, &e)),
+        None => Ok(default),
+    };
+    let min = bound("--min", &args.min, default_min)?;
+    let max = bound("--max", &args.max, default_max)?;
+    route_amounts(min, max)
         .map_err(|_| Usage::new("--min must not be greater than --max"))?;
     if args.provider != SANDBOX {
         ProviderName::parse(&args.provider).map_err(|e| bad("--provider", &e))?;
@@ -581,9 +595,9 @@ fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
     Ok(NewRoute {
         direction,
         method,
-        currency: Currency::parse(&args.currency).map_err(|e| bad("--currency", &e))?,
-        min_amount: min.minor(),
-        max_amount: max.minor(),
+        currency,
+        min_amount: min,
+        max_amount: max,
         priority: args.priority,
         provider: args.provider.clone(),
         flow,
@@ -594,7 +608,8 @@ fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
 fn route_json(r: &Route) -> serde_json::Value {
     json!({
         "id": r.id, "direction": r.direction.as_str(), "method": r.method.as_str(),
-        "currency": r.currency.as_str(), "min": format_minor(r.min_amount), "max": format_minor(r.max_amount),
+        "currency": r.currency.as_str(), "min": format_minor(r.min_amount, r.currency),
+        "max": format_minor(r.max_amount, r.currency),
         "priority": r.priority, "provider": r.provider, "flow": r.flow.as_str(),
         "lifetime": r.lifetime(), "enabled": r.enabled,
     })

@@ -136,8 +136,10 @@ pub async fn ledger(
             .map(|m| {
                 json!({
                     "merchantId": m.merchant_id.as_str(), "currency": m.currency.as_str(),
-                    "balance": {"available": format_minor(m.balance_available), "held": format_minor(m.balance_held)},
-                    "ledger": {"available": format_minor(m.ledger_available), "held": format_minor(m.ledger_held)},
+                    "balance": {"available": format_minor(m.balance_available, m.currency),
+                                "held": format_minor(m.balance_held, m.currency)},
+                    "ledger": {"available": format_minor(m.ledger_available, m.currency),
+                               "held": format_minor(m.ledger_held, m.currency)},
                 })
             })
             .collect();
@@ -150,10 +152,10 @@ pub async fn ledger(
                 "MISMATCH {} {}: balance available {} held {}, ledger available {} held {}",
                 m.merchant_id,
                 m.currency,
-                format_minor(m.balance_available),
-                format_minor(m.balance_held),
-                format_minor(m.ledger_available),
-                format_minor(m.ledger_held)
+                format_minor(m.balance_available, m.currency),
+                format_minor(m.balance_held, m.currency),
+                format_minor(m.ledger_available, m.currency),
+                format_minor(m.ledger_held, m.currency)
             );
         }
     }

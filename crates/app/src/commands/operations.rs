@@ -96,12 +96,13 @@ fn attempt_json(a: &Attempt) -> Value {
     })
 }
 
-/// Amounts as the API writes them: two-digit strings, signed like the change they are. A
+/// Amounts as the API writes them, in the currency's form, signed like the change they are. A
 /// manual entry that names the operation has who made it and why.
 fn entry_json(e: &LedgerEntry) -> Value {
     json!({
         "id": e.id, "kind": e.kind.as_str(), "currency": e.currency.as_str(),
-        "available": format_minor(e.available), "held": format_minor(e.held),
+        "available": format_minor(e.available, e.currency),
+        "held": format_minor(e.held, e.currency),
         "createdAt": e.at.to_rfc3339(),
         "actor": e.note.as_ref().map(|n| n.actor.as_str()),
         "reason": e.note.as_ref().map(|n| n.reason.as_str()),
@@ -148,7 +149,11 @@ fn print_summary(op: &Operation) {
         .map(|d| format!(" ({}: {})", d.code.as_str(), d.message))
         .unwrap_or_default();
     println!("  status:    {}{decline}", op.status().name());
-    println!("  amount:    {} {}", op.amount(), op.currency());
+    println!(
+        "  amount:    {} {}",
+        op.amount().format(op.currency()),
+        op.currency()
+    );
     println!(
         "  kind:      {} {}, merchant {}, user {}",
         op.direction(),
@@ -208,8 +213,8 @@ fn print_ledger(entries: &[LedgerEntry]) {
             e.id,
             e.kind.as_str(),
             e.currency,
-            format_minor(e.available),
-            format_minor(e.held),
+            format_minor(e.available, e.currency),
+            format_minor(e.held, e.currency),
             e.at.to_rfc3339()
         );
     }

@@ -14,6 +14,8 @@ mod cli;
 mod console;
 mod console_browser;
 mod console_cli;
+mod currencies;
+mod currency_payouts;
 mod demo;
 mod discrepancies;
 mod failover;

@@ -116,7 +116,7 @@ fn a_csv_row_has_every_column_in_order_and_ends_in_crlf() {
     assert_eq!(cells[0], op.id().to_string());
     assert_eq!(cells[3], "deposit");
     assert_eq!(cells[5], op.status().number().to_string());
-    assert_eq!(cells[7], crate::format_minor(op.amount().minor()));
+    assert_eq!(cells[7], op.amount().format(op.currency()));
     assert_eq!(cells[9], "10.50");
     assert_eq!(cells[12], op.created_at().to_rfc3339());
     let payout = OperationBuilder::payout(PaymentMethod::Card).build();

@@ -33,7 +33,7 @@ fn shop() -> MerchantId {
 }
 
 fn amount(text: &str) -> Amount {
-    Amount::parse(text).unwrap()
+    Amount::parse(text, Currency::RUB).unwrap()
 }
 
 fn unavailable() -> StoreError {

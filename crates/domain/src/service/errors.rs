@@ -83,6 +83,10 @@ pub enum RefundError {
     /// No such deposit of this merchant.
     #[error("operation not found")]
     NotFound,
+    /// A field breaks its rule once the deposit is known: the amount's fraction digits are
+    /// its currency's.
+    #[error("{0}")]
+    Invalid(ValidationErrors),
     #[error("merchantRefundId was already used with a different request")]
     DuplicateRefund,
     /// Only an approved deposit can be refunded.

@@ -20,7 +20,7 @@ use crate::ports::{Chain, IdGenerator, MerchantDirectory, NewRefund, RefundInser
 use crate::provider::AcquirerProvider;
 use crate::refund::{Refund, RefundRequest};
 use crate::signature::Fingerprint;
-use crate::{Direction, MerchantRefundId, OperationId, RefundId, Status};
+use crate::{Direction, MerchantRefundId, OperationId, RefundId, Status, ValidationErrors};
 
 /// What a refund request answers: the refund, and whether it is a replay of an earlier one.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +49,8 @@ pub struct Refunds {
 
 impl Refunds {
     /// Refunds (part of) the merchant's approved deposit `deposit`. Checks, in this order:
-    /// the deposit is the merchant's, the merchantRefundId's earlier request (a replay, or
+    /// the deposit is the merchant's, the amount has its currency's fraction digits, the
+    /// merchantRefundId's earlier request (a replay, or
     /// `DuplicateRefund`), the deposit is approved, the refunds stay within its amount, the
     /// balance covers the hold. `canonical` is the canonical JSON of the request body.
     #[tracing::instrument(skip_all, fields(merchant.id = %merchant.id, operation.id = %deposit))]
@@ -64,6 +65,11 @@ impl Refunds {
             .core
             .read(merchant, Direction::Deposit, deposit)
             .await?;
+        let amount = request.amount.in_currency(deposit.currency()).map_err(|why| {
+            let mut errors = ValidationErrors::default();
+            errors.push("amount", why.0);
+            RefundError::Invalid(errors)
+        })?;
         let keyed = refund_canonical(deposit.id(), canonical);
         let fingerprint = request
             .merchant_refund_id
@@ -83,7 +89,7 @@ impl Refunds {
             operation_id: deposit.id(),
             merchant_id: merchant.id.clone(),
             merchant_refund_id: request.merchant_refund_id,
-            amount: request.amount,
+            amount,
             currency: deposit.currency(),
             state: State::Processing,
             callback_url: request

@@ -9,6 +9,7 @@ mod ids;
 mod kept;
 mod luhn;
 mod method;
+mod currency;
 mod money;
 mod text;
 mod timestamp;
@@ -25,6 +26,7 @@ pub use ids::{MerchantId, MerchantOperationId, MerchantRefundId, OperationId, Re
 pub use kept::{Kept, KeptObject};
 pub use luhn::{luhn_valid, mask_pan};
 pub use method::{Direction, PaymentMethod, Status};
-pub use money::{format_minor, Amount, Currency};
+pub use currency::Currency;
+pub use money::{format_minor, Amount, AmountText};
 pub use text::{bounded_text, is_refused_control, no_control_characters, CONTROL_CHARACTERS};
 pub use timestamp::Timestamp;

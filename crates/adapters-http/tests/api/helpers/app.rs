@@ -350,19 +350,24 @@ impl TestApp {
         self.post("/api/v1/withdrawals", &body.to_string()).await
     }
 
-    /// Credits the main merchant's RUB balance by hand.
     /// The operator's use cases over this gateway's database, on the gateway's clock.
     pub fn operator(&self) -> Operator {
         operator_on(&self.db, self.clock.clone())
     }
 
+    /// Credits the main merchant's RUB balance by hand.
     pub async fn credit(&self, amount: &str) {
-        let amount = Amount::parse(amount).expect("an amount");
+        self.credit_in(Currency::RUB, amount).await
+    }
+
+    /// Credits the main merchant's balance in `currency` by hand (`amount` in its form).
+    pub async fn credit_in(&self, currency: Currency, amount: &str) {
+        let amount = Amount::parse(amount, currency).expect("an amount");
         self.operator()
             .adjust_balance(
                 &ManualAdjustment {
                     merchant: self.shop.merchant.id.clone(),
-                    currency: Currency::RUB,
+                    currency,
                     amount,
                     kind: ManualMove::Credit,
                     operation: None,

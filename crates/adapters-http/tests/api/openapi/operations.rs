@@ -117,10 +117,17 @@ pub async fn deposits(api: &Checked<'_>) {
         .await;
     forbidden.assert_error(403, "Forbidden");
 
+    // The digits follow the currency, in the document as in the server.
+    for (currency, amount) in [("JPY", "1500.00"), ("KWD", "1.25"), ("RUB", "1.250")] {
+        let mut body = deposit_body("card", amount);
+        body["currency"] = json!(currency);
+        api.refused_by_both(DEPOSITS, body).await;
+    }
     let good = deposit_body("card", "1.00");
     for (field, bad) in [
         ("amount", json!("100")),
         ("amount", json!("0.00")),
+        ("amount", json!("0")),
         ("amount", json!(100)),
         ("currency", json!("rub")),
         ("paymentMethod", json!("cash")),

@@ -26,7 +26,7 @@ fn an_approved_callback_reports_the_final_operation() {
             method: PaymentMethod::Card,
             user_id: UserId::parse("user-7").unwrap(),
             status: Status::Approved,
-            amount: Amount::parse("100.00").unwrap(),
+            amount: Amount::parse("100.00", Currency::RUB).unwrap(),
             currency: Currency::RUB,
             updated_at: now(),
             decline: None,
@@ -46,7 +46,7 @@ fn a_declined_callback_carries_its_decline() {
     assert_eq!(callback.direction, Direction::Withdrawal);
     assert_eq!(callback.data.direction, Direction::Withdrawal);
     assert_eq!(callback.data.status, Status::Declined);
-    assert_eq!(callback.data.amount, Amount::parse("250.00").unwrap());
+    assert_eq!(callback.data.amount, Amount::parse("250.00", Currency::RUB).unwrap());
     assert_eq!(callback.data.decline, Some(decline));
 }
 

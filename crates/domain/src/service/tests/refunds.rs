@@ -12,7 +12,7 @@ use crate::ports::{FinishError, NewRefund, ProviderVerdict, RefundCompletion, Re
 use crate::refund::{Refund, RefundRequest};
 use crate::service::{CancelError, CreatedRefund, RefundError};
 use crate::testkit::refund_id;
-use crate::{Amount, Direction, HttpUrl, MerchantRefundId, Status};
+use crate::{Amount, AmountText, Direction, HttpUrl, MerchantRefundId, Status};
 
 const BODY: &[u8] = br#"{"amount":"30.00"}"#;
 
@@ -26,7 +26,7 @@ fn approved() -> Operation {
 
 fn request(amount: &str, mrid: Option<&str>) -> RefundRequest {
     RefundRequest {
-        amount: Amount::parse(amount).unwrap(),
+        amount: AmountText::parse(amount).unwrap(),
         merchant_refund_id: mrid.map(|m| MerchantRefundId::parse(m).unwrap()),
         callback_url: None,
     }
@@ -80,7 +80,7 @@ fn processing(provider: &str) -> Refund {
         operation_id: id(1),
         merchant_id: merchant().id,
         merchant_refund_id: None,
-        amount: Amount::parse("30.00").unwrap(),
+        amount: Amount::parse("30.00", crate::Currency::RUB).unwrap(),
         currency: crate::Currency::RUB,
         state: State::Processing,
         callback_url: Some(HttpUrl::parse(CALLBACK_URL).unwrap()),
@@ -91,6 +91,41 @@ fn processing(provider: &str) -> Refund {
         created_at: now(),
         updated_at: now(),
     }
+}
+
+/// Approved 1500 JPY card deposit `id(1)` of [`merchant`] at the sandbox.
+fn approved_in_yen() -> Operation {
+    deposit_builder(id(1))
+        .currency(crate::Currency::parse("JPY").unwrap())
+        .minor(1500)
+        .status(Status::Approved)
+        .callback(CALLBACK_URL)
+        .build()
+}
+
+#[test]
+fn a_refund_amount_has_its_deposits_fraction_digits() {
+    // Kopecks of a yen deposit: refused naming amount, nothing stored or asked.
+    let refused = refund(with_deposit(approved_in_yen()), request("5.00", None));
+    match refused {
+        Err(RefundError::Invalid(errors)) => {
+            assert_eq!(errors.0.len(), 1, "{errors:?}");
+            assert_eq!(errors.0[0].field, "amount");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+
+    let mut mocks = with_deposit(approved_in_yen());
+    mocks
+        .provider
+        .expect_start_refund()
+        .times(1)
+        .returning(|_| Ok(now().plus_seconds(2)));
+    let inserted = expect_insert(&mut mocks, || Ok(()));
+    refund(mocks, request("500", None)).unwrap();
+    let new = inserted.one();
+    assert_eq!(new.refund.amount.minor(), 500);
+    assert_eq!(new.refund.currency.as_str(), "JPY");
 }
 
 #[test]
