@@ -4,8 +4,8 @@
 
 use crate::operation::{Decline, NotProcessing, Outcome, State};
 use crate::{
-    Amount, AmountText, Currency, HttpUrl, MerchantId, MerchantRefundId, OperationId, RefundId, Status,
-    Timestamp,
+    Amount, AmountText, Currency, HttpUrl, MerchantId, MerchantRefundId, OperationId, RefundId,
+    Status, Timestamp,
 };
 
 /// What a merchant asks to refund, once its fields passed the rules.

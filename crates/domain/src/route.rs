@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn card_takes_any_active_currency_and_the_other_methods_rub_only() {
-        let code = |text| Currency::parse(text).unwrap();
+        let code = |text| Currency::parse(text).expect("three letters");
         for currency in ["RUB", "USD", "EUR", "KZT", "JPY", "KWD"] {
             assert_eq!(route_currency(PaymentMethod::Card, code(currency)), Ok(()));
         }
@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn default_bounds_are_ten_million_major_units_of_the_currency() {
-        let code = |text| Currency::parse(text).unwrap();
+        let code = |text| Currency::parse(text).expect("three letters");
         assert_eq!(default_route_bounds(Currency::RUB), (1, 1_000_000_000));
         assert_eq!(default_route_bounds(code("JPY")), (1, 10_000_000));
         assert_eq!(default_route_bounds(code("KWD")), (1, 10_000_000_000));

@@ -184,8 +184,8 @@ pub(crate) async fn balance(posted: Posted, path: web::Path<String>) -> Answer {
         "debit" => ManualMove::Debit,
         _ => return Err(bad("kind", &"must be credit or debit")),
     };
-    let currency =
-        Currency::parse_active(posted.field("currency")?.trim()).map_err(|e| bad("currency", &e))?;
+    let currency = Currency::parse_active(posted.field("currency")?.trim())
+        .map_err(|e| bad("currency", &e))?;
     let amount =
         Amount::parse(posted.field("amount")?.trim(), currency).map_err(|e| bad("amount", &e))?;
     let reason = posted.optional("reason")?;

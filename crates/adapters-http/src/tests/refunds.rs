@@ -171,7 +171,11 @@ async fn the_body_is_judged_before_the_deposit_is_looked_up() {
 async fn the_deposits_currency_decides_the_refunds_digits() {
     for (body, mocks, status) in [
         (r#"{"amount": "30"}"#, with_deposit(Status::Approved), 400),
-        (r#"{"amount": "30.000"}"#, with_deposit(Status::Approved), 400),
+        (
+            r#"{"amount": "30.000"}"#,
+            with_deposit(Status::Approved),
+            400,
+        ),
         (r#"{"amount": "30"}"#, Mocks::storing(None), 404),
     ] {
         let (answered, answer) = refund_on(mocks, &refunds_path(), body).await;

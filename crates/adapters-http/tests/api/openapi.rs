@@ -314,7 +314,12 @@ fn the_document_lists_the_currencies_whose_amounts_are_not_two_digit() {
     let mut rule = spec.resolve("/components/schemas/AmountDigits").1.clone();
     for (exponent, codes) in table.iter().enumerate() {
         let documented = strings(&rule["if"]["properties"]["currency"]["enum"]);
-        assert_eq!(documented, *codes, "the list of exponent {}", [0, 3, 4][exponent]);
+        assert_eq!(
+            documented,
+            *codes,
+            "the list of exponent {}",
+            [0, 3, 4][exponent]
+        );
         rule = rule["else"].clone();
     }
     assert!(table[0].contains(&"JPY".to_string()) && table[1].contains(&"KWD".to_string()));

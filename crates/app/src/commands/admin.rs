@@ -578,8 +578,7 @@ fn new_route(args: &RouteAddArgs) -> anyhow::Result<NewRoute> {
     };
     let min = bound("--min", &args.min, default_min)?;
     let max = bound("--max", &args.max, default_max)?;
-    route_amounts(min, max)
-        .map_err(|_| Usage::new("--min must not be greater than --max"))?;
+    route_amounts(min, max).map_err(|_| Usage::new("--min must not be greater than --max"))?;
     if args.provider != SANDBOX {
         ProviderName::parse(&args.provider).map_err(|e| bad("--provider", &e))?;
         let expected = acquirer_flow(direction, method);

@@ -120,8 +120,14 @@ async fn yen_and_dinars(db: TestDb) {
 
     let finals = wait_all_final(&api, &sim, &created).await;
     let stats = sim.stats().await;
-    let by_reference = stats["byReference"].as_object().cloned().unwrap_or_default();
-    let by_recipient = stats["byRecipient"].as_object().cloned().unwrap_or_default();
+    let by_reference = stats["byReference"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let by_recipient = stats["byRecipient"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut approved = [0u64; 2];
     for (c, i, id) in &created {
         let case = &CASES[*c];
@@ -181,10 +187,7 @@ async fn create(api: &Api, body: &Value) -> String {
                     .expect("an operation id")
                     .to_string();
             }
-            assert!(
-                status >= 500,
-                "the payout was refused: {status} {answer}"
-            );
+            assert!(status >= 500, "the payout was refused: {status} {answer}");
         }
         assert!(Instant::now() < until, "no answer for {body}");
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -65,11 +65,14 @@ impl Refunds {
             .core
             .read(merchant, Direction::Deposit, deposit)
             .await?;
-        let amount = request.amount.in_currency(deposit.currency()).map_err(|why| {
-            let mut errors = ValidationErrors::default();
-            errors.push("amount", why.0);
-            RefundError::Invalid(errors)
-        })?;
+        let amount = request
+            .amount
+            .in_currency(deposit.currency())
+            .map_err(|why| {
+                let mut errors = ValidationErrors::default();
+                errors.push("amount", why.0);
+                RefundError::Invalid(errors)
+            })?;
         let keyed = refund_canonical(deposit.id(), canonical);
         let fingerprint = request
             .merchant_refund_id

@@ -68,7 +68,9 @@ pub struct AmountText(String);
 
 impl AmountText {
     pub fn parse(text: &str) -> Result<Self, ValueError> {
-        let digits = text.split_once('.').map_or(0, |(_, fraction)| fraction.len());
+        let digits = text
+            .split_once('.')
+            .map_or(0, |(_, fraction)| fraction.len());
         let form = digits <= MAX_FRACTION_DIGITS
             && has_amount_form(text, digits as u32)
             && text.bytes().any(|b| (b'1'..=b'9').contains(&b));
@@ -171,7 +173,10 @@ mod tests {
         assert_eq!(Amount::parse("1500", jpy).map(Amount::minor), Ok(1500));
         assert_eq!(Amount::parse("1", jpy).map(Amount::minor), Ok(1));
         for bad in ["1500.00", "1500.", "0", "01500", "1500.0", "-1", "1e3", ""] {
-            assert!(Amount::parse(bad, jpy).is_err(), "{bad:?} should be refused");
+            assert!(
+                Amount::parse(bad, jpy).is_err(),
+                "{bad:?} should be refused"
+            );
         }
         assert_eq!(
             Amount::parse("1500.00", jpy).map_err(|e| e.0),
@@ -185,13 +190,19 @@ mod tests {
         assert_eq!(Amount::parse("1.250", kwd).map(Amount::minor), Ok(1250));
         assert_eq!(Amount::parse("0.001", kwd).map(Amount::minor), Ok(1));
         for bad in ["1.25", "1.2500", "1", "0.000"] {
-            assert!(Amount::parse(bad, kwd).is_err(), "{bad:?} should be refused");
+            assert!(
+                Amount::parse(bad, kwd).is_err(),
+                "{bad:?} should be refused"
+            );
         }
     }
 
     #[test]
     fn a_code_that_is_not_active_reads_two_digits() {
-        assert_eq!(Amount::parse("10.00", code("XXX")).map(Amount::minor), Ok(1000));
+        assert_eq!(
+            Amount::parse("10.00", code("XXX")).map(Amount::minor),
+            Ok(1000)
+        );
         assert!(Amount::parse("10", code("XXX")).is_err());
     }
 
@@ -200,14 +211,16 @@ mod tests {
         for good in ["1500", "30.00", "1.250", "0.0001", "0.5"] {
             assert!(AmountText::parse(good).is_ok(), "{good:?}");
         }
-        for bad in ["0", "0.00", "-1.00", "1.00000", "01.00", "1.", "", "abc", "1e3"] {
+        for bad in [
+            "0", "0.00", "-1.00", "1.00000", "01.00", "1.", "", "abc", "1e3",
+        ] {
             assert!(AmountText::parse(bad).is_err(), "{bad:?} should be refused");
         }
-        let text = AmountText::parse("30.00").unwrap();
+        let text = AmountText::parse("30.00").expect("a decimal");
         assert_eq!(text.in_currency(Currency::RUB).map(Amount::minor), Ok(3000));
         assert!(text.in_currency(code("JPY")).is_err());
         assert!(text.in_currency(code("KWD")).is_err());
-        let yen = AmountText::parse("1500").unwrap();
+        let yen = AmountText::parse("1500").expect("a decimal");
         assert_eq!(yen.in_currency(code("JPY")).map(Amount::minor), Ok(1500));
     }
 
@@ -257,7 +270,11 @@ mod tests {
             (-250, "KWD", "-0.250"),
             (1_000_250, "KWD", "1000.250"),
         ] {
-            assert_eq!(format_minor(units, code(currency)), text, "{units} {currency}");
+            assert_eq!(
+                format_minor(units, code(currency)),
+                text,
+                "{units} {currency}"
+            );
         }
         assert_eq!(
             format_minor(i64::MIN, Currency::RUB),
@@ -272,8 +289,14 @@ mod tests {
 
         /// A currency of each exponent the gateway meets: 0, 2 and 3.
         fn currencies() -> impl Strategy<Value = Currency> {
-            prop_oneof![Just("JPY"), Just("RUB"), Just("USD"), Just("KWD"), Just("BHD")]
-                .prop_map(code)
+            prop_oneof![
+                Just("JPY"),
+                Just("RUB"),
+                Just("USD"),
+                Just("KWD"),
+                Just("BHD")
+            ]
+            .prop_map(code)
         }
 
         /// The largest minor units an amount of `currency` may have (15 whole digits).

@@ -46,7 +46,10 @@ fn a_declined_callback_carries_its_decline() {
     assert_eq!(callback.direction, Direction::Withdrawal);
     assert_eq!(callback.data.direction, Direction::Withdrawal);
     assert_eq!(callback.data.status, Status::Declined);
-    assert_eq!(callback.data.amount, Amount::parse("250.00", Currency::RUB).unwrap());
+    assert_eq!(
+        callback.data.amount,
+        Amount::parse("250.00", Currency::RUB).unwrap()
+    );
     assert_eq!(callback.data.decline, Some(decline));
 }
 
