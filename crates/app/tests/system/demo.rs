@@ -34,6 +34,30 @@ async fn the_demo_merchant_is_created_once_and_works() {
         let body = deposit("card", "100.00", &format!("demo-{round}"), None);
         let answer = api.create_deposit(&body).await;
         assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
+        // Five currencies, each credited once, each with a card route: a yen deposit works.
+        let balances = api.get("/api/v1/balance").await.body["data"]["balances"].clone();
+        for (currency, available) in [
+            ("USD", "1000000.00"),
+            ("EUR", "1000000.00"),
+            ("KZT", "1000000.00"),
+            ("JPY", "1000000"),
+        ] {
+            let found = balances
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|b| b["currency"] == currency);
+            assert_eq!(
+                found.map(|b| b["available"].clone()),
+                Some(serde_json::json!(available)),
+                "{currency} credited once (start {round}): {balances}"
+            );
+        }
+        let mut yen = deposit("card", "1500", &format!("demo-yen-{round}"), None);
+        yen["currency"] = serde_json::json!("JPY");
+        let answer = api.create_deposit(&yen).await;
+        assert_eq!(answer.body["data"]["amount"], "1500", "{}", answer.body);
+        assert_eq!(answer.body["data"]["status"], 3, "{}", answer.body);
         // The new password of this start ended the sessions made with the last one.
         if let Some(before) = earlier.take() {
             let page = before.at(&gw.url("")).get("/admin").await;
@@ -66,6 +90,26 @@ async fn the_demo_merchant_is_created_once_and_works() {
     assert_eq!(merchants.len(), 1, "{merchants:?}");
     assert_eq!(merchants[0]["merchantId"], DEMO_MERCHANT);
     gateway(&db, &["ledger", "verify"]).expect_code(0);
+    let routes = gateway(&db, &["route", "list", "--json"]).json();
+    for currency in ["USD", "EUR", "KZT", "JPY"] {
+        let card = |direction: &str| {
+            routes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| {
+                    r["currency"] == currency
+                        && r["method"] == "card"
+                        && r["direction"] == direction
+                })
+                .count()
+        };
+        assert_eq!(
+            (card("deposit"), card("withdrawal")),
+            (1, 1),
+            "{currency}: added once: {routes}"
+        );
+    }
 }
 
 /// The console password the demo banner printed (`  password: ...`).
