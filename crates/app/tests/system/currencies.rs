@@ -133,8 +133,12 @@ async fn money_by_currency(db: TestDb) {
     credit("KWD", "10.000").expect_code(0);
     // The amount has its currency's digits, on the CLI too; a code that is not active has no
     // balance.
-    assert_ne!(credit("KWD", "10.00").code, 0, "two digits in KWD");
-    assert_ne!(credit("XXX", "10.00").code, 0, "XXX is no currency");
+    let two_digits = credit("KWD", "10.00");
+    two_digits.expect_code(1);
+    assert!(two_digits.stderr.contains("--amount"), "{two_digits}");
+    let no_currency = credit("XXX", "10.00");
+    no_currency.expect_code(1);
+    assert!(no_currency.stderr.contains("--currency"), "{no_currency}");
 
     let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
