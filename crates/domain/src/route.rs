@@ -429,13 +429,8 @@ mod tests {
         for currency in ["RUB", "USD", "EUR", "KZT", "JPY", "KWD"] {
             assert_eq!(route_currency(PaymentMethod::Card, code(currency)), Ok(()));
         }
-        for method in [
-            PaymentMethod::Sbp,
-            PaymentMethod::SbpQr,
-            PaymentMethod::BankAPay,
-            PaymentMethod::BankBPay,
-            PaymentMethod::BankCPay,
-        ] {
+        let others = Direction::Deposit.methods().iter().copied();
+        for method in others.filter(|m| *m != PaymentMethod::Card) {
             assert_eq!(route_currency(method, Currency::RUB), Ok(()));
             assert_eq!(
                 route_currency(method, code("USD")),

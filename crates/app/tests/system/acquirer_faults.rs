@@ -11,7 +11,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::helpers::db::postgres_for_several_gateways;
-use crate::helpers::sim::{add_provider, pan, recipient, route_to, Sim};
+use crate::helpers::sim::{add_provider, pan, recipient, route_to, wait_all_final, Sim};
 use crate::helpers::{
     card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
@@ -109,7 +109,18 @@ async fn faulty_bank(db: TestDb, processes: usize, count: usize) {
         }
     }
 
-    let finals = wait_all_final(api, &sim, &created).await;
+    let reads: Vec<(String, String)> = created
+        .iter()
+        .map(|(moid, id)| {
+            let kind = if moid.starts_with("out-") {
+                "withdrawals"
+            } else {
+                "deposits"
+            };
+            (moid.clone(), format!("/api/v1/{kind}/{id}"))
+        })
+        .collect();
+    let finals = wait_all_final(api, &sim, &reads, SETTLE_DEADLINE).await;
     let stats = sim.stats().await;
 
     // Nothing paid twice: per reference and per recipient.
@@ -279,50 +290,4 @@ async fn retry_lost(
         }
     }
     retried
-}
-
-/// Waits until every operation is final; merchantOperationId -> its read data.
-async fn wait_all_final(
-    api: &Api,
-    sim: &Sim,
-    created: &HashMap<String, String>,
-) -> HashMap<String, Value> {
-    let until = Instant::now() + SETTLE_DEADLINE;
-    let mut finals = HashMap::new();
-    loop {
-        for (moid, id) in created {
-            if finals.contains_key(moid) {
-                continue;
-            }
-            let kind = if moid.starts_with("out-") {
-                "withdrawals"
-            } else {
-                "deposits"
-            };
-            let answer = api.get(&format!("/api/v1/{kind}/{id}")).await;
-            if answer.status == 200 && answer.body["data"]["status"] != 3 {
-                finals.insert(moid.clone(), answer.body["data"].clone());
-            }
-        }
-        if finals.len() == created.len() {
-            return finals;
-        }
-        if Instant::now() >= until {
-            let mut report = String::new();
-            for (moid, id) in created
-                .iter()
-                .filter(|(m, _)| !finals.contains_key(*m))
-                .take(5)
-            {
-                let (status, at_bank) = sim.payment(id).await;
-                report.push_str(&format!("\n{moid} {id}: the bank says {status} {at_bank}"));
-            }
-            panic!(
-                "{} of {} operations not final within {SETTLE_DEADLINE:?}:{report}",
-                created.len() - finals.len(),
-                created.len()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use crate::helpers::api::Answer;
 use crate::helpers::{
     gateway, gateway_line, on_sqlite_and_postgres, Api, CallbackReceiver, GatewayProcess, Merchant,
     Sandbox, Serve, TestDb, DEADLINE,
@@ -103,6 +104,22 @@ async fn balance_in(api: &Api, code: &str) -> Option<(String, String)> {
     Some((field("available"), field("held")))
 }
 
+/// A 400 `InvalidRequest` whose one detail names `amount`.
+#[track_caller]
+fn refused_naming_amount(answer: &Answer) {
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(
+        answer.body["errorCode"], "InvalidRequest",
+        "{}",
+        answer.body
+    );
+    assert_eq!(
+        answer.body["details"][0]["field"], "amount",
+        "{}",
+        answer.body
+    );
+}
+
 fn body(kind: &str, amount: &str, currency: &str, moid: &str, callback: &str) -> Value {
     let mut body = json!({"amount": amount, "currency": currency, "paymentMethod": "card",
                           "userId": "user-43", "merchantOperationId": moid,
@@ -175,13 +192,7 @@ async fn money_by_currency(db: TestDb) {
     let refused = api
         .create_deposit(&body("deposit", "1500.00", "JPY", "jpy-2", &cb))
         .await;
-    assert_eq!(refused.status, 400, "{}", refused.body);
-    assert_eq!(refused.body["errorCode"], "InvalidRequest");
-    assert_eq!(
-        refused.body["details"][0]["field"], "amount",
-        "{}",
-        refused.body
-    );
+    refused_naming_amount(&refused);
     for currency in ["XXX", "ABC", "USD"] {
         let moid = format!("none-{currency}");
         let answer = api
@@ -194,12 +205,7 @@ async fn money_by_currency(db: TestDb) {
     // A refund of the yen deposit: in yen, never in kopecks.
     let path = format!("/api/v1/deposits/{yen}/refunds");
     let wrong = api.post(&path, &json!({"amount": "5.00"})).await;
-    assert_eq!(wrong.status, 400, "{}", wrong.body);
-    assert_eq!(
-        wrong.body["details"][0]["field"], "amount",
-        "{}",
-        wrong.body
-    );
+    refused_naming_amount(&wrong);
     let refund = api.post(&path, &json!({"amount": "500"})).await;
     assert_eq!(refund.status, 200, "{}", refund.body);
     assert_eq!(refund.body["data"]["amount"], "500", "{}", refund.body);
@@ -234,7 +240,7 @@ async fn money_by_currency(db: TestDb) {
     let two_digits = api
         .create_withdrawal(&body("withdrawal", "1.25", "KWD", "kwd-2", &cb))
         .await;
-    assert_eq!(two_digits.status, 400, "{}", two_digits.body);
+    refused_naming_amount(&two_digits);
     let data = api
         .final_state(&format!("/api/v1/withdrawals/{dinars}"), DEADLINE, &gw)
         .await;

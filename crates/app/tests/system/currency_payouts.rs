@@ -3,12 +3,11 @@
 //! gateway approved was paid exactly once, in the currency's minor units (1500 yen, 1250
 //! fils), and nothing else was paid; the balances and the ledger agree.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::helpers::sim::{add_provider, pan, recipient, route_to, Sim};
+use crate::helpers::sim::{add_provider, pan, recipient, route_to, wait_all_final, Sim};
 use crate::helpers::{gateway, gateway_line, Api, GatewayProcess, Merchant, Serve, TestDb};
 
 const PROVIDER: &str = "bank";
@@ -118,7 +117,11 @@ async fn yen_and_dinars(db: TestDb) {
         }
     }
 
-    let finals = wait_all_final(&api, &sim, &created).await;
+    let reads: Vec<(String, String)> = created
+        .iter()
+        .map(|(_, _, id)| (id.clone(), format!("/api/v1/withdrawals/{id}")))
+        .collect();
+    let finals = wait_all_final(&api, &sim, &reads, SETTLE_DEADLINE).await;
     let stats = sim.stats().await;
     let by_reference = stats["byReference"]
         .as_object()
@@ -205,36 +208,4 @@ async fn balance_in(api: &Api, code: &str) -> (String, String) {
         .unwrap_or_else(|| panic!("no {code} balance: {}", answer.body));
     let field = |name: &str| found[name].as_str().unwrap_or_default().to_string();
     (field("available"), field("held"))
-}
-
-async fn wait_all_final(
-    api: &Api,
-    sim: &Sim,
-    created: &[(usize, usize, String)],
-) -> HashMap<String, Value> {
-    let until = Instant::now() + SETTLE_DEADLINE;
-    let mut finals = HashMap::new();
-    loop {
-        for (_, _, id) in created {
-            if finals.contains_key(id) {
-                continue;
-            }
-            let answer = api.get(&format!("/api/v1/withdrawals/{id}")).await;
-            if answer.status == 200 && answer.body["data"]["status"] != 3 {
-                finals.insert(id.clone(), answer.body["data"].clone());
-            }
-        }
-        if finals.len() == created.len() {
-            return finals;
-        }
-        if Instant::now() >= until {
-            let mut report = String::new();
-            for (_, _, id) in created.iter().filter(|(_, _, id)| !finals.contains_key(id)) {
-                let (status, at_bank) = sim.payment(id).await;
-                report.push_str(&format!("\n{id}: the bank says {status} {at_bank}"));
-            }
-            panic!("payouts not final within {SETTLE_DEADLINE:?}:{report}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }

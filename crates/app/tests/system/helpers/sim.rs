@@ -3,15 +3,19 @@
 //! The simulator is its own binary, built by `cargo test --workspace` next to `gateway`
 //! (nothing in the workspace depends on it, so the tests find it beside the gateway binary).
 
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::hash::Hash;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::api::Api;
 use super::cli::{command, run, GATEWAY};
 use super::db::TestDb;
 
@@ -246,4 +250,49 @@ pub fn pan(i: usize) -> String {
 pub fn recipient(pan_or_phone: &str) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(pan_or_phone.as_bytes()))
+}
+
+/// Waits up to `deadline` until every operation is final, each `(key, read path)` read with
+/// the merchant's API (`/api/v1/withdrawals/{id}`); their data by key. The failure message
+/// shows what the bank says of the first five that are not final.
+pub async fn wait_all_final<K: Clone + Eq + Hash + Display>(
+    api: &Api,
+    sim: &Sim,
+    operations: &[(K, String)],
+    deadline: Duration,
+) -> HashMap<K, Value> {
+    let until = Instant::now() + deadline;
+    let mut finals = HashMap::new();
+    loop {
+        for (key, path) in operations {
+            if finals.contains_key(key) {
+                continue;
+            }
+            let answer = api.get(path).await;
+            if answer.status == 200 && answer.body["data"]["status"] != 3 {
+                finals.insert(key.clone(), answer.body["data"].clone());
+            }
+        }
+        if finals.len() == operations.len() {
+            return finals;
+        }
+        if Instant::now() >= until {
+            let mut report = String::new();
+            for (key, path) in operations
+                .iter()
+                .filter(|(k, _)| !finals.contains_key(k))
+                .take(5)
+            {
+                let id = path.rsplit('/').next().unwrap_or_default();
+                let (status, at_bank) = sim.payment(id).await;
+                report.push_str(&format!("\n{key} {id}: the bank says {status} {at_bank}"));
+            }
+            panic!(
+                "{} of {} operations not final within {deadline:?}:{report}",
+                operations.len() - finals.len(),
+                operations.len()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

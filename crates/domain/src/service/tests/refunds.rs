@@ -115,28 +115,28 @@ fn a_refund_amount_has_its_deposits_fraction_digits() {
         other => panic!("expected Invalid, got {other:?}"),
     }
 
-    let mut mocks = with_deposit(approved_in_yen());
-    mocks
-        .provider
-        .expect_start_refund()
-        .times(1)
-        .returning(|_| Ok(now().plus_seconds(2)));
-    let inserted = expect_insert(&mut mocks, || Ok(()));
+    let (mocks, inserted) = at_the_sandbox(approved_in_yen());
     refund(mocks, request("500", None)).unwrap();
     let new = inserted.one();
     assert_eq!(new.refund.amount.minor(), 500);
     assert_eq!(new.refund.currency.as_str(), "JPY");
 }
 
-#[test]
-fn a_sandbox_refund_is_stored_processing_with_its_hold_and_settles_later() {
-    let mut mocks = with_deposit(approved());
+/// Mocks with `deposit` stored, a sandbox that settles a refund in 2 s and one insert.
+fn at_the_sandbox(deposit: Operation) -> (Mocks, Captured<NewRefund>) {
+    let mut mocks = with_deposit(deposit);
     mocks
         .provider
         .expect_start_refund()
         .times(1)
         .returning(|_| Ok(now().plus_seconds(2)));
     let inserted = expect_insert(&mut mocks, || Ok(()));
+    (mocks, inserted)
+}
+
+#[test]
+fn a_sandbox_refund_is_stored_processing_with_its_hold_and_settles_later() {
+    let (mocks, inserted) = at_the_sandbox(approved());
     let created = refund(mocks, request("30.00", None)).unwrap();
 
     assert!(!created.replayed);
