@@ -179,6 +179,15 @@ impl Signed {
         Failure::new(self.lang, problem).in_zone(self.state.zone())
     }
 
+    /// Waits for a read or an action of the console's ports; its error becomes the failure
+    /// page in the operator's language.
+    pub async fn ask<T, E: Into<Problem>>(
+        &self,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, Failure> {
+        work.await.map_err(|e| self.fail(e))
+    }
+
     async fn of(req: &HttpRequest) -> Result<Result<Signed, bool>, Failure> {
         let lang = Lang::of(req);
         let state = state_of(req)?;
@@ -200,11 +209,8 @@ impl Signed {
     async fn touch(&self) -> Result<(), Failure> {
         let now = self.state.now();
         if self.session.needs_touch(now) {
-            self.state
-                .store()
-                .touch_session(&self.session.id, now)
-                .await
-                .map_err(|e| self.fail(e))?;
+            self.ask(self.state.store().touch_session(&self.session.id, now))
+                .await?;
         }
         Ok(())
     }
@@ -566,11 +572,8 @@ pub(crate) async fn sign_in(req: HttpRequest, fields: Fields) -> Answer {
 pub(crate) async fn sign_out(req: HttpRequest, posted: Posted) -> Answer {
     let signed = &posted.signed;
     signed
-        .state
-        .store()
-        .delete_session(&signed.session.id)
-        .await
-        .map_err(|e| signed.fail(e))?;
+        .ask(signed.state.store().delete_session(&signed.session.id))
+        .await?;
     tracing::info!(operator = %signed.name, "console sign-out");
     let mut answer = see_other(LOGIN);
     add_cookie(&mut answer, &removal(&req, SESSION_COOKIE));

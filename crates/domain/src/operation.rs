@@ -617,6 +617,26 @@ mod tests {
     }
 
     #[test]
+    fn all_holds_every_known_code_once_in_order() {
+        // A new code fails to compile here until it is given its place in `ALL`.
+        let place = |code: DeclineCode| match code {
+            DeclineCode::ProviderDeclined => 0,
+            DeclineCode::CardDeclined => 1,
+            DeclineCode::InsufficientFunds => 2,
+            DeclineCode::PaymentRejected => 3,
+            DeclineCode::Expired => 4,
+            DeclineCode::ConfirmationFailed => 5,
+            DeclineCode::RecipientNotFound => 6,
+            DeclineCode::ProviderUnavailable => 7,
+            DeclineCode::Canceled => 8,
+            DeclineCode::Unrecognized(_) => usize::MAX,
+        };
+        for (index, code) in DeclineCode::ALL.into_iter().enumerate() {
+            assert_eq!(place(code), index, "{code:?}");
+        }
+    }
+
+    #[test]
     fn processing_finishes_approved_with_the_time_of_the_change() {
         let op = waiting();
 

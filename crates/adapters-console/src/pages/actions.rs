@@ -1,14 +1,17 @@
-//! What the console's actions share: the flash message a redirect carries, the redirect
-//! back, the audit entry written after a change, and the two changes several pages offer
-//! (enable or disable, queue a failed callback again).
+//! What the console's actions share: the flash message a redirect carries, the list page it
+//! shows on, the redirect back, the audit entry written after a change, and the two changes
+//! several pages offer (enable or disable, queue a failed callback again).
 
+use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::ports::{Chain, RetryOutcome};
+use maud::{html, Markup};
 use serde_json::Value;
 
 use crate::auth::{Posted, Signed};
 use crate::i18n::flash_text;
-use crate::layout::see_other;
+use crate::layout::{flash, respond, see_other};
+use crate::shell::{shell, Nav};
 use crate::{Answer, Failure, Problem};
 use web_edge::Lang;
 
@@ -21,6 +24,23 @@ pub(super) fn flash_of(req: &HttpRequest, lang: Lang) -> Option<(bool, &'static 
         "error" => flash_text(lang, code).map(|text| (false, text)),
         _ => None,
     })
+}
+
+/// A list page: its title, the flash message of the action that led back to it, and its
+/// table.
+pub(super) fn list_page(
+    signed: &Signed,
+    req: &HttpRequest,
+    nav: Nav,
+    title: &str,
+    table: Markup,
+) -> HttpResponse {
+    let body = html! {
+        h1 { (title) }
+        (flash(flash_of(req, signed.lang)))
+        div.box { (table) }
+    };
+    respond(StatusCode::OK, signed.lang, shell(signed, nav, title, body))
 }
 
 /// `303` to `path` with a flash code (`done=` when `good`, else `error=`).
@@ -57,12 +77,9 @@ pub(super) async fn queue_again(
 ) -> Result<(bool, &'static str), Failure> {
     let signed = &posted.signed;
     let state = &signed.state;
-    let retried = state
-        .ports
-        .outbox
-        .retry(target, state.now())
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let retried = signed
+        .ask(state.ports.outbox.retry(target, state.now()))
+        .await?;
     match retried {
         RetryOutcome::Queued => {
             let before = Some(serde_json::json!({ "state": "failed" }));

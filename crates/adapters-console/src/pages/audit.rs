@@ -44,11 +44,7 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let before = parse_before(req.query_string())
         .map_err(|message| signed.fail(Problem::BadRequest(message)))?;
     let state = &signed.state;
-    let records = state
-        .store()
-        .audit_log(before, PAGE)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let records = signed.ask(state.store().audit_log(before, PAGE)).await?;
     let older = records
         .last()
         .filter(|_| records.len() >= PAGE as usize)

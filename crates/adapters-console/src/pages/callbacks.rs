@@ -3,19 +3,18 @@
 //! (`callback.send_now`); both need the operator role. A held one (its merchant is disabled)
 //! goes out only once its merchant is enabled again.
 
-use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use domain::callback::CallbackState;
 use domain::console::Need;
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::actions::{audit, back, flash_of, queue_again};
+use super::actions::{audit, back, list_page, queue_again};
 use crate::auth::{Posted, Signed};
 use crate::i18n::{texts, Texts};
-use crate::layout::{flash, respond, rows_table};
+use crate::layout::rows_table;
+use crate::shell::action_button;
 use crate::shell::Nav;
-use crate::shell::{action_button, shell};
 use crate::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/callbacks";
@@ -25,54 +24,51 @@ const SHOWN: u32 = 200;
 
 pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
-    let open = state
-        .store()
-        .open_callbacks(SHOWN)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let open = signed.ask(state.store().open_callbacks(SHOWN)).await?;
     let t = texts(signed.lang);
     let zone = state.zone();
     let can_act = signed.role.allows(Need::Act);
-    let body = html! {
-        h1 { (t.nav_callbacks) }
-        (flash(flash_of(&req, signed.lang)))
-        div.box {
-            (rows_table(open.is_empty(), t.no_open_callbacks, html! {
-                th { (t.col_operation) } th { (t.col_refund) } th { (t.col_merchant) } th { "URL" }
-                th { (t.col_state) } th.num { (t.col_attempts) } th { (t.next_attempt) }
-                th { (t.last_error) } th {}
-            }, html! {
-                @for callback in &open {
-                    @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
-                    tr {
-                        td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
-                        td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
-                        td.mono { (callback.merchant_id.as_str()) }
-                        td.mono { (callback.url) }
-                        td {
-                            (callback_badge(t, callback.state))
-                        }
-                        td.num { (callback.attempts) }
-                        td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
-                        td { (callback.last_error.as_deref().unwrap_or("")) }
-                        td.nowrap {
-                            @match callback.state {
-                                CallbackState::Failed if can_act => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
-                                CallbackState::Pending if can_act => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
-                                // Nothing sends it but enabling its merchant.
-                                CallbackState::Held => span.muted { (t.held_hint) },
-                                CallbackState::Failed | CallbackState::Pending | CallbackState::Delivered => {},
-                            }
+    let table = rows_table(
+        open.is_empty(),
+        t.no_open_callbacks,
+        html! {
+            th { (t.col_operation) } th { (t.col_refund) } th { (t.col_merchant) } th { "URL" }
+            th { (t.col_state) } th.num { (t.col_attempts) } th { (t.next_attempt) }
+            th { (t.last_error) } th {}
+        },
+        html! {
+            @for callback in &open {
+                @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
+                tr {
+                    td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
+                    td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
+                    td.mono { (callback.merchant_id.as_str()) }
+                    td.mono { (callback.url) }
+                    td {
+                        (callback_badge(t, callback.state))
+                    }
+                    td.num { (callback.attempts) }
+                    td.nowrap { (callback.next_attempt_at.map(|at| zone.format(at)).unwrap_or_default()) }
+                    td { (callback.last_error.as_deref().unwrap_or("")) }
+                    td.nowrap {
+                        @match callback.state {
+                            CallbackState::Failed if can_act => (action_button(&signed, &format!("{LIST}/{target}/retry"), t.retry_callback, &[], false)),
+                            CallbackState::Pending if can_act => (action_button(&signed, &format!("{LIST}/{target}/send-now"), t.send_now, &[], false)),
+                            // Nothing sends it but enabling its merchant.
+                            CallbackState::Held => span.muted { (t.held_hint) },
+                            CallbackState::Failed | CallbackState::Pending | CallbackState::Delivered => {},
                         }
                     }
                 }
-            }))
-        }
-    };
-    Ok(respond(
-        StatusCode::OK,
-        signed.lang,
-        shell(&signed, Nav::Callbacks, t.nav_callbacks, body),
+            }
+        },
+    );
+    Ok(list_page(
+        &signed,
+        &req,
+        Nav::Callbacks,
+        t.nav_callbacks,
+        table,
     ))
 }
 
@@ -107,11 +103,9 @@ pub(crate) async fn send_now(posted: Posted, path: web::Path<String>) -> Answer 
     let target = parse_target(signed, &path)?;
     let state = &signed.state;
     let now = state.now();
-    let sent = state
-        .store()
-        .send_callback_now(target, now)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let sent = signed
+        .ask(state.store().send_callback_now(target, now))
+        .await?;
     if !sent {
         return Ok(back(LIST, false, "no_pending_callback"));
     }

@@ -2,7 +2,6 @@
 //! secret). Admins enable and disable merchants and credit or debit balances with a reason,
 //! optionally naming the operation the entry is about.
 
-use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use domain::console::{Actor, Need};
 use domain::ledger::ManualNote;
@@ -12,70 +11,62 @@ use domain::{format_minor, Amount, Currency, Direction, MerchantId, OperationId}
 use maud::{html, Markup};
 use serde_json::json;
 
-use super::actions::{audit, back, flash_of, toggled};
+use super::actions::{audit, back, list_page, toggled};
 use crate::auth::{csrf_field, Posted, Signed};
 use crate::i18n::{texts, Texts};
-use crate::layout::{direction_name, enabled_badge, flash, money, respond, rows_table};
+use crate::layout::{direction_name, enabled_badge, money, rows_table};
+use crate::shell::action_button;
 use crate::shell::Nav;
-use crate::shell::{action_button, shell};
 use crate::{Answer, Failure, Problem};
 
 const LIST: &str = "/admin/merchants";
 
 pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
-    let merchants = state
-        .ports
-        .operator
-        .merchants()
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let merchants = signed.ask(state.ports.operator.merchants()).await?;
     let mut rows = Vec::with_capacity(merchants.len());
     for merchant in merchants {
-        let balances = state
-            .ports
-            .gateway
-            .reads()
-            .balances(&merchant.id)
-            .await
-            .map_err(|e| signed.fail(e))?;
+        let balances = signed
+            .ask(state.ports.gateway.reads().balances(&merchant.id))
+            .await?;
         rows.push((merchant, balances));
     }
     let t = texts(signed.lang);
     let admin = signed.role.allows(Need::Administer);
-    let body = html! {
-        h1 { (t.nav_merchants) }
-        (flash(flash_of(&req, signed.lang)))
-        div.box {
-            (rows_table(rows.is_empty(), t.nothing_found, html! {
-                th { (t.col_merchant) } th { (t.col_name) } th { (t.col_state) } th { (t.col_methods) }
-                th.num { (t.available) } th.num { (t.held) }
-                @if admin { th { (t.col_actions) } }
-            }, html! {
-                @for (merchant, balances) in &rows {
-                    tr {
-                        td.mono { (merchant.id.as_str()) }
-                        td { (merchant.name) }
-                        td { (enabled_badge(t, merchant.enabled)) }
-                        td { (methods(t, merchant)) }
-                        td.num {
-                            @for b in balances { div { (money(b.available, b.currency)) } }
-                        }
-                        td.num {
-                            @for b in balances { div { (money(b.held, b.currency)) } }
-                        }
-                        @if admin {
-                            td { (admin_forms(&signed, t, merchant)) }
-                        }
+    let table = rows_table(
+        rows.is_empty(),
+        t.nothing_found,
+        html! {
+            th { (t.col_merchant) } th { (t.col_name) } th { (t.col_state) } th { (t.col_methods) }
+            th.num { (t.available) } th.num { (t.held) }
+            @if admin { th { (t.col_actions) } }
+        },
+        html! {
+            @for (merchant, balances) in &rows {
+                tr {
+                    td.mono { (merchant.id.as_str()) }
+                    td { (merchant.name) }
+                    td { (enabled_badge(t, merchant.enabled)) }
+                    td { (methods(t, merchant)) }
+                    td.num {
+                        @for b in balances { div { (money(b.available, b.currency)) } }
+                    }
+                    td.num {
+                        @for b in balances { div { (money(b.held, b.currency)) } }
+                    }
+                    @if admin {
+                        td { (admin_forms(&signed, t, merchant)) }
                     }
                 }
-            }))
-        }
-    };
-    Ok(respond(
-        StatusCode::OK,
-        signed.lang,
-        shell(&signed, Nav::Merchants, t.nav_merchants, body),
+            }
+        },
+    );
+    Ok(list_page(
+        &signed,
+        &req,
+        Nav::Merchants,
+        t.nav_merchants,
+        table,
     ))
 }
 
@@ -130,12 +121,8 @@ pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
     let signed = &posted.signed;
     let merchant = find(signed, &path).await?;
     let released = signed
-        .state
-        .ports
-        .operator
-        .enable_merchant(&merchant.id)
-        .await
-        .map_err(|e| signed.fail(e))?
+        .ask(signed.state.ports.operator.enable_merchant(&merchant.id))
+        .await?
         .ok_or_else(|| signed.fail(Problem::NotFound))?;
     audit(
         &posted,
@@ -155,12 +142,8 @@ pub(crate) async fn disable(posted: Posted, path: web::Path<String>) -> Answer {
     let signed = &posted.signed;
     let merchant = find(signed, &path).await?;
     let done = signed
-        .state
-        .ports
-        .operator
-        .disable_merchant(&merchant.id)
-        .await
-        .map_err(|e| signed.fail(e))?;
+        .ask(signed.state.ports.operator.disable_merchant(&merchant.id))
+        .await?;
     if !done {
         return Err(signed.fail(Problem::NotFound));
     }

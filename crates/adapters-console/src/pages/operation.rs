@@ -39,26 +39,15 @@ fn parse_id(signed: &Signed, text: &str) -> Result<OperationId, Failure> {
 pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<String>) -> Answer {
     let id = parse_id(&signed, &path)?;
     let state = &signed.state;
-    let story = state
-        .ports
-        .operator
-        .operation_story(id)
-        .await
-        .map_err(|e| signed.fail(e))?
+    let story = signed
+        .ask(state.ports.operator.operation_story(id))
+        .await?
         .ok_or_else(|| signed.fail(Problem::NotFound))?;
     let op = &story.operation;
-    let refunds = state
-        .ports
-        .gateway
-        .reads()
-        .refunds_of(op)
-        .await
-        .map_err(|e| signed.fail(e))?;
-    let events = state
-        .store()
-        .operation_events(id)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let refunds = signed
+        .ask(state.ports.gateway.reads().refunds_of(op))
+        .await?;
+    let events = signed.ask(state.store().operation_events(id)).await?;
     let now = state.now();
     let shape = (state.ports.read_shape)(op, &refunds, now)
         .map_err(|e| signed.fail(Problem::internal(&anyhow::Error::new(e))))?;
@@ -438,11 +427,7 @@ pub(crate) async fn cancel(posted: Posted, path: web::Path<String>) -> Answer {
     let signed = &posted.signed;
     let id = parse_id(signed, &path)?;
     let gateway = &signed.state.ports.gateway;
-    let before = gateway
-        .reads()
-        .operation(id)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let before = signed.ask(gateway.reads().operation(id)).await?;
     let page = operation_page(id);
     let (after, good, code) = match gateway.refunds().cancel_at_provider(id).await {
         Ok(done) => (done, true, "canceled"),
@@ -498,13 +483,9 @@ pub(crate) async fn complete(posted: Posted, path: web::Path<String>) -> Answer 
     let Some(checkout) = &state.ports.checkout else {
         return Ok(back(&page, false, "sandbox_off"));
     };
-    let before = state
-        .ports
-        .gateway
-        .reads()
-        .operation(id)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let before = signed
+        .ask(state.ports.gateway.reads().operation(id))
+        .await?;
     if !before.is_sandbox() {
         return Ok(back(&page, false, "not_sandbox"));
     }

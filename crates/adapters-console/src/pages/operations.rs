@@ -20,11 +20,13 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
     let search = filters::parse(req.query_string(), state.zone(), true)
         .map_err(|message| signed.fail(Problem::BadRequest(message)))?;
-    let found = state
-        .store()
-        .search_operations(&search.filter, search.after.as_ref(), search.limit)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let found = signed
+        .ask(
+            state
+                .store()
+                .search_operations(&search.filter, search.after.as_ref(), search.limit),
+        )
+        .await?;
     // A full page may have a next one; the keyset cursor is its last operation.
     let next = found
         .last()
@@ -165,16 +167,15 @@ pub(crate) async fn export(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
     let search = filters::parse(req.query_string(), state.zone(), false)
         .map_err(|message| signed.fail(Problem::BadRequest(message)))?;
-    state
-        .audit(
+    signed
+        .ask(state.audit(
             &signed.name,
             "operations.export",
             &search.filter_query(),
             None,
             None,
-        )
-        .await
-        .map_err(|e| signed.fail(e))?;
+        ))
+        .await?;
     let rows = csv::rows(state.ports.store.clone(), search.filter);
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))

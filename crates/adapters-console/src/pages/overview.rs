@@ -28,16 +28,12 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest) -> Answer {
     let now = state.now();
     let today = state.zone().today_start(now);
     let from = Timestamp::from_millis(today.millis().min(now.millis() - DAY_MS));
-    let counts = state
-        .store()
-        .minute_counts(from, now.plus_seconds(60))
-        .await
-        .map_err(|e| signed.fail(e))?;
-    let health = state
-        .store()
-        .health(now.plus_millis(-DAY_MS))
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let counts = signed
+        .ask(state.store().minute_counts(from, now.plus_seconds(60)))
+        .await?;
+    let health = signed
+        .ask(state.store().health(now.plus_millis(-DAY_MS)))
+        .await?;
     let overview = Overview::build(&counts, health, today, now);
     let t = texts(signed.lang);
     let body = html! {
@@ -180,23 +176,16 @@ pub(crate) async fn verify(posted: Posted) -> Answer {
     posted.need(Need::Act)?;
     let signed = &posted.signed;
     let state = &signed.state;
-    let mismatches = state
-        .ports
-        .operator
-        .verify_ledger()
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let mismatches = signed.ask(state.ports.operator.verify_ledger()).await?;
     let count = i64::try_from(mismatches.len()).unwrap_or(i64::MAX);
     let check = LedgerCheck {
         at: state.now(),
         actor: Actor::operator(&signed.name),
         mismatches: count,
     };
-    state
-        .store()
-        .record_ledger_check(&check)
-        .await
-        .map_err(|e| signed.fail(e))?;
+    signed
+        .ask(state.store().record_ledger_check(&check))
+        .await?;
     audit(
         &posted,
         "ledger.verify",

@@ -24,18 +24,15 @@ pub(crate) const LIVE_WITHIN_SECONDS: i64 = 15;
 
 pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
     let state = &signed.state;
-    let providers = state
-        .ports
-        .operator
-        .providers()
-        .await
-        .map_err(|e| signed.fail(e))?;
-    let processes = state
-        .ports
-        .processes
-        .processes(state.now().plus_seconds(-LIVE_WITHIN_SECONDS))
-        .await
-        .map_err(|e| signed.fail(e))?;
+    let providers = signed.ask(state.ports.operator.providers()).await?;
+    let processes = signed
+        .ask(
+            state
+                .ports
+                .processes
+                .processes(state.now().plus_seconds(-LIVE_WITHIN_SECONDS)),
+        )
+        .await?;
     let t = texts(signed.lang);
     let zone = state.zone();
     let admin = signed.role.allows(Need::Administer);

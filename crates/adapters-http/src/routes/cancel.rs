@@ -2,9 +2,8 @@
 //! merchant's cancel of an operation that has not happened yet.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::signature::Binding;
 
-use super::{detached, path_id, read_answer, signed_object, Kind};
+use super::{detached, read_answer, signed_on, Kind};
 use crate::dto::refund;
 use crate::errors::ApiError;
 use crate::state::HttpState;
@@ -16,10 +15,7 @@ pub async fn cancel<K: Kind>(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) =
-        signed_object(&state, &req, payload, K::DIRECTION, Binding::Object).await?;
-    refund::cancel(&body)?;
-    let id = path_id(&req)?;
+    let (merchant, id, ()) = signed_on(&state, &req, payload, K::DIRECTION, refund::cancel).await?;
     let gateway = state.gateway().clone();
     // An acquirer's cancel is applied even if the client goes away meanwhile.
     let operation = detached("cancel", async move {

@@ -126,6 +126,23 @@ async fn signed_object(
     Ok((merchant, parse_object(&body)?))
 }
 
+/// A signed POST on one operation (`.../{id}/...`): the signed body as `read` judges it (400),
+/// before the id in the path is looked at (404).
+async fn signed_on<T, E>(
+    state: &HttpState,
+    req: &HttpRequest,
+    payload: web::Payload,
+    direction: Direction,
+    read: impl FnOnce(&Map<String, Value>) -> Result<T, E>,
+) -> Result<(Merchant, OperationId, T), ApiError>
+where
+    ApiError: From<E>,
+{
+    let (merchant, body) = signed_object(state, req, payload, direction, Binding::Object).await?;
+    let value = read(&body)?;
+    Ok((merchant, path_id(req)?, value))
+}
+
 /// Runs a use case that may move money (`what`, for the log) as a task of its own and waits
 /// for it: if the client goes away, actix drops the handler, but a use case that has
 /// committed goes on calling its provider and recording the answer. Boxed, so spawning it

@@ -4,8 +4,9 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::signature::Binding;
 use domain::{Direction, RefundId};
+use serde_json::{Map, Value};
 
-use super::{detached, ok, path_id, signed_object};
+use super::{detached, ok, path_id, signed_on};
 use crate::auth::authenticate;
 use crate::dto::refund::{self, RefundView};
 use crate::errors::ApiError;
@@ -19,11 +20,10 @@ pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) =
-        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
-    let request = refund::request(&body)?;
-    let deposit = path_id(&req)?;
-    let signed = canonical(&body);
+    let read =
+        |body: &Map<String, Value>| Ok::<_, ApiError>((refund::request(body)?, canonical(body)));
+    let (merchant, deposit, (request, signed)) =
+        signed_on(&state, &req, payload, Direction::Deposit, read).await?;
     let gateway = state.gateway().clone();
     // As a creation: once the refund is committed, its provider call and the recording of
     // its answer go on even if the client goes away.

@@ -1,10 +1,9 @@
 //! The user's steps on a waiting deposit: `/input` and `/confirm`.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::signature::Binding;
 use domain::Direction;
 
-use super::{path_id, read_answer, signed_object};
+use super::{read_answer, signed_on};
 use crate::dto::steps;
 use crate::errors::ApiError;
 use crate::state::HttpState;
@@ -15,12 +14,11 @@ pub async fn input(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) =
-        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
-    let values = steps::input(&body)?;
+    let (merchant, id, values) =
+        signed_on(&state, &req, payload, Direction::Deposit, steps::input).await?;
     let operation = (state.gateway())
         .steps()
-        .submit_input(&merchant, path_id(&req)?, values)
+        .submit_input(&merchant, id, values)
         .await?;
     read_answer(state.gateway(), &operation).await
 }
@@ -31,12 +29,11 @@ pub async fn confirm(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (merchant, body) =
-        signed_object(&state, &req, payload, Direction::Deposit, Binding::Object).await?;
-    let code = steps::confirm(&body)?;
+    let (merchant, id, code) =
+        signed_on(&state, &req, payload, Direction::Deposit, steps::confirm).await?;
     let operation = (state.gateway())
         .steps()
-        .confirm(&merchant, path_id(&req)?, &code)
+        .confirm(&merchant, id, &code)
         .await?;
     read_answer(state.gateway(), &operation).await
 }

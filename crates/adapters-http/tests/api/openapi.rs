@@ -327,30 +327,10 @@ fn the_document_lists_the_currencies_whose_amounts_are_not_two_digit() {
 
 #[test]
 fn the_document_knows_every_decline_code() {
-    use DeclineCode::*;
-    let all = [
-        ProviderDeclined,
-        CardDeclined,
-        InsufficientFunds,
-        PaymentRejected,
-        Expired,
-        ConfirmationFailed,
-        RecipientNotFound,
-        ProviderUnavailable,
-        Canceled,
-    ];
-    for code in all {
-        match code {
-            ProviderDeclined | CardDeclined | InsufficientFunds | PaymentRejected | Expired
-            | ConfirmationFailed | RecipientNotFound | ProviderUnavailable | Canceled => {}
-            // Not a code this version gives out: a later version's code, read back as it is.
-            Unrecognized(_) => {}
-        }
-    }
     let spec = Spec::load();
     let documented = spec.resolve("/components/schemas/DeclineCode").1["enum"].clone();
     let documented = strings(&documented);
-    let ours: Vec<&str> = all.iter().map(|c| c.as_str()).collect();
+    let ours: Vec<&str> = DeclineCode::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(documented, ours);
 }
 
