@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use diesel::r2d2::{Pool, R2D2Connection};
+use domain::fee::Tariff;
 use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
 use domain::route::Route;
@@ -100,6 +101,8 @@ pub(crate) struct Inner {
     /// have come from `merchants`, so those are at most both TTLs old).
     pub(crate) signing: TtlMap<MerchantId, Merchant>,
     pub(crate) providers: TtlMap<(), Arc<Vec<AcquirerProvider>>>,
+    /// Each merchant's tariffs (see `crate::tariffs`).
+    pub(crate) tariffs: TtlMap<MerchantId, Arc<Vec<Tariff>>>,
     /// PostgreSQL: plain new operations waiting to be written together.
     pub(crate) inserts: InsertQueue,
     /// SQLite: units of work waiting to be written together (see `crate::sqlite_group`).
@@ -172,6 +175,7 @@ impl Database {
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 signing: TtlMap::new(options.cache_ttl.min(SECRETS_TTL), MERCHANT_CACHE_CAPACITY),
                 providers: TtlMap::new(options.cache_ttl, 1),
+                tariffs: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
                 inserts: InsertQueue::default(),
                 groups: WriteGroups::default(),
                 catch_up: CatchUp::default(),

@@ -106,6 +106,7 @@ mod steps;
 mod store;
 mod story;
 mod target;
+mod tariffs;
 mod work;
 
 pub use crypto::{MasterKey, MasterKeyError};

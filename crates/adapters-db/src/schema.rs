@@ -324,6 +324,20 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    tariffs (merchant_id, direction, method, currency) {
+        merchant_id -> Text,
+        direction -> Text,
+        method -> Text,
+        currency -> Text,
+        percent_hundredths -> Integer,
+        fixed_fee -> BigInt,
+        min_fee -> Nullable<BigInt>,
+        max_fee -> Nullable<BigInt>,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -331,6 +345,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     merchant_keys,
     merchant_methods,
     routes,
+    tariffs,
     operations,
     balances,
     ledger,

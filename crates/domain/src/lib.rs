@@ -10,6 +10,7 @@ pub mod callback;
 pub mod circuit;
 pub mod console;
 pub mod discrepancy;
+pub mod fee;
 pub mod ledger;
 pub mod merchant;
 pub mod operation;
@@ -22,6 +23,7 @@ pub mod route;
 pub mod service;
 pub mod signature;
 pub mod story;
+pub mod tariffs;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod values;

@@ -7,6 +7,7 @@ mod operation;
 mod process;
 mod provider;
 mod refund;
+mod tariff;
 
 pub(crate) use action::action_kind;
 pub(crate) use attempt::{AttemptChanges, AttemptRow, NewAttemptRow};
@@ -20,6 +21,7 @@ pub(crate) use operation::{
 pub(crate) use process::{CircuitRow, ProcessRow};
 pub(crate) use provider::{NewProviderRow, ProviderChanges, ProviderRow, API_KEY, WEBHOOK_SECRET};
 pub(crate) use refund::{refund_from_row, NewRefundRow, RefundRow, REFUND_COLUMNS};
+pub(crate) use tariff::TariffRow;
 
 use std::collections::BTreeMap;
 

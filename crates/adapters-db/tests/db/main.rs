@@ -33,4 +33,5 @@ mod rotation;
 mod secret_fixtures;
 mod secrets_migration;
 mod story;
+mod tariffs;
 mod throughput;

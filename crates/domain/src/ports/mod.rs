@@ -19,6 +19,7 @@ mod provider_directory;
 mod qr_encoder;
 mod refund_store;
 mod route_table;
+mod tariff_store;
 
 pub use acquirer::*;
 pub use callback_format::*;
@@ -37,3 +38,4 @@ pub use provider_directory::*;
 pub use qr_encoder::*;
 pub use refund_store::*;
 pub use route_table::*;
+pub use tariff_store::*;
