@@ -70,7 +70,7 @@ impl Percent {
             && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
             && !text.starts_with('.')
             && !text.ends_with('.')
-            && text.split_once('.').map_or(true, |(_, f)| f.len() <= 2);
+            && text.split_once('.').is_none_or(|(_, f)| f.len() <= 2);
         if !plain {
             return Err(rule());
         }
