@@ -75,6 +75,8 @@ diesel::table! {
         fingerprint -> Nullable<Text>,
         provider -> Text,
         fingerprint_key -> Nullable<Integer>,
+        fee -> BigInt,
+        fee_terms -> Nullable<Text>,
     }
 }
 
@@ -157,6 +159,8 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         fingerprint_key -> Nullable<Integer>,
+        fee -> BigInt,
+        fee_terms -> Nullable<Text>,
     }
 }
 

@@ -272,6 +272,7 @@ pub fn gateway_on(
         refunds: store.clone(),
         merchants: store.clone(),
         routes: store.clone(),
+        tariffs: store.clone(),
         provider: sandbox,
         providers: store,
         acquirer,

@@ -33,10 +33,18 @@ pub enum EntryKind {
     RefundReleased,
     /// A refund was approved: held -= amount.
     RefundPaid,
+    /// The merchant paid an approved operation's or refund's fee: available -= fee (a
+    /// deposit's, out of what it credited) or held -= fee (a payout's or refund's, out of its
+    /// hold).
+    Fee,
+    /// The operator's fee account of the currency earned that fee. The account is the sum of
+    /// these entries (it has no balance row); the entry names the merchant who paid, whose
+    /// own balance it does not move.
+    FeeIncome,
 }
 
 impl EntryKind {
-    const ALL: [EntryKind; 9] = [
+    const ALL: [EntryKind; 11] = [
         EntryKind::DepositApproved,
         EntryKind::WithdrawalHold,
         EntryKind::WithdrawalReleased,
@@ -46,6 +54,8 @@ impl EntryKind {
         EntryKind::RefundHold,
         EntryKind::RefundReleased,
         EntryKind::RefundPaid,
+        EntryKind::Fee,
+        EntryKind::FeeIncome,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,7 +69,15 @@ impl EntryKind {
             EntryKind::RefundHold => "refund_hold",
             EntryKind::RefundReleased => "refund_released",
             EntryKind::RefundPaid => "refund_paid",
+            EntryKind::Fee => "fee",
+            EntryKind::FeeIncome => "fee_income",
         }
+    }
+
+    /// Whether the entry moves the operator's fee account rather than the merchant's
+    /// balance.
+    pub fn is_fee_income(self) -> bool {
+        self == EntryKind::FeeIncome
     }
 
     /// The kind for a stored name; unknown names are an error, never a default.
@@ -106,9 +124,9 @@ fn move_for(
     }
 }
 
-/// The hold a new payout places on the balance.
+/// The hold a new payout places on the balance: its amount and its fee.
 pub fn hold_for(payout: &Operation) -> BalanceMove {
-    let a = payout.amount().minor();
+    let a = payout.amount().minor() + payout.fee().amount;
     move_for(
         payout,
         EntryKind::WithdrawalHold,
@@ -118,22 +136,58 @@ pub fn hold_for(payout: &Operation) -> BalanceMove {
     )
 }
 
-/// The balance moves caused by `done` reaching its final status (the balance and ledger rules of docs/api.md).
+/// The balance moves caused by `done` reaching its final status (the balance and ledger
+/// rules of docs/api.md). An approved deposit credits its amount, then pays its fee out of
+/// it; an approved payout pays its amount and its fee out of its hold; a declined payout
+/// gives the whole hold back. A fee paid is earned by the fee account in the same moves.
 pub fn moves_on_finish(done: &Operation) -> Vec<BalanceMove> {
     let a = done.amount().minor();
+    let f = done.fee().amount;
     let at = done.updated_at();
+    let fee = |from_held: bool| {
+        fee_moves(f, from_held, |kind, available, held| {
+            move_for(done, kind, available, held, at)
+        })
+    };
     match (done.direction(), done.status()) {
         (Direction::Deposit, Status::Approved) => {
-            vec![move_for(done, EntryKind::DepositApproved, a, 0, at)]
+            let mut moves = vec![move_for(done, EntryKind::DepositApproved, a, 0, at)];
+            moves.extend(fee(false));
+            moves
         }
         (Direction::Deposit, Status::Declined) | (_, Status::Processing) => Vec::new(),
         (Direction::Withdrawal, Status::Approved) => {
-            vec![move_for(done, EntryKind::WithdrawalPaid, 0, -a, at)]
+            let mut moves = vec![move_for(done, EntryKind::WithdrawalPaid, 0, -a, at)];
+            moves.extend(fee(true));
+            moves
         }
         (Direction::Withdrawal, Status::Declined) => {
-            vec![move_for(done, EntryKind::WithdrawalReleased, a, -a, at)]
+            vec![move_for(
+                done,
+                EntryKind::WithdrawalReleased,
+                a + f,
+                -(a + f),
+                at,
+            )]
         }
     }
+}
+
+/// A fee of `f` paid out of the merchant's available balance or, with `from_held`, out of
+/// its hold, and earned by the fee account; nothing for no fee.
+fn fee_moves(
+    f: i64,
+    from_held: bool,
+    make: impl Fn(EntryKind, i64, i64) -> BalanceMove,
+) -> Vec<BalanceMove> {
+    if f == 0 {
+        return Vec::new();
+    }
+    let paid = match from_held {
+        true => make(EntryKind::Fee, 0, -f),
+        false => make(EntryKind::Fee, -f, 0),
+    };
+    vec![paid, make(EntryKind::FeeIncome, f, 0)]
 }
 
 fn refund_move(
@@ -155,21 +209,35 @@ fn refund_move(
     }
 }
 
-/// The hold a new refund places on the balance, as a payout's does.
+/// The hold a new refund places on the balance, as a payout's does: its amount and its fee.
 pub fn refund_hold(refund: &Refund) -> BalanceMove {
-    let a = refund.amount.minor();
+    let a = refund.amount.minor() + refund.fee.amount;
     refund_move(refund, EntryKind::RefundHold, -a, a, refund.created_at)
 }
 
 /// The balance moves caused by `done`, a refund, reaching its final status: approved pays
-/// the held amount out, declined gives it back to available.
+/// the amount and the fee out of the hold (the fee to the fee account), declined gives the
+/// whole hold back to available.
 pub fn moves_on_refund_finish(done: &Refund) -> Vec<BalanceMove> {
     let a = done.amount.minor();
+    let f = done.fee.amount;
     let at = done.updated_at;
     match done.status() {
         Status::Processing => Vec::new(),
-        Status::Approved => vec![refund_move(done, EntryKind::RefundPaid, 0, -a, at)],
-        Status::Declined => vec![refund_move(done, EntryKind::RefundReleased, a, -a, at)],
+        Status::Approved => {
+            let mut moves = vec![refund_move(done, EntryKind::RefundPaid, 0, -a, at)];
+            moves.extend(fee_moves(f, true, |kind, available, held| {
+                refund_move(done, kind, available, held, at)
+            }));
+            moves
+        }
+        Status::Declined => vec![refund_move(
+            done,
+            EntryKind::RefundReleased,
+            a + f,
+            -(a + f),
+            at,
+        )],
     }
 }
 
@@ -455,5 +523,250 @@ mod tests {
         assert_eq!(balance.available + balance.held, sum);
         assert_eq!(sum, 50_000 + 10_000 - 25_000);
         assert_eq!(ledger.len(), 8);
+    }
+
+    fn paying(op: Operation, fee: i64) -> Operation {
+        let terms = crate::fee::FeeTerms::new(crate::fee::Percent::ZERO, fee, None, None).unwrap();
+        let opening = crate::operation::Opening {
+            fee: crate::fee::Fee {
+                amount: fee,
+                terms: Some(terms),
+            },
+            ..op.opening().clone()
+        };
+        Operation::restore(
+            opening,
+            op.part().clone(),
+            op.state().clone(),
+            op.updated_at(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_approved_deposit_credits_its_amount_then_pays_its_fee_to_the_fee_account() {
+        let deposit = paying(op(1, Direction::Deposit, "100.00"), 1_500);
+        let moves = moves_on_finish(&finished(&deposit, true));
+        assert_eq!(
+            deltas(&moves),
+            vec![
+                (EntryKind::DepositApproved, 10_000, 0),
+                (EntryKind::Fee, -1_500, 0),
+                (EntryKind::FeeIncome, 1_500, 0),
+            ]
+        );
+        assert!(moves
+            .iter()
+            .all(|m| m.merchant_id == merchant() && m.operation_id == Some(id(1))));
+        assert!(moves_on_finish(&finished(&deposit, false)).is_empty());
+    }
+
+    #[test]
+    fn a_payout_holds_its_amount_and_fee_and_pays_or_releases_both() {
+        let payout = paying(op(2, Direction::Withdrawal, "1000.00"), 1_000);
+        assert_eq!(
+            deltas(&[hold_for(&payout)]),
+            vec![(EntryKind::WithdrawalHold, -101_000, 101_000)]
+        );
+        assert_eq!(
+            deltas(&moves_on_finish(&finished(&payout, true))),
+            vec![
+                (EntryKind::WithdrawalPaid, 0, -100_000),
+                (EntryKind::Fee, 0, -1_000),
+                (EntryKind::FeeIncome, 1_000, 0),
+            ]
+        );
+        assert_eq!(
+            deltas(&moves_on_finish(&finished(&payout, false))),
+            vec![(EntryKind::WithdrawalReleased, 101_000, -101_000)]
+        );
+    }
+
+    #[test]
+    fn a_refund_holds_its_amount_and_fee_and_pays_or_releases_both() {
+        let deposit = op(3, Direction::Deposit, "100.00");
+        let fee = crate::fee::Fee {
+            amount: 50,
+            terms: None,
+        };
+        let refund = crate::testkit::refund_of(9, &deposit, 3_000, fee);
+        assert_eq!(
+            deltas(&[refund_hold(&refund)]),
+            vec![(EntryKind::RefundHold, -3_050, 3_050)]
+        );
+        let approved = refund.finish(&Outcome::Approve, at(9)).unwrap();
+        let moves = moves_on_refund_finish(&approved);
+        assert_eq!(
+            deltas(&moves),
+            vec![
+                (EntryKind::RefundPaid, 0, -3_000),
+                (EntryKind::Fee, 0, -50),
+                (EntryKind::FeeIncome, 50, 0),
+            ]
+        );
+        assert!(moves.iter().all(|m| m.refund_id == Some(refund.id)));
+        let declined = Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined));
+        let declined = refund.finish(&declined, at(9)).unwrap();
+        assert_eq!(
+            deltas(&moves_on_refund_finish(&declined)),
+            vec![(EntryKind::RefundReleased, 3_050, -3_050)]
+        );
+    }
+
+    /// What the ledger rules keep true whatever happens: the merchant's balance plus the fee
+    /// account equal the money that came in minus the money that went out, and the held
+    /// balance is exactly what the processing payouts and refunds hold.
+    mod flows {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// One step of a random history: a movement of `amount` with `fee`, and how it ends
+        /// (`None`: it stays processing).
+        #[derive(Debug, Clone)]
+        enum Step {
+            Deposit(i64, i64, Option<bool>),
+            Payout(i64, i64, Option<bool>),
+            Refund(i64, i64, Option<bool>),
+            Manual(i64, bool),
+        }
+
+        fn step() -> impl Strategy<Value = Step> {
+            let movement = || {
+                (
+                    1i64..100_000,
+                    0i64..5_000,
+                    proptest::option::of(any::<bool>()),
+                )
+            };
+            prop_oneof![
+                movement().prop_map(|(a, f, end)| Step::Deposit(a, f, end)),
+                movement().prop_map(|(a, f, end)| Step::Payout(a, f, end)),
+                movement().prop_map(|(a, f, end)| Step::Refund(a, f, end)),
+                (1i64..100_000, any::<bool>()).prop_map(|(a, credit)| Step::Manual(a, credit)),
+            ]
+        }
+
+        /// The merchant's balance and the fee account as the store keeps them, and the
+        /// flows across the gateway's edge.
+        #[derive(Default)]
+        struct Books {
+            available: i64,
+            held: i64,
+            fees: i64,
+            came_in: i64,
+            went_out: i64,
+            holding: i64,
+        }
+
+        impl Books {
+            /// Applies `moves` as the store does: all or none, refused when a move that
+            /// takes from the available balance finds too little.
+            fn apply(&mut self, moves: &[BalanceMove]) -> bool {
+                let merchants = || moves.iter().filter(|m| !m.kind.is_fee_income());
+                let takes = merchants().any(|m| m.available < 0);
+                let change: i64 = merchants().map(|m| m.available).sum();
+                if takes && self.available + change < 0 {
+                    return false;
+                }
+                for m in moves {
+                    if m.kind.is_fee_income() {
+                        self.fees += m.available;
+                    } else {
+                        self.available += m.available;
+                        self.held += m.held;
+                    }
+                }
+                true
+            }
+
+            /// A hold, then its end: `None` keeps it held.
+            fn held_then(
+                &mut self,
+                hold: BalanceMove,
+                total: i64,
+                end: Option<Vec<BalanceMove>>,
+                paid: i64,
+            ) {
+                if !self.apply(&[hold]) {
+                    return;
+                }
+                match end {
+                    None => self.holding += total,
+                    Some(moves) => {
+                        assert!(self.apply(&moves), "an end never needs more money");
+                        self.went_out += paid;
+                    }
+                }
+            }
+        }
+
+        fn outcome(approved: bool) -> Outcome {
+            match approved {
+                true => Outcome::Approve,
+                false => Outcome::Decline(Decline::new(DeclineCode::ProviderDeclined)),
+            }
+        }
+
+        fn amount_text(minor: i64) -> String {
+            format!("{}.{:02}", minor / 100, minor % 100)
+        }
+
+        proptest! {
+            #[test]
+            fn balances_and_fee_accounts_equal_the_external_flows(
+                steps in proptest::collection::vec(step(), 1..40),
+            ) {
+                let mut books = Books::default();
+                for (n, step) in (1u128..).zip(steps) {
+                    match step {
+                        Step::Deposit(a, f, end) => {
+                            // A deposit's fee is below its amount (else AmountTooSmall).
+                            let deposit = paying(op(n, Direction::Deposit, &amount_text(a)), f.min(a - 1));
+                            if let Some(approved) = end {
+                                let done = deposit.finish(&outcome(approved), at(60)).unwrap();
+                                prop_assert!(books.apply(&moves_on_finish(&done)));
+                                if approved {
+                                    books.came_in += a;
+                                }
+                            }
+                        }
+                        Step::Payout(a, f, end) => {
+                            let payout = paying(op(n, Direction::Withdrawal, &amount_text(a)), f);
+                            let ended = end.map(|approved| {
+                                let done = payout.finish(&outcome(approved), at(60)).unwrap();
+                                (moves_on_finish(&done), if approved { a } else { 0 })
+                            });
+                            let paid = ended.as_ref().map_or(0, |(_, paid)| *paid);
+                            books.held_then(hold_for(&payout), a + f, ended.map(|(m, _)| m), paid);
+                        }
+                        Step::Refund(a, f, end) => {
+                            let deposit = op(n, Direction::Deposit, "1.00");
+                            let fee = crate::fee::Fee { amount: f, terms: None };
+                            let refund = crate::testkit::refund_of(n, &deposit, a, fee);
+                            let ended = end.map(|approved| {
+                                let done = refund.finish(&outcome(approved), at(60)).unwrap();
+                                (moves_on_refund_finish(&done), if approved { a } else { 0 })
+                            });
+                            let paid = ended.as_ref().map_or(0, |(_, paid)| *paid);
+                            books.held_then(refund_hold(&refund), a + f, ended.map(|(m, _)| m), paid);
+                        }
+                        Step::Manual(a, credit) => {
+                            let units = Amount::from_minor(a).unwrap();
+                            let entry = manual_move(merchant(), crate::Currency::RUB, units, credit, at(1));
+                            if books.apply(&[entry]) {
+                                if credit { books.came_in += a } else { books.went_out += a }
+                            }
+                        }
+                    }
+                    prop_assert!(books.available >= 0 && books.held >= 0 && books.fees >= 0);
+                    prop_assert_eq!(
+                        books.available + books.held + books.fees,
+                        books.came_in - books.went_out
+                    );
+                    prop_assert_eq!(books.held, books.holding);
+                }
+            }
+        }
     }
 }

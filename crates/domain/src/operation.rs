@@ -7,6 +7,7 @@
 //! in their own part ([`Part`]): a new kind of operation is a new part, not more optional
 //! fields.
 
+use crate::fee::Fee;
 use crate::{
     Amount, Currency, Direction, HttpUrl, KeptObject, MerchantId, MerchantOperationId, OperationId,
     PaymentMethod, Status, Timestamp, UserData, UserId,
@@ -308,6 +309,8 @@ pub struct Opening {
     /// The provider of the operation's current attempt (the route's, until failover).
     pub provider: String,
     pub created_at: Timestamp,
+    /// What it pays the operator, fixed at creation with the tariff's terms.
+    pub fee: Fee,
 }
 
 /// A deposit or withdrawal and everything known about it.
@@ -461,6 +464,11 @@ impl Operation {
     /// Whether the current attempt is with the built-in sandbox.
     pub fn is_sandbox(&self) -> bool {
         self.opening.provider == crate::provider::SANDBOX
+    }
+
+    /// The fee fixed at creation.
+    pub fn fee(&self) -> Fee {
+        self.opening.fee
     }
 
     pub fn created_at(&self) -> Timestamp {

@@ -2,6 +2,7 @@
 //! of the deposit: it has its own id, status, ledger moves (a hold, then paid or released)
 //! and callback.
 
+use crate::fee::Fee;
 use crate::operation::{Decline, NotProcessing, Outcome, State};
 use crate::{
     Amount, AmountText, Currency, HttpUrl, MerchantId, MerchantRefundId, OperationId, RefundId,
@@ -42,6 +43,8 @@ pub struct Refund {
     pub unknown_since: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// What it pays the operator, fixed at creation with the refund tariff's terms.
+    pub fee: Fee,
 }
 
 impl Refund {
@@ -97,22 +100,10 @@ mod tests {
     use crate::testkit::at;
 
     fn refund(minor: i64) -> Refund {
-        Refund {
-            id: RefundId::from_uuid(uuid::Uuid::from_u128(7)),
-            operation_id: OperationId::from_uuid(uuid::Uuid::from_u128(1)),
-            merchant_id: MerchantId::parse("m-1").unwrap(),
-            merchant_refund_id: None,
-            amount: Amount::from_minor(minor).unwrap(),
-            currency: Currency::parse("RUB").unwrap(),
-            state: State::Processing,
-            callback_url: None,
-            provider: "sandbox".into(),
-            acquirer_id: None,
-            check_at: Some(at(2)),
-            unknown_since: None,
-            created_at: at(0),
-            updated_at: at(0),
-        }
+        let deposit = crate::testkit::OperationBuilder::deposit(crate::PaymentMethod::Card)
+            .merchant("m-1")
+            .build();
+        crate::testkit::refund_of(7, &deposit, minor, Fee::NONE)
     }
 
     #[test]

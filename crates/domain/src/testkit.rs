@@ -165,6 +165,33 @@ pub fn id(n: u128) -> OperationId {
     OperationId::from_uuid(uuid::Uuid::from_u128(n))
 }
 
+/// A processing refund `n` of `deposit`, of `minor` units paying `fee`, with the sandbox,
+/// created at [`T0`].
+pub fn refund_of(
+    n: u128,
+    deposit: &Operation,
+    minor: i64,
+    fee: crate::fee::Fee,
+) -> crate::refund::Refund {
+    crate::refund::Refund {
+        id: RefundId::from_uuid(uuid::Uuid::from_u128(n)),
+        operation_id: deposit.id(),
+        merchant_id: deposit.merchant_id().clone(),
+        merchant_refund_id: None,
+        amount: Amount::from_minor(minor).unwrap_or_else(|e| panic!("{e}")),
+        currency: deposit.currency(),
+        state: State::Processing,
+        callback_url: None,
+        provider: crate::provider::SANDBOX.to_string(),
+        acquirer_id: None,
+        check_at: Some(at(2)),
+        unknown_since: None,
+        created_at: T0,
+        updated_at: T0,
+        fee,
+    }
+}
+
 /// Writes callback bodies as the debug form of their data: for tests that check what a
 /// callback says ([`crate::callback::QueuedCallback::data`]), not its wire format.
 #[derive(Debug, Clone, Copy, Default)]
@@ -177,6 +204,45 @@ impl CallbackFormat for DebugCallbackFormat {
 
     fn refund_body(&self, data: &RefundCallbackData) -> String {
         format!("{data:?}")
+    }
+}
+
+/// No tariffs at all: nothing pays a fee, and a tariff cannot be written. For tests of
+/// gateways that charge no fees.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTariffs;
+
+#[async_trait::async_trait]
+impl crate::ports::TariffStore for NoTariffs {
+    async fn terms(
+        &self,
+        _key: &crate::ports::TariffKey,
+    ) -> Result<Option<crate::fee::FeeTerms>, StoreError> {
+        Ok(None)
+    }
+
+    async fn put_tariff(
+        &self,
+        _tariff: &crate::fee::Tariff,
+        _at: Timestamp,
+    ) -> Result<Option<crate::fee::FeeTerms>, StoreError> {
+        Err(StoreError::Other(anyhow::anyhow!(
+            "this gateway keeps no tariffs"
+        )))
+    }
+
+    async fn remove_tariff(
+        &self,
+        _key: &crate::ports::TariffKey,
+    ) -> Result<Option<crate::fee::FeeTerms>, StoreError> {
+        Ok(None)
+    }
+
+    async fn tariffs<'a>(
+        &self,
+        _merchant: Option<&'a MerchantId>,
+    ) -> Result<Vec<crate::fee::Tariff>, StoreError> {
+        Ok(Vec::new())
     }
 }
 
@@ -341,6 +407,7 @@ impl OperationBuilder {
                 route_id: 1,
                 provider: crate::provider::SANDBOX.to_string(),
                 created_at: T0,
+                fee: crate::fee::Fee::NONE,
             },
             part,
             state: State::Processing,
@@ -360,6 +427,12 @@ impl OperationBuilder {
 
     pub fn id(mut self, id: OperationId) -> Self {
         self.opening.id = id;
+        self
+    }
+
+    /// Pays `fee`.
+    pub fn fee(mut self, fee: crate::fee::Fee) -> Self {
+        self.opening.fee = fee;
         self
     }
 

@@ -78,6 +78,7 @@ pub fn refund(n: u128, minor: i64) -> Refund {
         unknown_since: None,
         created_at: at,
         updated_at: at,
+        fee: domain::fee::Fee::NONE,
     }
 }
 
@@ -193,6 +194,7 @@ impl Mocks {
             refunds: Arc::new(self.refunds),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
+            tariffs: Arc::new(domain::testkit::NoTariffs),
             provider: Arc::new(self.provider),
             providers,
             acquirer,

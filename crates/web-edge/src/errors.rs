@@ -40,6 +40,8 @@ pub enum ApiError {
     NoRouteFound,
     #[error("the available balance is lower than the amount")]
     InsufficientBalance,
+    #[error("the fee for this amount would be at least the amount")]
+    AmountTooSmall,
     #[error("the refunds of this deposit would exceed its amount")]
     RefundExceedsAmount,
     #[error("wrong confirmation code")]
@@ -98,6 +100,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => "UnsupportedMediaType",
             ApiError::NoRouteFound => "NoRouteFound",
             ApiError::InsufficientBalance => "InsufficientBalance",
+            ApiError::AmountTooSmall => "AmountTooSmall",
             ApiError::RefundExceedsAmount => "RefundExceedsAmount",
             ApiError::InvalidCode => "InvalidCode",
             ApiError::TooManyRequests { .. } => "TooManyRequests",
@@ -162,6 +165,7 @@ impl ResponseError for ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NoRouteFound
             | ApiError::InsufficientBalance
+            | ApiError::AmountTooSmall
             | ApiError::RefundExceedsAmount
             | ApiError::InvalidCode => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -208,6 +212,7 @@ impl From<CreateError> for ApiError {
             CreateError::DuplicateOperation => ApiError::DuplicateOperation,
             CreateError::NoRouteFound => ApiError::NoRouteFound,
             CreateError::InsufficientBalance => ApiError::InsufficientBalance,
+            CreateError::AmountTooSmall => ApiError::AmountTooSmall,
             CreateError::Unavailable(why) => ApiError::Unavailable(why),
             CreateError::Unknown(e) => ApiError::Internal(e),
         }

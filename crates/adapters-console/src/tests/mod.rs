@@ -96,6 +96,7 @@ impl Fixture {
             refunds: Arc::new(self.mocks.refunds),
             merchants: Arc::new(self.mocks.merchants),
             routes: Arc::new(self.mocks.routes),
+            tariffs: Arc::new(domain::testkit::NoTariffs),
             provider: Arc::new(self.mocks.provider),
             providers: Arc::new(domain::testkit::NoAcquirers),
             acquirer: Arc::new(domain::testkit::NoAcquirers),

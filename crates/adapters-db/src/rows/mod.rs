@@ -26,6 +26,7 @@ pub(crate) use tariff::TariffRow;
 use std::collections::BTreeMap;
 
 use anyhow::anyhow;
+use domain::fee::{Fee, FeeTerms, Percent};
 use domain::operation::{Decline, DeclineCode, State};
 use domain::signature::Fingerprint;
 use domain::{
@@ -150,6 +151,53 @@ pub(crate) fn fingerprint(
 }
 
 /// `enabled` flags are 0 or 1.
+/// A fee's terms as stored in `fee_terms`: `percent_hundredths;fixed;min;max`, min and max
+/// empty when absent (`250;1000;1500;`).
+pub(crate) fn fee_terms_text(terms: &FeeTerms) -> String {
+    let bound = |b: Option<i64>| b.map(|v| v.to_string()).unwrap_or_default();
+    format!(
+        "{};{};{};{}",
+        terms.percent.hundredths(),
+        terms.fixed,
+        bound(terms.min),
+        bound(terms.max)
+    )
+}
+
+/// The fee of a row of `table`: its amount and, if a tariff applied, the terms.
+pub(crate) fn fee(table: &str, amount: i64, terms: Option<&str>) -> anyhow::Result<Fee> {
+    let column = format!("{table}.fee_terms");
+    let terms = terms
+        .map(|text| {
+            let parts: Vec<&str> = text.split(';').collect();
+            let [percent, fixed, min, max] = parts[..] else {
+                return Err(bad(
+                    &column,
+                    format!("{text:?}: must be four ';'-separated parts"),
+                ));
+            };
+            let number = |part: &str| {
+                part.parse::<i64>()
+                    .map_err(|e| bad(&column, format!("{text:?}: {e}")))
+            };
+            let bound = |part: &str| (!part.is_empty()).then(|| number(part)).transpose();
+            let percent = u32::try_from(number(percent)?)
+                .ok()
+                .and_then(|h| Percent::from_hundredths(h).ok())
+                .ok_or_else(|| bad(&column, format!("{text:?}: the percent is out of range")))?;
+            FeeTerms::new(percent, number(fixed)?, bound(min)?, bound(max)?)
+                .map_err(|e| bad(&column, format!("{text:?}: {e}")))
+        })
+        .transpose()?;
+    if amount < 0 {
+        return Err(bad(
+            &format!("{table}.fee"),
+            format!("{amount}: must not be negative"),
+        ));
+    }
+    Ok(Fee { amount, terms })
+}
+
 pub(crate) fn flag(column: &str, value: i16) -> anyhow::Result<bool> {
     match value {
         0 => Ok(false),

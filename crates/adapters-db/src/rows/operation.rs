@@ -54,6 +54,8 @@ macro_rules! operation_columns {
             fingerprint: Nullable<Text> = Option<&'a str>, Option<String>;
             provider: Text = &'a str, String;
             fingerprint_key: Nullable<Integer> = Option<i32>, Option<i32>;
+            fee: BigInt = i64, i64;
+            fee_terms: Nullable<Text> = Option<String>, Option<String>;
         }
     };
 }
@@ -192,6 +194,8 @@ impl<'a> NewOperationRow<'a> {
             fingerprint: fingerprint.map(Fingerprint::as_str),
             provider: op.provider(),
             fingerprint_key: fingerprint.map(Fingerprint::key_version),
+            fee: op.fee().amount,
+            fee_terms: op.fee().terms.as_ref().map(super::fee_terms_text),
         })
     }
 }
@@ -370,6 +374,7 @@ pub(crate) fn operation_from_row(
         route_id: row.route_id,
         provider: row.provider,
         created_at: Timestamp::from_millis(row.created_at),
+        fee: super::fee("operations", row.fee, row.fee_terms.as_deref())?,
     };
     let requisites: Option<KeptObject> = from_json("operations.requisites", row.requisites)?;
     let part = match direction {

@@ -32,6 +32,8 @@ pub(crate) struct NewRefundRow<'a> {
     lease_until: Option<i64>,
     created_at: i64,
     updated_at: i64,
+    fee: i64,
+    fee_terms: Option<String>,
 }
 
 impl<'a> NewRefundRow<'a> {
@@ -58,6 +60,8 @@ impl<'a> NewRefundRow<'a> {
             lease_until: None,
             created_at: refund.created_at.millis(),
             updated_at: refund.updated_at.millis(),
+            fee: refund.fee.amount,
+            fee_terms: refund.fee.terms.as_ref().map(super::fee_terms_text),
         }
     }
 }
@@ -65,7 +69,8 @@ impl<'a> NewRefundRow<'a> {
 /// The columns [`RefundRow`] reads, for hand-written statements (`RETURNING`).
 pub(crate) const REFUND_COLUMNS: &str = "id, operation_id, merchant_id, merchant_refund_id, \
      fingerprint, fingerprint_key, amount, currency, status, error_code, error_message, \
-     callback_url, provider, acquirer_id, check_at, unknown_since, created_at, updated_at";
+     callback_url, provider, acquirer_id, check_at, unknown_since, created_at, updated_at, fee, \
+     fee_terms";
 
 /// A refund as read (its lease is the store's business, not the domain's).
 #[derive(Queryable, Selectable, QueryableByName)]
@@ -89,6 +94,8 @@ pub(crate) struct RefundRow {
     unknown_since: Option<i64>,
     created_at: i64,
     updated_at: i64,
+    fee: i64,
+    fee_terms: Option<String>,
 }
 
 /// The domain refund and its stored fingerprint.
@@ -112,6 +119,7 @@ pub(crate) fn refund_from_row(row: RefundRow) -> anyhow::Result<(Refund, Option<
         unknown_since: row.unknown_since.map(Timestamp::from_millis),
         created_at: Timestamp::from_millis(row.created_at),
         updated_at: Timestamp::from_millis(row.updated_at),
+        fee: super::fee("refunds", row.fee, row.fee_terms.as_deref())?,
     };
     let fingerprint = super::fingerprint("refunds", row.fingerprint, row.fingerprint_key)?;
     Ok((refund, fingerprint))

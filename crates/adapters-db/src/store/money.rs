@@ -26,6 +26,10 @@ pub(crate) fn apply_move<E>(
     diesel::insert_into(ledger::table)
         .values(NewEntry::of(mv, None))
         .execute(conn)?;
+    // The fee account is the sum of its entries: no balance row to move (or to lock).
+    if mv.kind.is_fee_income() {
+        return Ok(());
+    }
     apply_to_balance(conn, mv, short)
 }
 
@@ -185,6 +189,8 @@ pub(crate) struct LedgerSums {
 
 /// Balances beside their ledger sums, for every merchant and currency found in either table
 /// (a ledger without a balance row shows zeros). One statement, so one consistent snapshot.
+/// The fee account's entries (`fee_income`) name the merchant who paid but are not the
+/// merchant's money: they are left out here.
 const LEDGER_SUMS: &str = "\
 SELECT merchant_id, currency,
        CAST(SUM(b_available) AS BIGINT) AS balance_available,
@@ -197,7 +203,7 @@ FROM (
     FROM balances
     UNION ALL
     SELECT merchant_id, currency, CAST(0 AS BIGINT), CAST(0 AS BIGINT), available_delta, held_delta
-    FROM ledger
+    FROM ledger WHERE kind <> 'fee_income'
 ) AS both_sides
 GROUP BY merchant_id, currency
 ORDER BY merchant_id, currency";

@@ -21,6 +21,7 @@ pub fn gateway(db: &Database) -> Gateway {
         refunds: db.clone(),
         merchants: db.clone(),
         routes: db.clone(),
+        tariffs: db.clone(),
         provider: Arc::new(TestProvider),
         providers: db,
         // No acquirer answers: these tests route to the sandbox only.

@@ -12,6 +12,7 @@ mod console;
 mod discrepancies;
 mod doubles;
 mod encryption;
+mod fees;
 mod fingerprints;
 mod fixtures;
 mod held_callbacks;

@@ -69,6 +69,7 @@ pub fn new_refund(deposit: &Operation, minor: i64, mrid: Option<&str>) -> NewRef
         unknown_since: None,
         created_at: at,
         updated_at: at,
+        fee: domain::fee::Fee::NONE,
     };
     NewRefund {
         // Keyed by a secret rotated once: the version is stored with it.

@@ -192,6 +192,7 @@ fn every_api_error() -> Vec<ApiError> {
         ApiError::UnsupportedMediaType,
         ApiError::NoRouteFound,
         ApiError::InsufficientBalance,
+        ApiError::AmountTooSmall,
         ApiError::RefundExceedsAmount,
         ApiError::InvalidCode,
         ApiError::TooManyRequests {
@@ -215,6 +216,7 @@ fn every_api_error() -> Vec<ApiError> {
             | ApiError::UnsupportedMediaType
             | ApiError::NoRouteFound
             | ApiError::InsufficientBalance
+            | ApiError::AmountTooSmall
             | ApiError::RefundExceedsAmount
             | ApiError::InvalidCode
             | ApiError::TooManyRequests { .. }

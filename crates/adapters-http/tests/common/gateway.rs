@@ -22,6 +22,7 @@ pub fn gateway_on(
         refunds: store.clone(),
         merchants: store.clone(),
         routes: store.clone(),
+        tariffs: store.clone(),
         provider,
         providers: store,
         acquirer: Arc::new(domain::testkit::PendingAcquirer),

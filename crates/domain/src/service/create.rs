@@ -10,12 +10,13 @@ use super::creation::Creation;
 use super::keys::KeyCheck;
 use super::routing::Candidate;
 use super::{CreateError, Created};
+use crate::fee::Fee;
 use crate::ledger::{hold_for, moves_on_finish};
 use crate::merchant::Merchant;
 use crate::operation::{
     Action, Decline, DepositPart, Opening, Operation, Outcome, Part, PayoutPart,
 };
-use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart};
+use crate::ports::{DepositStart, InsertError, NewOperation, PayoutStart, TariffKey};
 use crate::request::{Common, NewDeposit, NewWithdrawal};
 use crate::route::{candidates, Route};
 use crate::service::callbacks::callback_for;
@@ -94,6 +95,10 @@ impl Creation {
     ) -> Result<Created, CreateError> {
         let direction = request.direction();
         let fingerprint = self.admit(merchant, direction, &common, canonical)?;
+        let fee = match self.fee(merchant, direction, &common, canonical).await? {
+            Ok(fee) => fee,
+            Err(replay) => return Ok(*replay),
+        };
         let (route, candidates) = match self
             .admit_route(merchant, direction, &common, canonical)
             .await?
@@ -105,7 +110,7 @@ impl Creation {
             },
             Admission::Replay(replay) => return Ok(*replay),
         };
-        let opening = self.opening(merchant, common, &route);
+        let opening = self.opening(merchant, common, &route, fee);
         let part = match &request {
             Request::Deposit(requisites) => Part::Deposit(DepositPart {
                 requisites: requisites.clone(),
@@ -225,6 +230,33 @@ impl Creation {
             .map(|_| Fingerprint::of(merchant.keys(direction).newest(), canonical)))
     }
 
+    /// The fee the merchant's tariff puts on the request, fixed now. A deposit whose fee would
+    /// be at least its amount is `AmountTooSmall`, unless an earlier operation with the same
+    /// merchantOperationId answers it (`Err`: that replay).
+    async fn fee(
+        &self,
+        merchant: &Merchant,
+        direction: Direction,
+        common: &Common,
+        canonical: &[u8],
+    ) -> Result<Result<Fee, Box<Created>>, CreateError> {
+        let key = TariffKey {
+            merchant_id: merchant.id.clone(),
+            direction: direction.into(),
+            method: common.method,
+            currency: common.currency,
+        };
+        let fee = Fee::of(self.tariffs.terms(&key).await?, common.amount);
+        if direction == Direction::Deposit && fee.amount >= common.amount.minor() {
+            let moid = common.merchant_operation_id.as_ref();
+            return match self.earlier(merchant, direction, moid, canonical).await? {
+                Some(replay) => Ok(Err(Box::new(replay))),
+                None => Err(CreateError::AmountTooSmall),
+            };
+        }
+        Ok(Ok(fee))
+    }
+
     /// The route for the request; when none fits, an earlier operation with the same
     /// merchantOperationId still answers first (idempotency is checked before routing).
     async fn admit_route(
@@ -316,8 +348,9 @@ impl Creation {
     }
 
     /// What the new operation opens with: a fresh id, the request's fields, the route, now.
-    fn opening(&self, merchant: &Merchant, common: Common, route: &Route) -> Opening {
+    fn opening(&self, merchant: &Merchant, common: Common, route: &Route, fee: Fee) -> Opening {
         Opening {
+            fee,
             id: self.ids.operation_id(),
             merchant_id: merchant.id.clone(),
             method: common.method,

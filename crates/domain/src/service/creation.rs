@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::calls::Calls;
 use super::core::Core;
-use crate::ports::{IdGenerator, MerchantDirectory, QrEncoder, RouteTable};
+use crate::ports::{IdGenerator, MerchantDirectory, QrEncoder, RouteTable, TariffStore};
 
 /// Creating deposits and withdrawals, and routing them to their providers.
 #[derive(Clone)]
@@ -15,6 +15,8 @@ pub struct Creation {
     /// The merchants' secrets, read again when a rotation keyed a stored request anew.
     pub(super) merchants: Arc<dyn MerchantDirectory>,
     pub(super) routes: Arc<dyn RouteTable>,
+    /// The merchants' tariffs: the fee is fixed at creation.
+    pub(super) tariffs: Arc<dyn TariffStore>,
     pub(super) ids: Arc<dyn IdGenerator>,
     /// Draws QR codes (an acquirer `sbp_qr` deposit shows one of its payment page).
     pub(super) qr: Arc<dyn QrEncoder>,

@@ -30,6 +30,9 @@ pub enum CreateError {
     NoRouteFound,
     #[error("insufficient balance")]
     InsufficientBalance,
+    /// A deposit whose fee would be at least its amount: nothing was created.
+    #[error("the fee would be at least the amount")]
+    AmountTooSmall,
     #[error("temporarily unavailable")]
     Unavailable(#[source] BoxError),
     #[error(transparent)]

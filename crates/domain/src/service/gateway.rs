@@ -101,6 +101,7 @@ impl Gateway {
                 calls: Arc::clone(&calls),
                 merchants: Arc::clone(&ports.merchants),
                 routes: Arc::clone(&ports.routes),
+                tariffs: Arc::clone(&ports.tariffs),
                 ids: Arc::clone(&ports.ids),
                 qr: Arc::clone(&ports.qr),
             },
@@ -108,6 +109,7 @@ impl Gateway {
                 core: Arc::clone(&core),
                 calls: Arc::clone(&calls),
                 merchants: Arc::clone(&ports.merchants),
+                tariffs: Arc::clone(&ports.tariffs),
                 ids: Arc::clone(&ports.ids),
             },
             steps: Steps {

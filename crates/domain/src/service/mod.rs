@@ -49,7 +49,7 @@ pub use steps::{check_input, Steps};
 
 use crate::ports::{
     Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
-    PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
+    PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable, TariffStore,
 };
 
 /// Whole milliseconds of `duration`, saturating.
@@ -76,6 +76,8 @@ pub struct Ports {
     pub refunds: Arc<dyn RefundStore>,
     pub merchants: Arc<dyn MerchantDirectory>,
     pub routes: Arc<dyn RouteTable>,
+    /// The merchants' tariffs, read by every creation.
+    pub tariffs: Arc<dyn TariffStore>,
     /// The built-in sandbox provider.
     pub provider: Arc<dyn PaymentProvider>,
     /// The acquirers' records, for routing and for every call to them.

@@ -13,10 +13,13 @@ use super::keys::KeyCheck;
 use super::payments::unavailable;
 use super::{CompleteError, ReadError, RefundError};
 use crate::acquirer::{next_unknown_read, CallResult, RefundOrder};
+use crate::fee::{Fee, FeeDirection};
 use crate::ledger::refund_hold;
 use crate::merchant::Merchant;
 use crate::operation::{Operation, State};
-use crate::ports::{Chain, IdGenerator, MerchantDirectory, NewRefund, RefundInsertError};
+use crate::ports::{
+    Chain, IdGenerator, MerchantDirectory, NewRefund, RefundInsertError, TariffKey, TariffStore,
+};
 use crate::provider::AcquirerProvider;
 use crate::refund::{Refund, RefundRequest};
 use crate::signature::Fingerprint;
@@ -44,6 +47,8 @@ pub struct Refunds {
     pub(super) calls: Arc<Calls>,
     /// The merchants' secrets, read again when a rotation keyed a stored request anew.
     pub(super) merchants: Arc<dyn MerchantDirectory>,
+    /// The merchants' tariffs: a refund's fee is fixed when it is created.
+    pub(super) tariffs: Arc<dyn TariffStore>,
     pub(super) ids: Arc<dyn IdGenerator>,
 }
 
@@ -86,6 +91,13 @@ impl Refunds {
             return Err(RefundError::InvalidState);
         }
         let carrier = self.carrier(&deposit).await?;
+        let key = TariffKey {
+            merchant_id: merchant.id.clone(),
+            direction: FeeDirection::Refund,
+            method: deposit.method(),
+            currency: deposit.currency(),
+        };
+        let fee = Fee::of(self.tariffs.terms(&key).await?, amount);
         let now = self.core.clock.now();
         let mut refund = Refund {
             id: self.ids.refund_id(),
@@ -104,6 +116,7 @@ impl Refunds {
             unknown_since: None,
             created_at: now,
             updated_at: now,
+            fee,
         };
         refund.check_at = Some(match &carrier {
             Carrier::Sandbox => self.calls.provider.start_refund(&refund).await?,

@@ -13,7 +13,7 @@ use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
     Completion, FinishError, InsertError, MockAcquirer, MockClock, MockIdGenerator,
     MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockProviderDirectory,
-    MockQrEncoder, MockRefundStore, MockRouteTable, NewOperation, StoreError,
+    MockQrEncoder, MockRefundStore, MockRouteTable, MockTariffStore, NewOperation, StoreError,
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
@@ -118,6 +118,8 @@ pub struct Mocks {
     pub refunds: MockRefundStore,
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
+    /// No tariff for anything unless a test sets one ([`Mocks::set_tariff`]).
+    pub tariffs: MockTariffStore,
     pub provider: MockPaymentProvider,
     pub providers: MockProviderDirectory,
     pub acquirer: MockAcquirer,
@@ -134,6 +136,7 @@ impl Mocks {
             refunds: MockRefundStore::new(),
             merchants: MockMerchantDirectory::new(),
             routes: MockRouteTable::new(),
+            tariffs: MockTariffStore::new(),
             provider: MockPaymentProvider::new(),
             providers: MockProviderDirectory::new(),
             acquirer: MockAcquirer::new(),
@@ -143,6 +146,7 @@ impl Mocks {
         };
         mocks.clock.expect_now().return_const(now());
         mocks.clock.expect_sleep().returning(|_| stood_still());
+        mocks.tariffs.expect_terms().returning(|_| Ok(None));
         mocks.ids.expect_operation_id().return_const(new_id());
         mocks.set_routes(routes());
         mocks
@@ -153,6 +157,15 @@ impl Mocks {
         self.routes
             .expect_routes()
             .returning(move || Ok(table.clone()));
+    }
+
+    /// Every tariff read of `direction` answers `terms` (for any merchant, method and
+    /// currency); the other directions have none.
+    pub fn set_tariff(&mut self, direction: crate::fee::FeeDirection, terms: crate::fee::FeeTerms) {
+        self.tariffs = MockTariffStore::new();
+        self.tariffs
+            .expect_terms()
+            .returning(move |key| Ok((key.direction == direction).then_some(terms)));
     }
 
     pub fn set_clock(&mut self, at: Timestamp) {
@@ -173,6 +186,7 @@ impl Mocks {
             refunds: Arc::new(self.refunds),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
+            tariffs: Arc::new(self.tariffs),
             provider: Arc::new(self.provider),
             providers: Arc::new(self.providers),
             acquirer: Arc::new(self.acquirer),

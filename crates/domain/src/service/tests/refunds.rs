@@ -90,6 +90,7 @@ fn processing(provider: &str) -> Refund {
         unknown_since: None,
         created_at: now(),
         updated_at: now(),
+        fee: crate::fee::Fee::NONE,
     }
 }
 
@@ -158,6 +159,29 @@ fn a_sandbox_refund_is_stored_processing_with_its_hold_and_settles_later() {
     );
     assert_eq!(new.hold.refund_id, Some(refund_id(1)));
     assert_eq!(new.hold.operation_id, Some(id(1)));
+}
+
+#[test]
+fn a_refund_pays_its_own_tariffs_fee_and_holds_it_with_its_amount() {
+    let (mut mocks, inserted) = at_the_sandbox(approved());
+    let terms = crate::fee::FeeTerms::new(crate::fee::Percent::parse("1").unwrap(), 20, None, None)
+        .unwrap();
+    mocks.set_tariff(crate::fee::FeeDirection::Refund, terms);
+
+    let created = refund(mocks, request("30.00", None)).unwrap();
+
+    // 1 % of 30.00 is 0.30, plus 0.20.
+    let expected = crate::fee::Fee {
+        amount: 50,
+        terms: Some(terms),
+    };
+    assert_eq!(created.refund.fee, expected);
+    let new = inserted.one();
+    assert_eq!(new.refund.fee, expected);
+    assert_eq!(
+        (new.hold.kind, new.hold.available, new.hold.held),
+        (EntryKind::RefundHold, -3_050, 3_050)
+    );
 }
 
 #[test]
