@@ -257,6 +257,12 @@ pub fn operator(database: &Database) -> Operator {
     )
 }
 
+/// The tariff use cases over `database`, on the system clock.
+pub fn tariffs_of(database: &Database) -> domain::tariffs::Tariffs {
+    let store = Arc::new(database.clone());
+    domain::tariffs::Tariffs::new(store.clone(), store, Arc::new(SystemClock))
+}
+
 /// The use cases over `database`, with the sandbox and the Acquirer API's connector given
 /// (every provider protocol through [`Protocols`]), on the system clock and random ids.
 pub fn gateway_on(

@@ -34,6 +34,9 @@ pub enum Command {
     /// List, add, enable, disable and reprioritise processing routes.
     #[command(subcommand)]
     Route(RouteCommand),
+    /// Set, list and remove merchants' tariffs (the fees they pay).
+    #[command(subcommand)]
+    Tariff(TariffCommand),
     /// Add, list, enable, disable and update payment providers (acquirers).
     #[command(subcommand)]
     Provider(ProviderCommand),
@@ -251,6 +254,57 @@ pub struct BalanceArgs {
     /// entry is linked to it and resolves its open discrepancies.
     #[arg(long, value_name = "ID")]
     pub operation: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TariffCommand {
+    /// Set a merchant's whole tariff for one direction, method and currency (replacing the
+    /// one there): what is left out is percent 0, fixed 0, no min, no max.
+    Set(TariffSetArgs),
+    /// List tariffs, of every merchant or of one.
+    List {
+        #[arg(long)]
+        merchant: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a merchant's tariff: its operations pay no fee from then on.
+    Remove(TariffKeyArgs),
+}
+
+/// Which tariff: a merchant's, for one direction, method and currency.
+#[derive(Debug, Clone, Args)]
+pub struct TariffKeyArgs {
+    #[arg(long)]
+    pub merchant: String,
+    /// deposit, withdrawal or refund.
+    #[arg(long)]
+    pub direction: String,
+    /// The payment method (a refund's is its deposit's).
+    #[arg(long)]
+    pub method: String,
+    #[arg(long)]
+    pub currency: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TariffSetArgs {
+    #[command(flatten)]
+    pub key: TariffKeyArgs,
+    /// A percentage of the amount, 0 to 100, at most two fraction digits (2.50).
+    #[arg(long)]
+    pub percent: Option<String>,
+    /// A fixed part, in the currency's form (10.00).
+    #[arg(long)]
+    pub fixed: Option<String>,
+    /// The least fee, in the currency's form.
+    #[arg(long)]
+    pub min: Option<String>,
+    /// The most fee, in the currency's form.
+    #[arg(long)]
+    pub max: Option<String>,
     #[arg(long)]
     pub json: bool,
 }

@@ -62,6 +62,8 @@ pub struct CallbackData {
     pub currency: Currency,
     pub updated_at: Timestamp,
     pub decline: Option<Decline>,
+    /// The fee fixed at creation, in minor units.
+    pub fee: i64,
 }
 
 impl CallbackData {
@@ -77,6 +79,7 @@ impl CallbackData {
             currency: op.currency(),
             updated_at: op.updated_at(),
             decline: op.decline().cloned(),
+            fee: op.fee().amount,
         }
     }
 }
@@ -92,6 +95,8 @@ pub struct RefundCallbackData {
     pub currency: Currency,
     pub updated_at: Timestamp,
     pub decline: Option<Decline>,
+    /// The refund's fee, in minor units.
+    pub fee: i64,
 }
 
 impl RefundCallbackData {
@@ -105,6 +110,7 @@ impl RefundCallbackData {
             currency: refund.currency,
             updated_at: refund.updated_at,
             decline: refund.decline().cloned(),
+            fee: refund.fee.amount,
         }
     }
 }

@@ -8,7 +8,7 @@ use domain::callback::{CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
 use serde::Serialize;
 
-use super::movement::Movement;
+use super::movement::{Movement, Side};
 
 /// Writes callback bodies as JSON.
 #[derive(Debug, Clone, Copy, Default)]
@@ -65,7 +65,13 @@ fn body_of(data: impl Serialize) -> String {
 impl CallbackFormat for JsonCallbackFormat {
     fn body(&self, data: &CallbackData) -> String {
         body_of(OperationData {
-            movement: Movement::new(data.amount, &data.currency, data.decline.as_ref()),
+            movement: Movement::new(
+                data.amount,
+                &data.currency,
+                data.fee,
+                Side::of(data.direction),
+                data.decline.as_ref(),
+            ),
             merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             payment_method: data.method.as_str(),
@@ -78,7 +84,13 @@ impl CallbackFormat for JsonCallbackFormat {
 
     fn refund_body(&self, data: &RefundCallbackData) -> String {
         body_of(RefundData {
-            movement: Movement::new(data.amount, &data.currency, data.decline.as_ref()),
+            movement: Movement::new(
+                data.amount,
+                &data.currency,
+                data.fee,
+                Side::Debited,
+                data.decline.as_ref(),
+            ),
             merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             refund_id: data.refund_id.to_string(),
@@ -120,8 +132,8 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "{{\"data\":{{\"amount\":\"100.00\",\"currency\":\"RUB\",\
-                 \"merchantOperationId\":\"order-1\",\"operationId\":\"{}\",\
+                "{{\"data\":{{\"amount\":\"100.00\",\"creditedAmount\":\"100.00\",\
+                 \"currency\":\"RUB\",\"fee\":\"0.00\",\"merchantOperationId\":\"order-1\",\"operationId\":\"{}\",\
                  \"paymentMethod\":\"card\",\"status\":1,\"type\":\"deposit\",\
                  \"updatedAt\":\"2026-11-21T10:00:00Z\",\"userId\":\"user-7\"}}}}",
                 id(1)
@@ -151,6 +163,43 @@ mod tests {
     }
 
     #[test]
+    fn a_deposit_with_a_fee_is_credited_its_amount_less_the_fee_and_a_payout_debited_more() {
+        let fee = domain::fee::Fee {
+            amount: 1_500,
+            terms: None,
+        };
+        let deposit = OperationBuilder::deposit(PaymentMethod::Card)
+            .fee(fee)
+            .build()
+            .finish(&Outcome::Approve, T0)
+            .unwrap();
+        let payout = OperationBuilder::payout(PaymentMethod::Card)
+            .amount("1000.00")
+            .fee(fee)
+            .build();
+
+        let deposit = body(&CallbackData::of(&deposit))["data"].clone();
+        let payout = body(&CallbackData::of(&payout))["data"].clone();
+
+        assert_eq!(
+            (
+                &deposit["fee"],
+                &deposit["creditedAmount"],
+                &deposit["debitedAmount"]
+            ),
+            (&"15.00".into(), &"85.00".into(), &serde_json::Value::Null)
+        );
+        assert_eq!(
+            (
+                &payout["fee"],
+                &payout["debitedAmount"],
+                &payout["creditedAmount"]
+            ),
+            (&"15.00".into(), &"1015.00".into(), &serde_json::Value::Null)
+        );
+    }
+
+    #[test]
     fn absent_values_are_left_out_not_null() {
         let done = OperationBuilder::deposit(PaymentMethod::Sbp)
             .build()
@@ -165,7 +214,9 @@ mod tests {
             keys,
             [
                 "amount",
+                "creditedAmount",
                 "currency",
+                "fee",
                 "operationId",
                 "paymentMethod",
                 "status",
@@ -191,6 +242,7 @@ mod tests {
             currency: domain::Currency::RUB,
             updated_at: T0,
             decline: Some(Decline::new(DeclineCode::ProviderDeclined)),
+            fee: 50,
         };
         let text = JsonCallbackFormat.refund_body(&declined);
         let body: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -201,8 +253,10 @@ mod tests {
             [
                 "amount",
                 "currency",
+                "debitedAmount",
                 "errorCode",
                 "errorMessage",
+                "fee",
                 "operationId",
                 "refundId",
                 "status",
@@ -216,6 +270,10 @@ mod tests {
         assert_eq!(
             (&data["amount"], &data["status"]),
             (&"30.05".into(), &2.into())
+        );
+        assert_eq!(
+            (&data["fee"], &data["debitedAmount"]),
+            (&"0.50".into(), &"30.55".into())
         );
         assert_eq!(data["errorCode"], "ProviderDeclined");
         let with_id = RefundCallbackData {
@@ -260,6 +318,7 @@ mod tests {
             currency: domain::Currency::RUB,
             updated_at: T0,
             decline: Some(Decline::new(DeclineCode::ProviderDeclined)),
+            fee: 0,
         };
         for text in [
             JsonCallbackFormat.body(&CallbackData::of(&payout)),

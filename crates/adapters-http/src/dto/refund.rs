@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::create::string;
-use super::movement::{DeclineFields, Money, Movement};
+use super::movement::{DeclineFields, Money, Movement, Side};
 
 /// The fields a refund body may have.
 const KNOWN_FIELDS: [&str; 3] = ["amount", "merchantRefundId", "callbackUrl"];
@@ -67,14 +67,24 @@ pub struct RefundView<'a> {
     status: u8,
     #[serde(flatten)]
     decline: DeclineFields<'a>,
+    fee: String,
     created_at: String,
     updated_at: String,
 }
 
 impl<'a> RefundView<'a> {
     pub fn new(refund: &'a Refund) -> Self {
-        let Movement { money, decline } =
-            Movement::new(refund.amount, &refund.currency, refund.decline());
+        let Movement {
+            money,
+            decline,
+            fee,
+        } = Movement::new(
+            refund.amount,
+            &refund.currency,
+            refund.fee.amount,
+            Side::Debited,
+            refund.decline(),
+        );
         Self {
             refund_id: refund.id.to_string(),
             operation_id: refund.operation_id.to_string(),
@@ -82,6 +92,7 @@ impl<'a> RefundView<'a> {
             money,
             status: refund.status().number(),
             decline,
+            fee,
             created_at: refund.created_at.to_rfc3339(),
             updated_at: refund.updated_at.to_rfc3339(),
         }

@@ -109,7 +109,8 @@ fn a_processing_refund_leaves_its_optional_fields_out() {
         view,
         json!({"refundId": "7e5d0000-0000-4000-8000-000000000001",
                "operationId": "6f1c0000-0000-4000-8000-000000000001",
-               "amount": "30.00", "currency": "RUB", "status": 3,
+               "amount": "30.00", "currency": "RUB", "debitedAmount": "30.00",
+               "fee": "0.00", "status": 3,
                "createdAt": "2026-11-21T10:00:01Z", "updatedAt": "2026-11-21T10:00:01Z"})
     );
 }
@@ -168,9 +169,11 @@ fn a_refund_is_written_in_the_order_it_always_was() {
             "merchantRefundId",
             "amount",
             "currency",
+            "debitedAmount",
             "status",
             "errorCode",
             "errorMessage",
+            "fee",
             "createdAt",
             "updatedAt"
         ],

@@ -7,7 +7,7 @@ use domain::refund::{refunded_minor, Refund};
 use domain::{format_minor, Direction, KeptObject, Timestamp};
 use serde::Serialize;
 
-use super::movement::Movement;
+use super::movement::{Movement, Side};
 use super::refund::RefundView;
 
 /// `{"data": ...}`, the envelope of every successful answer.
@@ -127,7 +127,13 @@ impl<'a> OperationView<'a> {
         let mut view = Self {
             operation_id: op.id().to_string(),
             status: op.status().number(),
-            movement: Movement::new(op.amount(), &op.opening().currency, op.decline()),
+            movement: Movement::new(
+                op.amount(),
+                &op.opening().currency,
+                op.fee().amount,
+                Side::of(op.direction()),
+                op.decline(),
+            ),
             redirect_url: None,
             requisites: None,
             lifetime: None,

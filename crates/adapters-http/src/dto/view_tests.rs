@@ -22,7 +22,8 @@ fn a_redirect_deposit_shows_the_seed_fields_only() {
     assert_eq!(
         view,
         json!({"data": {"operationId": op.id().to_string(), "status": 3, "amount": "100.00",
-                        "currency": "RUB", "redirectUrl": "http://gw/pay/1"}})
+                        "creditedAmount": "100.00", "currency": "RUB", "fee": "0.00",
+                        "redirectUrl": "http://gw/pay/1"}})
     );
 }
 
@@ -115,7 +116,9 @@ fn reads_add_the_read_fields_and_omit_absent_ones() {
         vec![
             "amount",
             "createdAt",
+            "creditedAmount",
             "currency",
+            "fee",
             "operationId",
             "paymentMethod",
             "refundedAmount",
@@ -238,9 +241,11 @@ fn a_declined_creation_is_written_in_the_order_it_always_was() {
             "operationId",
             "status",
             "amount",
+            "creditedAmount",
             "currency",
             "errorCode",
-            "errorMessage"
+            "errorMessage",
+            "fee"
         ],
         "{text}"
     );

@@ -36,7 +36,8 @@ async fn a_deposit_is_created_and_counted() {
     assert_eq!(
         body,
         json!({"data": {"operationId": op_id().to_string(), "status": 3, "amount": "100.00",
-                        "currency": "RUB", "redirectUrl": "http://gw/pay/1"}})
+                        "creditedAmount": "100.00", "currency": "RUB", "fee": "0.00",
+                        "redirectUrl": "http://gw/pay/1"}})
     );
     let (_, _, metrics) = call(&app, TestRequest::get().uri("/metrics")).await;
     let text = metrics.as_str().unwrap_or("");

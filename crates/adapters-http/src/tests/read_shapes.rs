@@ -74,7 +74,7 @@ async fn reads_look_ups_and_replays_of_a_deposit_carry_its_refunds() {
             json!({
             "refundId": "7e5d0000-0000-4000-8000-000000000002",
             "operationId": op_id().to_string(), "amount": "5.00", "currency": "RUB",
-            "status": 3, "createdAt": "2026-11-21T10:00:02Z", "updatedAt": "2026-11-21T10:00:02Z"})
+            "debitedAmount": "5.00", "fee": "0.00", "status": 3, "createdAt": "2026-11-21T10:00:02Z", "updatedAt": "2026-11-21T10:00:02Z"})
         );
     }
 }

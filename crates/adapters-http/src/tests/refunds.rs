@@ -84,7 +84,8 @@ async fn a_new_refund_answers_the_refund_shape() {
         body,
         json!({"data": {"refundId": "7e5d0000-0000-4000-8000-000000000001",
                         "operationId": op_id().to_string(), "merchantRefundId": "r-1",
-                        "amount": "30.00", "currency": "RUB", "status": 3,
+                        "amount": "30.00", "currency": "RUB", "debitedAmount": "30.00",
+                        "fee": "0.00", "status": 3,
                         "createdAt": "2026-11-21T10:00:00Z", "updatedAt": "2026-11-21T10:00:00Z"}})
     );
 }

@@ -30,7 +30,15 @@ async fn every_redirect_deposit_method_answers_a_redirect_url() {
             let data = created.data();
             assert_eq!(
                 keys(data),
-                vec!["amount", "currency", "operationId", "redirectUrl", "status"],
+                vec![
+                    "amount",
+                    "creditedAmount",
+                    "currency",
+                    "fee",
+                    "operationId",
+                    "redirectUrl",
+                    "status"
+                ],
                 "{method}: the creation answer carries only its documented fields"
             );
             assert_eq!(data["status"], 3);
@@ -67,7 +75,9 @@ async fn an_sbp_qr_deposit_answers_a_qr_code_and_its_lifetime() {
             keys(data),
             vec![
                 "amount",
+                "creditedAmount",
                 "currency",
+                "fee",
                 "lifetime",
                 "operationId",
                 "requisites",
@@ -129,7 +139,14 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
         card.assert_ok();
         assert_eq!(
             keys(card.data()),
-            vec!["amount", "currency", "operationId", "status"],
+            vec![
+                "amount",
+                "currency",
+                "debitedAmount",
+                "fee",
+                "operationId",
+                "status"
+            ],
             "the creation answer carries only its documented fields"
         );
         assert_eq!(card.data()["status"], 3);

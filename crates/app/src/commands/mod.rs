@@ -9,13 +9,14 @@ mod operations;
 mod operators;
 mod providers;
 mod secrets;
+mod tariffs;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use audit::Audit;
 
-use crate::application::{operator, Application};
+use crate::application::{operator, tariffs_of, Application};
 use crate::cli::{Command, ServeArgs};
 use crate::config::{parse_database_url, ServeConfig};
 
@@ -88,6 +89,7 @@ pub async fn run(
         Command::Merchant(cmd) => admin::merchant(&operator(&database), &audit, cmd).await,
         Command::Balance(cmd) => admin::balance(&operator(&database), &audit, cmd).await,
         Command::Route(cmd) => admin::route(&operator(&database), &audit, cmd).await,
+        Command::Tariff(cmd) => tariffs::tariff(&tariffs_of(&database), &audit, cmd).await,
         Command::Provider(cmd) => {
             providers::provider(&operator(&database), &database, &audit, cmd).await
         }

@@ -19,6 +19,7 @@ mod currency_payouts;
 mod demo;
 mod discrepancies;
 mod failover;
+mod fees;
 mod held_callbacks;
 mod helpers;
 mod live;

@@ -30,6 +30,7 @@ fn an_approved_callback_reports_the_final_operation() {
             currency: Currency::RUB,
             updated_at: now(),
             decline: None,
+            fee: 0,
         }
     );
     assert_eq!(callback.url.as_str(), CALLBACK_URL);
