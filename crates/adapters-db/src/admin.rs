@@ -93,7 +93,7 @@ fn read_balance<E: From<StoreError>>(
 /// Whether merchant `id` exists, its row locked until the commit on PostgreSQL (`FOR UPDATE`),
 /// so that concurrent rotations of its secrets run one after the other; on SQLite the write
 /// transaction began `IMMEDIATE`, so it is the only writer already.
-fn lock_merchant<E>(conn: &mut DbConn, id: &str) -> Result<bool, TxError<E>> {
+pub(crate) fn lock_merchant<E>(conn: &mut DbConn, id: &str) -> Result<bool, TxError<E>> {
     let query = merchants::table.find(id).select(merchants::id);
     let found: Option<String> = match conn {
         DbConn::Pg(pg) => query.for_update().first(pg).optional()?,

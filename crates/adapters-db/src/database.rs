@@ -215,11 +215,13 @@ impl Database {
         self.inner.conns.writer()
     }
 
-    /// Forgets cached routes, merchants and providers (after an admin change or a migration).
+    /// Forgets cached routes, merchants, providers and tariffs (after an admin change or a
+    /// migration).
     pub(crate) fn forget_cached(&self) {
         self.inner.routes.clear();
         self.forget_merchants();
         self.inner.providers.clear();
+        self.inner.tariffs.clear();
     }
 
     /// Forgets cached merchants and their secrets (after a change to one in this process).

@@ -1,6 +1,7 @@
 //! `TariffStore`: the `tariffs` table, read for every creation from a short-lived copy per
 //! merchant (the cache TTL, 2 s by default, within the 5 s the contract allows). A change
-//! clears this process's copies at once.
+//! made here clears this process's copies when it returns; any copy, here or elsewhere, is
+//! at most the TTL old.
 
 use std::sync::Arc;
 
@@ -65,6 +66,10 @@ impl Database {
     ) -> Result<Option<FeeTerms>, StoreError> {
         let before = self
             .write(move |conn| {
+                // Changes of one merchant's tariffs run one after the other (its row locked on
+                // PostgreSQL; SQLite has one writer): the terms read are the ones replaced,
+                // and a set never races a remove or another set of the same key.
+                crate::admin::lock_merchant::<StoreError>(conn, key.merchant_id.as_str())?;
                 let before = find_row(conn, &key)?;
                 let target = tariffs::table.find((
                     key.merchant_id.as_str(),

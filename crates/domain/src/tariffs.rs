@@ -153,13 +153,29 @@ mod tests {
     }
 
     #[test]
-    fn a_tariff_for_a_method_the_direction_lacks_is_refused_before_anything_is_read() {
-        let cases = [
-            tariff(FeeDirection::Withdrawal, PaymentMethod::SbpQr, "RUB"),
-            tariff(FeeDirection::Refund, PaymentMethod::SbpQr, "USD"),
-            tariff(FeeDirection::Deposit, PaymentMethod::Sbp, "USD"),
+    fn a_tariff_the_rules_refuse_is_refused_before_anything_is_read() {
+        let method = |e: &TariffError| matches!(e, TariffError::Method(..));
+        let currency = |e: &TariffError| matches!(e, TariffError::Currency(_));
+        type Refusal = fn(&TariffError) -> bool;
+        let cases: [(Tariff, Refusal); 4] = [
+            (
+                tariff(FeeDirection::Withdrawal, PaymentMethod::SbpQr, "RUB"),
+                method,
+            ),
+            (
+                tariff(FeeDirection::Withdrawal, PaymentMethod::BankAPay, "RUB"),
+                method,
+            ),
+            (
+                tariff(FeeDirection::Refund, PaymentMethod::Sbp, "USD"),
+                currency,
+            ),
+            (
+                tariff(FeeDirection::Deposit, PaymentMethod::Card, "XXX"),
+                currency,
+            ),
         ];
-        for case in cases {
+        for (case, expected) in cases {
             let mut store = MockTariffStore::new();
             store.expect_put_tariff().never();
             let mut merchants = MockOperatorStore::new();
@@ -168,10 +184,7 @@ mod tests {
             let refused = block_on(tariffs(store, merchants).set(&case));
 
             assert!(
-                matches!(
-                    refused,
-                    Err(TariffError::Method(..) | TariffError::Currency(_))
-                ),
+                refused.as_ref().is_err_and(expected),
                 "{case:?}: {refused:?}"
             );
         }

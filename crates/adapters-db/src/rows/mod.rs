@@ -150,7 +150,6 @@ pub(crate) fn fingerprint(
     }
 }
 
-/// `enabled` flags are 0 or 1.
 /// A fee's terms as stored in `fee_terms`: `percent_hundredths;fixed;min;max`, min and max
 /// empty when absent (`250;1000;1500;`).
 pub(crate) fn fee_terms_text(terms: &FeeTerms) -> String {
@@ -198,6 +197,7 @@ pub(crate) fn fee(table: &str, amount: i64, terms: Option<&str>) -> anyhow::Resu
     Ok(Fee { amount, terms })
 }
 
+/// `enabled` flags are 0 or 1.
 pub(crate) fn flag(column: &str, value: i16) -> anyhow::Result<bool> {
     match value {
         0 => Ok(false),

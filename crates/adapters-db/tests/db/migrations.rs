@@ -67,8 +67,9 @@ pub const DISCREPANCY_RESOLUTION: &str = "20261206000000";
 /// The migration that lets a provider name any protocol (its `kind`), not only `acquirer`.
 pub const PROVIDER_PROTOCOLS: &str = "20261207000000";
 
-/// The migration that adds the merchants' tariffs.
-pub const TARIFFS: &str = "20261208000000";
+/// The migration that adds fees: the merchants' tariffs, the fee of operations and refunds,
+/// and the ledger's fee entries.
+pub const FEES: &str = "20261208000000";
 
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);

@@ -8,8 +8,8 @@ use domain::fee::{FeeDirection, FeeTerms, Percent, Tariff};
 use domain::ports::{TariffKey, TariffStore};
 use domain::{Currency, MerchantId, PaymentMethod};
 
-use crate::helpers::{each_backend, merchant, now};
-use crate::migrations::{recorded_in, revert_through_async, reverts_through, Recorded, TARIFFS};
+use crate::helpers::{all_at_once, each_backend, merchant, now};
+use crate::migrations::{recorded_in, revert_through_async, reverts_through, Recorded, FEES};
 
 fn terms(percent: &str, fixed: i64, min: Option<i64>, max: Option<i64>) -> FeeTerms {
     FeeTerms::new(Percent::parse(percent).expect("a percent"), fixed, min, max).expect("terms")
@@ -117,19 +117,19 @@ async fn a_tariff_change_reaches_another_process_within_its_ttl() {
             terms("2.5", 0, None, None),
         );
         // Both hold "no tariff" first.
-        assert_eq!(elsewhere.terms(&card.key()).await.expect("read"), None);
         assert_eq!(t.db.terms(&card.key()).await.expect("read"), None);
+        assert_eq!(elsewhere.terms(&card.key()).await.expect("read"), None);
 
-        elsewhere.put_tariff(&card, now()).await.expect("put");
+        t.db.put_tariff(&card, now()).await.expect("put");
 
-        // The writer sees it at once; the other process after its copy runs out.
-        assert_eq!(
-            elsewhere.terms(&card.key()).await.expect("read"),
-            Some(card.terms)
-        );
-        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        // The writer sees it at once; the other process once its copy has run out.
         assert_eq!(
             t.db.terms(&card.key()).await.expect("read"),
+            Some(card.terms)
+        );
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(
+            elsewhere.terms(&card.key()).await.expect("read"),
             Some(card.terms)
         );
     })
@@ -174,12 +174,51 @@ async fn the_tariffs_migration_reverts() {
         t.db.put_tariff(&card, now()).await.expect("put");
 
         assert_eq!(
-            revert_through_async(&t.url, TARIFFS).await,
-            reverts_through(TARIFFS)
+            revert_through_async(&t.url, FEES).await,
+            reverts_through(FEES)
         );
-        assert_eq!(recorded_in(&t), Recorded::before(TARIFFS));
+        assert_eq!(recorded_in(&t), Recorded::before(FEES));
         t.db.migrate().expect("upgrade again");
         assert_eq!(t.rows("tariffs"), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_changes_of_one_tariff_each_see_the_one_before() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await.id;
+        // Eight sets of one new key at once, each with its own fixed part: every one is
+        // stored in turn, and the terms each replaced are the previous one's.
+        let answers = all_at_once(8, |i| {
+            let db = t.db.clone();
+            let fixed = i64::try_from(i).expect("small") + 1;
+            let card = tariff(
+                &shop,
+                FeeDirection::Deposit,
+                "RUB",
+                terms("0", fixed, None, None),
+            );
+            async move { (fixed, db.put_tariff(&card, now()).await) }
+        })
+        .await;
+        let mut replaced: Vec<Option<i64>> = Vec::new();
+        for (fixed, answer) in &answers {
+            let before = answer
+                .as_ref()
+                .unwrap_or_else(|e| panic!("set {fixed}: {e}"));
+            replaced.push(before.map(|terms| terms.fixed));
+        }
+        assert_eq!(
+            replaced.iter().filter(|r| r.is_none()).count(),
+            1,
+            "{replaced:?}"
+        );
+        let mut seen: Vec<i64> = replaced.into_iter().flatten().collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 7, "each stored value is replaced at most once");
+        assert_eq!(t.rows("tariffs"), 1);
     })
     .await;
 }
