@@ -38,18 +38,23 @@ fn read_tariffs<E: From<StoreError>>(
     decode_all(rows, TariffRow::into_tariff)
 }
 
+/// The primary key of the row stored under `key`.
+fn primary_key(key: &TariffKey) -> (&str, &str, &str, &str) {
+    (
+        key.merchant_id.as_str(),
+        key.direction.as_str(),
+        key.method.as_str(),
+        key.currency.as_str(),
+    )
+}
+
 /// The row stored under `key`.
 fn find_row<E: From<StoreError>>(
     conn: &mut DbConn,
     key: &TariffKey,
 ) -> Result<Option<FeeTerms>, TxError<E>> {
     let row: Option<TariffRow> = tariffs::table
-        .find((
-            key.merchant_id.as_str(),
-            key.direction.as_str(),
-            key.method.as_str(),
-            key.currency.as_str(),
-        ))
+        .find(primary_key(key))
         .select(TariffRow::as_select())
         .first(conn)
         .optional()?;
@@ -71,12 +76,7 @@ impl Database {
                 // and a set never races a remove or another set of the same key.
                 crate::admin::lock_merchant::<StoreError>(conn, key.merchant_id.as_str())?;
                 let before = find_row(conn, &key)?;
-                let target = tariffs::table.find((
-                    key.merchant_id.as_str(),
-                    key.direction.as_str(),
-                    key.method.as_str(),
-                    key.currency.as_str(),
-                ));
+                let target = tariffs::table.find(primary_key(&key));
                 match &put {
                     Some((tariff, at)) => {
                         let row = TariffRow::new(tariff, at.millis());
@@ -117,9 +117,13 @@ impl TariffStore for Database {
                 found
             }
         };
+        // The copy is the merchant's: the rest of the key picks the tariff (no key built per
+        // tariff on every creation).
         Ok(of_merchant
             .iter()
-            .find(|tariff| tariff.key() == *key)
+            .find(|t| {
+                t.direction == key.direction && t.method == key.method && t.currency == key.currency
+            })
             .map(|tariff| tariff.terms))
     }
 
