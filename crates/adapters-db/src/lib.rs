@@ -92,6 +92,7 @@ mod discrepancies;
 mod group;
 mod jobs;
 mod journal;
+mod ledger_reads;
 mod migrate;
 mod outbox;
 mod processes;

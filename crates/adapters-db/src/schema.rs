@@ -86,6 +86,7 @@ diesel::table! {
         currency -> Text,
         available -> BigInt,
         held -> BigInt,
+        entry_at -> BigInt,
     }
 }
 
@@ -102,6 +103,8 @@ diesel::table! {
         refund_id -> Nullable<Text>,
         actor -> Nullable<Text>,
         reason -> Nullable<Text>,
+        available_after -> Nullable<BigInt>,
+        held_after -> Nullable<BigInt>,
     }
 }
 

@@ -179,6 +179,27 @@ pub(crate) fn write_tx<T, E>(
     }
 }
 
+/// Runs `work`, reads only, in one snapshot: a read-only repeatable-read transaction on
+/// PostgreSQL, a deferred one on SQLite (WAL: its first read fixes what it sees).
+pub(crate) fn snapshot_tx<T, E>(
+    conn: &mut DbConn,
+    work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
+) -> Result<T, TxError<E>> {
+    match conn {
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN")?,
+        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction_sql(
+            c,
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        )?,
+    }
+    let result = work(conn);
+    // Nothing was written: ending it either way keeps what was read.
+    match <DbConn as TransactionManager<DbConn>>::commit_transaction(conn) {
+        Ok(()) => result,
+        Err(error) => result.and(Err(error.into())),
+    }
+}
+
 /// Runs `work`, one PostgreSQL statement atomic by itself, without BEGIN and COMMIT around it
 /// (one round trip); on SQLite in a write transaction ([`write_tx`]).
 pub(crate) fn statement_tx<T, E>(

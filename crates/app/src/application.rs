@@ -279,6 +279,7 @@ pub fn gateway_on(
         merchants: store.clone(),
         routes: store.clone(),
         tariffs: store.clone(),
+        ledger: store.clone(),
         provider: sandbox,
         providers: store,
         acquirer,

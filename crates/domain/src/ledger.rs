@@ -44,7 +44,7 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    const ALL: [EntryKind; 11] = [
+    pub const ALL: [EntryKind; 11] = [
         EntryKind::DepositApproved,
         EntryKind::WithdrawalHold,
         EntryKind::WithdrawalReleased,

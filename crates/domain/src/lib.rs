@@ -22,10 +22,12 @@ pub mod request;
 pub mod route;
 pub mod service;
 pub mod signature;
+pub mod statement;
 pub mod story;
 pub mod tariffs;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod transactions;
 pub mod values;
 
 pub use values::*;

@@ -246,6 +246,36 @@ impl crate::ports::TariffStore for NoTariffs {
     }
 }
 
+/// A ledger with no entries: no transactions, and statements of zeros. For tests of
+/// gateways whose ledger nothing reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmptyLedger;
+
+#[async_trait::async_trait]
+impl crate::ports::LedgerReader for EmptyLedger {
+    async fn transactions(
+        &self,
+        _query: &crate::transactions::TransactionQuery,
+    ) -> Result<Vec<crate::transactions::BalanceTransaction>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    async fn book(
+        &self,
+        _merchant: &MerchantId,
+        _currency: crate::Currency,
+        days: &[crate::statement::Day],
+    ) -> Result<crate::statement::Book, StoreError> {
+        Ok(crate::statement::Book {
+            opening: crate::statement::Held::default(),
+            days: days
+                .iter()
+                .map(|_| (Vec::new(), crate::statement::Held::default()))
+                .collect(),
+        })
+    }
+}
+
 /// No acquirers at all: the directory is empty and every call fails. For tests of gateways
 /// that run on the sandbox only.
 #[derive(Debug, Clone, Copy, Default)]

@@ -195,6 +195,7 @@ impl Mocks {
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             tariffs: Arc::new(domain::testkit::NoTariffs),
+            ledger: Arc::new(domain::testkit::EmptyLedger),
             provider: Arc::new(self.provider),
             providers,
             acquirer,

@@ -97,6 +97,7 @@ impl Fixture {
             merchants: Arc::new(self.mocks.merchants),
             routes: Arc::new(self.mocks.routes),
             tariffs: Arc::new(domain::testkit::NoTariffs),
+            ledger: Arc::new(domain::testkit::EmptyLedger),
             provider: Arc::new(self.mocks.provider),
             providers: Arc::new(domain::testkit::NoAcquirers),
             acquirer: Arc::new(domain::testkit::NoAcquirers),

@@ -277,21 +277,22 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
             .bind::<Array<BigInt>, _>(&self.held)?
             .bind::<Array<BigInt>, _>(&self.at)?;
         self.ops.push_journal(out.reborrow())?;
-        out.push_sql(") AS r (");
+        out.push_sql(") WITH ORDINALITY AS r (");
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(
-            ", kind, da, dh, at, minute, detail)), \
+            ", kind, da, dh, at, minute, detail, ord)), \
              need AS (SELECT merchant_id, currency, CAST(sum(da) AS BIGINT) AS da, \
-                 CAST(sum(dh) AS BIGINT) AS dh FROM req GROUP BY merchant_id, currency), \
+                 CAST(sum(dh) AS BIGINT) AS dh, max(at) AS at \
+                 FROM req GROUP BY merchant_id, currency), \
              locked AS (SELECT b.merchant_id FROM balances b JOIN need n \
                  ON b.merchant_id = n.merchant_id AND b.currency = n.currency \
                  ORDER BY b.merchant_id, b.currency FOR UPDATE OF b), \
              hold AS (UPDATE balances b SET available = b.available + n.da, \
-                 held = b.held + n.dh FROM need n \
+                 held = b.held + n.dh, entry_at = GREATEST(b.entry_at, n.at) FROM need n \
                  WHERE b.merchant_id = n.merchant_id AND b.currency = n.currency \
                  AND b.available + n.da >= 0 AND b.held + n.dh >= 0 \
                  AND (SELECT count(*) FROM locked) >= 0 \
-                 RETURNING b.merchant_id, b.currency), \
+                 RETURNING b.merchant_id, b.currency, b.available, b.held, b.entry_at), \
              op AS (INSERT INTO operations (",
         );
         out.push_sql(NewOperationRow::COLUMNS);
@@ -302,11 +303,21 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
              RETURNING id)",
         );
         journal::push_created(&mut out);
+        // Each entry records the balance it left: what the merchant's one update left, less
+        // the holds queued after it; all of a batch are dated at its latest time, never
+        // before the balance's previous entry (see `store::money`), and numbered in queue
+        // order.
         out.push_sql(
             " INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
-                 operation_id, created_at) \
-             SELECT r.merchant_id, r.currency, r.kind, r.da, r.dh, r.id, r.at \
-             FROM req r JOIN op ON op.id = r.id RETURNING operation_id",
+                 operation_id, created_at, available_after, held_after) \
+             SELECT r.merchant_id, r.currency, r.kind, r.da, r.dh, r.id, h.entry_at, \
+                 h.available - COALESCE(sum(r.da) OVER later, 0), \
+                 h.held - COALESCE(sum(r.dh) OVER later, 0) \
+             FROM req r JOIN op ON op.id = r.id \
+             JOIN hold h ON h.merchant_id = r.merchant_id AND h.currency = r.currency \
+             WINDOW later AS (PARTITION BY r.merchant_id, r.currency ORDER BY r.ord DESC \
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+             ORDER BY r.ord RETURNING operation_id",
         );
         Ok(())
     }

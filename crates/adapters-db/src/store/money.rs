@@ -2,7 +2,8 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sqlite::SqliteConnection;
 use domain::callback::QueuedCallback;
 use domain::ledger::{BalanceMove, ManualNote};
 
@@ -20,20 +21,30 @@ pub(crate) fn apply_move<E>(
     mv: &BalanceMove,
     short: impl Fn() -> E,
 ) -> Result<(), TxError<E>> {
-    // The ledger entry first: on PostgreSQL the balance row stays locked from its update to
-    // the commit, so the update comes last to keep that window short. A refusal below rolls
-    // the entry back with everything else.
-    diesel::insert_into(ledger::table)
-        .values(NewEntry::of(mv, None))
-        .execute(conn)?;
-    // The fee account is the sum of its entries: no balance row to move (or to lock).
+    // The fee account is the sum of its entries: no balance row to move (or to lock), and no
+    // balance left to record.
     if mv.kind.is_fee_income() {
+        diesel::insert_into(ledger::table)
+            .values(NewEntry::of(mv, None, None))
+            .execute(conn)?;
         return Ok(());
     }
-    apply_to_balance(conn, mv, short)
+    write_entry(conn, mv, None, short).map(|_| ())
 }
 
-/// A ledger entry as written: one balance move, and for a manual one who made it and why.
+/// An operator's manual move, as [`apply_move`] writes it, its ledger entry recording `note`
+/// (who made it and why); returns the entry's id.
+pub(crate) fn apply_manual_entry<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    note: &ManualNote,
+    short: impl Fn() -> E,
+) -> Result<i64, TxError<E>> {
+    write_entry(conn, mv, Some(note), short)
+}
+
+/// A ledger entry as written: one balance move, the balance it left (none for the fee
+/// account's), when it is dated, and for a manual one who made it and why.
 #[derive(Insertable)]
 #[diesel(table_name = ledger)]
 struct NewEntry<'a> {
@@ -47,10 +58,12 @@ struct NewEntry<'a> {
     created_at: i64,
     actor: Option<&'a str>,
     reason: Option<&'a str>,
+    available_after: Option<i64>,
+    held_after: Option<i64>,
 }
 
 impl<'a> NewEntry<'a> {
-    fn of(mv: &'a BalanceMove, note: Option<&'a ManualNote>) -> Self {
+    fn of(mv: &'a BalanceMove, note: Option<&'a ManualNote>, left: Option<Left>) -> Self {
         NewEntry {
             merchant_id: mv.merchant_id.as_str(),
             currency: mv.currency.as_str(),
@@ -59,81 +72,151 @@ impl<'a> NewEntry<'a> {
             held_delta: mv.held,
             operation_id: mv.operation_id.map(|id| id.to_string()),
             refund_id: mv.refund_id.map(|id| id.to_string()),
-            created_at: mv.at.millis(),
+            created_at: left.map_or(mv.at.millis(), |l| l.entry_at),
             actor: note.map(|n| n.actor.as_str()),
             reason: note.map(|n| n.reason.as_str()),
+            available_after: left.map(|l| l.available),
+            held_after: left.map(|l| l.held),
         }
     }
 }
 
-/// An operator's manual move, as [`apply_move`] writes it, its ledger entry recording `note`
-/// (who made it and why); returns the entry's id.
-pub(crate) fn apply_manual_entry<E>(
+/// What a move left on its balance row: the balance, and the time its entry is dated (the
+/// move's own, raised to the previous entry's so that a balance's entries never go back in
+/// time).
+#[derive(QueryableByName, Clone, Copy)]
+struct Left {
+    #[diesel(sql_type = BigInt)]
+    available: i64,
+    #[diesel(sql_type = BigInt)]
+    held: i64,
+    #[diesel(sql_type = BigInt)]
+    entry_at: i64,
+}
+
+/// The id of an entry just written.
+#[derive(QueryableByName)]
+struct EntryId {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// PostgreSQL: the conditional balance update and its entry, with the balance it left, as
+/// one statement: the entry's id is drawn after the update took the row's lock, so a
+/// balance's entries are numbered in the order they were applied. No row: the balance row
+/// is missing or too short.
+const MOVE_PG: &str = "\
+WITH b AS (UPDATE balances SET available = available + $3, held = held + $4,
+        entry_at = GREATEST(entry_at, $5)
+    WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND held + $4 >= 0
+    RETURNING available, held, entry_at)
+INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, operation_id,
+    refund_id, actor, reason, created_at, available_after, held_after)
+SELECT $1, $2, $6, $3, $4, $7, $8, $9, $10, b.entry_at, b.available, b.held FROM b
+RETURNING id";
+
+/// SQLite: the conditional balance update, returning what it left (the entry follows; one
+/// writer at a time, so nothing comes between).
+const MOVE_SQLITE: &str = "\
+UPDATE balances SET available = available + ?1, held = held + ?2,
+    entry_at = MAX(entry_at, ?3)
+WHERE merchant_id = ?4 AND currency = ?5 AND available + ?1 >= 0 AND held + ?2 >= 0
+RETURNING available, held, entry_at";
+
+/// Applies `mv` to its balance row and writes its entry with the balance it left; returns
+/// the entry's id. A missing row is created for a move that only adds; otherwise `short()`.
+fn write_entry<E>(
     conn: &mut DbConn,
     mv: &BalanceMove,
-    note: &ManualNote,
+    note: Option<&ManualNote>,
     short: impl Fn() -> E,
 ) -> Result<i64, TxError<E>> {
-    let entry = NewEntry::of(mv, Some(note));
-    let id = match conn {
+    let (da, dh, at) = (mv.available, mv.held, mv.at.millis());
+    let entry = NewEntry::of(mv, note, None);
+    let moved = match conn {
+        DbConn::Pg(pg) => {
+            let written: Vec<EntryId> = diesel::sql_query(MOVE_PG)
+                .bind::<Text, _>(entry.merchant_id)
+                .bind::<Text, _>(entry.currency)
+                .bind::<BigInt, _>(da)
+                .bind::<BigInt, _>(dh)
+                .bind::<BigInt, _>(at)
+                .bind::<Text, _>(entry.kind)
+                .bind::<Nullable<Text>, _>(&entry.operation_id)
+                .bind::<Nullable<Text>, _>(&entry.refund_id)
+                .bind::<Nullable<Text>, _>(entry.actor)
+                .bind::<Nullable<Text>, _>(entry.reason)
+                .load(pg)?;
+            written.first().map(|w| w.id)
+        }
+        DbConn::Sqlite(lite) => {
+            let left: Vec<Left> = diesel::sql_query(MOVE_SQLITE)
+                .bind::<BigInt, _>(da)
+                .bind::<BigInt, _>(dh)
+                .bind::<BigInt, _>(at)
+                .bind::<Text, _>(entry.merchant_id)
+                .bind::<Text, _>(entry.currency)
+                .load(lite)?;
+            match left.first() {
+                Some(left) => Some(insert_entry(lite, NewEntry::of(mv, note, Some(*left)))?),
+                None => None,
+            }
+        }
+    };
+    if let Some(id) = moved {
+        return Ok(id);
+    }
+    if da < 0 || dh < 0 {
+        // Either the row is missing (nothing to take) or it holds too little.
+        return Err(TxError::Fail(short()));
+    }
+    create_balance(conn, mv)?;
+    let first = Left {
+        available: da,
+        held: dh,
+        entry_at: at,
+    };
+    let entry = NewEntry::of(mv, note, Some(first));
+    Ok(match conn {
         DbConn::Pg(pg) => diesel::insert_into(ledger::table)
             .values(entry)
             .returning(ledger::id)
             .get_result(pg)?,
-        DbConn::Sqlite(lite) => {
-            diesel::insert_into(ledger::table)
-                .values(entry)
-                .execute(lite)?;
-            // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted
-            // on this connection since.
-            last_insert_rowid(lite)?
-        }
-    };
-    apply_to_balance(conn, mv, short)?;
-    Ok(id)
+        DbConn::Sqlite(lite) => insert_entry(lite, entry)?,
+    })
 }
 
-/// Applies `mv` to its balance row (see [`apply_move`]).
-fn apply_to_balance<E>(
-    conn: &mut DbConn,
-    mv: &BalanceMove,
-    short: impl Fn() -> E,
-) -> Result<(), TxError<E>> {
+/// SQLite: writes `entry` and returns its id.
+fn insert_entry(lite: &mut SqliteConnection, entry: NewEntry<'_>) -> QueryResult<i64> {
+    diesel::insert_into(ledger::table)
+        .values(entry)
+        .execute(lite)?;
+    // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted on this
+    // connection since.
+    last_insert_rowid(lite)
+}
+
+/// Creates the balance row of a merchant's first move in a currency, holding just that move.
+fn create_balance<E>(conn: &mut DbConn, mv: &BalanceMove) -> Result<(), TxError<E>> {
     use crate::schema::balances::dsl::*;
-    let (da, dh) = (mv.available, mv.held);
-    let changed = diesel::update(
-        balances
-            .filter(merchant_id.eq(mv.merchant_id.as_str()))
-            .filter(currency.eq(mv.currency.as_str()))
-            .filter((available + da).ge(0_i64))
-            .filter((held + dh).ge(0_i64)),
-    )
-    .set((available.eq(available + da), held.eq(held + dh)))
-    .execute(conn)?;
-    if changed == 0 {
-        if da < 0 || dh < 0 {
-            // Either the row is missing (nothing to take) or it holds too little.
-            return Err(TxError::Fail(short()));
+    let inserted = diesel::insert_into(balances)
+        .values((
+            merchant_id.eq(mv.merchant_id.as_str()),
+            currency.eq(mv.currency.as_str()),
+            available.eq(mv.available),
+            held.eq(mv.held),
+            entry_at.eq(mv.at.millis()),
+        ))
+        .execute(conn);
+    match inserted {
+        Ok(_) => Ok(()),
+        // PostgreSQL: a concurrent unit of work created the row first. The transaction is
+        // aborted now; a fresh attempt finds the row and updates it.
+        Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+            Err(TxError::Retry("a balance row was created concurrently"))
         }
-        let inserted = diesel::insert_into(balances)
-            .values((
-                merchant_id.eq(mv.merchant_id.as_str()),
-                currency.eq(mv.currency.as_str()),
-                available.eq(da),
-                held.eq(dh),
-            ))
-            .execute(conn);
-        match inserted {
-            Ok(_) => {}
-            // PostgreSQL: a concurrent unit of work created the row first. The transaction is
-            // aborted now; a fresh attempt finds the row and updates it.
-            Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
-                return Err(TxError::Retry("a balance row was created concurrently"));
-            }
-            Err(e) => return Err(e.into()),
-        }
+        Err(e) => Err(e.into()),
     }
-    Ok(())
 }
 
 /// Queues `callback` for delivery, pending and due at once, inside the caller's

@@ -123,7 +123,9 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             out.push_bind_param::<BigInt, _>(&hold.available)?;
             out.push_sql(", held = held + ");
             out.push_bind_param::<BigInt, _>(&hold.held)?;
-            out.push_sql(" WHERE merchant_id = ");
+            out.push_sql(", entry_at = GREATEST(entry_at, ");
+            out.push_bind_param::<BigInt, _>(&hold.at)?;
+            out.push_sql(") WHERE merchant_id = ");
             out.push_bind_param::<Text, _>(&hold.merchant_id)?;
             out.push_sql(" AND currency = ");
             out.push_bind_param::<Text, _>(&hold.currency)?;
@@ -131,7 +133,7 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             out.push_bind_param::<BigInt, _>(&hold.available)?;
             out.push_sql(" >= 0 AND held + ");
             out.push_bind_param::<BigInt, _>(&hold.held)?;
-            out.push_sql(" >= 0 RETURNING 1), ");
+            out.push_sql(" >= 0 RETURNING available, held, entry_at), ");
         }
         out.push_sql("op AS (INSERT INTO operations (");
         out.push_sql(NewOperationRow::COLUMNS);
@@ -153,9 +155,11 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             out.push_sql(" SELECT 1 FROM op");
             return Ok(());
         };
+        // The entry records the balance the hold left, dated no earlier than the entry
+        // before it (see `store::money`).
         out.push_sql(
-            " INSERT INTO ledger (merchant_id, currency, kind, \
-             available_delta, held_delta, operation_id, created_at) SELECT ",
+            " INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
+             operation_id, created_at, available_after, held_after) SELECT ",
         );
         Binds::new(&mut out)
             .bind::<Text, _>(&hold.merchant_id)?
@@ -164,8 +168,10 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             .bind::<BigInt, _>(&hold.available)?
             .bind::<BigInt, _>(&hold.held)?
             .bind::<Nullable<Text>, _>(&hold.operation_id)?
-            .bind::<BigInt, _>(&hold.at)?;
-        out.push_sql(" FROM op");
+            .sql("hold.entry_at")
+            .sql("hold.available")
+            .sql("hold.held");
+        out.push_sql(" FROM op CROSS JOIN hold");
         Ok(())
     }
 }

@@ -22,6 +22,7 @@ pub fn gateway(db: &Database) -> Gateway {
         merchants: db.clone(),
         routes: db.clone(),
         tariffs: db.clone(),
+        ledger: db.clone(),
         provider: Arc::new(TestProvider),
         providers: db,
         // No acquirer answers: these tests route to the sandbox only.

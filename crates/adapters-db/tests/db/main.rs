@@ -36,3 +36,4 @@ mod secrets_migration;
 mod story;
 mod tariffs;
 mod throughput;
+mod transactions;

@@ -71,6 +71,10 @@ pub const PROVIDER_PROTOCOLS: &str = "20261207000000";
 /// and the ledger's fee entries.
 pub const FEES: &str = "20261208000000";
 
+/// The migration that records with each merchant entry of the ledger the balance it left,
+/// and dates a balance's entries in the order they were applied.
+pub const BALANCE_TRANSACTIONS: &str = "20261209000000";
+
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
 
@@ -323,7 +327,13 @@ fn both_backends_embed_the_same_migrations() {
     ] {
         assert!(later_versions().iter().any(|v| v == version), "{version}");
     }
-    for version in [PAGE_READS, HELD_CALLBACKS, DISCREPANCY_RESOLUTION] {
+    for version in [
+        PAGE_READS,
+        HELD_CALLBACKS,
+        DISCREPANCY_RESOLUTION,
+        FEES,
+        BALANCE_TRANSACTIONS,
+    ] {
         assert!(later_versions().iter().any(|v| v == version), "{version}");
     }
 }

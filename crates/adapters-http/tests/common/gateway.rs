@@ -23,6 +23,7 @@ pub fn gateway_on(
         merchants: store.clone(),
         routes: store.clone(),
         tariffs: store.clone(),
+        ledger: store.clone(),
         provider,
         providers: store,
         acquirer: Arc::new(domain::testkit::PendingAcquirer),

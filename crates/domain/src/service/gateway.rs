@@ -11,6 +11,7 @@ use super::page_reads::PageReads;
 use super::read::Reads;
 use super::recent::Recent;
 use super::refund::Refunds;
+use super::statements::Statements;
 use super::steps::Steps;
 use super::{AcquirerSettings, Ports};
 use crate::circuit::{Circuit, Circuits};
@@ -46,6 +47,7 @@ pub struct Gateway {
     answers: Answers,
     refunds: Refunds,
     steps: Steps,
+    statements: Statements,
 }
 
 impl Gateway {
@@ -121,6 +123,7 @@ impl Gateway {
                 core: Arc::clone(&core),
             },
             answers: Answers { core, calls },
+            statements: Statements::new(Arc::clone(&ports.ledger)),
             parts,
         }
     }
@@ -149,6 +152,11 @@ impl Gateway {
     /// The user's steps on a waiting deposit, and the acquirer deposits' payment pages.
     pub fn steps(&self) -> &Steps {
         &self.steps
+    }
+
+    /// The merchants' balance transactions and statements.
+    pub fn statements(&self) -> &Statements {
+        &self.statements
     }
 
     /// The merchant directory, for authentication at the edge.

@@ -1,7 +1,7 @@
 //! The use cases, as services over the ports, each holding only what it uses.
 //!
 //! [`Gateway`] builds them once over [`Ports`] and hands them out: [`Creation`], [`Reads`],
-//! [`Answers`], [`Refunds`] and [`Steps`] (with [`Checkout`], the sandbox's hosted pages).
+//! [`Answers`], [`Refunds`], [`Steps`] and [`Statements`] (with [`Checkout`], the sandbox's hosted pages).
 //! Below them sit two crate-private pieces they share and that know none of them: `core`
 //! (the stores, the clock, the callbacks' format and the guarded steps that finish a
 //! movement) and `calls` (the provider ports, the circuits and the acquirer settings).
@@ -29,6 +29,7 @@ mod refund;
 mod refund_checks;
 mod refund_finish;
 mod routing;
+mod statements;
 mod steps;
 
 use std::sync::Arc;
@@ -45,10 +46,11 @@ pub use gateway::Gateway;
 pub use pay_pages::PayPage;
 pub use read::Reads;
 pub use refund::{CreatedRefund, Refunds};
+pub use statements::{StatementError, Statements};
 pub use steps::{check_input, Steps};
 
 use crate::ports::{
-    Acquirer, CallbackFormat, Clock, IdGenerator, MerchantDirectory, OperationStore,
+    Acquirer, CallbackFormat, Clock, IdGenerator, LedgerReader, MerchantDirectory, OperationStore,
     PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable, TariffStore,
 };
 
@@ -78,6 +80,8 @@ pub struct Ports {
     pub routes: Arc<dyn RouteTable>,
     /// The merchants' tariffs, read by every creation.
     pub tariffs: Arc<dyn TariffStore>,
+    /// The merchants' ledger as they read it: balance transactions and statements.
+    pub ledger: Arc<dyn LedgerReader>,
     /// The built-in sandbox provider.
     pub provider: Arc<dyn PaymentProvider>,
     /// The acquirers' records, for routing and for every call to them.

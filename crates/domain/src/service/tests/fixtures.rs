@@ -187,6 +187,7 @@ impl Mocks {
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             tariffs: Arc::new(self.tariffs),
+            ledger: Arc::new(crate::testkit::EmptyLedger),
             provider: Arc::new(self.provider),
             providers: Arc::new(self.providers),
             acquirer: Arc::new(self.acquirer),
