@@ -6,4 +6,5 @@ pub mod create;
 pub mod movement;
 pub mod refund;
 pub mod steps;
+pub mod transactions;
 pub mod view;

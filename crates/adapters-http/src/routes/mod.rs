@@ -82,6 +82,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(web::resource("/api/v1/balance").route(web::get().to(balance::balance)))
         .service(
+            web::resource("/api/v1/balance/transactions")
+                .route(web::get().to(balance::transactions)),
+        )
+        .service(
             web::resource("/providers/{name}/notifications")
                 .route(web::post().to(notifications::receive)),
         )

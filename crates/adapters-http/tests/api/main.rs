@@ -15,3 +15,4 @@ mod refunds;
 mod requisites;
 mod rotation;
 mod steps;
+mod transactions;

@@ -34,6 +34,15 @@ impl Timestamp {
         }
     }
 
+    /// The moment an RFC 3339 date and time names (`2026-11-21T10:00:00Z`,
+    /// `2026-11-21T13:00:00.250+03:00`), to the millisecond; refused otherwise.
+    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, crate::ValueError> {
+        let refused = || crate::ValueError::new("must be an RFC 3339 date and time");
+        let at = OffsetDateTime::parse(text, &Rfc3339).map_err(|_| refused())?;
+        let millis = at.unix_timestamp_nanos().div_euclid(1_000_000);
+        i64::try_from(millis).map(Timestamp).map_err(|_| refused())
+    }
+
     /// RFC 3339 in UTC with whole seconds, e.g. `2026-11-21T10:00:00Z`.
     pub fn to_rfc3339(self) -> String {
         let seconds = self.0.div_euclid(1000);
@@ -73,6 +82,22 @@ mod tests {
             Timestamp::from_millis(0).to_rfc3339(),
             "1970-01-01T00:00:00Z"
         );
+    }
+
+    #[test]
+    fn rfc3339_text_is_read_to_the_millisecond_in_any_offset() {
+        let at = |text| Timestamp::parse_rfc3339(text).map(Timestamp::millis);
+        assert_eq!(at("2026-11-21T10:00:00Z"), Ok(1_795_255_200_000));
+        assert_eq!(at("2026-11-21T13:00:00.999+03:00"), Ok(1_795_255_200_999));
+        for bad in [
+            "",
+            "2026-11-21",
+            "2026-11-21T10:00:00",
+            "10:00:00Z",
+            "yesterday",
+        ] {
+            assert!(at(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -254,4 +254,20 @@ pub async fn withdrawals(api: &Checked<'_>) {
     }
     let balance = api.get("/api/v1/balance").await;
     assert_eq!(ok(&balance)["balances"][0]["held"], "0.00");
+
+    // The movements behind it, two to a page, and a query the server refuses.
+    let transactions = "/api/v1/balance/transactions?currency=RUB&limit=2";
+    let first = api.get(transactions).await;
+    let next = ok(&first)["next"]
+        .as_str()
+        .expect("more than one page")
+        .to_string();
+    let second = api.get(&format!("{transactions}&after={next}")).await;
+    assert_eq!(
+        ok(&second)["transactions"].as_array().map(Vec::len),
+        Some(2)
+    );
+    api.get("/api/v1/balance/transactions?currency=RUB&limit=500")
+        .await
+        .assert_error(400, "InvalidRequest");
 }
