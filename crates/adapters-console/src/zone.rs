@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use domain::statement::Day;
 use domain::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
@@ -94,6 +95,43 @@ impl Zone {
         let civil = civil(text).ok_or_else(refused)?;
         let at = self.tz.to_timestamp(civil).map_err(|_| refused())?;
         Ok(Timestamp::from_millis(at.as_millisecond()))
+    }
+
+    /// The local calendar days from `from` to `to` (`YYYY-MM-DD`, both included), each with
+    /// the instants it runs between in this zone (a day of a clock change is 23 or 25 hours
+    /// long). Refused: a malformed or impossible date, `to` before `from`, or more than
+    /// `most` days.
+    pub fn days(&self, from: &str, to: &str, most: usize) -> Result<Vec<Day>, String> {
+        let date = |text: &str| {
+            civil(text)
+                .filter(|_| text.len() == 10)
+                .map(|t| t.date())
+                .ok_or_else(|| format!("{text:?} is not a date (YYYY-MM-DD)"))
+        };
+        let (first, last) = (date(from)?, date(to)?);
+        if last < first {
+            return Err(format!("{to} is before {from}"));
+        }
+        let start = |d: jiff::civil::Date| {
+            d.to_zoned(self.tz.clone())
+                .map(|z| Timestamp::from_millis(z.timestamp().as_millisecond()))
+                .map_err(|e| format!("{d}: {e}"))
+        };
+        let mut days = Vec::new();
+        let mut day = first;
+        while day <= last {
+            if days.len() == most {
+                return Err(format!("a statement covers at most {most} days"));
+            }
+            let next = day.tomorrow().map_err(|e| format!("{day}: {e}"))?;
+            days.push(Day {
+                date: day.to_string(),
+                start: start(day)?,
+                end: start(next)?,
+            });
+            day = next;
+        }
+        Ok(days)
     }
 }
 
@@ -233,6 +271,72 @@ mod tests {
         ] {
             assert!(zone.parse_local(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn days_run_from_local_midnight_to_local_midnight_both_dates_included() {
+        let moscow = Zone::parse("Europe/Moscow").expect("known");
+        let days = moscow
+            .days("2026-11-30", "2026-12-01", 366)
+            .expect("two days");
+        let shown: Vec<(String, String, String)> = days
+            .iter()
+            .map(|d| (d.date.clone(), d.start.to_rfc3339(), d.end.to_rfc3339()))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (
+                    "2026-11-30".into(),
+                    "2026-11-29T21:00:00Z".into(),
+                    "2026-11-30T21:00:00Z".into()
+                ),
+                (
+                    "2026-12-01".into(),
+                    "2026-11-30T21:00:00Z".into(),
+                    "2026-12-01T21:00:00Z".into()
+                ),
+            ]
+        );
+        // Berlin's spring day is 23 hours long.
+        let berlin = Zone::parse("Europe/Berlin").expect("known");
+        let spring = berlin.days("2026-03-29", "2026-03-29", 1).expect("one day");
+        assert_eq!(
+            spring[0].end.millis() - spring[0].start.millis(),
+            23 * 3_600_000
+        );
+        assert_eq!(
+            Zone::utc()
+                .days("2026-12-31", "2027-01-01", 366)
+                .expect("two")
+                .len(),
+            2
+        );
+    }
+
+    #[test]
+    fn bad_day_ranges_are_refused() {
+        let utc = Zone::utc();
+        assert!(
+            utc.days("2026-12-02", "2026-12-01", 366).is_err(),
+            "backwards"
+        );
+        assert!(
+            utc.days("2026-12-01T00:00", "2026-12-01", 366).is_err(),
+            "a time"
+        );
+        assert!(
+            utc.days("2026-02-30", "2026-03-01", 366).is_err(),
+            "no such date"
+        );
+        assert!(
+            utc.days("2026-01-01", "2027-01-02", 366).is_err(),
+            "367 days"
+        );
+        assert_eq!(
+            utc.days("2026-01-01", "2026-12-31", 365).map(|d| d.len()),
+            Ok(365)
+        );
     }
 
     #[test]

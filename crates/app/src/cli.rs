@@ -37,6 +37,9 @@ pub enum Command {
     /// Set, list and remove merchants' tariffs (the fees they pay).
     #[command(subcommand)]
     Tariff(TariffCommand),
+    /// A merchant's statement in one currency over whole days: opening and closing balance,
+    /// and per day its approved movements, fees, manual entries and disputes.
+    Statement(StatementArgs),
     /// Add, list, enable, disable and update payment providers (acquirers).
     #[command(subcommand)]
     Provider(ProviderCommand),
@@ -58,6 +61,30 @@ pub enum Command {
     /// Create, list and disable the operator console's accounts.
     #[command(subcommand)]
     Operator(OperatorCommand),
+}
+
+/// `gateway statement`: which merchant, currency and days, and how to print it.
+#[derive(Debug, clap::Args)]
+pub struct StatementArgs {
+    #[arg(long)]
+    pub merchant: String,
+    /// An ISO 4217 code.
+    #[arg(long)]
+    pub currency: String,
+    /// The first day, YYYY-MM-DD (a local day of --timezone).
+    #[arg(long)]
+    pub from: String,
+    /// The last day, YYYY-MM-DD, included; at most 366 days after --from.
+    #[arg(long)]
+    pub to: String,
+    /// CSV: a row a day.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    #[arg(long)]
+    pub json: bool,
+    /// The time zone the days are in (the console's).
+    #[arg(long, env = "GATEWAY_CONSOLE_TIMEZONE", default_value = "UTC")]
+    pub timezone: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,10 @@
 //! day's closing is its opening plus its entries. A day is a local calendar day (the
 //! console's time zone); the adapter that knows the zone gives its bounds.
 
+mod csv;
+
+pub use csv::CSV_HEADER;
+
 use crate::ledger::EntryKind;
 use crate::{Currency, MerchantId};
 

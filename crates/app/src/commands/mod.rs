@@ -9,6 +9,7 @@ mod operations;
 mod operators;
 mod providers;
 mod secrets;
+mod statements;
 mod tariffs;
 
 use std::process::ExitCode;
@@ -90,6 +91,9 @@ pub async fn run(
         Command::Balance(cmd) => admin::balance(&operator(&database), &audit, cmd).await,
         Command::Route(cmd) => admin::route(&operator(&database), &audit, cmd).await,
         Command::Tariff(cmd) => tariffs::tariff(&tariffs_of(&database), &audit, cmd).await,
+        Command::Statement(args) => {
+            statements::statement(&operator(&database), &database, &args).await
+        }
         Command::Provider(cmd) => {
             providers::provider(&operator(&database), &database, &audit, cmd).await
         }

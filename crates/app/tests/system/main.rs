@@ -36,4 +36,5 @@ mod sandbox_off;
 mod secrets;
 mod signatures;
 mod startup;
+mod statements;
 mod throughput;
