@@ -4,6 +4,9 @@
 //! closing is what `GET /balance` shows, and the day's balance transactions add up to the
 //! same change; an earlier day stays as it was.
 
+// Amounts in minor units are written as roubles_kopecks: 100_00 is 100.00.
+#![allow(clippy::inconsistent_digit_grouping)]
+
 use serde_json::{json, Value};
 
 use crate::helpers::api::{card_payout, deposit};
