@@ -530,6 +530,11 @@ impl OperatorStore for Database {
         .await
     }
 
+    #[tracing::instrument(skip(self))]
+    async fn ledger_flows(&self) -> Result<Vec<domain::ledger::Flows>, StoreError> {
+        self.read(crate::flows::ledger_flows).await
+    }
+
     async fn operation_ledger(&self, id: OperationId) -> Result<Vec<LedgerEntry>, StoreError> {
         self.read_operation_ledger(id).await
     }

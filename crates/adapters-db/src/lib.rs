@@ -89,6 +89,7 @@ mod crypto;
 mod database;
 mod directory;
 mod discrepancies;
+mod flows;
 mod group;
 mod jobs;
 mod journal;

@@ -321,6 +321,47 @@ pub struct LedgerMismatch {
     pub ledger_held: i64,
 }
 
+/// One currency's money at the gateway's edge: what the merchants hold (available and held)
+/// and what the operator's fee account earned, against what came in (approved deposits,
+/// manual credits) and went out (approved payouts and refunds, manual debits), in minor
+/// units. Nothing else creates or destroys money, so the two sides are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flows {
+    pub currency: Currency,
+    pub merchants: i64,
+    pub fees: i64,
+    pub came_in: i64,
+    pub went_out: i64,
+}
+
+impl Flows {
+    /// Whether the merchants' balances plus the fee account equal what came in less what
+    /// went out.
+    pub fn balanced(&self) -> bool {
+        self.merchants + self.fees == self.came_in - self.went_out
+    }
+}
+
+/// What `ledger verify` finds: the balances that differ from their ledger entries, and each
+/// currency's flows (balanced or not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerReport {
+    pub mismatches: Vec<LedgerMismatch>,
+    pub flows: Vec<Flows>,
+}
+
+impl LedgerReport {
+    /// The currencies whose flows do not balance.
+    pub fn unbalanced(&self) -> impl Iterator<Item = &Flows> {
+        self.flows.iter().filter(|f| !f.balanced())
+    }
+
+    /// How many things are wrong: mismatched balances and unbalanced currencies.
+    pub fn problems(&self) -> usize {
+        self.mismatches.len() + self.unbalanced().count()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

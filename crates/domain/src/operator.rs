@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::console::Actor;
 use crate::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
-use crate::ledger::{manual_move, BalanceMove, LedgerMismatch, ManualEntry};
+use crate::ledger::{manual_move, BalanceMove, LedgerReport, ManualEntry};
 use crate::merchant::{KeyRing, KeyRotation, Merchant, Secret, SigningRulesChange};
 use crate::ports::{
     Clock, IdGenerator, ManualMoveError, MerchantInsertError, OperationStore, OperatorStore,
@@ -612,9 +612,13 @@ impl Operator {
         }
     }
 
-    /// Every merchant and currency whose balance differs from its ledger. Empty: it holds.
-    pub async fn verify_ledger(&self) -> Result<Vec<LedgerMismatch>, StoreError> {
-        self.store.verify_ledger().await
+    /// The ledger check: every merchant and currency whose balance differs from its ledger,
+    /// and each currency's flows; it holds when nothing is wrong.
+    pub async fn verify_ledger(&self) -> Result<LedgerReport, StoreError> {
+        Ok(LedgerReport {
+            mismatches: self.store.verify_ledger().await?,
+            flows: self.store.ledger_flows().await?,
+        })
     }
 
     /// The operation with this id, whoever owns it, with its provider attempts, its ledger

@@ -176,8 +176,8 @@ pub(crate) async fn verify(posted: Posted) -> Answer {
     posted.need(Need::Act)?;
     let signed = &posted.signed;
     let state = &signed.state;
-    let mismatches = signed.ask(state.ports.operator.verify_ledger()).await?;
-    let count = i64::try_from(mismatches.len()).unwrap_or(i64::MAX);
+    let report = signed.ask(state.ports.operator.verify_ledger()).await?;
+    let count = i64::try_from(report.problems()).unwrap_or(i64::MAX);
     let check = LedgerCheck {
         at: state.now(),
         actor: Actor::operator(&signed.name),

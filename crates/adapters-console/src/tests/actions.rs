@@ -260,6 +260,11 @@ async fn verify_now_records_the_check_with_the_operator_and_audits_it() {
         .times(1)
         .returning(|| Ok(Vec::new()));
     fixture
+        .operator
+        .expect_ledger_flows()
+        .times(1)
+        .returning(|| Ok(Vec::new()));
+    fixture
         .console
         .expect_record_ledger_check()
         .withf(|check| {

@@ -5,7 +5,7 @@
 use domain::fee::{Fee, FeeDirection, FeeTerms, Percent, Tariff};
 use domain::ledger::{refund_hold, EntryKind};
 use domain::operation::Outcome;
-use domain::ports::{OperatorStore, RefundInsertError, RefundStore, TariffStore};
+use domain::ports::{RefundInsertError, RefundStore, TariffStore};
 use domain::refund::Refund;
 use domain::service::CreateError;
 use domain::{Currency, PaymentMethod, Status};
@@ -63,7 +63,7 @@ async fn a_deposit_credits_its_amount_less_its_fee_and_the_fee_account_earns_it(
             done.id()
         ));
         assert_eq!(kinds, 3);
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -122,7 +122,7 @@ async fn a_payout_holds_amount_and_fee_and_a_decline_releases_both() {
             .expect("approve");
         assert_eq!(balance(&t.db, &shop).await, (0, 0));
         assert_eq!(fee_account(&t), 10_00);
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }
@@ -159,7 +159,7 @@ async fn a_refund_holds_and_pays_its_fee_and_keeps_it() {
             done.id
         ));
         assert_eq!(refund_fee, 2, "a refund's fee entries name it");
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
         assert_eq!(EntryKind::parse("fee_income"), Some(EntryKind::FeeIncome));
     })
     .await;

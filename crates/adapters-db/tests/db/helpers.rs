@@ -171,9 +171,13 @@ impl TestDb {
 }
 
 impl TestDb {
-    /// Every balance equals the sum of its ledger entries.
+    /// Every balance equals the sum of its ledger entries, and in every currency the
+    /// balances plus the fee account equal what came in less what went out.
     pub async fn assert_ledger_verifies(&self) {
         assert_eq!(self.db.verify_ledger().await.expect("verify"), vec![]);
+        let flows = self.db.ledger_flows().await.expect("flows");
+        let unbalanced: Vec<_> = flows.iter().filter(|f| !f.balanced()).collect();
+        assert!(unbalanced.is_empty(), "{unbalanced:?}");
     }
 }
 

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use domain::ports::OperatorStore;
 use tokio::sync::Semaphore;
 
 use crate::helpers::{deposit, each_backend, funded_merchant, gateway, withdrawal};
@@ -54,7 +53,7 @@ async fn throughput_of_creations_through_the_gateway() {
                 REQUESTS as f64 / secs
             );
         }
-        assert_eq!(t.db.verify_ledger().await.expect("verify"), vec![]);
+        t.assert_ledger_verifies().await;
     })
     .await;
 }

@@ -6,7 +6,7 @@
 use domain::fee::{FeeDirection, FeeTerms, Percent, Tariff};
 use domain::ledger::EntryKind;
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::ports::{LedgerReader, TariffStore};
+use domain::ports::{LedgerReader, OperatorStore, TariffStore};
 use domain::statement::{Day, Held};
 use domain::transactions::{BalanceTransaction, TransactionQuery, TransactionType};
 use domain::{Currency, PaymentMethod, Timestamp};
@@ -145,6 +145,26 @@ async fn every_entry_records_the_balance_it_left_on_every_path_that_writes_one()
             .iter()
             .all(|e| TransactionType::of(e.kind).is_some()));
         t.assert_ledger_verifies().await;
+        // Money at the edge: 1,000.00 credited and a 500.00 deposit in; the six approved
+        // payouts (10.00, 12.00, ... 20.00) out; their 1 % and the deposit's 5.00 earned.
+        let paid: i64 = (0..12)
+            .filter(|i| i % 2 == 0)
+            .map(|i| 10_00 + 100 * i)
+            .sum();
+        let fees = 5_00 + paid / 100;
+        let (available, held) = balance(&t.db, &shop).await;
+        let rub = t.db.ledger_flows().await.expect("flows");
+        assert_eq!(
+            rub,
+            vec![domain::ledger::Flows {
+                currency: Currency::RUB,
+                merchants: available + held,
+                fees,
+                came_in: 1_500_00,
+                went_out: paid,
+            }]
+        );
+        assert!(rub[0].balanced());
     })
     .await;
 }

@@ -7,6 +7,7 @@ use anyhow::anyhow;
 use domain::callback::CallbackState;
 use domain::console::LedgerCheck;
 use domain::format_minor;
+use domain::ledger::Flows;
 use domain::operator::Operator;
 use domain::ports::{CallbackOutbox, Clock, ConsoleStore, RetryOutcome};
 use serde_json::json;
@@ -122,14 +123,16 @@ pub async fn ledger(
     command: LedgerCommand,
 ) -> anyhow::Result<ExitCode> {
     let LedgerCommand::Verify { json } = command;
-    let mismatches = operator.verify_ledger().await?;
+    let report = operator.verify_ledger().await?;
+    let problems = report.problems();
     // The console's overview shows the last check, whoever ran it.
     let check = LedgerCheck {
         at: SystemClock.now(),
         actor: audit.actor().clone(),
-        mismatches: i64::try_from(mismatches.len()).unwrap_or(i64::MAX),
+        mismatches: i64::try_from(problems).unwrap_or(i64::MAX),
     };
     store.record_ledger_check(&check).await?;
+    let mismatches = &report.mismatches;
     if json {
         let out: Vec<_> = mismatches
             .iter()
@@ -143,11 +146,15 @@ pub async fn ledger(
                 })
             })
             .collect();
-        print_json(&json!({ "ok": mismatches.is_empty(), "mismatches": out }));
-    } else if mismatches.is_empty() {
-        println!("ledger verified: every balance equals the sum of its ledger entries");
+        let flows: Vec<_> = report.flows.iter().map(flows_json).collect();
+        print_json(&json!({ "ok": problems == 0, "mismatches": out, "flows": flows }));
+    } else if problems == 0 {
+        println!(
+            "ledger verified: every balance equals the sum of its ledger entries, and per \
+             currency the balances plus the fee account equal what came in less what went out"
+        );
     } else {
-        for m in &mismatches {
+        for m in mismatches {
             println!(
                 "MISMATCH {} {}: balance available {} held {}, ledger available {} held {}",
                 m.merchant_id,
@@ -158,10 +165,31 @@ pub async fn ledger(
                 format_minor(m.ledger_held, m.currency)
             );
         }
+        for f in report.unbalanced() {
+            let money = |units: i64| format_minor(units, f.currency);
+            println!(
+                "UNBALANCED {}: merchants {} + fee account {} != came in {} - went out {}",
+                f.currency,
+                money(f.merchants),
+                money(f.fees),
+                money(f.came_in),
+                money(f.went_out)
+            );
+        }
     }
-    Ok(if mismatches.is_empty() {
+    Ok(if problems == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// One currency's flows as `ledger verify --json` writes them.
+fn flows_json(f: &Flows) -> serde_json::Value {
+    let money = |units: i64| format_minor(units, f.currency);
+    json!({
+        "currency": f.currency.as_str(), "balanced": f.balanced(),
+        "merchants": money(f.merchants), "feeAccount": money(f.fees),
+        "cameIn": money(f.came_in), "wentOut": money(f.went_out),
     })
 }

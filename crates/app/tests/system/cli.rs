@@ -223,4 +223,40 @@ fn ledger(db: &TestDb, shop: &Merchant) {
         shop.id
     ));
     gateway(db, &["ledger", "verify"]).expect_code(0);
+
+    // Money that came from nowhere: a deposit's entry and its balance, but no deposit. The
+    // balance equals its ledger, yet RUB's flows do not balance.
+    let entry = |kind: &str, delta: i64| {
+        db.exec(&format!(
+            "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
+             created_at, available_after, held_after) VALUES ('{}', 'RUB', '{kind}', {delta}, 0, \
+             4102444800000, {}, 0)",
+            shop.id,
+            6_000 + delta.max(0)
+        ));
+        db.exec(&format!(
+            "UPDATE balances SET available = available + {delta} WHERE merchant_id = '{}'",
+            shop.id
+        ));
+    };
+    entry("deposit_approved", 100);
+    let bad = gateway(db, &["ledger", "verify"]);
+    bad.expect_code(1);
+    assert!(bad.stdout.contains("UNBALANCED RUB"), "{bad}");
+    assert!(!bad.stdout.contains("MISMATCH"), "{bad}");
+    let bad = gateway(db, &["ledger", "verify", "--json"]);
+    assert_eq!(bad.json()["ok"], false, "{bad}");
+    let rub = &bad.json()["flows"][0];
+    assert_eq!(
+        (&rub["currency"], &rub["balanced"], &rub["merchants"]),
+        (
+            &serde_json::json!("RUB"),
+            &serde_json::json!(false),
+            &serde_json::json!("61.00")
+        ),
+        "{bad}"
+    );
+    // Taken back out the same way, the flows balance again.
+    entry("fee", -100);
+    gateway(db, &["ledger", "verify"]).expect_code(0);
 }

@@ -578,7 +578,7 @@ fn a_balance_move_without_database_keeps_its_cause() {
 #[test]
 fn the_ledger_check_answers_the_stores_mismatches() {
     let mut mocks = Mocks::new();
-    let mismatch = LedgerMismatch {
+    let mismatch = crate::ledger::LedgerMismatch {
         merchant_id: shop(),
         currency: Currency::RUB,
         balance_available: 6_001,
@@ -592,11 +592,32 @@ fn the_ledger_check_answers_the_stores_mismatches() {
         .expect_verify_ledger()
         .times(1)
         .returning(move || Ok(vec![found.clone()]));
+    let flows = |currency, fees| crate::ledger::Flows {
+        currency,
+        merchants: 6_001,
+        fees,
+        came_in: 10_000,
+        went_out: 4_000,
+    };
+    let usd = Currency::parse("USD").unwrap();
+    let both = vec![flows(Currency::RUB, 0), flows(usd, -1)];
+    let listed = both.clone();
+    mocks
+        .store
+        .expect_ledger_flows()
+        .times(1)
+        .returning(move || Ok(listed.clone()));
 
+    let report = block_on(mocks.operator().verify_ledger()).unwrap();
+    assert_eq!(report.mismatches, vec![mismatch]);
+    assert_eq!(report.flows, both);
+    let unbalanced: Vec<_> = report.unbalanced().map(|f| f.currency).collect();
     assert_eq!(
-        block_on(mocks.operator().verify_ledger()).unwrap(),
-        vec![mismatch]
+        unbalanced,
+        vec![Currency::RUB],
+        "6,001 held against 6,000 that came in net"
     );
+    assert_eq!(report.problems(), 2);
 }
 
 /// Mocks whose store lists `providers`.

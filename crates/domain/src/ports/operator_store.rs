@@ -173,6 +173,12 @@ pub trait OperatorStore: Send + Sync {
     /// (available and held each), including entries with no balance row. Empty: it holds.
     async fn verify_ledger(&self) -> Result<Vec<crate::ledger::LedgerMismatch>, StoreError>;
 
+    /// For every currency found in balances, the ledger, operations or refunds: the
+    /// merchants' balances, the fee account, and what came in and went out (see
+    /// [`crate::ledger::Flows`]), from the operations and refunds themselves rather than the
+    /// ledger, all read in one snapshot.
+    async fn ledger_flows(&self) -> Result<Vec<crate::ledger::Flows>, StoreError>;
+
     /// The ledger entries written for operation `id`, for its refunds (whose entries carry
     /// the refunded deposit's id) and by hand naming it (with their actor and reason), oldest
     /// first (empty if there are none, or no such operation).
