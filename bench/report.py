@@ -30,6 +30,8 @@ TARGETS = {
     "tail_ratio": 5.0,
     # SQLite's rate against the PostgreSQL gateway's, same kind, same run.
     "sqlite_ratio": 0.5,
+    # The same gateway's rate with a tariff on every merchant against without (medians).
+    "fees_ratio": 0.95,
     # Callbacks delivered per second against PostgreSQL deposits created per second.
     "callbacks_ratio": 1.0,
     # The acquirer path at 50 % of its saturation: added over the simulator's own latency.
@@ -98,7 +100,7 @@ def fsync(tool, ops, method):
                       "wal_sync_method": method}))
 
 
-def wrk(backend, kind, path, rss_kb, connections="?"):
+def wrk(backend, kind, path, rss_kb, connections="?", round_=None):
     text = open(path, encoding="utf-8").read()
     line = next(l for l in text.splitlines() if l.startswith("WRK_JSON "))
     w = json.loads(line[len("WRK_JSON "):])
@@ -110,6 +112,7 @@ def wrk(backend, kind, path, rss_kb, connections="?"):
         "errors": errors, "requests": w["requests"], "exhausted": w["exhausted"],
         "rss_mb": int(rss_kb or 0) / 1024.0,
         "connections": int(connections) if str(connections).isdigit() else connections,
+        **({"round": int(round_)} if round_ else {}),
     }))
 
 
@@ -212,6 +215,12 @@ def table(results, cores, uptime):
             label += f", {r.get('connections', '?')} connections"
             line(f"gateway on PostgreSQL: {label} ({r['requests']} in all)", r,
                  rss=f"{r['rss_mb']:.0f}")
+        elif kind == "gateway" and r["backend"].startswith("fees-"):
+            variant = r["backend"][len("fees-"):]
+            line(f"gateway on PostgreSQL, {variant} a 1 % tariff: "
+                 f"{KIND_PLURAL.get(r['name'], r['name'])}, {r.get('connections', '?')} "
+                 f"connections, round {r.get('round', '?')} ({r['requests']} in all)", r,
+                 rss=f"{r['rss_mb']:.0f}")
         elif kind == "gateway":
             plural = KIND_PLURAL.get(r["name"], r["name"])
             b = {"postgres": "PostgreSQL", "sqlite": "SQLite",
@@ -273,6 +282,23 @@ def table(results, cores, uptime):
                       f"{r['rate_from_start']:.0f}/s counting start-up)")
             else:
                 missing(name, f"needs the postgres phase ({r['rate']:.0f}/s delivered)")
+
+    # Fees: the same gateway with a tariff on every merchant and without, rounds alternated;
+    # the medians decide.
+    for kind in ("deposit", "withdrawal"):
+        rates = {v: [r["rate"] for r in rows if r["kind"] == "gateway"
+                     and r["backend"] == f"fees-{v}" and r["name"] == kind]
+                 for v in ("with", "without")}
+        if not rates["with"] or not rates["without"]:
+            continue
+        with_, without = statistics.median(rates["with"]), statistics.median(rates["without"])
+        value = with_ / without if without else 0.0
+        check(f"PostgreSQL {KIND_PLURAL[kind]} with a tariff in place: >= "
+              f"{TARGETS['fees_ratio']} x without (median of {len(rates['with'])} rounds)",
+              value >= TARGETS["fees_ratio"],
+              f"{value:.2f} x ({with_:.0f}/s vs {without:.0f}/s; with: "
+              f"{', '.join(f'{x:.0f}' for x in rates['with'])}; without: "
+              f"{', '.join(f'{x:.0f}' for x in rates['without'])})")
 
     # Open loop at 50 % of saturation: the gateway against the bare transaction.
     for kind in ("deposit", "withdrawal"):

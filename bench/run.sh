@@ -14,6 +14,9 @@
 #              the gateway with bench_load (fresh requests), then the bare transaction with
 #              `pgbench -R` at the same rate; it needs the saturation rates, so it runs the
 #              postgres phase's saturation runs itself when `postgres` is not selected;
+#   fees       the postgres phase's saturation runs on one gateway with a 1 % tariff on every
+#              merchant's deposits and withdrawals and without, alternated, BENCH_FEE_ROUNDS (3)
+#              times, BENCH_FEE_REQUESTS (200000) fresh requests of each kind a run;
 #   sqlite     the postgres phase's saturation runs on the embedded SQLite database;
 #   callbacks  the delivery of BENCH_CALLBACKS callbacks to a local receiver;
 #   acquirer   payouts and card payins routed to one acquirer-sim: saturation with wrk at
@@ -25,7 +28,7 @@
 # Then one table (also written to $OUT/table.md) with every target, each a ratio of figures
 # of this same run.
 #
-# Knobs (environment): BENCH_PHASES ("fsync pgbench batch postgres rate sqlite callbacks
+# Knobs (environment): BENCH_PHASES ("fsync pgbench batch postgres rate fees sqlite callbacks
 # acquirer failover"), BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
 # (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per saturation run,
 # 450000), BENCH_ACQUIRER_REQUESTS (the same for the acquirer phase, 150000), BENCH_BATCH_ROWS
@@ -52,7 +55,7 @@ PG_URL=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 PORT=${BENCH_PORT:-18080}
 RECEIVER_PORT=${BENCH_RECEIVER_PORT:-18099}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
-PHASES=" ${BENCH_PHASES:-fsync pgbench batch postgres rate sqlite callbacks acquirer failover} "
+PHASES=" ${BENCH_PHASES:-fsync pgbench batch postgres rate fees sqlite callbacks acquirer failover} "
 SIM_PORT=${BENCH_SIM_PORT:-18101}
 DB_PREFIX=${BENCH_DB_PREFIX:-bench_}
 [[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "bench: BENCH_DB_PREFIX must be [a-z0-9_]" >&2; exit 1; }
@@ -290,13 +293,14 @@ fresh_stats() { # before each measured run on PostgreSQL, as before each pgbench
   flush_page_cache
 }
 
-wrk_run() { # wrk_run BACKEND KIND FILE PATH
-  local backend=$1 kind=$2 file=$3 path=$4 log="$OUT/wrk-$1-$2.txt"
+wrk_run() { # wrk_run BACKEND KIND FILE PATH (LOAD_ROUND set: the round, in the log's name)
+  local backend=$1 kind=$2 file=$3 path=$4 log="$OUT/wrk-$1-$2${LOAD_ROUND:+-$LOAD_ROUND}.txt"
   fresh_stats "$backend"
   say "gateway on $backend, ${kind}s: $CONNECTIONS connections, ${DURATION}s"
   wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/signed.lua "$BASE" \
     -- "$file" "$path" "$WRK_THREADS" >"$log" 2>&1 || { cat "$log" >&2; die "wrk failed"; }
-  python3 bench/report.py wrk "$backend" "$kind" "$log" "$(peak_rss_kb)" "$CONNECTIONS" >>"$RESULTS"
+  python3 bench/report.py wrk "$backend" "$kind" "$log" "$(peak_rss_kb)" "$CONNECTIONS" \
+    ${LOAD_ROUND:+"$LOAD_ROUND"} >>"$RESULTS"
 }
 
 # The rate at RATE_PERCENT % of this run's saturation rate of BACKEND and KIND (wrk).
@@ -395,6 +399,67 @@ if phase postgres || phase rate; then
   if phase rate; then
     bare_rate_runs
   fi
+fi
+
+# --- 4b. fees: the same gateway with and without tariffs ----------------------------------
+#
+# One database and one running gateway; every merchant gets a 1 % tariff on card deposits
+# and SBP withdrawals (what the generated requests use), or none, in turn: BENCH_FEE_ROUNDS
+# (3) rounds of deposits then withdrawals without, then with, each on fresh requests. A
+# tariff change reaches the running gateway within its cache TTL (2 s), waited for before
+# each run. The table compares the medians of the rounds.
+FEE_ROUNDS=${BENCH_FEE_ROUNDS:-3}
+FEE_REQUESTS=${BENCH_FEE_REQUESTS:-200000}
+tariffs() { # tariffs set|remove MERCHANTS_FILE DATABASE_URL
+  local how=$1 file=$2 url=$3 id pair
+  python3 -c 'import json,sys; [print(m["merchantId"]) for m in json.load(open(sys.argv[1]))]' "$file" |
+    while read -r id; do
+      for pair in "deposit card" "withdrawal sbp"; do
+        set -- $pair
+        if [ "$how" = set ]; then
+          GATEWAY_DATABASE_URL=$url "$GATEWAY" tariff set --merchant "$id" --direction "$1" \
+            --method "$2" --currency RUB --percent 1 >/dev/null 2>&1 || die "tariff set failed"
+        else
+          GATEWAY_DATABASE_URL=$url "$GATEWAY" tariff remove --merchant "$id" --direction "$1" \
+            --method "$2" --currency RUB >/dev/null 2>&1 || die "tariff remove failed"
+        fi
+      done
+    done
+}
+if phase fees; then
+  GW_DB=${DB_PREFIX}fees
+  fresh_db "$GW_DB"
+  FEE_URL="$PG_URL/$GW_DB"
+  make_merchants "$FEE_URL" "$OUT/merchants-fees.json"
+  gen deposit "$OUT/merchants-fees.json" "$OUT/warmup-fees.tsv" 20000 20
+  start_gateway "$FEE_URL" "$OUT/gateway-fees.log" GATEWAY_SANDBOX_SETTLE_MS=3600000
+  warm_up fees /api/v1/deposits
+  for round in $(seq 1 "$FEE_ROUNDS"); do
+    for variant in without with; do
+      if [ "$variant" = with ]; then tariffs set "$OUT/merchants-fees.json" "$FEE_URL"; fi
+      sleep 3
+      say "fees round $round, $variant a tariff: signing $FEE_REQUESTS of each kind"
+      seed=$((100 + round * 10))
+      [ "$variant" = with ] && seed=$((seed + 5))
+      gen deposit "$OUT/merchants-fees.json" "$OUT/deposits-fees.tsv" "$FEE_REQUESTS" "$seed" &
+      g1=$!
+      gen withdrawal "$OUT/merchants-fees.json" "$OUT/withdrawals-fees.tsv" "$FEE_REQUESTS" "$((seed + 1))" &
+      g2=$!
+      wait $g1 $g2
+      LOAD_ROUND=$round
+      wrk_run "fees-$variant" deposit "$OUT/deposits-fees.tsv" /api/v1/deposits
+      wrk_run "fees-$variant" withdrawal "$OUT/withdrawals-fees.tsv" /api/v1/withdrawals
+      LOAD_ROUND=
+      rm -f "$OUT/deposits-fees.tsv" "$OUT/withdrawals-fees.tsv"
+      if [ "$variant" = with ]; then tariffs remove "$OUT/merchants-fees.json" "$FEE_URL"; fi
+    done
+  done
+  stop_gateway
+  charged=$(psql -X "$FEE_URL" -qAtc "SELECT count(*) FROM operations WHERE fee > 0")
+  say "operations that paid a fee: $charged"
+  [ "$charged" -gt 0 ] || die "the fees phase charged no fee"
+  GATEWAY_DATABASE_URL=$FEE_URL "$GATEWAY" ledger verify >>"$OUT/gateway-fees.log" 2>&1 ||
+    die "ledger verify failed after the fees run"
 fi
 
 if phase sqlite; then
