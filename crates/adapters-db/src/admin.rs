@@ -535,6 +535,15 @@ impl OperatorStore for Database {
         self.read(crate::flows::ledger_flows).await
     }
 
+    #[tracing::instrument(skip(self))]
+    async fn broken_entries(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<domain::ledger::BrokenEntry>, StoreError> {
+        self.read(move |conn| crate::chain::broken_entries(conn, limit))
+            .await
+    }
+
     async fn operation_ledger(&self, id: OperationId) -> Result<Vec<LedgerEntry>, StoreError> {
         self.read_operation_ledger(id).await
     }

@@ -60,6 +60,18 @@ pub(crate) const PG_COUNTER_SLOTS: u32 = 64;
 pub(crate) const PG_SLOT: &str = "CAST(COALESCE(current_setting('gateway.counter_slot', true), \
      CAST(pg_backend_pid() % 64 AS TEXT)) AS SMALLINT)";
 
+/// PostgreSQL: the latest time a ledger entry may be dated, in milliseconds, as SQL text:
+/// the database's clock now plus a second. A gateway process whose clock runs ahead dates
+/// its entries no later than this, so it cannot push a balance's later entries into the
+/// future (a balance's entries are never dated before the one before them, see
+/// `store::money`). A macro, so that statements written as constants can `concat!` it.
+macro_rules! pg_latest_entry_at {
+    () => {
+        "(CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) + 1000)"
+    };
+}
+pub(crate) use pg_latest_entry_at;
+
 /// The WAL size (pages) past which an SQLite commit checkpoints by itself: the backstop
 /// behind the checkpoint thread and the writer's catch-up (see `crate::checkpoint`).
 pub(crate) const BACKSTOP_PAGES: u32 = 20_000;

@@ -82,6 +82,7 @@
 mod admin;
 mod binds;
 mod cache;
+mod chain;
 mod checkpoint;
 mod conn;
 mod console;

@@ -342,11 +342,23 @@ impl Flows {
     }
 }
 
-/// What `ledger verify` finds: the balances that differ from their ledger entries, and each
+/// A merchant entry that does not record the balance it left: what it records is not the
+/// entry before it plus its own change, or it is dated before an entry numbered after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenEntry {
+    pub merchant_id: MerchantId,
+    pub currency: Currency,
+    /// The entry's number in the ledger.
+    pub entry_id: i64,
+}
+
+/// What `ledger verify` finds: the balances that differ from their ledger entries, the
+/// entries whose recorded balances do not follow from the ones before them, and each
 /// currency's flows (balanced or not).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerReport {
     pub mismatches: Vec<LedgerMismatch>,
+    pub broken: Vec<BrokenEntry>,
     pub flows: Vec<Flows>,
 }
 
@@ -356,9 +368,10 @@ impl LedgerReport {
         self.flows.iter().filter(|f| !f.balanced())
     }
 
-    /// How many things are wrong: mismatched balances and unbalanced currencies.
+    /// How many things are wrong: mismatched balances, broken entries and unbalanced
+    /// currencies.
     pub fn problems(&self) -> usize {
-        self.mismatches.len() + self.unbalanced().count()
+        self.mismatches.len() + self.broken.len() + self.unbalanced().count()
     }
 }
 

@@ -26,6 +26,9 @@ use crate::story::OperationStory;
 use crate::{is_refused_control, ValueError, CONTROL_CHARACTERS};
 use crate::{Amount, Currency, Direction, MerchantId, OperationId, PaymentMethod, Timestamp};
 
+/// The most broken ledger entries one check lists.
+pub const BROKEN_SHOWN: u32 = 100;
+
 /// The longest merchant name, in characters (after trimming).
 pub const MAX_NAME_CHARS: usize = 128;
 
@@ -613,10 +616,12 @@ impl Operator {
     }
 
     /// The ledger check: every merchant and currency whose balance differs from its ledger,
-    /// and each currency's flows; it holds when nothing is wrong.
+    /// the first [`BROKEN_SHOWN`] entries whose recorded balance does not chain, and each
+    /// currency's flows; it holds when nothing is wrong.
     pub async fn verify_ledger(&self) -> Result<LedgerReport, StoreError> {
         Ok(LedgerReport {
             mismatches: self.store.verify_ledger().await?,
+            broken: self.store.broken_entries(BROKEN_SHOWN).await?,
             flows: self.store.ledger_flows().await?,
         })
     }

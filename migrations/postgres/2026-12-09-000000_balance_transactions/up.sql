@@ -29,10 +29,20 @@ FROM (
 WHERE l.id = s.id;
 ALTER TABLE ledger ENABLE TRIGGER ledger_append_only;
 UPDATE balances b
-SET entry_at = COALESCE((
-    SELECT MAX(l.created_at) FROM ledger l
-    WHERE l.merchant_id = b.merchant_id AND l.currency = b.currency AND l.kind <> 'fee_income'
-), 0);
+SET entry_at = newest.created_at
+FROM (
+    SELECT merchant_id, currency, MAX(created_at) AS created_at
+    FROM ledger WHERE kind <> 'fee_income'
+    GROUP BY merchant_id, currency
+) AS newest
+WHERE b.merchant_id = newest.merchant_id AND b.currency = newest.currency;
+
+-- Every merchant entry records its balance from now on; the fee account's never. A process
+-- of an earlier version still running would write entries without it: they are refused
+-- (stop every process before migrating, see docs/operations.md).
+ALTER TABLE ledger ADD CONSTRAINT ledger_records_balance
+    CHECK ((kind = 'fee_income') = (available_after IS NULL)
+        AND (available_after IS NULL) = (held_after IS NULL));
 
 -- A merchant's movements in time order (balance transactions, statements), and the fee
 -- account's.

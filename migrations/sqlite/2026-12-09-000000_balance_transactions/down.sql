@@ -1,4 +1,5 @@
 -- Back to entries without the balance they left. The times made monotonic stay as they are.
+DROP TRIGGER ledger_records_balance;
 DROP INDEX ledger_fee_income;
 DROP INDEX ledger_merchant_time;
 ALTER TABLE ledger DROP COLUMN held_after;

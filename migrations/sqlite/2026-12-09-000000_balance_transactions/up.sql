@@ -33,11 +33,23 @@ BEGIN
     SELECT RAISE(ABORT, 'the ledger is append-only');
 END;
 UPDATE balances
-SET entry_at = COALESCE((
-    SELECT MAX(l.created_at) FROM ledger l
-    WHERE l.merchant_id = balances.merchant_id AND l.currency = balances.currency
-        AND l.kind <> 'fee_income'
-), 0);
+SET entry_at = newest.created_at
+FROM (
+    SELECT merchant_id, currency, MAX(created_at) AS created_at
+    FROM ledger WHERE kind <> 'fee_income'
+    GROUP BY merchant_id, currency
+) AS newest
+WHERE balances.merchant_id = newest.merchant_id AND balances.currency = newest.currency;
+
+-- Every merchant entry records its balance from now on; the fee account's never. A process
+-- of an earlier version still running would write entries without it: they are refused
+-- (stop every process before migrating, see docs/operations.md).
+CREATE TRIGGER ledger_records_balance BEFORE INSERT ON ledger
+WHEN (NEW.kind = 'fee_income') <> (NEW.available_after IS NULL)
+    OR (NEW.available_after IS NULL) <> (NEW.held_after IS NULL)
+BEGIN
+    SELECT RAISE(ABORT, 'a merchant ledger entry must record the balance it left');
+END;
 
 -- A merchant's movements in time order (balance transactions, statements), and the fee
 -- account's.

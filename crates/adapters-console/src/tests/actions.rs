@@ -265,6 +265,11 @@ async fn verify_now_records_the_check_with_the_operator_and_audits_it() {
         .times(1)
         .returning(|| Ok(Vec::new()));
     fixture
+        .operator
+        .expect_broken_entries()
+        .times(1)
+        .returning(|_| Ok(Vec::new()));
+    fixture
         .console
         .expect_record_ledger_check()
         .withf(|check| {

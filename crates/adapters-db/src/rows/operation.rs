@@ -279,7 +279,7 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
         self.ops.push_journal(out.reborrow())?;
         out.push_sql(") WITH ORDINALITY AS r (");
         out.push_sql(NewOperationRow::COLUMNS);
-        out.push_sql(
+        out.push_sql(concat!(
             ", kind, da, dh, at, minute, detail, ord)), \
              need AS (SELECT merchant_id, currency, CAST(sum(da) AS BIGINT) AS da, \
                  CAST(sum(dh) AS BIGINT) AS dh, max(at) AS at \
@@ -288,13 +288,15 @@ impl diesel::query_builder::QueryFragment<Pg> for HoldMany<'_> {
                  ON b.merchant_id = n.merchant_id AND b.currency = n.currency \
                  ORDER BY b.merchant_id, b.currency FOR UPDATE OF b), \
              hold AS (UPDATE balances b SET available = b.available + n.da, \
-                 held = b.held + n.dh, entry_at = GREATEST(b.entry_at, n.at) FROM need n \
+                 held = b.held + n.dh, entry_at = GREATEST(b.entry_at, LEAST(n.at, ",
+            crate::conn::pg_latest_entry_at!(),
+            ")) FROM need n \
                  WHERE b.merchant_id = n.merchant_id AND b.currency = n.currency \
                  AND b.available + n.da >= 0 AND b.held + n.dh >= 0 \
                  AND (SELECT count(*) FROM locked) >= 0 \
                  RETURNING b.merchant_id, b.currency, b.available, b.held, b.entry_at), \
              op AS (INSERT INTO operations (",
-        );
+        ));
         out.push_sql(NewOperationRow::COLUMNS);
         out.push_sql(") SELECT ");
         out.push_sql(NewOperationRow::REQ_COLUMNS);

@@ -7,7 +7,7 @@ use diesel::sqlite::SqliteConnection;
 use domain::callback::QueuedCallback;
 use domain::ledger::{BalanceMove, ManualNote};
 
-use crate::conn::{last_insert_rowid, DbConn};
+use crate::conn::{last_insert_rowid, pg_latest_entry_at, DbConn};
 use crate::schema::ledger;
 use crate::work::TxError;
 
@@ -103,37 +103,65 @@ struct EntryId {
 
 /// PostgreSQL: the conditional balance update and its entry, with the balance it left, as
 /// one statement: the entry's id is drawn after the update took the row's lock, so a
-/// balance's entries are numbered in the order they were applied. No row: the balance row
+/// balance's entries are numbered in the order they were applied. The entry is dated with
+/// the move's time, no later than `conn::pg_latest_entry_at!` and no earlier than the
+/// balance's previous entry. No row: the balance row
 /// is missing or too short.
-const MOVE_PG: &str = "\
-WITH b AS (UPDATE balances SET available = available + $3, held = held + $4,
-        entry_at = GREATEST(entry_at, $5)
-    WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND held + $4 >= 0
-    RETURNING available, held, entry_at)
-INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, operation_id,
-    refund_id, actor, reason, created_at, available_after, held_after)
-SELECT $1, $2, $6, $3, $4, $7, $8, $9, $10, b.entry_at, b.available, b.held FROM b
-RETURNING id";
+const MOVE_PG: &str = concat!(
+    "WITH b AS (UPDATE balances SET available = available + $3, held = held + $4, \
+         entry_at = GREATEST(entry_at, LEAST($5, ",
+    pg_latest_entry_at!(),
+    ")) WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND held + $4 >= 0 \
+         RETURNING available, held, entry_at) \
+     INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
+         operation_id, refund_id, actor, reason, created_at, available_after, held_after) \
+     SELECT $1, $2, $6, $3, $4, $7, $8, $9, $10, b.entry_at, b.available, b.held FROM b \
+     RETURNING id"
+);
 
 /// SQLite: the conditional balance update, returning what it left (the entry follows; one
-/// writer at a time, so nothing comes between).
+/// writer at a time, so nothing comes between), dated as on PostgreSQL by the move's time,
+/// no more than a second ahead of the clock now.
 const MOVE_SQLITE: &str = "\
 UPDATE balances SET available = available + ?1, held = held + ?2,
-    entry_at = MAX(entry_at, ?3)
+    entry_at = MAX(entry_at, MIN(?3, CAST(unixepoch('subsec') * 1000 AS INTEGER) + 1000))
 WHERE merchant_id = ?4 AND currency = ?5 AND available + ?1 >= 0 AND held + ?2 >= 0
 RETURNING available, held, entry_at";
 
 /// Applies `mv` to its balance row and writes its entry with the balance it left; returns
-/// the entry's id. A missing row is created for a move that only adds; otherwise `short()`.
+/// the entry's id. A missing row is created (at zero) for a move that only adds, and the move
+/// applied to it the same way; a move that would take from a missing row is `short()`.
 fn write_entry<E>(
     conn: &mut DbConn,
     mv: &BalanceMove,
     note: Option<&ManualNote>,
     short: impl Fn() -> E,
 ) -> Result<i64, TxError<E>> {
+    if let Some(id) = move_balance(conn, mv, note)? {
+        return Ok(id);
+    }
+    if mv.available < 0 || mv.held < 0 {
+        // Either the row is missing (nothing to take) or it holds too little.
+        return Err(TxError::Fail(short()));
+    }
+    create_balance(conn, mv)?;
+    move_balance(conn, mv, note)?.ok_or_else(|| {
+        TxError::Db(DieselError::QueryBuilderError(
+            "a balance row just created was not found".into(),
+        ))
+    })
+}
+
+/// The conditional update of `mv`'s balance row and its entry with what it left: the entry's
+/// id, or `None` when the row is missing or holds too little.
+fn move_balance<E>(
+    conn: &mut DbConn,
+    mv: &BalanceMove,
+    note: Option<&ManualNote>,
+) -> Result<Option<i64>, TxError<E>> {
     let (da, dh, at) = (mv.available, mv.held, mv.at.millis());
     let entry = NewEntry::of(mv, note, None);
-    let moved = match conn {
+    Ok(match conn {
         DbConn::Pg(pg) => {
             let written: Vec<EntryId> = diesel::sql_query(MOVE_PG)
                 .bind::<Text, _>(entry.merchant_id)
@@ -162,27 +190,6 @@ fn write_entry<E>(
                 None => None,
             }
         }
-    };
-    if let Some(id) = moved {
-        return Ok(id);
-    }
-    if da < 0 || dh < 0 {
-        // Either the row is missing (nothing to take) or it holds too little.
-        return Err(TxError::Fail(short()));
-    }
-    create_balance(conn, mv)?;
-    let first = Left {
-        available: da,
-        held: dh,
-        entry_at: at,
-    };
-    let entry = NewEntry::of(mv, note, Some(first));
-    Ok(match conn {
-        DbConn::Pg(pg) => diesel::insert_into(ledger::table)
-            .values(entry)
-            .returning(ledger::id)
-            .get_result(pg)?,
-        DbConn::Sqlite(lite) => insert_entry(lite, entry)?,
     })
 }
 
@@ -196,16 +203,16 @@ fn insert_entry(lite: &mut SqliteConnection, entry: NewEntry<'_>) -> QueryResult
     last_insert_rowid(lite)
 }
 
-/// Creates the balance row of a merchant's first move in a currency, holding just that move.
+/// Creates the balance row of a merchant's first move in a currency, at zero.
 fn create_balance<E>(conn: &mut DbConn, mv: &BalanceMove) -> Result<(), TxError<E>> {
     use crate::schema::balances::dsl::*;
     let inserted = diesel::insert_into(balances)
         .values((
             merchant_id.eq(mv.merchant_id.as_str()),
             currency.eq(mv.currency.as_str()),
-            available.eq(mv.available),
-            held.eq(mv.held),
-            entry_at.eq(mv.at.millis()),
+            available.eq(0_i64),
+            held.eq(0_i64),
+            entry_at.eq(0_i64),
         ))
         .execute(conn);
     match inserted {

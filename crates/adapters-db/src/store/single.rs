@@ -123,9 +123,11 @@ impl QueryFragment<Pg> for InsertOne<'_> {
             out.push_bind_param::<BigInt, _>(&hold.available)?;
             out.push_sql(", held = held + ");
             out.push_bind_param::<BigInt, _>(&hold.held)?;
-            out.push_sql(", entry_at = GREATEST(entry_at, ");
+            out.push_sql(", entry_at = GREATEST(entry_at, LEAST(");
             out.push_bind_param::<BigInt, _>(&hold.at)?;
-            out.push_sql(") WHERE merchant_id = ");
+            out.push_sql(", ");
+            out.push_sql(crate::conn::pg_latest_entry_at!());
+            out.push_sql(")) WHERE merchant_id = ");
             out.push_bind_param::<Text, _>(&hold.merchant_id)?;
             out.push_sql(" AND currency = ");
             out.push_bind_param::<Text, _>(&hold.currency)?;

@@ -171,13 +171,19 @@ impl TestDb {
 }
 
 impl TestDb {
-    /// Every balance equals the sum of its ledger entries, and in every currency the
-    /// balances plus the fee account equal what came in less what went out.
+    /// Every balance equals the sum of its ledger entries, each entry records the balance it
+    /// left, and in every currency the balances plus the fee account equal what came in less
+    /// what went out.
     pub async fn assert_ledger_verifies(&self) {
         assert_eq!(self.db.verify_ledger().await.expect("verify"), vec![]);
         let flows = self.db.ledger_flows().await.expect("flows");
         let unbalanced: Vec<_> = flows.iter().filter(|f| !f.balanced()).collect();
         assert!(unbalanced.is_empty(), "{unbalanced:?}");
+        // A database reverted to before entries recorded their balance has no chain yet.
+        let recorded = crate::migrations::recorded_in(self);
+        if recorded.has(crate::migrations::BALANCE_TRANSACTIONS) {
+            assert_eq!(self.db.broken_entries(100).await.expect("chain"), vec![]);
+        }
     }
 }
 

@@ -57,8 +57,8 @@ async fn the_ledger_verifies_after_a_mixed_workload_and_catches_tampering() {
 
         // Ledger entries with no balance row at all.
         t.exec(&format!(
-            "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at) \
-             VALUES ('{}', 'USD', 'manual_credit', 500, 0, 0)",
+            "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at, \
+             available_after, held_after) VALUES ('{}', 'USD', 'manual_credit', 500, 0, 0, 500, 0)",
             idle.id
         ));
         let found = t.db.verify_ledger().await.expect("verify");

@@ -328,6 +328,59 @@ async fn the_migration_gives_earlier_entries_their_balances_in_order_and_reverts
         let entries = every_transaction(&t, &shop, 10).await;
         assert_chained(&t, &shop, &entries).await;
         assert_eq!(balance(&t.db, &shop).await, (7_00, 0));
+        // (The flows do not balance: the raw entries above have no payout behind them.)
+        assert_eq!(t.db.verify_ledger().await.expect("sums"), vec![]);
+        assert_eq!(t.db.broken_entries(10).await.expect("chain"), vec![]);
+
+        // Entries that do not record their balance are refused now; the fee account's may not.
+        let refused = [
+            format!("INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at) \
+                     VALUES ('{id}', 'RUB', 'manual_credit', 1, 0, 0)"),
+            format!("INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at, \
+                     available_after, held_after) VALUES ('{id}', 'RUB', 'fee_income', 1, 0, 0, 1, 0)"),
+            format!("INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at, \
+                     available_after) VALUES ('{id}', 'RUB', 'manual_credit', 1, 0, 0, 1)"),
+        ];
+        for sql in &refused {
+            assert!(t.try_exec(sql).is_err(), "refused: {sql}");
+        }
+        // One that records a wrong balance: its sums still match, its chain does not.
+        t.exec(&format!(
+            "INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at, \
+             available_after, held_after) VALUES ('{id}', 'RUB', 'manual_credit', 1, 0, 9000000000001, 999, 0)"
+        ));
+        t.exec(&format!("UPDATE balances SET available = available + 1 WHERE merchant_id = '{id}'"));
+        assert_eq!(t.db.verify_ledger().await.expect("sums"), vec![]);
+        let broken = t.db.broken_entries(10).await.expect("chain");
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!((&broken[0].merchant_id, broken[0].currency), (&shop.id, Currency::RUB));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_entry_is_dated_no_later_than_a_second_ahead_of_the_database_clock() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        // A process whose clock runs a day ahead.
+        let ahead = domain::ledger::manual_move(
+            shop.id.clone(),
+            Currency::RUB,
+            domain::Amount::from_minor(1_00).expect("amount"),
+            true,
+            now().plus_seconds(86_400),
+        );
+        t.db.apply_manual_move(&ahead, &domain::testkit::note())
+            .await
+            .expect("credit");
+        credit(&t.db, &shop, 1_00).await;
+        let entries = every_transaction(&t, &shop, 10).await;
+        let latest = now().plus_seconds(2);
+        assert!(
+            entries.iter().all(|e| e.created_at <= latest),
+            "{entries:?}"
+        );
+        assert_chained(&t, &shop, &entries).await;
     })
     .await;
 }

@@ -18,16 +18,18 @@ pub fn read_query(
 ) -> Result<TransactionQuery, ValidationErrors> {
     let mut errors = ValidationErrors::default();
     let mut given: HashMap<&str, String> = HashMap::new();
+    let mut repeated: Vec<&str> = Vec::new();
     for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
         let Some(name) = PARAMETERS.iter().find(|p| **p == key) else {
             continue;
         };
-        if given.insert(name, value.into_owned()).is_some() {
+        if given.insert(name, value.into_owned()).is_some() && !repeated.contains(name) {
+            repeated.push(name);
             errors.push(*name, "must be given once");
         }
     }
     let text = |name: &str| given.get(name).map(String::as_str);
-    let currency = errors.required("currency", text("currency"), Currency::parse);
+    let currency = errors.required("currency", text("currency"), Currency::parse_active);
     let from = errors.optional("from", text("from"), Timestamp::parse_rfc3339);
     let to = errors.optional("to", text("to"), Timestamp::parse_rfc3339);
     let after = errors.optional("after", text("after"), |t| {

@@ -52,6 +52,16 @@ fn every_bad_parameter_is_named() {
     assert_eq!(named(""), vec!["currency"]);
     assert_eq!(named("currency=rub"), vec!["currency"]);
     assert_eq!(named("currency=RUB&currency=USD"), vec!["currency"]);
+    assert_eq!(
+        named("limit=1&limit=2&limit=3&currency=RUB"),
+        vec!["limit"],
+        "once however often"
+    );
+    assert_eq!(
+        named("currency=XXX"),
+        vec!["currency"],
+        "not an active ISO 4217 code"
+    );
     for limit in ["0", "201", "-1", "1.5", "abc", "", "0010", "99999999999"] {
         assert_eq!(
             named(&format!("currency=RUB&limit={limit}")),

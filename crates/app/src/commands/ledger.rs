@@ -147,11 +147,22 @@ pub async fn ledger(
             })
             .collect();
         let flows: Vec<_> = report.flows.iter().map(flows_json).collect();
-        print_json(&json!({ "ok": problems == 0, "mismatches": out, "flows": flows }));
+        let broken: Vec<_> = report
+            .broken
+            .iter()
+            .map(|b| {
+                json!({"merchantId": b.merchant_id.as_str(), "currency": b.currency.as_str(),
+                       "entryId": b.entry_id})
+            })
+            .collect();
+        print_json(&json!({
+            "ok": problems == 0, "mismatches": out, "brokenEntries": broken, "flows": flows,
+        }));
     } else if problems == 0 {
         println!(
-            "ledger verified: every balance equals the sum of its ledger entries, and per \
-             currency the balances plus the fee account equal what came in less what went out"
+            "ledger verified: every balance equals the sum of its ledger entries, each entry \
+             records the balance it left, and per currency the balances plus the fee account \
+             equal what came in less what went out"
         );
     } else {
         for m in mismatches {
@@ -163,6 +174,13 @@ pub async fn ledger(
                 format_minor(m.balance_held, m.currency),
                 format_minor(m.ledger_available, m.currency),
                 format_minor(m.ledger_held, m.currency)
+            );
+        }
+        for b in &report.broken {
+            println!(
+                "BROKEN {} {}: ledger entry {} does not record the balance the entries before \
+                 it and its own change leave",
+                b.merchant_id, b.currency, b.entry_id
             );
         }
         for f in report.unbalanced() {

@@ -608,8 +608,22 @@ fn the_ledger_check_answers_the_stores_mismatches() {
         .times(1)
         .returning(move || Ok(listed.clone()));
 
+    let broken = crate::ledger::BrokenEntry {
+        merchant_id: shop(),
+        currency: Currency::RUB,
+        entry_id: 7,
+    };
+    let found = broken.clone();
+    mocks
+        .store
+        .expect_broken_entries()
+        .withf(|limit| *limit == crate::operator::BROKEN_SHOWN)
+        .times(1)
+        .returning(move |_| Ok(vec![found.clone()]));
+
     let report = block_on(mocks.operator().verify_ledger()).unwrap();
     assert_eq!(report.mismatches, vec![mismatch]);
+    assert_eq!(report.broken, vec![broken]);
     assert_eq!(report.flows, both);
     let unbalanced: Vec<_> = report.unbalanced().map(|f| f.currency).collect();
     assert_eq!(
@@ -617,7 +631,7 @@ fn the_ledger_check_answers_the_stores_mismatches() {
         vec![Currency::RUB],
         "6,001 held against 6,000 that came in net"
     );
-    assert_eq!(report.problems(), 2);
+    assert_eq!(report.problems(), 3);
 }
 
 /// Mocks whose store lists `providers`.

@@ -179,6 +179,15 @@ pub trait OperatorStore: Send + Sync {
     /// ledger, all read in one snapshot.
     async fn ledger_flows(&self) -> Result<Vec<crate::ledger::Flows>, StoreError>;
 
+    /// The merchant entries (at most `limit`, in ledger order) whose recorded balance is not
+    /// the previous entry's of the same balance plus their own change (zero before the
+    /// first), that record none, or that are dated before an entry numbered after them.
+    /// Empty: every balance's entries chain.
+    async fn broken_entries(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<crate::ledger::BrokenEntry>, StoreError>;
+
     /// The ledger entries written for operation `id`, for its refunds (whose entries carry
     /// the refunded deposit's id) and by hand naming it (with their actor and reason), oldest
     /// first (empty if there are none, or no such operation).

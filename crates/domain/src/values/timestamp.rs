@@ -35,11 +35,14 @@ impl Timestamp {
     }
 
     /// The moment an RFC 3339 date and time names (`2026-11-21T10:00:00Z`,
-    /// `2026-11-21T13:00:00.250+03:00`), to the millisecond; refused otherwise.
+    /// `2026-11-21T13:00:00.250+03:00`), rounded up to the millisecond, so that as a bound
+    /// of a range (`>= from`, `< to`) it takes exactly the moments at or after the text;
+    /// refused otherwise.
     pub fn parse_rfc3339(text: &str) -> Result<Timestamp, crate::ValueError> {
         let refused = || crate::ValueError::new("must be an RFC 3339 date and time");
         let at = OffsetDateTime::parse(text, &Rfc3339).map_err(|_| refused())?;
-        let millis = at.unix_timestamp_nanos().div_euclid(1_000_000);
+        let nanos = at.unix_timestamp_nanos();
+        let millis = nanos.div_euclid(1_000_000) + i128::from(nanos.rem_euclid(1_000_000) > 0);
         i64::try_from(millis).map(Timestamp).map_err(|_| refused())
     }
 
@@ -89,6 +92,12 @@ mod tests {
         let at = |text| Timestamp::parse_rfc3339(text).map(Timestamp::millis);
         assert_eq!(at("2026-11-21T10:00:00Z"), Ok(1_795_255_200_000));
         assert_eq!(at("2026-11-21T13:00:00.999+03:00"), Ok(1_795_255_200_999));
+        assert_eq!(
+            at("2026-11-21T10:00:00.0005Z"),
+            Ok(1_795_255_200_001),
+            "rounded up"
+        );
+        assert_eq!(at("1969-12-31T23:59:59.9995Z"), Ok(0));
         for bad in [
             "",
             "2026-11-21",
