@@ -4,7 +4,7 @@
 use super::create_deposit::provider_waits;
 use super::fixtures::*;
 use crate::fee::{Fee, FeeDirection, FeeTerms, Percent};
-use crate::ledger::EntryKind;
+use crate::ledger::{BalanceMove, EntryKind};
 use crate::operation::Outcome;
 use crate::ports::PayoutStart;
 use crate::service::CreateError;
@@ -15,10 +15,24 @@ fn card_terms() -> FeeTerms {
     FeeTerms::new(Percent::parse("2.5").unwrap(), 1_000, Some(1_500), None).unwrap()
 }
 
-#[test]
-fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
+/// Mocks whose merchant's deposits are priced by [`card_terms`].
+fn card_tariff() -> Mocks {
     let mut mocks = Mocks::new();
     mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    mocks
+}
+
+/// Each move's kind and its changes of the available and held balances.
+fn deltas(moves: &[BalanceMove]) -> Vec<(EntryKind, i64, i64)> {
+    moves
+        .iter()
+        .map(|m| (m.kind, m.available, m.held))
+        .collect()
+}
+
+#[test]
+fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
+    let mut mocks = card_tariff();
     provider_waits(&mut mocks);
 
     let (created, new) = mocks.stores_deposit(deposit_request("100.00", "card", false, false));
@@ -34,13 +48,8 @@ fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
         "a deposit moves nothing until approved"
     );
     let (_, completion) = completed(created.operation, Outcome::Approve);
-    let moves: Vec<_> = completion
-        .moves
-        .iter()
-        .map(|m| (m.kind, m.available, m.held))
-        .collect();
     assert_eq!(
-        moves,
+        deltas(&completion.moves),
         vec![
             (EntryKind::DepositApproved, 10_000, 0),
             (EntryKind::Fee, -1_500, 0),
@@ -52,8 +61,7 @@ fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
 #[test]
 fn a_deposit_whose_fee_would_take_all_of_it_is_amount_too_small_and_creates_nothing() {
     for amount in ["15.00", "10.00", "0.01"] {
-        let mut mocks = Mocks::new();
-        mocks.set_tariff(FeeDirection::Deposit, card_terms());
+        let mut mocks = card_tariff();
         mocks.expect_no_deposit_started();
 
         let refused = mocks.create_deposit(deposit_request(amount, "card", false, false));
@@ -67,8 +75,7 @@ fn a_deposit_whose_fee_would_take_all_of_it_is_amount_too_small_and_creates_noth
 
 #[test]
 fn a_deposit_just_above_its_fee_is_created() {
-    let mut mocks = Mocks::new();
-    mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    let mut mocks = card_tariff();
     provider_waits(&mut mocks);
 
     let (created, _) = mocks.stores_deposit(deposit_request("15.01", "card", false, false));
@@ -81,8 +88,7 @@ fn an_earlier_deposit_answers_its_replay_even_when_its_fee_is_now_too_large() {
     let earlier = deposit_builder(existing_id())
         .status(Status::Approved)
         .build();
-    let mut mocks = Mocks::new();
-    mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    let mut mocks = card_tariff();
     mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
     mocks.expect_no_deposit_started();
 
@@ -90,8 +96,7 @@ fn an_earlier_deposit_answers_its_replay_even_when_its_fee_is_now_too_large() {
         .create_deposit(deposit_request("10.00", "card", true, false))
         .unwrap();
 
-    assert!(replay.replayed);
-    assert_eq!(replay.operation, earlier);
+    assert_replay_of(&replay, &earlier);
 }
 
 #[test]
@@ -120,12 +125,10 @@ fn a_payout_holds_its_amount_and_its_fee() {
             terms: Some(terms)
         }
     );
-    let holds: Vec<_> = new
-        .moves
-        .iter()
-        .map(|m| (m.kind, m.available, m.held))
-        .collect();
-    assert_eq!(holds, vec![(EntryKind::WithdrawalHold, -101_000, 101_000)]);
+    assert_eq!(
+        deltas(&new.moves),
+        vec![(EntryKind::WithdrawalHold, -101_000, 101_000)]
+    );
 }
 
 #[test]
