@@ -28,7 +28,7 @@ use domain::Timestamp;
 
 use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
 use super::{mount, standalone, ConsolePorts, ConsoleState, Zone};
-use testkit::fixtures::{merchant, now, Mocks};
+use testkit::fixtures::{merchant, now, op_id, Mocks};
 
 /// The session cookie's token in these tests, and the session's CSRF token.
 pub(super) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -215,6 +215,11 @@ where
     let (status, headers, body) = call(app, req).await;
     assert_eq!(status, 303, "{body}");
     assert_eq!(header_of(&headers, header::LOCATION), location);
+}
+
+/// The operation page of [`op_id`] with the flash `flash` (`done=...` or `error=...`).
+pub(super) fn operation_flash(flash: &str) -> String {
+    format!("/admin/operations/{}?{flash}", op_id())
 }
 
 /// Posts the balance form `form` for merchant m-1 and checks it is answered 303 to the

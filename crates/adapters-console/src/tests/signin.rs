@@ -44,6 +44,38 @@ fn sign_in(login: &str, name: &str, password: &str) -> TestRequest {
 
 const LOGIN_TOKEN: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 
+/// A fixture whose session is a viewer's, an hour old and last seen two minutes ago (so a
+/// request touches it).
+fn viewer_seen_two_minutes_ago() -> Fixture {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_session()
+        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    fixture
+}
+
+/// An admin's fixture on which a refused form writes nothing: no merchant change, no audit,
+/// no sign-out.
+fn admin_writing_nothing() -> Fixture {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture.operator.expect_enable_merchant().never();
+    fixture.operator.expect_list_merchants().never();
+    fixture.audits_nothing();
+    fixture.console.expect_delete_session().never();
+    fixture
+}
+
+/// Expects the session of [`TOKEN`] to be deleted, once.
+fn expect_session_deleted(fixture: &mut Fixture) {
+    fixture
+        .console
+        .expect_delete_session()
+        .withf(|id| id == session_id(TOKEN))
+        .times(1)
+        .returning(|_| Ok(()));
+}
+
 #[actix_web::test]
 async fn a_page_without_a_session_goes_to_the_sign_in_page() {
     let app = Fixture::new().app().await;
@@ -91,12 +123,7 @@ async fn a_form_without_a_session_is_forbidden_and_writes_nothing() {
 
 #[actix_web::test]
 async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing() {
-    let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture.operator.expect_enable_merchant().never();
-    fixture.operator.expect_list_merchants().never();
-    fixture.audits_nothing();
-    fixture.console.expect_delete_session().never();
-    let app = fixture.app().await;
+    let app = admin_writing_nothing().app().await;
     let path = "/admin/merchants/m-1/enable";
     let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
     let without = TestRequest::post()
@@ -131,11 +158,7 @@ async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing(
 /// route, and nothing is written (not even the session's last-seen time).
 #[actix_web::test]
 async fn a_post_with_a_session_and_no_form_body_is_forbidden_and_writes_nothing() {
-    let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture.operator.expect_enable_merchant().never();
-    fixture.operator.expect_list_merchants().never();
-    fixture.audits_nothing();
-    fixture.console.expect_delete_session().never();
+    let mut fixture = admin_writing_nothing();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
     let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
@@ -166,12 +189,7 @@ async fn a_session_idle_for_8_hours_or_24_hours_old_is_deleted_and_goes_to_sign_
             .console
             .expect_session()
             .returning(move |_| Ok(Some(session(Role::Admin, age, idle))));
-        fixture
-            .console
-            .expect_delete_session()
-            .withf(|id| id == session_id(TOKEN))
-            .times(1)
-            .returning(|_| Ok(()));
+        expect_session_deleted(&mut fixture);
         fixture.console.expect_touch_session().never();
         let app = fixture.app().await;
         let (status, headers, _) = call(&app, get("/admin")).await;
@@ -186,11 +204,7 @@ async fn a_session_idle_for_8_hours_or_24_hours_old_is_deleted_and_goes_to_sign_
 
 #[actix_web::test]
 async fn a_live_session_is_touched_once_a_minute_has_passed() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture
         .console
         .expect_touch_session()
@@ -472,12 +486,7 @@ async fn the_sign_in_form_must_echo_its_cookie() {
 #[actix_web::test]
 async fn sign_out_deletes_the_session_and_clears_its_cookie() {
     let mut fixture = Fixture::new().signed_in(Role::Viewer);
-    fixture
-        .console
-        .expect_delete_session()
-        .withf(|id| id == session_id(TOKEN))
-        .times(1)
-        .returning(|_| Ok(()));
+    expect_session_deleted(&mut fixture);
     let app = fixture.app().await;
     let (status, headers, _) = call(&app, post("/admin/logout", &[])).await;
     assert_eq!(status, 303);
@@ -492,11 +501,7 @@ async fn sign_out_deletes_the_session_and_clears_its_cookie() {
 
 #[actix_web::test]
 async fn a_form_touches_its_session_only_once_its_token_matched() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
     let wrong = TestRequest::post()
@@ -505,11 +510,7 @@ async fn a_form_touches_its_session_only_once_its_token_matched() {
         .set_form([("csrf", "0".repeat(64))]);
     assert_eq!(call(&app, wrong).await.0, 403);
 
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture
         .console
         .expect_touch_session()
