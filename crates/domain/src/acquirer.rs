@@ -8,26 +8,33 @@
 
 use std::time::Duration;
 
-use crate::names::names;
 use crate::operation::{Decline, DeclineCode, Outcome};
 use crate::{
     Amount, Currency, Direction, OperationId, PaymentMethod, Timestamp, WithdrawalRequisites,
 };
 
-names! {
-    /// A payment's status at the acquirer, named as in logs and in what an operator reads (a
-    /// discrepancy's report).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum PaymentStatus {
-        Pending = "pending",
-        ActionRequired = "action_required",
-        Succeeded = "succeeded",
-        Failed = "failed",
-        Canceled = "canceled",
-    }
+/// A payment's status at the acquirer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentStatus {
+    Pending,
+    ActionRequired,
+    Succeeded,
+    Failed,
+    Canceled,
 }
 
 impl PaymentStatus {
+    /// The status's name in logs and in what an operator reads (a discrepancy's report).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::Pending => "pending",
+            PaymentStatus::ActionRequired => "action_required",
+            PaymentStatus::Succeeded => "succeeded",
+            PaymentStatus::Failed => "failed",
+            PaymentStatus::Canceled => "canceled",
+        }
+    }
+
     pub fn is_final(self) -> bool {
         matches!(
             self,
@@ -189,13 +196,21 @@ pub enum Lookup<T> {
     Failed(String),
 }
 
-names! {
-    /// A refund's status at the acquirer.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum RefundStatus {
-        Pending = "pending",
-        Succeeded = "succeeded",
-        Failed = "failed",
+/// A refund's status at the acquirer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundStatus {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+impl RefundStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefundStatus::Pending => "pending",
+            RefundStatus::Succeeded => "succeeded",
+            RefundStatus::Failed => "failed",
+        }
     }
 }
 
