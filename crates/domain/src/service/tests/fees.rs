@@ -4,7 +4,7 @@
 use super::create_deposit::provider_waits;
 use super::fixtures::*;
 use crate::fee::{Fee, FeeDirection, FeeTerms, Percent};
-use crate::ledger::{BalanceMove, EntryKind};
+use crate::ledger::EntryKind;
 use crate::operation::Outcome;
 use crate::ports::PayoutStart;
 use crate::service::CreateError;
@@ -20,14 +20,6 @@ fn card_tariff() -> Mocks {
     let mut mocks = Mocks::new();
     mocks.set_tariff(FeeDirection::Deposit, card_terms());
     mocks
-}
-
-/// Each move's kind and its changes of the available and held balances.
-fn deltas(moves: &[BalanceMove]) -> Vec<(EntryKind, i64, i64)> {
-    moves
-        .iter()
-        .map(|m| (m.kind, m.available, m.held))
-        .collect()
 }
 
 #[test]
@@ -48,8 +40,13 @@ fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
         "a deposit moves nothing until approved"
     );
     let (_, completion) = completed(created.operation, Outcome::Approve);
+    let moves: Vec<_> = completion
+        .moves
+        .iter()
+        .map(|m| (m.kind, m.available, m.held))
+        .collect();
     assert_eq!(
-        deltas(&completion.moves),
+        moves,
         vec![
             (EntryKind::DepositApproved, 10_000, 0),
             (EntryKind::Fee, -1_500, 0),
@@ -125,10 +122,12 @@ fn a_payout_holds_its_amount_and_its_fee() {
             terms: Some(terms)
         }
     );
-    assert_eq!(
-        deltas(&new.moves),
-        vec![(EntryKind::WithdrawalHold, -101_000, 101_000)]
-    );
+    let holds: Vec<_> = new
+        .moves
+        .iter()
+        .map(|m| (m.kind, m.available, m.held))
+        .collect();
+    assert_eq!(holds, vec![(EntryKind::WithdrawalHold, -101_000, 101_000)]);
 }
 
 #[test]
