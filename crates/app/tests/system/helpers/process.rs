@@ -91,8 +91,8 @@ impl GatewayProcess {
         let (port_tx, port_rx) = mpsc::channel();
         let stderr = child.stderr.take().expect("piped stderr");
         let stdout = child.stdout.take().expect("piped stdout");
-        spawn_reader(stderr, log.clone(), Some(port_tx));
-        spawn_reader(stdout, log.clone(), None);
+        collect_lines(stderr, log.clone(), Some(port_tx), gateway_port);
+        collect_lines(stdout, log.clone(), None, gateway_port);
         let mut process = GatewayProcess {
             child,
             name: name.to_string(),
@@ -257,20 +257,22 @@ impl Drop for GatewayProcess {
     }
 }
 
-/// Collects a pipe's lines; the first `gateway listening ... port=N` line sends N.
-fn spawn_reader(
+/// Collects a child's `pipe` into `log` on a thread of its own, each line without its
+/// terminal colours; the first line `announces` reads a value from sends it on `announced`.
+pub fn collect_lines<T: Send + 'static>(
     pipe: impl Read + Send + 'static,
     log: Arc<Mutex<Vec<String>>>,
-    port: Option<mpsc::Sender<u16>>,
+    announced: Option<mpsc::Sender<T>>,
+    announces: fn(&str) -> Option<T>,
 ) {
     std::thread::spawn(move || {
-        let mut port = port;
+        let mut announced = announced;
         for line in BufReader::new(pipe).lines() {
             let Ok(line) = line else { break };
             let line = strip_ansi(&line);
-            if line.contains("gateway listening") {
-                if let Some(found) = listening_port(&line) {
-                    if let Some(tx) = port.take() {
+            if announced.is_some() {
+                if let Some(found) = announces(&line) {
+                    if let Some(tx) = announced.take() {
                         let _ = tx.send(found);
                     }
                 }
@@ -280,6 +282,15 @@ fn spawn_reader(
             }
         }
     });
+}
+
+/// The port of a `gateway listening ... port=N` line.
+fn gateway_port(line: &str) -> Option<u16> {
+    if line.contains("gateway listening") {
+        listening_port(line)
+    } else {
+        None
+    }
 }
 
 fn listening_port(line: &str) -> Option<u16> {
