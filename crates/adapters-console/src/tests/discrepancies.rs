@@ -137,21 +137,10 @@ async fn resolving_without_the_sessions_csrf_token_is_forbidden_and_writes_nothi
     fixture.operator.expect_resolve_discrepancy().never();
     fixture.audits_nothing();
     let app = fixture.app().await;
-    let cookie = actix_web::cookie::Cookie::new(super::super::auth::SESSION_COOKIE, TOKEN);
     let requests = [
-        TestRequest::post()
-            .uri(RESOLVE)
-            .cookie(cookie.clone())
-            .set_form([("note", "x")]),
-        TestRequest::post()
-            .uri(RESOLVE)
-            .cookie(cookie.clone())
-            .set_form([("csrf", &CSRF.replace('c', "d")[..]), ("note", "x")]),
-        TestRequest::post().uri(RESOLVE).cookie(cookie).set_form([
-            ("csrf", CSRF),
-            ("csrf", CSRF),
-            ("note", "x"),
-        ]),
+        post_bare(RESOLVE).set_form([("note", "x")]),
+        post_bare(RESOLVE).set_form([("csrf", &CSRF.replace('c', "d")[..]), ("note", "x")]),
+        post_bare(RESOLVE).set_form([("csrf", CSRF), ("csrf", CSRF), ("note", "x")]),
     ];
     for request in requests {
         let (status, _, body) = call(&app, request).await;

@@ -186,10 +186,14 @@ pub(super) fn get(path: &str) -> TestRequest {
 pub(super) fn post(path: &str, fields: &[(&str, &str)]) -> TestRequest {
     let mut form: Vec<(&str, &str)> = vec![(CSRF_FIELD, CSRF)];
     form.extend_from_slice(fields);
+    post_bare(path).set_form(form)
+}
+
+/// A POST carrying the session cookie and nothing else (no body, so no CSRF token).
+pub(super) fn post_bare(path: &str) -> TestRequest {
     TestRequest::post()
         .uri(path)
         .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
-        .set_form(form)
 }
 
 /// Status, headers and the body as text.

@@ -66,6 +66,23 @@ fn admin_writing_nothing() -> Fixture {
     fixture
 }
 
+/// A fixture on which alice has no failed sign-in in the window yet.
+fn no_failures_yet() -> Fixture {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_failed_signins()
+        .returning(|_, _| Ok(0));
+    fixture
+}
+
+/// A sign-in answered by the limit: 429, to be tried again in a minute, and no session.
+fn assert_limited((status, headers, body): &(u16, header::HeaderMap, String)) {
+    assert_eq!(*status, 429, "{body}");
+    assert_eq!(header_of(headers, header::RETRY_AFTER), "60");
+    assert!(cookie_named(headers, SESSION_COOKIE).is_none());
+}
+
 /// Expects the session of [`TOKEN`] to be deleted, once.
 fn expect_session_deleted(fixture: &mut Fixture) {
     fixture
@@ -125,32 +142,19 @@ async fn a_form_without_a_session_is_forbidden_and_writes_nothing() {
 async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing() {
     let app = admin_writing_nothing().app().await;
     let path = "/admin/merchants/m-1/enable";
-    let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
-    let without = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("other", "x")]);
+    let without = post_bare(path).set_form([("other", "x")]);
     let (status, _, body) = call(&app, without).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("The form has expired"), "{body}");
-    let wrong = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("csrf", &CSRF.replace('c', "d")[..])]);
+    let wrong = post_bare(path).set_form([("csrf", &CSRF.replace('c', "d")[..])]);
     assert_eq!(call(&app, wrong).await.0, 403);
-    let twice = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("csrf", CSRF), ("csrf", CSRF)]);
+    let twice = post_bare(path).set_form([("csrf", CSRF), ("csrf", CSRF)]);
     assert_eq!(
         call(&app, twice).await.0,
         403,
         "a repeated token is no token"
     );
-    let logout = TestRequest::post()
-        .uri("/admin/logout")
-        .cookie(cookie)
-        .set_form([("csrf", "")]);
+    let logout = post_bare("/admin/logout").set_form([("csrf", "")]);
     assert_eq!(call(&app, logout).await.0, 403);
 }
 
@@ -161,20 +165,15 @@ async fn a_post_with_a_session_and_no_form_body_is_forbidden_and_writes_nothing(
     let mut fixture = admin_writing_nothing();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
-    let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
     for path in ["/admin/merchants/m-1/enable", "/admin/logout"] {
-        let bare = TestRequest::post().uri(path).cookie(cookie.clone());
+        let bare = post_bare(path);
         let (status, _, body) = call(&app, bare).await;
         assert_eq!(status, 403, "{path}, no Content-Type, no body: {body}");
         assert!(body.contains("The form has expired"), "{body}");
-        let empty_form = TestRequest::post()
-            .uri(path)
-            .cookie(cookie.clone())
+        let empty_form = post_bare(path)
             .insert_header((header::CONTENT_TYPE, "application/x-www-form-urlencoded"));
         assert_eq!(call(&app, empty_form).await.0, 403, "{path}, an empty form");
-        let json = TestRequest::post()
-            .uri(path)
-            .cookie(cookie.clone())
+        let json = post_bare(path)
             .insert_header((header::CONTENT_TYPE, "application/json"))
             .set_payload(format!(r#"{{"csrf":"{CSRF}"}}"#));
         assert_eq!(call(&app, json).await.0, 403, "{path}, not a form");
@@ -289,11 +288,7 @@ fn signin_fixture(
 
 #[actix_web::test]
 async fn a_password_changed_during_the_check_opens_no_session() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_failed_signins()
-        .returning(|_, _| Ok(0));
+    let mut fixture = no_failures_yet();
     fixture
         .console
         .expect_reserve_signin()
@@ -391,11 +386,10 @@ async fn a_limited_name_answers_429_without_looking_the_account_up_or_hashing() 
     fixture.console.expect_insert_session().never();
     let app = fixture.app().await;
     // Even the right password is not looked at.
-    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
-    assert_eq!(status, 429, "{body}");
+    let answer = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
+    assert_limited(&answer);
+    let body = &answer.2;
     assert!(body.contains("Too many failed attempts"), "{body}");
-    assert_eq!(header_of(&headers, header::RETRY_AFTER), "60");
-    assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
 }
 
 #[actix_web::test]
@@ -429,11 +423,7 @@ async fn a_wrong_password_an_unknown_or_a_disabled_name_answer_401_and_are_count
 /// the ones reserved before, stops every one past the limit before it is hashed.
 #[actix_web::test]
 async fn an_attempt_reserved_past_the_limit_answers_429_without_hashing() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_failed_signins()
-        .returning(|_, _| Ok(0));
+    let mut fixture = no_failures_yet();
     fixture
         .console
         .expect_reserve_signin()
@@ -443,10 +433,7 @@ async fn an_attempt_reserved_past_the_limit_answers_429_without_hashing() {
     fixture.console.expect_forget_signin().never();
     fixture.console.expect_insert_session().never();
     let app = fixture.app().await;
-    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
-    assert_eq!(status, 429, "{body}");
-    assert_eq!(header_of(&headers, header::RETRY_AFTER), "60");
-    assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
+    assert_limited(&call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await);
 }
 
 #[actix_web::test]
@@ -504,10 +491,7 @@ async fn a_form_touches_its_session_only_once_its_token_matched() {
     let mut fixture = viewer_seen_two_minutes_ago();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
-    let wrong = TestRequest::post()
-        .uri("/admin/logout")
-        .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
-        .set_form([("csrf", "0".repeat(64))]);
+    let wrong = post_bare("/admin/logout").set_form([("csrf", "0".repeat(64))]);
     assert_eq!(call(&app, wrong).await.0, 403);
 
     let mut fixture = viewer_seen_two_minutes_ago();
