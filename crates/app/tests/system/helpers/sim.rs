@@ -8,7 +8,6 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +16,7 @@ use serde_json::{json, Value};
 use super::api::Api;
 use super::cli::{command, run, GATEWAY};
 use super::db::TestDb;
-use super::process::collect_lines;
+use super::process::collect_output;
 
 pub const SIM_API_KEY: &str = "sim-api-key-0123456789";
 pub const SIM_WEBHOOK_SECRET: &str = "sim-webhook-secret-0123456789";
@@ -67,12 +66,7 @@ impl Sim {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start acquirer-sim");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        collect_lines(stdout, log.clone(), Some(tx), listening_line);
-        collect_lines(stderr, log.clone(), None, listening_line);
+        let (log, rx) = collect_output(&mut child, listening_line);
         let line: String = rx
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| {
