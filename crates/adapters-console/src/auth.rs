@@ -188,6 +188,16 @@ impl Signed {
         work.await.map_err(|e| self.fail(e))
     }
 
+    /// [`Signed::ask`] for a lookup: nothing found is 404.
+    pub async fn ask_found<T, E: Into<Problem>>(
+        &self,
+        lookup: impl Future<Output = Result<Option<T>, E>>,
+    ) -> Result<T, Failure> {
+        self.ask(lookup)
+            .await?
+            .ok_or_else(|| self.fail(Problem::NotFound))
+    }
+
     async fn of(req: &HttpRequest) -> Result<Result<Signed, bool>, Failure> {
         let lang = Lang::of(req);
         let state = state_of(req)?;
@@ -279,14 +289,24 @@ impl FromRequest for Fields {
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        let mut payload = payload.take();
-        Box::pin(async move {
+        with_body(req, payload, |req, mut payload| async move {
             Fields::read(&req, &mut payload)
                 .await
                 .map_err(|p| Failure::new(Lang::of(&req), p))
         })
     }
+}
+
+/// A form extractor's future: `read` gets the request and its body, both owned.
+fn with_body<T, F>(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    read: impl FnOnce(HttpRequest, Payload) -> F,
+) -> Pin<Box<dyn Future<Output = Result<T, Failure>>>>
+where
+    F: Future<Output = Result<T, Failure>> + 'static,
+{
+    Box::pin(read(req.clone(), payload.take()))
 }
 
 /// A signed-in operator's form (POST) whose CSRF token matched the session's. Without a
@@ -324,9 +344,7 @@ impl FromRequest for Posted {
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        let mut payload = payload.take();
-        Box::pin(async move {
+        with_body(req, payload, |req, mut payload| async move {
             let lang = Lang::of(&req);
             let Ok(signed) = Signed::of(&req).await? else {
                 tracing::info!("console form without a session refused");

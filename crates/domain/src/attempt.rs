@@ -1,49 +1,26 @@
 //! Provider attempts: each call that starts an operation at a provider, recorded before the
 //! call and completed after it, and what the reconciler keeps on it.
 
+use crate::names::names;
 use crate::{OperationId, Timestamp};
 
-/// Where an attempt stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttemptState {
-    /// Committed before the call; its answer is not written yet.
-    Sent,
-    /// The provider took the operation (it may still be processing there).
-    Ok,
-    /// The bank or the user declined it.
-    Declined,
-    /// A definite failure: nothing happened at the provider.
-    Unavailable,
-    /// No usable answer: the payment may or may not exist; resolved by reading.
-    Unknown,
-    /// Not tried: its provider was already tried for the operation, its circuit was open, or
-    /// its timeout no longer fit the routing budget.
-    Skipped,
-}
-
-impl AttemptState {
-    const ALL: [AttemptState; 6] = [
-        AttemptState::Sent,
-        AttemptState::Ok,
-        AttemptState::Declined,
-        AttemptState::Unavailable,
-        AttemptState::Unknown,
-        AttemptState::Skipped,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptState::Sent => "sent",
-            AttemptState::Ok => "ok",
-            AttemptState::Declined => "declined",
-            AttemptState::Unavailable => "unavailable",
-            AttemptState::Unknown => "unknown",
-            AttemptState::Skipped => "skipped",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
+names! {
+    /// Where an attempt stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum AttemptState {
+        /// Committed before the call; its answer is not written yet.
+        Sent = "sent",
+        /// The provider took the operation (it may still be processing there).
+        Ok = "ok",
+        /// The bank or the user declined it.
+        Declined = "declined",
+        /// A definite failure: nothing happened at the provider.
+        Unavailable = "unavailable",
+        /// No usable answer: the payment may or may not exist; resolved by reading.
+        Unknown = "unknown",
+        /// Not tried: its provider was already tried for the operation, its circuit was open, or
+        /// its timeout no longer fit the routing budget.
+        Skipped = "skipped",
     }
 }
 

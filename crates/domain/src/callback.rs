@@ -2,6 +2,7 @@
 //! docs/api.md). The domain decides what a callback says ([`CallbackData`]); the body's wire
 //! format belongs to the callback adapter, through the `CallbackFormat` port.
 
+use crate::names::names;
 use crate::operation::{Decline, Operation};
 use crate::ports::CallbackFormat;
 use crate::refund::Refund;
@@ -130,25 +131,16 @@ pub struct CallbackAttempt {
     pub error: Option<String>,
 }
 
-/// Where a callback stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallbackState {
-    Pending,
-    Delivered,
-    Failed,
-    /// Due while its merchant was disabled: it waits, its attempt count, failures and due time
-    /// as they were, and goes back to pending when the merchant is enabled again.
-    Held,
-}
-
-impl CallbackState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallbackState::Pending => "pending",
-            CallbackState::Delivered => "delivered",
-            CallbackState::Failed => "failed",
-            CallbackState::Held => "held",
-        }
+names! {
+    /// Where a callback stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum CallbackState {
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
+        /// Due while its merchant was disabled: it waits, its attempt count, failures and due
+        /// time as they were, and goes back to pending when the merchant is enabled again.
+        Held = "held",
     }
 }
 

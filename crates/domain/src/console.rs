@@ -9,39 +9,26 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::names::names;
 use crate::{Currency, Direction, MerchantId, OperationId, PaymentMethod, RefundId, Status};
 use crate::{Timestamp, ValueError};
 
-/// What an operator may do. Each role may do everything the one before it may.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
-    /// Reads every page.
-    Viewer,
-    /// Also retries callbacks, sends them now, cancels at a provider and completes sandbox
-    /// operations.
-    Operator,
-    /// Also changes merchants, routes, providers and balances, and resolves discrepancies.
-    Admin,
+names! {
+    /// What an operator may do. Each role may do everything the one before it may.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Role {
+        /// Reads every page.
+        Viewer = "viewer",
+        /// Also retries callbacks, sends them now, cancels at a provider and completes sandbox
+        /// operations.
+        Operator = "operator",
+        /// Also changes merchants, routes, providers and balances, and resolves discrepancies.
+        Admin = "admin",
+    }
+    else "must be viewer, operator or admin"
 }
 
 impl Role {
-    pub fn parse(text: &str) -> Result<Role, ValueError> {
-        match text {
-            "viewer" => Ok(Role::Viewer),
-            "operator" => Ok(Role::Operator),
-            "admin" => Ok(Role::Admin),
-            _ => Err(ValueError::new("must be viewer, operator or admin")),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Operator => "operator",
-            Role::Admin => "admin",
-        }
-    }
-
     /// Whether this role may do what `need` asks.
     pub fn allows(self, need: Need) -> bool {
         let required = match need {

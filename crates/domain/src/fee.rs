@@ -9,37 +9,18 @@ use std::str::FromStr;
 
 use bigdecimal::{BigDecimal, RoundingMode, ToPrimitive};
 
+use crate::names::names;
 use crate::{Amount, Currency, MerchantId, PaymentMethod, ValueError};
 
-/// Which movement a tariff prices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FeeDirection {
-    Deposit,
-    Withdrawal,
-    Refund,
-}
-
-impl FeeDirection {
-    pub const ALL: [FeeDirection; 3] = [
-        FeeDirection::Deposit,
-        FeeDirection::Withdrawal,
-        FeeDirection::Refund,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FeeDirection::Deposit => "deposit",
-            FeeDirection::Withdrawal => "withdrawal",
-            FeeDirection::Refund => "refund",
-        }
+names! {
+    /// Which movement a tariff prices.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum FeeDirection {
+        Deposit = "deposit",
+        Withdrawal = "withdrawal",
+        Refund = "refund",
     }
-
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        Self::ALL
-            .into_iter()
-            .find(|d| d.as_str() == text)
-            .ok_or_else(|| ValueError::new("must be deposit, withdrawal or refund"))
-    }
+    else "must be deposit, withdrawal or refund"
 }
 
 impl From<crate::Direction> for FeeDirection {

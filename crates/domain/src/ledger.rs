@@ -1,5 +1,6 @@
 //! Balances and the ledger: every balance change is one entry, written with the change.
 
+use crate::names::names;
 use crate::operation::Operation;
 use crate::refund::Refund;
 use crate::{Currency, Direction, MerchantId, OperationId, RefundId, Status, Timestamp};
@@ -12,77 +13,45 @@ pub struct Balance {
     pub held: i64,
 }
 
-/// Why a balance changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EntryKind {
-    /// An approved deposit: available += amount.
-    DepositApproved,
-    /// A payout was created: available -= amount, held += amount (only if available suffices).
-    WithdrawalHold,
-    /// A payout was declined: held -= amount, available += amount.
-    WithdrawalReleased,
-    /// A payout was approved: held -= amount.
-    WithdrawalPaid,
-    /// An operator's credit: available += amount.
-    ManualCredit,
-    /// An operator's debit: available -= amount (only if available suffices).
-    ManualDebit,
-    /// A refund was created: available -= amount, held += amount (only if available suffices).
-    RefundHold,
-    /// A refund was declined: held -= amount, available += amount.
-    RefundReleased,
-    /// A refund was approved: held -= amount.
-    RefundPaid,
-    /// The merchant paid an approved operation's or refund's fee: available -= fee (a
-    /// deposit's, out of what it credited) or held -= fee (a payout's or refund's, out of its
-    /// hold).
-    Fee,
-    /// The operator's fee account of the currency earned that fee. The account is the sum of
-    /// these entries (it has no balance row); the entry names the merchant who paid, whose
-    /// own balance it does not move.
-    FeeIncome,
+names! {
+    /// Why a balance changed. Stored by name; an unknown stored name is an error, never a
+    /// default.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum EntryKind {
+        /// An approved deposit: available += amount.
+        DepositApproved = "deposit_approved",
+        /// A payout was created: available -= amount, held += amount (only if available suffices).
+        WithdrawalHold = "withdrawal_hold",
+        /// A payout was declined: held -= amount, available += amount.
+        WithdrawalReleased = "withdrawal_released",
+        /// A payout was approved: held -= amount.
+        WithdrawalPaid = "withdrawal_paid",
+        /// An operator's credit: available += amount.
+        ManualCredit = "manual_credit",
+        /// An operator's debit: available -= amount (only if available suffices).
+        ManualDebit = "manual_debit",
+        /// A refund was created: available -= amount, held += amount (only if available suffices).
+        RefundHold = "refund_hold",
+        /// A refund was declined: held -= amount, available += amount.
+        RefundReleased = "refund_released",
+        /// A refund was approved: held -= amount.
+        RefundPaid = "refund_paid",
+        /// The merchant paid an approved operation's or refund's fee: available -= fee (a
+        /// deposit's, out of what it credited) or held -= fee (a payout's or refund's, out of its
+        /// hold).
+        Fee = "fee",
+        /// The operator's fee account of the currency earned that fee. The account is the sum of
+        /// these entries (it has no balance row); the entry names the merchant who paid, whose
+        /// own balance it does not move.
+        FeeIncome = "fee_income",
+    }
 }
 
 impl EntryKind {
-    pub const ALL: [EntryKind; 11] = [
-        EntryKind::DepositApproved,
-        EntryKind::WithdrawalHold,
-        EntryKind::WithdrawalReleased,
-        EntryKind::WithdrawalPaid,
-        EntryKind::ManualCredit,
-        EntryKind::ManualDebit,
-        EntryKind::RefundHold,
-        EntryKind::RefundReleased,
-        EntryKind::RefundPaid,
-        EntryKind::Fee,
-        EntryKind::FeeIncome,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryKind::DepositApproved => "deposit_approved",
-            EntryKind::WithdrawalHold => "withdrawal_hold",
-            EntryKind::WithdrawalReleased => "withdrawal_released",
-            EntryKind::WithdrawalPaid => "withdrawal_paid",
-            EntryKind::ManualCredit => "manual_credit",
-            EntryKind::ManualDebit => "manual_debit",
-            EntryKind::RefundHold => "refund_hold",
-            EntryKind::RefundReleased => "refund_released",
-            EntryKind::RefundPaid => "refund_paid",
-            EntryKind::Fee => "fee",
-            EntryKind::FeeIncome => "fee_income",
-        }
-    }
-
     /// Whether the entry moves the operator's fee account rather than the merchant's
     /// balance.
     pub fn is_fee_income(self) -> bool {
         self == EntryKind::FeeIncome
-    }
-
-    /// The kind for a stored name; unknown names are an error, never a default.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 

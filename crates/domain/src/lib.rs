@@ -13,6 +13,7 @@ pub mod discrepancy;
 pub mod fee;
 pub mod ledger;
 pub mod merchant;
+mod names;
 pub mod operation;
 pub mod operator;
 pub mod ports;

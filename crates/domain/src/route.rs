@@ -1,48 +1,24 @@
 //! Processing routes and how one is chosen.
 
-use crate::{Amount, Currency, Direction, PaymentMethod, ValueError};
+use crate::names::names;
+use crate::{Amount, Currency, Direction, PaymentMethod};
 
-/// How a route's provider runs the operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Flow {
-    Redirect,
-    Qr,
-    Requisites,
-    InputFields,
-    Instruction,
-    Confirmation,
-    Payout,
+names! {
+    /// How a route's provider runs the operation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Flow {
+        Redirect = "redirect",
+        Qr = "qr",
+        Requisites = "requisites",
+        InputFields = "input_fields",
+        Instruction = "instruction",
+        Confirmation = "confirmation",
+        Payout = "payout",
+    }
+    else "must be redirect, qr, requisites, input_fields, instruction, confirmation or payout"
 }
 
 impl Flow {
-    const ALL: [Flow; 7] = [
-        Flow::Redirect,
-        Flow::Qr,
-        Flow::Requisites,
-        Flow::InputFields,
-        Flow::Instruction,
-        Flow::Confirmation,
-        Flow::Payout,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Flow::Redirect => "redirect",
-            Flow::Qr => "qr",
-            Flow::Requisites => "requisites",
-            Flow::InputFields => "input_fields",
-            Flow::Instruction => "instruction",
-            Flow::Confirmation => "confirmation",
-            Flow::Payout => "payout",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        Self::ALL.into_iter().find(|f| f.as_str() == text).ok_or_else(|| {
-            ValueError::new("must be redirect, qr, requisites, input_fields, instruction, confirmation or payout")
-        })
-    }
-
     /// The flow a fresh database gives each method and direction.
     pub fn default_for(direction: Direction, method: PaymentMethod) -> Flow {
         match (direction, method) {

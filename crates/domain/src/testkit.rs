@@ -26,6 +26,22 @@ use crate::{
     PaymentMethod, RefundId, Status, Timestamp, UserData, UserId,
 };
 
+/// Has `store` answer a read of the operation processing the first time and `then` every
+/// time after: another writer finished it in between. `operation` builds it in a status.
+#[cfg(feature = "mock")]
+pub fn finished_meanwhile(
+    store: &mut crate::ports::MockOperationStore,
+    then: Status,
+    operation: impl Fn(Status) -> Operation + Send + 'static,
+) {
+    let mut reads = 0;
+    store.expect_get().returning(move |_| {
+        reads += 1;
+        let status = if reads == 1 { Status::Processing } else { then };
+        Ok(Some(operation(status)))
+    });
+}
+
 /// A fixed moment tests start from: 2026-11-21T10:00:00Z.
 pub const T0: Timestamp = Timestamp::from_millis(1_795_255_200_000);
 

@@ -7,6 +7,8 @@
 //!   says, path by path: a status, 500 to the next N requests or to the first callback of
 //!   each operation, a delay, a redirect, or no answer while held; with per-operation views
 //!   and [`wait_until`] to poll for a condition.
+//! * [`serve_every_request`]: a real HTTP server on 127.0.0.1:0 whose one handler answers
+//!   every request, for a test's fake peers.
 //! * [`CapturedLogs`]: what a test's thread logged, to check that no secret is ever in it.
 //! * [`signing`]: request signatures of both versions, as a merchant makes them.
 //! * [`fixtures`] (with the feature `fixtures`): operations, a merchant, routes, an acquirer
@@ -22,10 +24,12 @@ mod database;
 pub mod fixtures;
 mod logs;
 pub mod receiver;
+mod server;
 pub mod signing;
 mod skip;
 
 pub use database::{Backend, FreshDatabase};
 pub use logs::CapturedLogs;
 pub use receiver::{wait_until, CallbackReceiver, Captured};
+pub use server::serve_every_request;
 pub use skip::{postgres_admin_url, report_skipped, required, PG_VAR, REQUIRE_POSTGRES_VAR};

@@ -18,10 +18,12 @@ use std::time::{Duration, Instant};
 use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{HttpRequest, HttpResponse};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
+
+use crate::serve_every_request;
 
 /// How long a held request waits at most before it is answered anyway.
 const HOLD_LIMIT: Duration = Duration::from_secs(90);
@@ -130,24 +132,7 @@ impl CallbackReceiver {
     /// Starts a receiver with `workers` threads (within a Tokio runtime) on 127.0.0.1:0.
     pub fn with_workers(workers: usize) -> CallbackReceiver {
         let state = Arc::new(State::default());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let port = listener.local_addr().expect("local address").port();
-        let shared = state.clone();
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(web::Data::new(shared.clone()))
-                .default_service(web::to(answer))
-        })
-        .workers(workers)
-        .max_connections(100_000)
-        .backlog(4096)
-        .disable_signals()
-        .shutdown_timeout(1)
-        .listen(listener)
-        .expect("listen")
-        .run();
-        let handle = server.handle();
-        tokio::spawn(server);
+        let (port, handle) = serve_every_request(state.clone(), workers, answer);
         CallbackReceiver {
             port,
             state,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{HttpRequest, HttpResponse};
 use adapters_acquirer::AcquirerClient;
 use domain::acquirer::{AcquirerPayment, CallResult, PaymentOrder};
 use domain::ports::Acquirer;
@@ -142,22 +142,7 @@ impl FakeAcquirer {
     /// Starts within the test's Tokio runtime.
     pub fn start() -> Self {
         let state = Arc::new(State::default());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        let shared = state.clone();
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(web::Data::new(shared.clone()))
-                .default_service(web::to(answer))
-        })
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(1)
-        .listen(listener)
-        .expect("listen")
-        .run();
-        let handle = server.handle();
-        tokio::spawn(server);
+        let (port, handle) = testkit::serve_every_request(state.clone(), 1, answer);
         Self {
             port,
             state,

@@ -108,10 +108,9 @@ fn admin_forms(signed: &Signed, t: &Texts, merchant: &Merchant) -> Markup {
 /// The merchant a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<Merchant, Failure> {
     let id = MerchantId::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
-    let found = signed.state.ports.operator.merchant(&id).await;
-    found
-        .map_err(|e| signed.fail(e))?
-        .ok_or_else(|| signed.fail(Problem::NotFound))
+    signed
+        .ask_found(signed.state.ports.operator.merchant(&id))
+        .await
 }
 
 /// `POST /admin/merchants/{id}/enable` (admin): its requests are taken again and its held
@@ -121,9 +120,8 @@ pub(crate) async fn enable(posted: Posted, path: web::Path<String>) -> Answer {
     let signed = &posted.signed;
     let merchant = find(signed, &path).await?;
     let released = signed
-        .ask(signed.state.ports.operator.enable_merchant(&merchant.id))
-        .await?
-        .ok_or_else(|| signed.fail(Problem::NotFound))?;
+        .ask_found(signed.state.ports.operator.enable_merchant(&merchant.id))
+        .await?;
     audit(
         &posted,
         "merchant.enable",

@@ -40,9 +40,8 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
     let id = parse_id(&signed, &path)?;
     let state = &signed.state;
     let story = signed
-        .ask(state.ports.operator.operation_story(id))
-        .await?
-        .ok_or_else(|| signed.fail(Problem::NotFound))?;
+        .ask_found(state.ports.operator.operation_story(id))
+        .await?;
     let op = &story.operation;
     let refunds = signed
         .ask(state.ports.gateway.reads().refunds_of(op))
@@ -404,6 +403,24 @@ fn status_json(op: &Operation) -> Value {
     }
 }
 
+/// Audits `action`'s change of an operation's status, `before` to `after`.
+async fn audit_status(
+    posted: &Posted,
+    action: &str,
+    before: &Operation,
+    after: &Operation,
+) -> Result<(), Failure> {
+    let target = before.id().to_string();
+    audit(
+        posted,
+        action,
+        &target,
+        Some(status_json(before)),
+        Some(status_json(after)),
+    )
+    .await
+}
+
 /// `POST .../callback-retry` (operator+; `refund` names a refund's callback): queues the
 /// failed callback again with a fresh schedule.
 pub(crate) async fn retry_callback(posted: Posted, path: web::Path<String>) -> Answer {
@@ -441,14 +458,7 @@ pub(crate) async fn cancel(posted: Posted, path: web::Path<String>) -> Answer {
         Err(CancelError::Complete(error)) => return complete_failure(signed, &page, error),
     };
     if after.status() != before.status() || good {
-        audit(
-            &posted,
-            "operation.cancel",
-            &id.to_string(),
-            Some(status_json(&before)),
-            Some(status_json(&after)),
-        )
-        .await?;
+        audit_status(&posted, "operation.cancel", &before, &after).await?;
     }
     Ok(back(&page, good, code))
 }
@@ -496,13 +506,6 @@ pub(crate) async fn complete(posted: Posted, path: web::Path<String>) -> Answer 
         Ok(after) => after,
         Err(error) => return complete_failure(signed, &page, error),
     };
-    audit(
-        &posted,
-        "sandbox.complete",
-        &id.to_string(),
-        Some(status_json(&before)),
-        Some(status_json(&after)),
-    )
-    .await?;
+    audit_status(&posted, "sandbox.complete", &before, &after).await?;
     Ok(back(&page, true, "completed"))
 }

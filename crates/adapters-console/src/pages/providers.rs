@@ -127,10 +127,9 @@ fn circuit_badge(t: &Texts, zone: &crate::Zone, state: CircuitState) -> Markup {
 /// The acquirer a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<AcquirerProvider, Failure> {
     let name = ProviderName::parse(text).map_err(|_| signed.fail(Problem::NotFound))?;
-    let found = signed.state.ports.operator.provider(name.as_str()).await;
-    found
-        .map_err(|e| signed.fail(e))?
-        .ok_or_else(|| signed.fail(Problem::NotFound))
+    signed
+        .ask_found(signed.state.ports.operator.provider(name.as_str()))
+        .await
 }
 
 async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> Answer {

@@ -69,10 +69,9 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
 /// The route a path names, as stored now; unknown or malformed is 404.
 async fn find(signed: &Signed, text: &str) -> Result<Route, Failure> {
     let id: i64 = text.parse().map_err(|_| signed.fail(Problem::NotFound))?;
-    let found = signed.state.ports.operator.route(id).await;
-    found
-        .map_err(|e| signed.fail(e))?
-        .ok_or_else(|| signed.fail(Problem::NotFound))
+    signed
+        .ask_found(signed.state.ports.operator.route(id))
+        .await
 }
 
 async fn set_enabled(posted: Posted, path: web::Path<String>, enabled: bool) -> Answer {

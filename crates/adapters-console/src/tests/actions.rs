@@ -197,12 +197,8 @@ async fn an_operator_retries_a_failed_callback_and_it_is_audited() {
     });
     let app = fixture.app().await;
     let path = format!("/admin/operations/{}/callback-retry", op_id());
-    let (status, headers, _) = call(&app, post(&path, &[])).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        format!("/admin/operations/{}?done=callback_retried", op_id())
-    );
+    let back = operation_flash("done=callback_retried");
+    assert_redirects(&app, post(&path, &[]), &back).await;
 }
 
 #[actix_web::test]
@@ -239,16 +235,8 @@ async fn send_now_makes_a_pending_callback_due_and_is_audited() {
         .times(1)
         .returning(|_| Ok(()));
     let app = fixture.app().await;
-    let (status, headers, _) = call(
-        &app,
-        post(&format!("/admin/callbacks/{}/send-now", op_id()), &[]),
-    )
-    .await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin/callbacks?done=callback_sent"
-    );
+    let send_now = post(&format!("/admin/callbacks/{}/send-now", op_id()), &[]);
+    assert_redirects(&app, send_now, "/admin/callbacks?done=callback_sent").await;
 }
 
 #[actix_web::test]
@@ -315,12 +303,8 @@ async fn the_sandboxs_complete_approves_a_processing_sandbox_operation_and_is_au
     });
     let app = fixture.app().await;
     let path = format!("/admin/operations/{}/complete", op_id());
-    let (status, headers, body) = call(&app, post(&path, &[("outcome", "approve")])).await;
-    assert_eq!(status, 303, "{body}");
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        format!("/admin/operations/{}?done=completed", op_id())
-    );
+    let approve = post(&path, &[("outcome", "approve")]);
+    assert_redirects(&app, approve, &operation_flash("done=completed")).await;
     let (status, _, _) = call(&app, post(&path, &[("outcome", "maybe")])).await;
     assert_eq!(status, 400);
 }
@@ -347,16 +331,8 @@ async fn cancelling_a_sandbox_operation_at_a_provider_is_refused_as_a_flash() {
         .returning(|_| Ok(Some(deposit(Status::Processing, None))));
     fixture.audits_nothing();
     let app = fixture.app().await;
-    let (status, headers, _) = call(
-        &app,
-        post(&format!("/admin/operations/{}/cancel", op_id()), &[]),
-    )
-    .await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        format!("/admin/operations/{}?error=not_at_acquirer", op_id())
-    );
+    let cancel = post(&format!("/admin/operations/{}/cancel", op_id()), &[]);
+    assert_redirects(&app, cancel, &operation_flash("error=not_at_acquirer")).await;
 }
 
 #[actix_web::test]

@@ -1,7 +1,6 @@
 //! Discrepancies on the operation's page, the admin's "Mark resolved" (role, CSRF, audit),
 //! and manual entries that name an operation.
 
-use actix_web::http::header;
 use domain::console::{Actor, EventDetail, OperationEvent, Role};
 use domain::discrepancy::{RecordedDiscrepancy, Resolution, ResolutionNote, Resolved};
 use domain::ledger::{Balance, ManualEntry};
@@ -116,12 +115,8 @@ async fn an_admin_resolves_a_discrepancy_with_a_note_and_it_is_audited() {
     });
     let app = fixture.app().await;
     let form = [("note", "  settled with the bank ")];
-    let (status, headers, body) = call(&app, post(RESOLVE, &form)).await;
-    assert_eq!(status, 303, "{body}");
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        format!("/admin/operations/{}?done=discrepancy_resolved", op_id())
-    );
+    let back = operation_flash("done=discrepancy_resolved");
+    assert_redirects(&app, post(RESOLVE, &form), &back).await;
 }
 
 #[actix_web::test]
@@ -142,21 +137,10 @@ async fn resolving_without_the_sessions_csrf_token_is_forbidden_and_writes_nothi
     fixture.operator.expect_resolve_discrepancy().never();
     fixture.audits_nothing();
     let app = fixture.app().await;
-    let cookie = actix_web::cookie::Cookie::new(super::super::auth::SESSION_COOKIE, TOKEN);
     let requests = [
-        TestRequest::post()
-            .uri(RESOLVE)
-            .cookie(cookie.clone())
-            .set_form([("note", "x")]),
-        TestRequest::post()
-            .uri(RESOLVE)
-            .cookie(cookie.clone())
-            .set_form([("csrf", &CSRF.replace('c', "d")[..]), ("note", "x")]),
-        TestRequest::post().uri(RESOLVE).cookie(cookie).set_form([
-            ("csrf", CSRF),
-            ("csrf", CSRF),
-            ("note", "x"),
-        ]),
+        post_bare(RESOLVE).set_form([("note", "x")]),
+        post_bare(RESOLVE).set_form([("csrf", &CSRF.replace('c', "d")[..]), ("note", "x")]),
+        post_bare(RESOLVE).set_form([("csrf", CSRF), ("csrf", CSRF), ("note", "x")]),
     ];
     for request in requests {
         let (status, _, body) = call(&app, request).await;
@@ -180,12 +164,8 @@ async fn a_resolved_unknown_or_unnoted_discrepancy_is_refused_and_not_audited() 
     fixture.audits_nothing();
     let app = fixture.app().await;
 
-    let (status, headers, _) = call(&app, post(RESOLVE, &[("note", "again")])).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        format!("/admin/operations/{}?error=already_resolved", op_id())
-    );
+    let again = post(RESOLVE, &[("note", "again")]);
+    assert_redirects(&app, again, &operation_flash("error=already_resolved")).await;
     let unknown = "/admin/discrepancies/5/resolve";
     assert_eq!(call(&app, post(unknown, &[("note", "x")])).await.0, 404);
     let malformed = "/admin/discrepancies/five/resolve";
@@ -258,13 +238,8 @@ async fn a_credit_naming_an_unknown_or_malformed_operation_moves_nothing() {
             ("operation", operation),
         ]
     };
-    let (status, headers, _) =
-        call(&app, post("/admin/merchants/m-1/balance", &form(&id[..]))).await;
-    assert_eq!(status, 303);
-    assert_eq!(
-        header_of(&headers, header::LOCATION),
-        "/admin/merchants?error=unknown_operation"
-    );
+    let unknown = post("/admin/merchants/m-1/balance", &form(&id[..]));
+    assert_redirects(&app, unknown, "/admin/merchants?error=unknown_operation").await;
     let (status, _, body) = call(
         &app,
         post("/admin/merchants/m-1/balance", &form("not-a-uuid")),

@@ -28,7 +28,7 @@ use domain::Timestamp;
 
 use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
 use super::{mount, standalone, ConsolePorts, ConsoleState, Zone};
-use testkit::fixtures::{merchant, now, Mocks};
+use testkit::fixtures::{merchant, now, op_id, Mocks};
 
 /// The session cookie's token in these tests, and the session's CSRF token.
 pub(super) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -187,10 +187,14 @@ pub(super) fn get(path: &str) -> TestRequest {
 pub(super) fn post(path: &str, fields: &[(&str, &str)]) -> TestRequest {
     let mut form: Vec<(&str, &str)> = vec![(CSRF_FIELD, CSRF)];
     form.extend_from_slice(fields);
+    post_bare(path).set_form(form)
+}
+
+/// A POST carrying the session cookie and nothing else (no body, so no CSRF token).
+pub(super) fn post_bare(path: &str) -> TestRequest {
     TestRequest::post()
         .uri(path)
         .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
-        .set_form(form)
 }
 
 /// Status, headers and the body as text.
@@ -216,6 +220,11 @@ where
     let (status, headers, body) = call(app, req).await;
     assert_eq!(status, 303, "{body}");
     assert_eq!(header_of(&headers, header::LOCATION), location);
+}
+
+/// The operation page of [`op_id`] with the flash `flash` (`done=...` or `error=...`).
+pub(super) fn operation_flash(flash: &str) -> String {
+    format!("/admin/operations/{}?{flash}", op_id())
 }
 
 /// Posts the balance form `form` for merchant m-1 and checks it is answered 303 to the

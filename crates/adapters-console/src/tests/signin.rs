@@ -44,6 +44,55 @@ fn sign_in(login: &str, name: &str, password: &str) -> TestRequest {
 
 const LOGIN_TOKEN: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 
+/// A fixture whose session is a viewer's, an hour old and last seen two minutes ago (so a
+/// request touches it).
+fn viewer_seen_two_minutes_ago() -> Fixture {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_session()
+        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    fixture
+}
+
+/// An admin's fixture on which a refused form writes nothing: no merchant change, no audit,
+/// no sign-out.
+fn admin_writing_nothing() -> Fixture {
+    let mut fixture = Fixture::new().signed_in(Role::Admin);
+    fixture.operator.expect_enable_merchant().never();
+    fixture.operator.expect_list_merchants().never();
+    fixture.audits_nothing();
+    fixture.console.expect_delete_session().never();
+    fixture
+}
+
+/// A fixture on which alice has no failed sign-in in the window yet.
+fn no_failures_yet() -> Fixture {
+    let mut fixture = Fixture::new();
+    fixture
+        .console
+        .expect_failed_signins()
+        .returning(|_, _| Ok(0));
+    fixture
+}
+
+/// A sign-in answered by the limit: 429, to be tried again in a minute, and no session.
+fn assert_limited((status, headers, body): &(u16, header::HeaderMap, String)) {
+    assert_eq!(*status, 429, "{body}");
+    assert_eq!(header_of(headers, header::RETRY_AFTER), "60");
+    assert!(cookie_named(headers, SESSION_COOKIE).is_none());
+}
+
+/// Expects the session of [`TOKEN`] to be deleted, once.
+fn expect_session_deleted(fixture: &mut Fixture) {
+    fixture
+        .console
+        .expect_delete_session()
+        .withf(|id| id == session_id(TOKEN))
+        .times(1)
+        .returning(|_| Ok(()));
+}
+
 #[actix_web::test]
 async fn a_page_without_a_session_goes_to_the_sign_in_page() {
     let app = Fixture::new().app().await;
@@ -91,39 +140,21 @@ async fn a_form_without_a_session_is_forbidden_and_writes_nothing() {
 
 #[actix_web::test]
 async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing() {
-    let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture.operator.expect_enable_merchant().never();
-    fixture.operator.expect_list_merchants().never();
-    fixture.audits_nothing();
-    fixture.console.expect_delete_session().never();
-    let app = fixture.app().await;
+    let app = admin_writing_nothing().app().await;
     let path = "/admin/merchants/m-1/enable";
-    let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
-    let without = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("other", "x")]);
+    let without = post_bare(path).set_form([("other", "x")]);
     let (status, _, body) = call(&app, without).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("The form has expired"), "{body}");
-    let wrong = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("csrf", &CSRF.replace('c', "d")[..])]);
+    let wrong = post_bare(path).set_form([("csrf", &CSRF.replace('c', "d")[..])]);
     assert_eq!(call(&app, wrong).await.0, 403);
-    let twice = TestRequest::post()
-        .uri(path)
-        .cookie(cookie.clone())
-        .set_form([("csrf", CSRF), ("csrf", CSRF)]);
+    let twice = post_bare(path).set_form([("csrf", CSRF), ("csrf", CSRF)]);
     assert_eq!(
         call(&app, twice).await.0,
         403,
         "a repeated token is no token"
     );
-    let logout = TestRequest::post()
-        .uri("/admin/logout")
-        .cookie(cookie)
-        .set_form([("csrf", "")]);
+    let logout = post_bare("/admin/logout").set_form([("csrf", "")]);
     assert_eq!(call(&app, logout).await.0, 403);
 }
 
@@ -131,27 +162,18 @@ async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_writes_nothing(
 /// route, and nothing is written (not even the session's last-seen time).
 #[actix_web::test]
 async fn a_post_with_a_session_and_no_form_body_is_forbidden_and_writes_nothing() {
-    let mut fixture = Fixture::new().signed_in(Role::Admin);
-    fixture.operator.expect_enable_merchant().never();
-    fixture.operator.expect_list_merchants().never();
-    fixture.audits_nothing();
-    fixture.console.expect_delete_session().never();
+    let mut fixture = admin_writing_nothing();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
-    let cookie = Cookie::new(SESSION_COOKIE, TOKEN);
     for path in ["/admin/merchants/m-1/enable", "/admin/logout"] {
-        let bare = TestRequest::post().uri(path).cookie(cookie.clone());
+        let bare = post_bare(path);
         let (status, _, body) = call(&app, bare).await;
         assert_eq!(status, 403, "{path}, no Content-Type, no body: {body}");
         assert!(body.contains("The form has expired"), "{body}");
-        let empty_form = TestRequest::post()
-            .uri(path)
-            .cookie(cookie.clone())
+        let empty_form = post_bare(path)
             .insert_header((header::CONTENT_TYPE, "application/x-www-form-urlencoded"));
         assert_eq!(call(&app, empty_form).await.0, 403, "{path}, an empty form");
-        let json = TestRequest::post()
-            .uri(path)
-            .cookie(cookie.clone())
+        let json = post_bare(path)
             .insert_header((header::CONTENT_TYPE, "application/json"))
             .set_payload(format!(r#"{{"csrf":"{CSRF}"}}"#));
         assert_eq!(call(&app, json).await.0, 403, "{path}, not a form");
@@ -166,12 +188,7 @@ async fn a_session_idle_for_8_hours_or_24_hours_old_is_deleted_and_goes_to_sign_
             .console
             .expect_session()
             .returning(move |_| Ok(Some(session(Role::Admin, age, idle))));
-        fixture
-            .console
-            .expect_delete_session()
-            .withf(|id| id == session_id(TOKEN))
-            .times(1)
-            .returning(|_| Ok(()));
+        expect_session_deleted(&mut fixture);
         fixture.console.expect_touch_session().never();
         let app = fixture.app().await;
         let (status, headers, _) = call(&app, get("/admin")).await;
@@ -186,11 +203,7 @@ async fn a_session_idle_for_8_hours_or_24_hours_old_is_deleted_and_goes_to_sign_
 
 #[actix_web::test]
 async fn a_live_session_is_touched_once_a_minute_has_passed() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture
         .console
         .expect_touch_session()
@@ -275,11 +288,7 @@ fn signin_fixture(
 
 #[actix_web::test]
 async fn a_password_changed_during_the_check_opens_no_session() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_failed_signins()
-        .returning(|_, _| Ok(0));
+    let mut fixture = no_failures_yet();
     fixture
         .console
         .expect_reserve_signin()
@@ -377,11 +386,10 @@ async fn a_limited_name_answers_429_without_looking_the_account_up_or_hashing() 
     fixture.console.expect_insert_session().never();
     let app = fixture.app().await;
     // Even the right password is not looked at.
-    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
-    assert_eq!(status, 429, "{body}");
+    let answer = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
+    assert_limited(&answer);
+    let body = &answer.2;
     assert!(body.contains("Too many failed attempts"), "{body}");
-    assert_eq!(header_of(&headers, header::RETRY_AFTER), "60");
-    assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
 }
 
 #[actix_web::test]
@@ -415,11 +423,7 @@ async fn a_wrong_password_an_unknown_or_a_disabled_name_answer_401_and_are_count
 /// the ones reserved before, stops every one past the limit before it is hashed.
 #[actix_web::test]
 async fn an_attempt_reserved_past_the_limit_answers_429_without_hashing() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_failed_signins()
-        .returning(|_, _| Ok(0));
+    let mut fixture = no_failures_yet();
     fixture
         .console
         .expect_reserve_signin()
@@ -429,10 +433,7 @@ async fn an_attempt_reserved_past_the_limit_answers_429_without_hashing() {
     fixture.console.expect_forget_signin().never();
     fixture.console.expect_insert_session().never();
     let app = fixture.app().await;
-    let (status, headers, body) = call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await;
-    assert_eq!(status, 429, "{body}");
-    assert_eq!(header_of(&headers, header::RETRY_AFTER), "60");
-    assert!(cookie_named(&headers, SESSION_COOKIE).is_none());
+    assert_limited(&call(&app, sign_in(LOGIN_TOKEN, NAME, PASSWORD)).await);
 }
 
 #[actix_web::test]
@@ -472,12 +473,7 @@ async fn the_sign_in_form_must_echo_its_cookie() {
 #[actix_web::test]
 async fn sign_out_deletes_the_session_and_clears_its_cookie() {
     let mut fixture = Fixture::new().signed_in(Role::Viewer);
-    fixture
-        .console
-        .expect_delete_session()
-        .withf(|id| id == session_id(TOKEN))
-        .times(1)
-        .returning(|_| Ok(()));
+    expect_session_deleted(&mut fixture);
     let app = fixture.app().await;
     let (status, headers, _) = call(&app, post("/admin/logout", &[])).await;
     assert_eq!(status, 303);
@@ -492,24 +488,13 @@ async fn sign_out_deletes_the_session_and_clears_its_cookie() {
 
 #[actix_web::test]
 async fn a_form_touches_its_session_only_once_its_token_matched() {
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture.console.expect_touch_session().never();
     let app = fixture.app().await;
-    let wrong = TestRequest::post()
-        .uri("/admin/logout")
-        .cookie(Cookie::new(SESSION_COOKIE, TOKEN))
-        .set_form([("csrf", "0".repeat(64))]);
+    let wrong = post_bare("/admin/logout").set_form([("csrf", "0".repeat(64))]);
     assert_eq!(call(&app, wrong).await.0, 403);
 
-    let mut fixture = Fixture::new();
-    fixture
-        .console
-        .expect_session()
-        .returning(|_| Ok(Some(session(Role::Viewer, 3600, 120))));
+    let mut fixture = viewer_seen_two_minutes_ago();
     fixture
         .console
         .expect_touch_session()

@@ -155,13 +155,7 @@ pub(crate) struct StatusRow {
 
 /// A stored callback state.
 pub(crate) fn state_from(text: &str) -> anyhow::Result<CallbackState> {
-    match text {
-        "pending" => Ok(CallbackState::Pending),
-        "delivered" => Ok(CallbackState::Delivered),
-        "failed" => Ok(CallbackState::Failed),
-        "held" => Ok(CallbackState::Held),
-        other => Err(bad("callback_outbox.state", format!("{other:?}"))),
-    }
+    CallbackState::parse(text).ok_or_else(|| bad("callback_outbox.state", format!("{text:?}")))
 }
 
 impl StatusRow {

@@ -70,14 +70,7 @@ pub(crate) fn string<'a>(
     key: &str,
     errors: &mut ValidationErrors,
 ) -> Option<&'a str> {
-    match body.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(text),
-        Some(_) => {
-            errors.push(key, "must be a string");
-            None
-        }
-    }
+    typed(body, key, errors, Value::as_str, "must be a string")
 }
 
 /// An object field; absent and `null` are `None`, another type is an error.
@@ -86,12 +79,26 @@ fn object<'a>(
     key: &str,
     errors: &mut ValidationErrors,
 ) -> Option<&'a Map<String, Value>> {
+    typed(body, key, errors, Value::as_object, "must be an object")
+}
+
+/// A field of the type `read` takes; absent and `null` are `None`, another type is the error
+/// `expected`.
+fn typed<'a, T: ?Sized>(
+    body: &'a Map<String, Value>,
+    key: &str,
+    errors: &mut ValidationErrors,
+    read: fn(&'a Value) -> Option<&'a T>,
+    expected: &str,
+) -> Option<&'a T> {
     match body.get(key) {
         None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map),
-        Some(_) => {
-            errors.push(key, "must be an object");
-            None
+        Some(value) => {
+            let read = read(value);
+            if read.is_none() {
+                errors.push(key, expected);
+            }
+            read
         }
     }
 }

@@ -67,25 +67,16 @@ pub struct Texts {
     pub internal_title: &'static str,
     pub internal_hint: &'static str,
     pub processing_hint: &'static str,
-    declines: [&'static str; 9],
+    declines: [&'static str; DeclineCode::ALL.len()],
 }
 
 impl Texts {
     /// Why a payment was declined, for the payer.
     pub fn decline(&self, code: DeclineCode) -> &'static str {
-        let index = match code {
-            // A code from a later version: the payer sees the general decline.
-            DeclineCode::ProviderDeclined | DeclineCode::Unrecognized(_) => 0,
-            DeclineCode::CardDeclined => 1,
-            DeclineCode::InsufficientFunds => 2,
-            DeclineCode::PaymentRejected => 3,
-            DeclineCode::Expired => 4,
-            DeclineCode::ConfirmationFailed => 5,
-            DeclineCode::RecipientNotFound => 6,
-            DeclineCode::ProviderUnavailable => 7,
-            DeclineCode::Canceled => 8,
-        };
-        self.declines[index]
+        // In the order of `DeclineCode::ALL`; a code from a later version: the payer sees the
+        // general decline (the first, `ProviderDeclined`'s).
+        let index = DeclineCode::ALL.iter().position(|known| *known == code);
+        self.declines[index.unwrap_or(0)]
     }
 }
 

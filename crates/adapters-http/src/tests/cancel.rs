@@ -2,6 +2,7 @@
 //! checks, and the read shape it answers.
 
 use domain::ports::{FinishError, StoreError};
+use domain::testkit::finished_meanwhile;
 use domain::Status;
 use serde_json::json;
 
@@ -99,15 +100,8 @@ async fn refusals_map_to_404_409_and_503() {
     // Another writer finished it first: the stored, final state stands.
     let finished_meanwhile = || {
         let mut mocks = Mocks::new();
-        let mut reads = 0;
-        mocks.store.expect_get().returning(move |_| {
-            reads += 1;
-            let status = if reads == 1 {
-                Status::Processing
-            } else {
-                Status::Approved
-            };
-            Ok(Some(deposit(status, None)))
+        finished_meanwhile(&mut mocks.store, Status::Approved, |status| {
+            deposit(status, None)
         });
         mocks
             .store

@@ -5,7 +5,7 @@ use domain::OperationId;
 use serde_json::Value;
 
 use crate::helpers::{
-    card_deposit, card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Setup, SETTLE,
+    card_deposit, card_withdrawal, deposit_body, each_backend, sbp_withdrawal, Setup,
 };
 
 fn keys(data: &Value) -> Vec<&str> {
@@ -175,12 +175,7 @@ async fn withdrawals_by_card_and_sbp_hold_then_settle() {
             .await;
         assert_eq!(read.data()["requisites"]["phone"], "+79001234567");
 
-        tokio::time::sleep(SETTLE * 3).await;
-        app.gateway
-            .answers()
-            .settle_due_payouts()
-            .await
-            .expect("settled");
+        app.settle_payouts().await;
         for (answer, status) in [(&card, 1), (&sbp, 1), (&declined, 2)] {
             let read = app
                 .get(&format!("/api/v1/withdrawals/{}", answer.operation_id()))

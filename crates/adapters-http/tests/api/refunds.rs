@@ -9,7 +9,7 @@ use domain::OperationId;
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    card_deposit, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp, SETTLE,
+    card_deposit, deposit_body, each_backend, sbp_withdrawal, Answer, Setup, TestApp,
 };
 
 /// A new card deposit of `amount` with merchantOperationId `moid`, approved; its id.
@@ -36,16 +36,6 @@ fn ok(answer: &Answer) -> &Value {
     answer.data()
 }
 
-/// Settles every refund whose time has come.
-async fn settle(app: &TestApp) {
-    tokio::time::sleep(SETTLE * 3).await;
-    app.gateway
-        .answers()
-        .settle_refunds("test")
-        .await
-        .expect("settled");
-}
-
 #[tokio::test]
 async fn a_refund_holds_then_settles_and_every_read_shape_of_the_deposit_shows_it() {
     each_backend(Setup::default(), |app| async move {
@@ -64,7 +54,7 @@ async fn a_refund_holds_then_settles_and_every_read_shape_of_the_deposit_shows_i
         assert!(data.get("errorCode").is_none(), "{}", created.text);
         app.assert_balance("70.00", "30.00").await;
 
-        settle(&app).await;
+        app.settle_refunds("test").await;
         let path = format!(
             "/api/v1/deposits/{id}/refunds/{}",
             data["refundId"].as_str().unwrap_or("")
@@ -166,7 +156,7 @@ async fn refunds_stay_within_the_deposit_and_a_declined_one_frees_its_part() {
         // 0.95 of the deposit is left, and of the balance too: the deposit's limit comes first.
         let over = refund(&app, &id, &json!({"amount": "1.00"})).await;
         over.assert_error(422, "RefundExceedsAmount");
-        settle(&app).await;
+        app.settle_refunds("test").await;
         let read = app.get(&format!("/api/v1/deposits/{id}")).await;
         assert_eq!(ok(&read)["refundedAmount"], "60.00");
         assert_eq!(read.data()["refunds"][1]["status"], 2);

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::helpers::{card_withdrawal, each_backend, Setup, SETTLE};
+use crate::helpers::{card_withdrawal, each_backend, Setup};
 
 const PATH: &str = "/api/v1/balance/transactions";
 
@@ -46,12 +46,7 @@ async fn a_merchant_pages_back_through_its_movements_with_the_balance_each_left(
             .withdraw(&card_withdrawal("30.00", "4000000000000002"))
             .await;
         declined.assert_ok();
-        tokio::time::sleep(SETTLE * 3).await;
-        app.gateway
-            .answers()
-            .settle_due_payouts()
-            .await
-            .expect("settled");
+        app.settle_payouts().await;
 
         let all = every_page(&app, 2).await;
         let types: Vec<&str> = all

@@ -1,32 +1,19 @@
 use std::fmt;
 
 use super::ValueError;
+use crate::names::names;
 
-/// Which way money moves: taken from a user, or paid out to a recipient.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Direction {
-    Deposit,
-    Withdrawal,
+names! {
+    /// Which way money moves: taken from a user, or paid out to a recipient.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Direction {
+        Deposit = "deposit",
+        Withdrawal = "withdrawal",
+    }
+    else "must be deposit or withdrawal"
 }
 
 impl Direction {
-    pub const ALL: [Direction; 2] = [Direction::Deposit, Direction::Withdrawal];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Deposit => "deposit",
-            Direction::Withdrawal => "withdrawal",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        match text {
-            "deposit" => Ok(Direction::Deposit),
-            "withdrawal" => Ok(Direction::Withdrawal),
-            _ => Err(ValueError::new("must be deposit or withdrawal")),
-        }
-    }
-
     /// The methods allowed in this direction (the field rules of docs/api.md).
     pub fn methods(self) -> &'static [PaymentMethod] {
         use PaymentMethod::*;
@@ -43,46 +30,21 @@ impl fmt::Display for Direction {
     }
 }
 
-/// A payment method (docs/api.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PaymentMethod {
-    Card,
-    Sbp,
-    SbpQr,
-    BankAPay,
-    BankBPay,
-    BankCPay,
+names! {
+    /// A payment method (docs/api.md). Any known method name parses, whatever the direction.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum PaymentMethod {
+        Card = "card",
+        Sbp = "sbp",
+        SbpQr = "sbp_qr",
+        BankAPay = "bank_a_pay",
+        BankBPay = "bank_b_pay",
+        BankCPay = "bank_c_pay",
+    }
+    else "unknown payment method"
 }
 
 impl PaymentMethod {
-    pub const ALL: [PaymentMethod; 6] = [
-        PaymentMethod::Card,
-        PaymentMethod::Sbp,
-        PaymentMethod::SbpQr,
-        PaymentMethod::BankAPay,
-        PaymentMethod::BankBPay,
-        PaymentMethod::BankCPay,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PaymentMethod::Card => "card",
-            PaymentMethod::Sbp => "sbp",
-            PaymentMethod::SbpQr => "sbp_qr",
-            PaymentMethod::BankAPay => "bank_a_pay",
-            PaymentMethod::BankBPay => "bank_b_pay",
-            PaymentMethod::BankCPay => "bank_c_pay",
-        }
-    }
-
-    /// Any known method name, whatever the direction.
-    pub fn parse(text: &str) -> Result<Self, ValueError> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.as_str() == text)
-            .ok_or_else(|| ValueError::new("unknown payment method"))
-    }
-
     /// A method name valid for `direction` (the field rules of docs/api.md).
     pub fn parse_for(direction: Direction, text: &str) -> Result<Self, ValueError> {
         let allowed = direction.methods();

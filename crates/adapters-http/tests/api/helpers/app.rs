@@ -378,6 +378,27 @@ impl TestApp {
             .expect("credited");
     }
 
+    /// Settles every sandbox payout once its time has come (after three settle times).
+    pub async fn settle_payouts(&self) {
+        tokio::time::sleep(SETTLE * 3).await;
+        self.gateway
+            .answers()
+            .settle_due_payouts()
+            .await
+            .expect("settled");
+    }
+
+    /// Settles every sandbox refund once its time has come (after three settle times), as
+    /// the process `owner`.
+    pub async fn settle_refunds(&self, owner: &str) {
+        tokio::time::sleep(SETTLE * 3).await;
+        self.gateway
+            .answers()
+            .settle_refunds(owner)
+            .await
+            .expect("settled");
+    }
+
     /// The main merchant's RUB balance as the API shows it: (available, held).
     pub async fn balance(&self) -> (String, String) {
         let answer = self.get("/api/v1/balance").await;

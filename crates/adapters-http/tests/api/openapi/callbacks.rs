@@ -13,7 +13,7 @@ use testkit::CallbackReceiver;
 
 use super::flows::complete;
 use super::Checked;
-use crate::helpers::{deposit_body, sbp_withdrawal, SETTLE};
+use crate::helpers::{deposit_body, sbp_withdrawal};
 
 /// One callback as received: lower-case header names and the raw body.
 type Received = (BTreeMap<String, String>, String);
@@ -49,12 +49,7 @@ pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     let payout = with_callback(sbp_withdrawal("10.00", "+70000000002"));
     let payout = api.post("/api/v1/withdrawals", &payout).await;
     payout.assert_ok();
-    tokio::time::sleep(SETTLE * 3).await;
-    app.gateway
-        .answers()
-        .settle_due_payouts()
-        .await
-        .expect("settled");
+    app.settle_payouts().await;
 
     let config = CallbackConfig {
         allow_private: true,

@@ -12,7 +12,7 @@ use domain::{Direction, OperationId, PaymentMethod};
 use serde_json::{json, Value};
 
 use super::Checked;
-use crate::helpers::{card_withdrawal, deposit_body, sbp_withdrawal, Answer, Shop, SETTLE};
+use crate::helpers::{card_withdrawal, deposit_body, sbp_withdrawal, Answer, Shop};
 
 pub const DEPOSITS: &str = "/api/v1/deposits";
 pub const WITHDRAWALS: &str = "/api/v1/withdrawals";
@@ -239,13 +239,7 @@ pub async fn withdrawals(api: &Checked<'_>) {
     let unknown = format!("{WITHDRAWALS}/{}", uuid::Uuid::new_v4());
     api.get(&unknown).await.assert_error(404, "NotFound");
 
-    tokio::time::sleep(SETTLE * 3).await;
-    api.app
-        .gateway
-        .answers()
-        .settle_due_payouts()
-        .await
-        .expect("settled");
+    api.app.settle_payouts().await;
     for (answer, status) in [(&card, 1), (&created, 1), (&later, 2)] {
         let read = api
             .get(&format!("{WITHDRAWALS}/{}", answer.operation_id()))

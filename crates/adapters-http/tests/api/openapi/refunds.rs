@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::operations::{ok, DEPOSITS, WITHDRAWALS};
 use super::Checked;
-use crate::helpers::{deposit_body, SETTLE};
+use crate::helpers::deposit_body;
 
 /// A new card deposit of `amount`, approved; its id.
 pub async fn approved_deposit(api: &Checked<'_>, amount: &str) -> String {
@@ -97,12 +97,7 @@ pub async fn refunds(api: &Checked<'_>) {
     assert_eq!(read.data()["refunds"][0]["status"], 3);
     assert_eq!(read.data()["refunds"][1]["refundId"], declined_id.as_str());
 
-    tokio::time::sleep(SETTLE * 3).await;
-    (api.app.gateway)
-        .answers()
-        .settle_refunds("openapi")
-        .await
-        .expect("settled");
+    api.app.settle_refunds("openapi").await;
     let approved = api.get(&format!("{path}/{refund_id}")).await;
     assert_eq!(ok(&approved)["status"], 1);
     let declined = api.get(&format!("{path}/{declined_id}")).await;

@@ -87,12 +87,7 @@ impl GatewayProcess {
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {GATEWAY} serve: {e}"));
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (port_tx, port_rx) = mpsc::channel();
-        let stderr = child.stderr.take().expect("piped stderr");
-        let stdout = child.stdout.take().expect("piped stdout");
-        spawn_reader(stderr, log.clone(), Some(port_tx));
-        spawn_reader(stdout, log.clone(), None);
+        let (log, port_rx) = collect_output(&mut child, gateway_port);
         let mut process = GatewayProcess {
             child,
             name: name.to_string(),
@@ -257,20 +252,37 @@ impl Drop for GatewayProcess {
     }
 }
 
-/// Collects a pipe's lines; the first `gateway listening ... port=N` line sends N.
-fn spawn_reader(
+/// Collects a child's stdout and stderr into one log, line by line, each without its
+/// terminal colours; the first line on either that `announces` reads a value from is sent on
+/// the receiver.
+pub fn collect_output<T: Send + 'static>(
+    child: &mut Child,
+    announces: fn(&str) -> Option<T>,
+) -> (Arc<Mutex<Vec<String>>>, mpsc::Receiver<T>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (announced, receiver) = mpsc::channel();
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    collect_lines(stdout, log.clone(), announced.clone(), announces);
+    collect_lines(stderr, log.clone(), announced, announces);
+    (log, receiver)
+}
+
+/// Collects `pipe` into `log` on a thread of its own (see [`collect_output`]).
+fn collect_lines<T: Send + 'static>(
     pipe: impl Read + Send + 'static,
     log: Arc<Mutex<Vec<String>>>,
-    port: Option<mpsc::Sender<u16>>,
+    announced: mpsc::Sender<T>,
+    announces: fn(&str) -> Option<T>,
 ) {
     std::thread::spawn(move || {
-        let mut port = port;
+        let mut announced = Some(announced);
         for line in BufReader::new(pipe).lines() {
             let Ok(line) = line else { break };
             let line = strip_ansi(&line);
-            if line.contains("gateway listening") {
-                if let Some(found) = listening_port(&line) {
-                    if let Some(tx) = port.take() {
+            if announced.is_some() {
+                if let Some(found) = announces(&line) {
+                    if let Some(tx) = announced.take() {
                         let _ = tx.send(found);
                     }
                 }
@@ -280,6 +292,15 @@ fn spawn_reader(
             }
         }
     });
+}
+
+/// The port of a `gateway listening ... port=N` line.
+fn gateway_port(line: &str) -> Option<u16> {
+    if line.contains("gateway listening") {
+        listening_port(line)
+    } else {
+        None
+    }
 }
 
 fn listening_port(line: &str) -> Option<u16> {

@@ -6,10 +6,8 @@
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::hash::Hash;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,6 +16,7 @@ use serde_json::{json, Value};
 use super::api::Api;
 use super::cli::{command, run, GATEWAY};
 use super::db::TestDb;
+use super::process::collect_output;
 
 pub const SIM_API_KEY: &str = "sim-api-key-0123456789";
 pub const SIM_WEBHOOK_SECRET: &str = "sim-webhook-secret-0123456789";
@@ -67,12 +66,7 @@ impl Sim {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start acquirer-sim");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
-        collect(stdout, log.clone(), Some(tx));
-        collect(stderr, log.clone(), None);
+        let (log, rx) = collect_output(&mut child, listening_line);
         let line: String = rx
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| {
@@ -178,25 +172,10 @@ async fn json_of(answer: reqwest::Response) -> Value {
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
-fn collect(
-    pipe: impl std::io::Read + Send + 'static,
-    log: Arc<Mutex<Vec<String>>>,
-    listening: Option<mpsc::Sender<String>>,
-) {
-    std::thread::spawn(move || {
-        let mut listening = listening;
-        for line in BufReader::new(pipe).lines() {
-            let Ok(line) = line else { break };
-            if line.starts_with("acquirer-sim listening") {
-                if let Some(tx) = listening.take() {
-                    let _ = tx.send(line.clone());
-                }
-            }
-            if let Ok(mut log) = log.lock() {
-                log.push(line);
-            }
-        }
-    });
+/// A simulator's `acquirer-sim listening ...` line.
+fn listening_line(line: &str) -> Option<String> {
+    line.starts_with("acquirer-sim listening")
+        .then(|| line.to_string())
 }
 
 /// `gateway provider add` of the simulator as `name`, credentials from the environment,

@@ -287,8 +287,7 @@ fn a_request_that_loses_the_race_for_its_merchant_operation_id_never_calls_the_a
         .create_withdrawal(withdrawal_request("100.00", "card", true, true))
         .unwrap();
 
-    assert!(created.replayed);
-    assert_eq!(created.operation, winner);
+    assert_replay_of(&created, &winner);
 }
 
 #[test]
@@ -325,6 +324,13 @@ fn notification(status: PaymentStatus, code: Option<Failure>) -> Notification {
 
 fn bank_payout() -> Operation {
     payout_builder(id(1)).provider(BANK).build()
+}
+
+/// [`at_bank`] mocks whose store holds `operation`.
+fn at_bank_holding(operation: Operation) -> Mocks {
+    let mut mocks = at_bank();
+    mocks.stored(operation);
+    mocks
 }
 
 pub(super) fn ok_attempt(number: u32, provider: &str) -> Attempt {
@@ -915,8 +921,7 @@ fn unknown_attempt() -> Attempt {
 
 #[test]
 fn the_reconciler_resolves_an_unknown_outcome_by_reading() {
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     mocks
         .acquirer
         .expect_find()
@@ -942,8 +947,7 @@ fn the_reconciler_resolves_an_unknown_outcome_by_reading() {
 #[test]
 fn a_payment_the_acquirer_does_not_know_waits_until_not_after_has_passed_by_five_minutes() {
     // Before the threshold: read again on the schedule, at the threshold at the latest.
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     mocks
         .acquirer
         .expect_find()
@@ -960,8 +964,7 @@ fn a_payment_the_acquirer_does_not_know_waits_until_not_after_has_passed_by_five
     );
 
     // At the threshold: never created, so declined and the hold released.
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     mocks
         .acquirer
         .expect_find()
@@ -980,8 +983,7 @@ fn a_payment_the_acquirer_does_not_know_waits_until_not_after_has_passed_by_five
 #[test]
 fn a_creation_whose_process_died_is_read_from_the_end_of_its_lease() {
     let lease_end = now().plus_seconds(10);
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     mocks.acquirer.expect_find().never();
     let saved = expect_save_attempt(&mut mocks);
 
@@ -1000,8 +1002,7 @@ fn a_creation_whose_process_died_is_read_from_the_end_of_its_lease() {
         "read 1 s after"
     );
 
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     mocks
         .acquirer
         .expect_find()
@@ -1026,8 +1027,7 @@ fn expired_bank_deposit() -> Operation {
 
 #[test]
 fn an_expired_deposit_is_cancelled_at_the_acquirer_and_declined_as_expired() {
-    let mut mocks = at_bank();
-    mocks.stored(expired_bank_deposit());
+    let mut mocks = at_bank_holding(expired_bank_deposit());
     mocks.acquirer.expect_find().never();
     mocks
         .acquirer
@@ -1048,8 +1048,7 @@ fn an_expired_deposit_is_cancelled_at_the_acquirer_and_declined_as_expired() {
 
 #[test]
 fn expiry_that_finds_the_payment_already_succeeded_approves_it() {
-    let mut mocks = at_bank();
-    mocks.stored(expired_bank_deposit());
+    let mut mocks = at_bank_holding(expired_bank_deposit());
     mocks
         .acquirer
         .expect_cancel()
@@ -1081,8 +1080,7 @@ fn an_acquirer_deposit_is_never_expired_on_the_gateways_clock_alone() {
 
 #[test]
 fn an_operators_cancel_declines_as_canceled_once_the_acquirer_canceled() {
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
     mocks
         .acquirer
@@ -1104,8 +1102,7 @@ fn an_operators_cancel_declines_as_canceled_once_the_acquirer_canceled() {
 
 #[test]
 fn a_cancel_that_finds_the_payout_executed_applies_that_status_instead() {
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
     mocks
         .acquirer
@@ -1124,8 +1121,7 @@ fn a_cancel_that_finds_the_payout_executed_applies_that_status_instead() {
 
 #[test]
 fn a_cancel_whose_answer_is_unknown_changes_nothing() {
-    let mut mocks = at_bank();
-    mocks.stored(bank_payout());
+    let mut mocks = at_bank_holding(bank_payout());
     with_attempts(&mut mocks, vec![ok_attempt(1, BANK)]);
     mocks
         .acquirer

@@ -213,8 +213,7 @@ fn a_replayed_payout_is_looked_up_as_a_withdrawal_under_the_withdrawal_secret() 
     let (result, new) = duplicate_of(earlier.clone(), CANONICAL);
 
     let created = result.unwrap();
-    assert!(created.replayed);
-    assert_eq!(created.operation, earlier);
+    assert_replay_of(&created, &earlier);
     assert_eq!(
         new.fingerprint,
         Some(Fingerprint::of(

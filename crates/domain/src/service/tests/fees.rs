@@ -15,10 +15,16 @@ fn card_terms() -> FeeTerms {
     FeeTerms::new(Percent::parse("2.5").unwrap(), 1_000, Some(1_500), None).unwrap()
 }
 
-#[test]
-fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
+/// Mocks whose merchant's deposits are priced by [`card_terms`].
+fn card_tariff() -> Mocks {
     let mut mocks = Mocks::new();
     mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    mocks
+}
+
+#[test]
+fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
+    let mut mocks = card_tariff();
     provider_waits(&mut mocks);
 
     let (created, new) = mocks.stores_deposit(deposit_request("100.00", "card", false, false));
@@ -52,8 +58,7 @@ fn a_deposit_keeps_the_fee_of_its_tariff_and_credits_its_amount_less_the_fee() {
 #[test]
 fn a_deposit_whose_fee_would_take_all_of_it_is_amount_too_small_and_creates_nothing() {
     for amount in ["15.00", "10.00", "0.01"] {
-        let mut mocks = Mocks::new();
-        mocks.set_tariff(FeeDirection::Deposit, card_terms());
+        let mut mocks = card_tariff();
         mocks.expect_no_deposit_started();
 
         let refused = mocks.create_deposit(deposit_request(amount, "card", false, false));
@@ -67,8 +72,7 @@ fn a_deposit_whose_fee_would_take_all_of_it_is_amount_too_small_and_creates_noth
 
 #[test]
 fn a_deposit_just_above_its_fee_is_created() {
-    let mut mocks = Mocks::new();
-    mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    let mut mocks = card_tariff();
     provider_waits(&mut mocks);
 
     let (created, _) = mocks.stores_deposit(deposit_request("15.01", "card", false, false));
@@ -81,8 +85,7 @@ fn an_earlier_deposit_answers_its_replay_even_when_its_fee_is_now_too_large() {
     let earlier = deposit_builder(existing_id())
         .status(Status::Approved)
         .build();
-    let mut mocks = Mocks::new();
-    mocks.set_tariff(FeeDirection::Deposit, card_terms());
+    let mut mocks = card_tariff();
     mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
     mocks.expect_no_deposit_started();
 
@@ -90,8 +93,7 @@ fn an_earlier_deposit_answers_its_replay_even_when_its_fee_is_now_too_large() {
         .create_deposit(deposit_request("10.00", "card", true, false))
         .unwrap();
 
-    assert!(replay.replayed);
-    assert_eq!(replay.operation, earlier);
+    assert_replay_of(&replay, &earlier);
 }
 
 #[test]

@@ -343,6 +343,12 @@ pub fn assert_declined_without_moves(done: &Operation, completion: &Completion, 
     assert!(completion.callback.is_some());
 }
 
+/// The creation answered `earlier` as a replay, creating nothing new.
+pub fn assert_replay_of(created: &Created, earlier: &Operation) {
+    assert!(created.replayed);
+    assert_eq!(&created.operation, earlier);
+}
+
 /// The callback reports a decline with `code`.
 pub fn assert_callback_declined(callback: &QueuedCallback, code: DeclineCode) {
     assert_eq!(callback.data.status, Status::Declined);

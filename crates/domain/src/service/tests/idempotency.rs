@@ -38,8 +38,7 @@ fn an_earlier_identical_request_replays_even_when_no_route_fits_any_more() {
 
     let created = without_routes(earlier.clone(), CANONICAL).unwrap();
 
-    assert!(created.replayed);
-    assert_eq!(created.operation, earlier);
+    assert_replay_of(&created, &earlier);
 }
 
 #[test]
@@ -134,8 +133,7 @@ fn a_replay_of_a_request_made_before_a_rotation_is_checked_with_the_revoked_secr
     mocks.earlier(Direction::Deposit, earlier.clone(), CANONICAL);
     mocks.expect_no_deposit_started();
     let created = deposit_by(&mocks.gateway(), &rotated_merchant(), request()).unwrap();
-    assert!(created.replayed);
-    assert_eq!(created.operation, earlier);
+    assert_replay_of(&created, &earlier);
 
     let mut mocks = Mocks::new();
     mocks.set_routes(Vec::new());
@@ -184,6 +182,5 @@ fn a_replay_keyed_by_a_rotation_newer_than_the_request_reads_the_merchant_again(
         .returning(move |_| Ok(Some(rotated.clone())));
     mocks.expect_no_deposit_started();
     let created = deposit_by(&mocks.gateway(), &merchant(), request()).unwrap();
-    assert!(created.replayed);
-    assert_eq!(created.operation, earlier);
+    assert_replay_of(&created, &earlier);
 }

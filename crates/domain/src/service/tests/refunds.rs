@@ -11,7 +11,7 @@ use crate::operation::{Decline, DeclineCode, Operation, State};
 use crate::ports::{FinishError, NewRefund, ProviderVerdict, RefundCompletion, RefundInsertError};
 use crate::refund::{Refund, RefundRequest};
 use crate::service::{CancelError, CreatedRefund, RefundError};
-use crate::testkit::refund_id;
+use crate::testkit::{finished_meanwhile, refund_id};
 use crate::{Amount, AmountText, Direction, HttpUrl, MerchantRefundId, Status};
 
 const BODY: &[u8] = br#"{"amount":"30.00"}"#;
@@ -504,15 +504,8 @@ fn a_waiting_deposit_is_canceled_with_its_callback() {
 #[test]
 fn a_cancel_that_loses_the_race_answers_the_final_status() {
     let mut mocks = Mocks::new();
-    let mut reads = 0;
-    mocks.store.expect_get().returning(move |_| {
-        reads += 1;
-        let status = if reads == 1 {
-            Status::Processing
-        } else {
-            Status::Approved
-        };
-        Ok(Some(deposit_builder(id(1)).status(status).build()))
+    finished_meanwhile(&mut mocks.store, Status::Approved, |status| {
+        deposit_builder(id(1)).status(status).build()
     });
     mocks.expect_finish(1, || Err(FinishError::NotProcessing));
     match cancel(mocks, Direction::Deposit) {
