@@ -17,6 +17,10 @@ use crate::{Currency, MerchantId};
 /// The most days one statement covers.
 pub const MAX_DAYS: usize = 366;
 
+/// How long after its end a day is final: a change computed before midnight may commit a
+/// moment after it, dated before it.
+pub const FINAL_AFTER_SECS: i64 = 60;
+
 /// A local calendar day and the instants it runs between, `[start, end)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Day {
@@ -24,6 +28,13 @@ pub struct Day {
     pub date: String,
     pub start: crate::Timestamp,
     pub end: crate::Timestamp,
+}
+
+impl Day {
+    /// Whether, at `now`, nothing can be dated into this day any more.
+    pub fn is_final(&self, now: crate::Timestamp) -> bool {
+        self.end.plus_seconds(FINAL_AFTER_SECS) <= now
+    }
 }
 
 /// A balance at one instant, in minor units.
@@ -202,7 +213,7 @@ impl Statement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Timestamp;
+    use crate::testkit::day;
 
     fn sum(kind: EntryKind, refund: bool, available: i64, held: i64) -> KindSum {
         KindSum {
@@ -212,14 +223,6 @@ mod tests {
             count: 1,
             available,
             held,
-        }
-    }
-
-    fn day(date: &str, n: i64) -> Day {
-        Day {
-            date: date.to_string(),
-            start: Timestamp::from_millis(n * 86_400_000),
-            end: Timestamp::from_millis((n + 1) * 86_400_000),
         }
     }
 
@@ -313,6 +316,14 @@ mod tests {
         assert_eq!(statement.closing, second);
         assert_eq!(statement.days[1].deposits, Movements::default());
         assert_eq!(statement.days[2].date, "2026-12-03");
+    }
+
+    #[test]
+    fn a_day_is_final_a_minute_after_it_ends() {
+        let first = day("2026-12-01", 0);
+        assert!(!first.is_final(first.start));
+        assert!(!first.is_final(first.end.plus_seconds(59)));
+        assert!(first.is_final(first.end.plus_seconds(60)));
     }
 
     #[test]

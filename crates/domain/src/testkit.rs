@@ -685,3 +685,12 @@ mod tests {
         assert_eq!(clock.now(), at(30));
     }
 }
+
+/// The `n`th UTC day after the epoch, named `date` (statements' tests).
+pub fn day(date: &str, n: i64) -> crate::statement::Day {
+    crate::statement::Day {
+        date: date.to_string(),
+        start: Timestamp::from_millis(n * 86_400_000),
+        end: Timestamp::from_millis((n + 1) * 86_400_000),
+    }
+}

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use adapters_console::Zone;
 use adapters_db::Database;
 use domain::operator::Operator;
+use domain::ports::Clock;
 use domain::service::Statements;
 use domain::statement::{Held, Movements, Statement, MAX_DAYS};
 use domain::{format_minor, Currency, MerchantId};
@@ -13,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::{print_json, Usage, EXIT_NOT_FOUND};
 use crate::cli::StatementArgs;
+use crate::system::SystemClock;
 
 pub async fn statement(
     operator: &Operator,
@@ -42,6 +44,15 @@ pub async fn statement(
         print_json(&statement_json(&statement, &args.from, &args.to));
     } else {
         print_text(&statement, &args.from, &args.to, zone.name());
+        if days
+            .last()
+            .is_some_and(|last| !last.is_final(SystemClock.now()))
+        {
+            println!(
+                "(the last day is not final yet: entries may still be dated into it until a \
+                 minute after it ends)"
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -140,26 +140,10 @@ fn fee_account(db: &TestDb) -> i64 {
     )
 }
 
-fn set_tariff(db: &TestDb, shop: &Merchant, direction: &str, terms: &str) {
-    gateway_line(
-        db,
-        &format!(
-            "tariff set --merchant {} --direction {direction} --method card --currency RUB {terms}",
-            shop.id
-        ),
-    )
-    .expect_code(0);
-}
-
 async fn fees_end_to_end(db: TestDb) {
     let shop = Merchant::create(&db, "fee-shop");
-    set_tariff(
-        &db,
-        &shop,
-        "deposit",
-        "--percent 2.5 --fixed 10.00 --min 15.00",
-    );
-    set_tariff(&db, &shop, "withdrawal", "--percent 1");
+    shop.set_card_tariff(&db, "deposit", "--percent 2.5 --fixed 10.00 --min 15.00");
+    shop.set_card_tariff(&db, "withdrawal", "--percent 1");
     // Payouts wait for the test to finish them.
     let mut serve = Serve::default();
     serve
@@ -185,7 +169,7 @@ async fn fees_end_to_end(db: TestDb) {
     );
     let id = created.operation_id();
     // A tariff change after creation changes nothing of the open deposit.
-    set_tariff(&db, &shop, "deposit", "--percent 50");
+    shop.set_card_tariff(&db, "deposit", "--percent 50");
     sandbox.complete(&id, 1).await;
     let read = api.get(&format!("/api/v1/deposits/{id}")).await;
     assert_eq!(read.body["data"]["fee"], "15.00", "{}", read.body);
@@ -196,7 +180,7 @@ async fn fees_end_to_end(db: TestDb) {
     assert_eq!(replay.body["data"]["fee"], "15.00", "{}", replay.body);
 
     // A fee of at least the amount refuses the deposit, and creates nothing.
-    set_tariff(&db, &shop, "deposit", "--fixed 1.00");
+    shop.set_card_tariff(&db, "deposit", "--fixed 1.00");
     let small = json!({"amount": "1.00", "currency": "RUB", "paymentMethod": "card",
                        "userId": "user-44", "merchantOperationId": "fee-2"});
     let refused = api.create_deposit(&small).await;

@@ -17,17 +17,6 @@ use crate::helpers::{
 
 on_sqlite_and_postgres!(async statement_of_a_day: statement_of_a_day_on_sqlite, statement_of_a_day_on_postgres);
 
-fn set_tariff(db: &TestDb, shop: &Merchant, direction: &str, terms: &str) {
-    gateway_line(
-        db,
-        &format!(
-            "tariff set --merchant {} --direction {direction} --method card --currency RUB {terms}",
-            shop.id
-        ),
-    )
-    .expect_code(0);
-}
-
 /// Minor units of an amount written with two fraction digits (`-30.50`).
 fn minor(value: &Value) -> i64 {
     let text = value
@@ -80,14 +69,9 @@ fn statement(
 
 async fn statement_of_a_day(db: TestDb) {
     let shop = Merchant::create(&db, "statement-shop");
-    set_tariff(
-        &db,
-        &shop,
-        "deposit",
-        "--percent 2.5 --fixed 10.00 --min 15.00",
-    );
-    set_tariff(&db, &shop, "withdrawal", "--percent 1");
-    set_tariff(&db, &shop, "refund", "--fixed 0.50");
+    shop.set_card_tariff(&db, "deposit", "--percent 2.5 --fixed 10.00 --min 15.00");
+    shop.set_card_tariff(&db, "withdrawal", "--percent 1");
+    shop.set_card_tariff(&db, "refund", "--fixed 0.50");
     shop.credit(&db, "500.00");
     let gw = GatewayProcess::start("statements", &db, &Serve::default());
     let api = Api::new(&gw, &shop);
@@ -247,6 +231,10 @@ async fn statement_of_a_day(db: TestDb) {
         text.contains("closing     available 352.50  held 0.00"),
         "{text}"
     );
+    assert!(
+        text.contains("the last day is not final yet"),
+        "today is not over: {text}"
+    );
     let earlier = "2026-01-01";
     let before = statement(&db, &shop, earlier, earlier, "--json").json();
     shop.credit(&db, "1.00");
@@ -258,6 +246,8 @@ async fn statement_of_a_day(db: TestDb) {
         before["closing"],
         json!({"available": "0.00", "held": "0.00"})
     );
+    let closed = statement(&db, &shop, earlier, earlier, "").stdout;
+    assert!(!closed.contains("not final"), "{closed}");
 
     // Bad flags are named; an unknown merchant is 3.
     for (line, flag) in [

@@ -70,17 +70,10 @@ mod tests {
     use crate::ledger::EntryKind;
     use crate::ports::MockLedgerReader;
     use crate::statement::{Book, Held, KindSum};
+    use crate::testkit::day;
     use crate::transactions::BalanceTransaction;
     use crate::Timestamp;
     use futures::executor::block_on;
-
-    fn day(date: &str, n: i64) -> Day {
-        Day {
-            date: date.to_string(),
-            start: Timestamp::from_millis(n * 86_400_000),
-            end: Timestamp::from_millis((n + 1) * 86_400_000),
-        }
-    }
 
     fn merchant() -> MerchantId {
         MerchantId::parse("m-1").expect("valid")

@@ -46,6 +46,17 @@ impl Merchant {
         gateway_line(db, &line).expect_code(0);
     }
 
+    /// `gateway tariff set` of the merchant's card tariff in RUB for `direction`, with
+    /// `terms` (`--percent 1 --min 5.00`, ...).
+    #[track_caller]
+    pub fn set_card_tariff(&self, db: &TestDb, direction: &str, terms: &str) {
+        let line = format!(
+            "tariff set --merchant {} --direction {direction} --method card --currency RUB {terms}",
+            self.id
+        );
+        gateway_line(db, &line).expect_code(0);
+    }
+
     /// A new merchant ([`Merchant::create`]) credited with `amount` RUB.
     #[track_caller]
     pub fn funded(db: &TestDb, name: &str, amount: &str) -> Merchant {
