@@ -662,6 +662,15 @@ pub fn note() -> crate::ledger::ManualNote {
     }
 }
 
+/// The `n`th UTC day after the epoch, named `date` (statements' tests).
+pub fn day(date: &str, n: i64) -> crate::statement::Day {
+    crate::statement::Day {
+        date: date.to_string(),
+        start: Timestamp::from_millis(n * 86_400_000),
+        end: Timestamp::from_millis((n + 1) * 86_400_000),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -683,14 +692,5 @@ mod tests {
         let clock = TestClock::at(T0);
         clock.advance(30);
         assert_eq!(clock.now(), at(30));
-    }
-}
-
-/// The `n`th UTC day after the epoch, named `date` (statements' tests).
-pub fn day(date: &str, n: i64) -> crate::statement::Day {
-    crate::statement::Day {
-        date: date.to_string(),
-        start: Timestamp::from_millis(n * 86_400_000),
-        end: Timestamp::from_millis((n + 1) * 86_400_000),
     }
 }
