@@ -41,6 +41,7 @@ mod pages;
 mod paths;
 mod shell;
 mod svg;
+mod tariff_audit;
 pub mod zone;
 
 #[cfg(test)]
@@ -61,6 +62,7 @@ use domain::ports::{
 use domain::service::{Checkout, Gateway, ReadError};
 use tokio::sync::Semaphore;
 
+pub use tariff_audit::{tariff_json, tariff_target};
 use web_edge::edge::Edge;
 use web_edge::{Lang, Metrics};
 pub use zone::Zone;
