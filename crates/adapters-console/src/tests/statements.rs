@@ -1,6 +1,9 @@
 //! The statements page and its CSV: the days of the console's zone, the table, the download,
 //! and the answers to bad parameters and unknown merchants.
 
+// Amounts in minor units are written as roubles_kopecks: 100_00 is 100.00.
+#![allow(clippy::inconsistent_digit_grouping)]
+
 use actix_web::http::header;
 use domain::console::Role;
 use domain::ledger::EntryKind;
