@@ -143,6 +143,7 @@ fn terms_of(posted: &Posted, currency: Currency) -> Result<FeeTerms, Failure> {
     FeeTerms::new(percent, fixed.unwrap_or(0), min, max).map_err(|e| refused(posted, "min", &e))
 }
 
+/// The tariff under `key` with `terms`.
 fn tariff_of(key: &TariffKey, terms: FeeTerms) -> Tariff {
     Tariff {
         merchant_id: key.merchant_id.clone(),
