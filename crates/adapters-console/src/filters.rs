@@ -67,9 +67,9 @@ impl Search {
 /// Reads a query string. `paging` allows `limit` and `after` (the page; the export has
 /// none). Empty values are not set; an unknown or repeated parameter is an error.
 pub(crate) fn parse(query: &str, zone: &Zone, paging: bool) -> Result<Search, String> {
-    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
-        .map_err(|_| "the query could not be read".to_string())?
-        .into_inner();
+    let paging_keys: &[&'static str] = if paging { &PAGING_KEYS } else { &[] };
+    let known: Vec<&'static str> = FILTER_KEYS.iter().chain(paging_keys).copied().collect();
+    let pairs = strict_pairs(query, &known, "a filter")?;
     let mut search = Search {
         filter: OperationFilter::default(),
         limit: PAGE_DEFAULT,
@@ -77,26 +77,11 @@ pub(crate) fn parse(query: &str, zone: &Zone, paging: bool) -> Result<Search, St
         given: Vec::new(),
         limit_given: false,
     };
-    let mut seen: Vec<&str> = Vec::new();
     for (key, value) in &pairs {
-        let paging_keys: &[&'static str] = if paging { &PAGING_KEYS } else { &[] };
-        let known = FILTER_KEYS
-            .iter()
-            .chain(paging_keys)
-            .copied()
-            .find(|k| k == key)
-            .ok_or_else(|| format!("{key}: is not a filter"))?;
-        if seen.contains(&known) {
-            return Err(format!("{key}: is given more than once"));
-        }
-        seen.push(known);
-        let value = value.trim();
-        if value.is_empty() {
-            continue;
-        }
+        let (key, value) = (*key, value.as_str());
         let refused = |rule: &dyn std::fmt::Display| format!("{key}: {rule}");
         let filter = &mut search.filter;
-        match known {
+        match key {
             "direction" => {
                 filter.direction = Some(Direction::parse(value).map_err(|e| refused(&e))?)
             }
@@ -135,7 +120,7 @@ pub(crate) fn parse(query: &str, zone: &Zone, paging: bool) -> Result<Search, St
             "after" => search.after = Some(Cursor::decode(value).map_err(|e| refused(&e))?),
             _ => {}
         }
-        if let Some(key) = FILTER_KEYS.iter().find(|k| **k == known) {
+        if FILTER_KEYS.contains(&key) {
             search.given.push((key, value.to_string()));
         }
     }
@@ -148,6 +133,37 @@ pub(crate) fn parse(query: &str, zone: &Zone, paging: bool) -> Result<Search, St
         }
     }
     Ok(search)
+}
+
+/// A query string's parameters, each one of `known` and given at most once, their values
+/// trimmed; empty values are left out. An unknown parameter is an error saying it is not
+/// `what`; a repeated one an error too, both naming it.
+pub(crate) fn strict_pairs(
+    query: &str,
+    known: &[&'static str],
+    what: &str,
+) -> Result<Vec<(&'static str, String)>, String> {
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
+        .map_err(|_| "the query could not be read".to_string())?
+        .into_inner();
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut given = Vec::new();
+    for (key, value) in pairs {
+        let name = known
+            .iter()
+            .copied()
+            .find(|k| *k == key)
+            .ok_or_else(|| format!("{key}: is not {what}"))?;
+        if seen.contains(&name) {
+            return Err(format!("{key}: is given more than once"));
+        }
+        seen.push(name);
+        let value = value.trim();
+        if !value.is_empty() {
+            given.push((name, value.to_string()));
+        }
+    }
+    Ok(given)
 }
 
 /// `application/x-www-form-urlencoded` of `pairs`.

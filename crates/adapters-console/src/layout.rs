@@ -224,6 +224,15 @@ pub(crate) fn direction_name(t: &Texts, direction: domain::Direction) -> &'stati
     }
 }
 
+/// A tariff's direction in the operator's language.
+pub(crate) fn fee_direction_name(t: &Texts, direction: domain::fee::FeeDirection) -> &'static str {
+    match direction {
+        domain::fee::FeeDirection::Deposit => t.deposit,
+        domain::fee::FeeDirection::Withdrawal => t.withdrawal,
+        domain::fee::FeeDirection::Refund => t.col_refund,
+    }
+}
+
 /// A list's table: `empty` (muted) when there are no rows, else the header cells `head`
 /// and the rows `rows` in a table that scrolls sideways on a narrow screen.
 pub(crate) fn rows_table(no_rows: bool, empty: &str, head: Markup, rows: Markup) -> Markup {

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `GET`/`POST /admin/login` | the sign-in form (double-submit CSRF cookie) | anyone |
 //! | `POST /admin/logout` | sign-out | any |
-//! | `GET /admin` | the overview: today's figures, health, charts | viewer |
+//! | `GET /admin` | the overview: today's figures and fee income, health, charts | viewer |
 //! | `POST /admin/ledger/verify` | runs the ledger check | operator |
 //! | `GET /admin/operations` | search with filters, keyset pages | viewer |
 //! | `GET /admin/operations.csv` | the filtered list as CSV, streamed | viewer |
@@ -22,6 +22,10 @@
 //! | `POST /admin/routes/{id}/enable`, `.../disable`, `.../priority` | changes | admin |
 //! | `GET /admin/providers` | acquirers and every live process's circuits | viewer |
 //! | `POST /admin/providers/{name}/enable`, `.../disable` | changes | admin |
+//! | `GET /admin/tariffs` | every merchant's tariffs | viewer |
+//! | `POST /admin/tariffs`, `POST /admin/tariffs/remove` | sets a whole tariff, removes one | admin |
+//! | `GET /admin/statements` | a merchant's statement in one currency over local days | viewer |
+//! | `GET /admin/statements.csv` | the same statement as CSV | viewer |
 //! | `GET /admin/audit` | the audit log, newest first | viewer |
 //!
 //! Sessions are rows of the [`ConsoleStore`] (see [`auth`]); every change is written to the
@@ -41,6 +45,7 @@ mod pages;
 mod paths;
 mod shell;
 mod svg;
+mod tariff_audit;
 pub mod zone;
 
 #[cfg(test)]
@@ -59,8 +64,10 @@ use domain::ports::{
     BoxError, CallbackOutbox, Chain, Clock, ConsoleStore, ProcessRegistry, StoreError,
 };
 use domain::service::{Checkout, Gateway, ReadError};
+use domain::tariffs::Tariffs;
 use tokio::sync::Semaphore;
 
+pub use tariff_audit::{tariff_json, tariff_target};
 use web_edge::edge::Edge;
 use web_edge::{Lang, Metrics};
 pub use zone::Zone;
@@ -80,8 +87,10 @@ pub struct ConsolePorts {
     pub processes: Arc<dyn ProcessRegistry>,
     /// Merchants, routes, providers, balances, the ledger check, an operation's story.
     pub operator: Operator,
-    /// Reading operations, refunds and balances; cancelling at a provider.
+    /// Reading operations, refunds, balances and statements; cancelling at a provider.
     pub gateway: Gateway,
+    /// The merchants' tariffs: listing, setting, removing.
+    pub tariffs: Tariffs,
     /// The sandbox's completion; `None` when the sandbox is not in service.
     pub checkout: Option<Checkout>,
     pub clock: Arc<dyn Clock>,

@@ -11,6 +11,12 @@ pub(crate) const LOGIN: &str = "/admin/login";
 /// The operations list.
 pub(crate) const OPERATIONS: &str = "/admin/operations";
 
+/// The tariffs page.
+pub(crate) const TARIFFS: &str = "/admin/tariffs";
+
+/// The statements page.
+pub(crate) const STATEMENTS: &str = "/admin/statements";
+
 /// One operation's page.
 pub(crate) fn operation_page(id: OperationId) -> String {
     format!("{OPERATIONS}/{id}")

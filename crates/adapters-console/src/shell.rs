@@ -7,6 +7,7 @@ use super::auth::{csrf_field, Signed};
 use super::i18n::texts;
 use super::i18n::Texts;
 use super::layout::{footer, head, role_name};
+use super::paths::{STATEMENTS, TARIFFS};
 
 /// The console's pages, for the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,17 +16,21 @@ pub(crate) enum Nav {
     Operations,
     Callbacks,
     Merchants,
+    Tariffs,
+    Statements,
     Routes,
     Providers,
     Audit,
 }
 
 impl Nav {
-    const ALL: [Nav; 7] = [
+    const ALL: [Nav; 9] = [
         Nav::Overview,
         Nav::Operations,
         Nav::Callbacks,
         Nav::Merchants,
+        Nav::Tariffs,
+        Nav::Statements,
         Nav::Routes,
         Nav::Providers,
         Nav::Audit,
@@ -37,6 +42,8 @@ impl Nav {
             Nav::Operations => "/admin/operations",
             Nav::Callbacks => "/admin/callbacks",
             Nav::Merchants => "/admin/merchants",
+            Nav::Tariffs => TARIFFS,
+            Nav::Statements => STATEMENTS,
             Nav::Routes => "/admin/routes",
             Nav::Providers => "/admin/providers",
             Nav::Audit => "/admin/audit",
@@ -49,6 +56,8 @@ impl Nav {
             Nav::Operations => t.nav_operations,
             Nav::Callbacks => t.nav_callbacks,
             Nav::Merchants => t.nav_merchants,
+            Nav::Tariffs => t.nav_tariffs,
+            Nav::Statements => t.nav_statements,
             Nav::Routes => t.nav_routes,
             Nav::Providers => t.nav_providers,
             Nav::Audit => t.nav_audit,

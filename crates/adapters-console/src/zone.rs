@@ -77,6 +77,14 @@ impl Zone {
             .to_string()
     }
 
+    /// `2026-11-23`: the local date of `ts` in this zone.
+    pub fn date(&self, ts: Timestamp) -> String {
+        instant(ts)
+            .to_zoned(self.tz.clone())
+            .strftime("%Y-%m-%d")
+            .to_string()
+    }
+
     /// `14:05`, in this zone (chart labels).
     pub fn hour_minute(&self, ts: Timestamp) -> String {
         instant(ts)
@@ -132,6 +140,19 @@ impl Zone {
             day = next;
         }
         Ok(days)
+    }
+
+    /// The days from `from` to `to` as [`Zone::days`] gives them, a refusal naming the field
+    /// at fault with why: `from` when it is not a date, else `to` (not a date, before `from`,
+    /// or more than `most` days on).
+    pub fn days_between(
+        &self,
+        from: &str,
+        to: &str,
+        most: usize,
+    ) -> Result<Vec<Day>, (&'static str, String)> {
+        self.days(from, from, 1).map_err(|why| ("from", why))?;
+        self.days(from, to, most).map_err(|why| ("to", why))
     }
 }
 
@@ -337,6 +358,23 @@ mod tests {
             utc.days("2026-01-01", "2026-12-31", 365).map(|d| d.len()),
             Ok(365)
         );
+    }
+
+    #[test]
+    fn a_refused_day_range_names_its_field() {
+        let moscow = Zone::parse("Europe/Moscow").expect("known");
+        assert_eq!(moscow.date(AFTERNOON), "2026-11-23");
+        assert_eq!(Zone::utc().date(Timestamp::from_millis(0)), "1970-01-01");
+        let named = |from, to| {
+            moscow
+                .days_between(from, to, 31)
+                .map_err(|(field, _)| field)
+        };
+        assert_eq!(named("2026-11-31", "2026-11-01"), Err("from"));
+        assert_eq!(named("2026-11-02", "2026-11-01"), Err("to"));
+        assert_eq!(named("2026-11-01", "tomorrow"), Err("to"));
+        assert_eq!(named("2026-11-01", "2026-12-02"), Err("to"));
+        assert_eq!(named("2026-11-01", "2026-12-01").map(|d| d.len()), Ok(31));
     }
 
     #[test]

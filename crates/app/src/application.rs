@@ -236,6 +236,7 @@ fn console_state(
         processes: store,
         operator: operator(database),
         gateway: gateway.clone(),
+        tariffs: tariffs_of(database),
         checkout,
         clock: Arc::new(SystemClock),
         read_shape: adapters_http::read_shape,

@@ -10,6 +10,8 @@ mod operations;
 mod overview;
 mod providers;
 mod routes;
+mod statements;
+mod tariffs;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -80,6 +82,14 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleSt
             .service(
                 page("/providers/{name}/disable", "POST").route(web::post().to(providers::disable)),
             )
+            .service(
+                page("/tariffs", "GET, POST")
+                    .route(web::get().to(tariffs::list))
+                    .route(web::post().to(tariffs::set)),
+            )
+            .service(page("/tariffs/remove", "POST").route(web::post().to(tariffs::remove)))
+            .service(page("/statements", "GET").route(web::get().to(statements::show)))
+            .service(page("/statements.csv", "GET").route(web::get().to(statements::export)))
             .service(page("/audit", "GET").route(web::get().to(audit::list)))
             .default_service(web::to(not_found)),
     );

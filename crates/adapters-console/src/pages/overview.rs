@@ -1,6 +1,6 @@
-//! `GET /admin`: today's figures, the approval rate, the health figures, the last ledger check
-//! and the charts. Built from the per-minute counters and `health` only: it never scans
-//! operations. `POST /admin/ledger/verify` runs the ledger check now.
+//! `GET /admin`: today's figures, the approval rate, today's fee income, the health figures,
+//! the last ledger check and the charts. Built from the per-minute counters, the fee income
+//! entries of today and `health` only: it never scans operations. `POST /admin/ledger/verify` runs the ledger check now.
 
 use std::collections::BTreeMap;
 
@@ -34,12 +34,17 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest) -> Answer {
     let health = signed
         .ask(state.store().health(now.plus_millis(-DAY_MS)))
         .await?;
+    let earned: BTreeMap<Currency, i64> = signed
+        .ask(state.store().fee_income(today))
+        .await?
+        .into_iter()
+        .collect();
     let overview = Overview::build(&counts, health, today, now);
     let t = texts(signed.lang);
     let body = html! {
         h1 { (t.nav_overview) }
         (flash(flash_of(&req, signed.lang)))
-        (tiles(&signed, t, &overview))
+        (tiles(&signed, t, &overview, &earned))
         div.box {
             h2 { (t.today_since) " " (state.zone().format(today)) }
             (by_direction(t, &overview.today))
@@ -65,7 +70,13 @@ fn percent(rate: Option<f64>) -> String {
     rate.map_or_else(|| "—".to_string(), |r| format!("{:.1}%", r * 100.0))
 }
 
-fn tiles(signed: &Signed, t: &Texts, overview: &Overview) -> Markup {
+/// The tiles; `earned`: what each currency's fee account earned today.
+fn tiles(
+    signed: &Signed,
+    t: &Texts,
+    overview: &Overview,
+    earned: &BTreeMap<Currency, i64>,
+) -> Markup {
     let health = &overview.health;
     let total: i64 = overview.today.values().map(|(count, _)| count).sum();
     let tile = |class: &'static str, value: String, label: &'static str| {
@@ -77,6 +88,7 @@ fn tiles(signed: &Signed, t: &Texts, overview: &Overview) -> Markup {
         div.tiles {
             (tile("", total.to_string(), t.tile_today))
             (tile("", percent(overview.approval_rate), t.tile_approval))
+            (tile("", sums(earned), t.tile_fee_income))
             (tile(flag(health.callbacks_pending, "warn"), health.callbacks_pending.to_string(), t.tile_callbacks_pending))
             (tile(flag(health.callbacks_held, "warn"), health.callbacks_held.to_string(), t.tile_callbacks_held))
             (tile(flag(health.callbacks_failed, "bad"), health.callbacks_failed.to_string(), t.tile_callbacks_failed))

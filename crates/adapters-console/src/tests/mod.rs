@@ -8,6 +8,8 @@ mod export;
 mod held;
 mod pages;
 mod signin;
+mod statements;
+mod tariffs;
 
 use std::sync::Arc;
 
@@ -21,9 +23,10 @@ use domain::operation::Operation;
 use domain::operator::Operator;
 use domain::ports::{
     MockCallbackOutbox, MockClock, MockConsoleStore, MockHostedCheckout, MockIdGenerator,
-    MockOperationStore, MockOperatorStore, MockProcessRegistry,
+    MockLedgerReader, MockOperationStore, MockOperatorStore, MockProcessRegistry, MockTariffStore,
 };
 use domain::service::{Checkout, Gateway, Ports};
+use domain::tariffs::Tariffs;
 use domain::Timestamp;
 
 use super::auth::{session_id, CSRF_FIELD, SESSION_COOKIE};
@@ -53,7 +56,12 @@ pub(super) struct Fixture {
     pub console: MockConsoleStore,
     pub outbox: MockCallbackOutbox,
     pub processes: MockProcessRegistry,
+    /// The operator's store; also where the tariffs find their merchant.
     pub operator: MockOperatorStore,
+    /// The tariffs' store.
+    pub tariffs: MockTariffStore,
+    /// The gateway's ledger, which statements read.
+    pub ledger: MockLedgerReader,
     /// The gateway's mocks; its operation store is also the operator's.
     pub mocks: Mocks,
     /// `Some`: the sandbox is in service with this checkout side.
@@ -68,6 +76,8 @@ impl Fixture {
             outbox: MockCallbackOutbox::new(),
             processes: MockProcessRegistry::new(),
             operator: MockOperatorStore::new(),
+            tariffs: MockTariffStore::new(),
+            ledger: MockLedgerReader::new(),
             mocks: Mocks::new(),
             hosted: None,
             zone: Zone::utc(),
@@ -97,7 +107,7 @@ impl Fixture {
             merchants: Arc::new(self.mocks.merchants),
             routes: Arc::new(self.mocks.routes),
             tariffs: Arc::new(domain::testkit::NoTariffs),
-            ledger: Arc::new(domain::testkit::EmptyLedger),
+            ledger: Arc::new(self.ledger),
             provider: Arc::new(self.mocks.provider),
             providers: Arc::new(domain::testkit::NoAcquirers),
             acquirer: Arc::new(domain::testkit::NoAcquirers),
@@ -106,7 +116,13 @@ impl Fixture {
             callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
             qr: Arc::new(domain::testkit::TextQr),
         });
-        let operator = Operator::new(Arc::new(self.operator), operations, clock.clone(), ids);
+        let operator_store = Arc::new(self.operator);
+        let tariffs = Tariffs::new(
+            Arc::new(self.tariffs),
+            operator_store.clone(),
+            clock.clone(),
+        );
+        let operator = Operator::new(operator_store, operations, clock.clone(), ids);
         let checkout = self
             .hosted
             .map(|hosted| Checkout::new(gateway.steps(), Arc::new(hosted)));
@@ -116,6 +132,7 @@ impl Fixture {
             processes: Arc::new(self.processes),
             operator,
             gateway: gateway.clone(),
+            tariffs,
             checkout,
             clock,
             read_shape: adapters_http::read_shape,

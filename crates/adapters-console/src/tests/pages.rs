@@ -64,10 +64,26 @@ async fn the_overview_uses_counters_and_health_only_and_draws_its_charts() {
                 }),
             })
         });
+    // Today's fee income, since today's start in Moscow.
+    fixture
+        .console
+        .expect_fee_income()
+        .withf(|since| *since == at(-13 * 3600))
+        .times(1)
+        .returning(|_| {
+            let usd = Currency::parse("USD").expect("USD");
+            Ok(vec![(Currency::RUB, 15_00), (usd, 3_00)])
+        });
     fixture.console.expect_search_operations().never();
     let app = fixture.app().await;
     let (status, headers, body) = call(&app, get("/admin")).await;
     assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(
+            r#"<div class="n">15.00 RUB, 3.00 USD</div><div class="l">fee income today</div>"#
+        ),
+        "today's fee income per currency: {body}"
+    );
     assert_eq!(
         header_of(&headers, header::CONTENT_TYPE),
         "text/html; charset=utf-8"
@@ -113,6 +129,8 @@ async fn the_overview_uses_counters_and_health_only_and_draws_its_charts() {
         "/admin/operations",
         "/admin/callbacks",
         "/admin/merchants",
+        "/admin/tariffs",
+        "/admin/statements",
         "/admin/routes",
         "/admin/providers",
         "/admin/audit",
@@ -132,10 +150,18 @@ async fn pages_speak_russian_when_asked() {
         .console
         .expect_health()
         .returning(|_| Ok(Health::default()));
+    fixture
+        .console
+        .expect_fee_income()
+        .returning(|_| Ok(Vec::new()));
     let app = fixture.app().await;
     let req = get("/admin").insert_header((header::ACCEPT_LANGUAGE, "ru-RU,ru;q=0.9"));
     let (status, headers, body) = call(&app, req).await;
     assert_eq!(status, 200);
+    assert!(
+        body.contains(r#"<div class="n">—</div><div class="l">доход от комиссий сегодня</div>"#),
+        "no fee income today: {body}"
+    );
     assert_eq!(header_of(&headers, header::CONTENT_LANGUAGE), "ru");
     assert!(body.contains("Обзор") && body.contains("Выйти"), "{body}");
     assert!(body.contains("наблюдатель"));

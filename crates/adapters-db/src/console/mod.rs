@@ -3,11 +3,13 @@
 //! Accounts and sessions are rows, so every gateway process on the database shares them
 //! (`accounts`); the audit log and the ledger checks are appended (`audit`); the operations
 //! search pages by a keyset (`search`); an operation's events and the per-minute counters are
-//! written by the stores with each change (`crate::journal`) and read here (`overview`).
+//! written by the stores with each change (`crate::journal`) and read here (`overview`); the
+//! fee accounts' income is summed from the ledger (`fees`).
 //! Every method is one unit of work on a blocking thread, one code path on both backends.
 
 mod accounts;
 mod audit;
+mod fees;
 mod overview;
 mod search;
 
@@ -17,7 +19,7 @@ use domain::console::{
     OperationEvent, OperationFilter, Session,
 };
 use domain::ports::{CallbackStatus, ConsoleStore, StoreError};
-use domain::{OperationId, Timestamp};
+use domain::{Currency, OperationId, Timestamp};
 
 use crate::database::Database;
 
@@ -167,6 +169,10 @@ impl ConsoleStore for Database {
         let check = check.clone();
         self.write_one(move |conn| audit::record_ledger_check(conn, &check))
             .await
+    }
+
+    async fn fee_income(&self, since: Timestamp) -> Result<Vec<(Currency, i64)>, StoreError> {
+        self.read(move |conn| fees::fee_income(conn, since)).await
     }
 
     async fn open_callbacks(&self, limit: u32) -> Result<Vec<CallbackStatus>, StoreError> {

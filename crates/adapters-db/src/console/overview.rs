@@ -176,7 +176,7 @@ HAVING SUM(count) <> 0
 ORDER BY minute, direction, method, status, currency";
 
 /// `sql` with `{p}` replaced by the placeholder prefix of `conn`'s backend.
-fn dialect(conn: &DbConn, sql: &str) -> String {
+pub(super) fn dialect(conn: &DbConn, sql: &str) -> String {
     let placeholder = match conn {
         DbConn::Pg(_) => "$",
         DbConn::Sqlite(_) => "?",

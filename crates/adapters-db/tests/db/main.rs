@@ -12,6 +12,7 @@ mod console;
 mod discrepancies;
 mod doubles;
 mod encryption;
+mod fee_income;
 mod fees;
 mod fingerprints;
 mod fixtures;

@@ -27,11 +27,9 @@ pub async fn statement(
         .map_err(|e| Usage::new(format!("--currency: {e}")))?;
     let zone = Zone::parse(&args.timezone)
         .map_err(|e| Usage::new(format!("--timezone (GATEWAY_CONSOLE_TIMEZONE): {e}")))?;
-    zone.days(&args.from, &args.from, 1)
-        .map_err(|e| Usage::new(format!("--from: {e}")))?;
     let days = zone
-        .days(&args.from, &args.to, MAX_DAYS)
-        .map_err(|e| Usage::new(format!("--to: {e}")))?;
+        .days_between(&args.from, &args.to, MAX_DAYS)
+        .map_err(|(flag, e)| Usage::new(format!("--{flag}: {e}")))?;
     if operator.merchant(&merchant).await?.is_none() {
         eprintln!("error: no merchant {merchant}");
         return Ok(ExitCode::from(EXIT_NOT_FOUND));

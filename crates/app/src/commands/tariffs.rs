@@ -2,11 +2,12 @@
 
 use std::process::ExitCode;
 
+use adapters_console::{tariff_json, tariff_target};
 use domain::fee::{parse_fee_amount, FeeDirection, FeeTerms, Percent, Tariff};
 use domain::ports::TariffKey;
 use domain::tariffs::{TariffError, Tariffs};
-use domain::{format_minor, Currency, MerchantId, PaymentMethod};
-use serde_json::{json, Value};
+use domain::{Currency, MerchantId, PaymentMethod};
+use serde_json::json;
 
 use super::audit::Audit;
 use super::{print_json, Usage, EXIT_NOT_FOUND};
@@ -59,7 +60,7 @@ pub async fn tariff(
             audit
                 .record(
                     "tariff.remove",
-                    target(&key),
+                    tariff_target(&key),
                     Some(tariff_json(&before)),
                     None,
                 )
@@ -118,7 +119,7 @@ async fn set(tariffs: &Tariffs, audit: &Audit, args: &TariffSetArgs) -> anyhow::
     audit
         .record(
             "tariff.set",
-            target(&key),
+            tariff_target(&key),
             before,
             Some(tariff_json(&tariff)),
         )
@@ -141,31 +142,5 @@ fn key_of(args: &TariffKeyArgs) -> anyhow::Result<TariffKey> {
         direction: FeeDirection::parse(&args.direction).map_err(usage("direction"))?,
         method: PaymentMethod::parse(&args.method).map_err(usage("method"))?,
         currency: Currency::parse_active(&args.currency).map_err(usage("currency"))?,
-    })
-}
-
-/// The audit target: `merchant/direction/method/currency`.
-fn target(key: &TariffKey) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        key.merchant_id,
-        key.direction.as_str(),
-        key.method.as_str(),
-        key.currency.as_str()
-    )
-}
-
-/// A tariff as `--json` and the audit log show it: amounts in the currency's form.
-fn tariff_json(tariff: &Tariff) -> Value {
-    let money = |units: i64| format_minor(units, tariff.currency);
-    json!({
-        "merchantId": tariff.merchant_id.as_str(),
-        "direction": tariff.direction.as_str(),
-        "method": tariff.method.as_str(),
-        "currency": tariff.currency.as_str(),
-        "percent": tariff.terms.percent.format(),
-        "fixed": money(tariff.terms.fixed),
-        "min": tariff.terms.min.map(money),
-        "max": tariff.terms.max.map(money),
     })
 }

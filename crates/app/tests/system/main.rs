@@ -14,6 +14,7 @@ mod cli;
 mod console;
 mod console_browser;
 mod console_cli;
+mod console_fees;
 mod currencies;
 mod currency_payouts;
 mod demo;

@@ -6,7 +6,7 @@ use crate::console::{
     AuditEntry, AuditRecord, ConsoleAccount, Cursor, Health, LedgerCheck, Listed, MinuteCount,
     OperationEvent, OperationFilter, Session,
 };
-use crate::{OperationId, Timestamp};
+use crate::{Currency, OperationId, Timestamp};
 
 use super::{CallbackStatus, StoreError};
 
@@ -111,6 +111,12 @@ pub trait ConsoleStore: Send + Sync {
     async fn health(&self, stuck_before: Timestamp) -> Result<Health, StoreError>;
 
     async fn record_ledger_check(&self, check: &LedgerCheck) -> Result<(), StoreError>;
+
+    /// What the operator's fee accounts earned at or after `since`: per currency, the sum of
+    /// the `available_delta` of the ledger's fee income entries
+    /// ([`crate::ledger::EntryKind::FeeIncome`]) created at or after `since`, by currency
+    /// code. A currency without such an entry is left out (never a zero). One snapshot.
+    async fn fee_income(&self, since: Timestamp) -> Result<Vec<(Currency, i64)>, StoreError>;
 
     /// Pending, held and failed callbacks (operations' and refunds'), newest first, at most
     /// `limit`.

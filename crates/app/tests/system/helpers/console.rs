@@ -32,6 +32,7 @@ pub fn set_operator_password(db: &TestDb, name: &str, password: &str) -> Output 
 #[derive(Debug)]
 pub struct Page {
     pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
     pub location: Option<String>,
     pub set_cookies: Vec<String>,
     pub body: String,
@@ -79,6 +80,7 @@ impl Visitor {
         };
         let response = request.send().await.expect("the console answers");
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let location = response
             .headers()
             .get("location")
@@ -103,6 +105,7 @@ impl Visitor {
         let body = response.text().await.expect("a body");
         Page {
             status,
+            headers,
             location,
             set_cookies,
             body,
