@@ -3,7 +3,6 @@
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Nullable, Text};
-use diesel::sqlite::SqliteConnection;
 use domain::callback::QueuedCallback;
 use domain::ledger::{BalanceMove, ManualNote};
 
@@ -32,6 +31,27 @@ pub(crate) fn apply_move<E>(
     write_entry(conn, mv, None, short).map(|_| ())
 }
 
+/// Where a written entry is: its id, which PostgreSQL returns with it, or SQLite's last row
+/// inserted on this connection (read only when asked for: a move's caller needs no id).
+enum Written {
+    Id(i64),
+    LastInsert,
+}
+
+impl Written {
+    fn id(self, conn: &mut DbConn) -> QueryResult<i64> {
+        match (self, conn) {
+            (Written::Id(id), _) => Ok(id),
+            // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted on
+            // this connection since.
+            (Written::LastInsert, DbConn::Sqlite(lite)) => last_insert_rowid(lite),
+            (Written::LastInsert, DbConn::Pg(_)) => Err(DieselError::QueryBuilderError(
+                "PostgreSQL returns a written entry's id".into(),
+            )),
+        }
+    }
+}
+
 /// An operator's manual move, as [`apply_move`] writes it, its ledger entry recording `note`
 /// (who made it and why); returns the entry's id.
 pub(crate) fn apply_manual_entry<E>(
@@ -40,7 +60,8 @@ pub(crate) fn apply_manual_entry<E>(
     note: &ManualNote,
     short: impl Fn() -> E,
 ) -> Result<i64, TxError<E>> {
-    write_entry(conn, mv, Some(note), short)
+    let written = write_entry(conn, mv, Some(note), short)?;
+    Ok(written.id(conn)?)
 }
 
 /// A ledger entry as written: one balance move, the balance it left (none for the fee
@@ -129,16 +150,16 @@ WHERE merchant_id = ?4 AND currency = ?5 AND available + ?1 >= 0 AND held + ?2 >
 RETURNING available, held, entry_at";
 
 /// Applies `mv` to its balance row and writes its entry with the balance it left; returns
-/// the entry's id. A missing row is created (at zero) for a move that only adds, and the move
+/// where the entry is. A missing row is created (at zero) for a move that only adds, and the move
 /// applied to it the same way; a move that would take from a missing row is `short()`.
 fn write_entry<E>(
     conn: &mut DbConn,
     mv: &BalanceMove,
     note: Option<&ManualNote>,
     short: impl Fn() -> E,
-) -> Result<i64, TxError<E>> {
-    if let Some(id) = move_balance(conn, mv, note)? {
-        return Ok(id);
+) -> Result<Written, TxError<E>> {
+    if let Some(written) = move_balance(conn, mv, note)? {
+        return Ok(written);
     }
     if mv.available < 0 || mv.held < 0 {
         // Either the row is missing (nothing to take) or it holds too little.
@@ -152,13 +173,13 @@ fn write_entry<E>(
     })
 }
 
-/// The conditional update of `mv`'s balance row and its entry with what it left: the entry's
-/// id, or `None` when the row is missing or holds too little.
+/// The conditional update of `mv`'s balance row and its entry with what it left: where the
+/// entry is, or `None` when the row is missing or holds too little.
 fn move_balance<E>(
     conn: &mut DbConn,
     mv: &BalanceMove,
     note: Option<&ManualNote>,
-) -> Result<Option<i64>, TxError<E>> {
+) -> Result<Option<Written>, TxError<E>> {
     let (da, dh, at) = (mv.available, mv.held, mv.at.millis());
     let entry = NewEntry::of(mv, note, None);
     Ok(match conn {
@@ -175,7 +196,7 @@ fn move_balance<E>(
                 .bind::<Nullable<Text>, _>(entry.actor)
                 .bind::<Nullable<Text>, _>(entry.reason)
                 .load(pg)?;
-            written.first().map(|w| w.id)
+            written.first().map(|w| Written::Id(w.id))
         }
         DbConn::Sqlite(lite) => {
             let left: Vec<Left> = diesel::sql_query(MOVE_SQLITE)
@@ -186,21 +207,16 @@ fn move_balance<E>(
                 .bind::<Text, _>(entry.currency)
                 .load(lite)?;
             match left.first() {
-                Some(left) => Some(insert_entry(lite, NewEntry::of(mv, note, Some(*left)))?),
+                Some(left) => {
+                    diesel::insert_into(ledger::table)
+                        .values(NewEntry::of(mv, note, Some(*left)))
+                        .execute(lite)?;
+                    Some(Written::LastInsert)
+                }
                 None => None,
             }
         }
     })
-}
-
-/// SQLite: writes `entry` and returns its id.
-fn insert_entry(lite: &mut SqliteConnection, entry: NewEntry<'_>) -> QueryResult<i64> {
-    diesel::insert_into(ledger::table)
-        .values(entry)
-        .execute(lite)?;
-    // The ledger's id is its rowid (AUTOINCREMENT), and nothing else was inserted on this
-    // connection since.
-    last_insert_rowid(lite)
 }
 
 /// Creates the balance row of a merchant's first move in a currency, at zero.
