@@ -23,7 +23,8 @@ FROM generate_series(0, :nmerchants - 1) AS g;
 INSERT INTO merchant_methods (merchant_id, direction, method)
 SELECT m.id, d.direction, d.method FROM merchants m,
   (VALUES ('deposit', 'card'), ('withdrawal', 'sbp')) AS d (direction, method);
-INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at)
-SELECT id, 'RUB', 'manual_credit', 100000000000000, 0, 0 FROM merchants;
+INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, created_at,
+    available_after, held_after)
+SELECT id, 'RUB', 'manual_credit', 100000000000000, 0, 0, 100000000000000, 0 FROM merchants;
 INSERT INTO balances (merchant_id, currency, available, held)
 SELECT id, 'RUB', 100000000000000, 0 FROM merchants;
