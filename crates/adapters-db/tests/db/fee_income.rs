@@ -4,13 +4,14 @@
 use std::time::Duration;
 
 use domain::fee::{FeeDirection, FeeTerms, Percent, Tariff};
-use domain::operation::Outcome;
 use domain::ports::{ConsoleStore, TariffStore};
 use domain::route::{Flow, NewRoute};
 use domain::service::Gateway;
 use domain::{Currency, Direction, PaymentMethod};
 
-use crate::helpers::{deposit, each_backend, gateway, merchant, now, operator, withdrawal};
+use crate::helpers::{
+    approve, deposit, each_backend, gateway, merchant, now, operator, withdrawal,
+};
 
 fn usd() -> Currency {
     Currency::parse("USD").expect("USD")
@@ -48,10 +49,7 @@ async fn approved_deposit(
         .create_deposit(shop, new, b"d")
         .await
         .expect("deposit");
-    gw.answers()
-        .complete(created.operation.id(), Outcome::Approve)
-        .await
-        .expect("approve");
+    approve(&gw, created.operation.id()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -103,10 +101,7 @@ async fn fee_income_sums_each_currencys_fees_from_an_instant_on() {
             .create_withdrawal(&shop, withdrawal(100_00, None), b"w")
             .await
             .expect("payout");
-        gw.answers()
-            .complete(payout.operation.id(), Outcome::Approve)
-            .await
-            .expect("pay out");
+        approve(&gw, payout.operation.id()).await;
         approved_deposit(&gw, &shop, 20_00, usd()).await;
 
         let earned = t.db.fee_income(since).await.expect("read");

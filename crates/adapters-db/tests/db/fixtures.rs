@@ -243,3 +243,11 @@ pub fn acquirer(name: &str, seed: &str) -> AcquirerProvider {
         enabled: true,
     }
 }
+
+/// Approves `id`, a sandbox operation of `gw`, as the sandbox's completion does.
+pub async fn approve(gw: &domain::service::Gateway, id: domain::OperationId) {
+    gw.answers()
+        .complete(id, domain::operation::Outcome::Approve)
+        .await
+        .expect("approve");
+}

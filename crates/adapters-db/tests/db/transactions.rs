@@ -12,7 +12,8 @@ use domain::transactions::{BalanceTransaction, TransactionQuery, TransactionType
 use domain::{Currency, PaymentMethod, Timestamp};
 
 use crate::helpers::{
-    all_at_once, balance, credit, deposit, each_backend, gateway, merchant, now, withdrawal, TestDb,
+    all_at_once, approve, balance, credit, deposit, each_backend, gateway, merchant, now,
+    withdrawal, TestDb,
 };
 use crate::migrations::{assert_migrates_again, revert_newest_async, BALANCE_TRANSACTIONS};
 
@@ -104,10 +105,7 @@ async fn every_entry_records_the_balance_it_left_on_every_path_that_writes_one()
             .create_deposit(&shop, deposit(500_00, None), b"d")
             .await
             .expect("deposit");
-        gw.answers()
-            .complete(created.operation.id(), Outcome::Approve)
-            .await
-            .expect("approve");
+        approve(&gw, created.operation.id()).await;
         // Twelve payouts at once: on PostgreSQL several share one batched hold.
         let payouts = all_at_once(12, |i| {
             let gw = gw.clone();
@@ -221,10 +219,7 @@ async fn a_days_book_opens_with_the_day_before_and_closes_with_its_last_entry() 
             .create_withdrawal(&shop, withdrawal(100_00, None), b"w")
             .await
             .expect("payout");
-        gw.answers()
-            .complete(payout.operation.id(), Outcome::Approve)
-            .await
-            .expect("approve");
+        approve(&gw, payout.operation.id()).await;
         let held = gw
             .creation()
             .create_withdrawal(&shop, withdrawal(50_00, None), b"w")
