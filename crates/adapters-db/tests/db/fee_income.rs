@@ -49,7 +49,7 @@ async fn approved_deposit(
         .create_deposit(shop, new, b"d")
         .await
         .expect("deposit");
-    approve(&gw, created.operation.id()).await;
+    approve(gw, created.operation.id()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
