@@ -1,9 +1,13 @@
-//! Payments and refunds as the simulator keeps them, and their JSON views.
+//! Payments, refunds and disputes as the simulator keeps them, and their JSON views.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
+
+mod disputes;
+
+pub use disputes::{to_millis, Dispute, DisputeStatus, Outcome};
 
 /// The direction of a payment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,15 +1,17 @@
-//! The in-memory ledger of payments and refunds, with the idempotency and status rules.
+//! The in-memory ledger of payments, refunds and disputes, with the idempotency and status
+//! rules.
 //! Pure: every function takes `now`, nothing here sleeps or sends.
 
 use time::OffsetDateTime;
 
 use crate::model::{Ends, FailureCode, Order, Payment, Progress, Refund, Status};
 
+mod disputes;
 mod ledger;
 mod refunds;
 
+pub use disputes::{DisputeRefused, Disputes, Evidence, Lapse, NewDispute};
 pub use ledger::{Ledger, Record};
-
 pub use refunds::{NewRefund, RefundRefused};
 
 /// A parsed `POST /v1/payments`.
@@ -45,11 +47,12 @@ pub enum Cancel {
     NotFound,
 }
 
-/// Every payment and refund, with the indexes the API reads by.
+/// Every payment, refund and dispute, with the indexes the API reads by.
 #[derive(Debug, Default)]
 pub struct Store {
     payments: Ledger<Payment>,
     refunds: Ledger<Refund>,
+    disputes: Disputes,
 }
 
 impl Store {

@@ -3,7 +3,7 @@ use time::macros::datetime;
 use time::Duration;
 
 use super::*;
-use crate::model::{Kind, Recipient};
+use crate::model::{DisputeStatus, Kind, Outcome, Recipient};
 use crate::stats::{collect, recipient_key, Reads};
 
 const NOW: OffsetDateTime = datetime!(2025-01-01 12:00 UTC);
@@ -185,4 +185,106 @@ fn stats_count_only_succeeded() {
         stats.by_recipient.get(&key).map(|r| (r.payouts, r.amount)),
         Some((1, 100))
     );
+}
+
+fn paid_payin(store: &mut Store, key: &str, amount: i64) -> Payment {
+    let payment =
+        match store.create_payment(payin(key, amount), NOW, |_| (Status::ActionRequired, None)) {
+            Ok(Created::New(payment)) => payment,
+            other => panic!("{other:?}"),
+        };
+    let _ = store.complete_payin(&payment.id, None, NOW);
+    payment
+}
+
+fn dispute(reference: &str, amount: Option<i64>, due_in_seconds: Option<i64>) -> NewDispute {
+    NewDispute {
+        reference: reference.to_owned(),
+        amount,
+        due_in_seconds,
+    }
+}
+
+#[test]
+fn disputes_open_only_on_succeeded_payins_within_their_amount() {
+    let mut store = Store::default();
+    let payment = paid_payin(&mut store, "p1", 1000);
+    let whole = store
+        .open_dispute(dispute("p1", None, None), NOW)
+        .expect("opens");
+    assert_eq!((whole.amount, whole.status), (1000, DisputeStatus::Open));
+    assert_eq!(whole.payment_id, payment.id);
+    assert_eq!(whole.due_by, NOW + Duration::days(7));
+    let part = store.open_dispute(dispute("p1", Some(1), Some(60)), NOW);
+    assert_eq!(
+        part.map(|d| d.due_by).ok(),
+        Some(NOW + Duration::minutes(1))
+    );
+    let refused = |store: &mut Store, new| store.open_dispute(new, NOW).err();
+    let too_much = dispute("p1", Some(1001), None);
+    assert_eq!(
+        refused(&mut store, too_much),
+        Some(DisputeRefused::BadAmount)
+    );
+    let nothing = dispute("p1", Some(0), None);
+    assert_eq!(
+        refused(&mut store, nothing),
+        Some(DisputeRefused::BadAmount)
+    );
+    let past = dispute("p1", None, Some(-1));
+    assert_eq!(refused(&mut store, past), Some(DisputeRefused::BadDueIn));
+    let unknown = dispute("nope", None, None);
+    assert_eq!(
+        refused(&mut store, unknown),
+        Some(DisputeRefused::NoPayment)
+    );
+    let _ = created(&mut store, payout("k2", "out", 100));
+    let out = dispute("out", None, None);
+    assert_eq!(
+        refused(&mut store, out),
+        Some(DisputeRefused::NotDisputable)
+    );
+}
+
+#[test]
+fn disputes_are_decided_once_and_lost_at_due_by_only_without_evidence() {
+    let mut store = Store::default();
+    let _ = paid_payin(&mut store, "p1", 1000);
+    let open = |store: &mut Store| {
+        store
+            .open_dispute(dispute("p1", None, Some(60)), NOW)
+            .expect("opens")
+            .id
+    };
+    let (bare, argued, decided) = (open(&mut store), open(&mut store), open(&mut store));
+    let due = NOW + Duration::minutes(1);
+
+    assert!(matches!(store.lapse_dispute(&bare, NOW), Some(Lapse::Early(at)) if at == due));
+    let lost = store.lapse_dispute(&bare, due);
+    assert!(matches!(lost, Some(Lapse::Lost(d)) if d.status == DisputeStatus::Lost));
+    assert!(matches!(
+        store.add_evidence(&bare, due),
+        Some(Evidence::Closed(_))
+    ));
+
+    assert!(
+        matches!(store.add_evidence(&argued, NOW), Some(Evidence::Accepted(d)) if d.evidence == 1)
+    );
+    assert!(
+        matches!(store.add_evidence(&argued, due), Some(Evidence::Accepted(d)) if d.evidence == 2)
+    );
+    assert_eq!(store.lapse_dispute(&argued, due), Some(Lapse::Stays));
+
+    let won = store.resolve_dispute(&decided, Outcome::Won, NOW);
+    assert!(matches!(won, Some(Ok(d)) if d.status == DisputeStatus::Won));
+    let again = store.resolve_dispute(&decided, Outcome::Lost, NOW);
+    assert!(matches!(again, Some(Err(d)) if d.status == DisputeStatus::Won));
+    assert!(
+        matches!(store.add_evidence(&decided, NOW), Some(Evidence::Closed(d)) if d.evidence == 0)
+    );
+    assert!(store.resolve_dispute("nope", Outcome::Won, NOW).is_none());
+
+    let late = open(&mut store);
+    let answer = store.add_evidence(&late, due + Duration::seconds(1));
+    assert!(matches!(answer, Some(Evidence::Late(d)) if d.status == DisputeStatus::Lost));
 }
