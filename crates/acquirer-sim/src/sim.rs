@@ -1,4 +1,5 @@
-//! The simulator's core: the store, the faults and their dice, notifications and timers.
+//! The simulator's core: the store, the faults and their dice, notifications and timers
+//! (disputes and refunds in their own modules).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -15,6 +16,7 @@ use crate::rules::{self, Decision, PayoutPlan};
 use crate::secret::Secret;
 use crate::stats::{self, Reads, Stats};
 
+mod disputes;
 mod refunds;
 use crate::store::{Cancel, Created, NewPayment, PaymentRefused, Store};
 
@@ -135,7 +137,7 @@ impl Sim {
         self.notifier.send(notification, self.policy())
     }
 
-    fn after(self: &Arc<Self>, delay: Duration, then: impl FnOnce(&Sim) + Send + 'static) {
+    fn after(self: &Arc<Self>, delay: Duration, then: impl FnOnce(&Arc<Sim>) + Send + 'static) {
         let sim = self.clone();
         self.runtime.spawn(async move {
             tokio::time::sleep(delay).await;

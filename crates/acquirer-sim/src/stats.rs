@@ -1,11 +1,12 @@
-//! `GET /_sim/stats`: what has been paid out and refunded, so a test can spot money sent twice.
+//! `GET /_sim/stats`: what has been paid out and refunded, so a test can spot money sent twice,
+//! and the disputes with their evidence calls.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::model::{Kind, RefundStatus, Status};
+use crate::model::{DisputeStatus, Kind, RefundStatus, Status};
 use crate::store::Store;
 
 /// A count and a sum of minor units.
@@ -55,6 +56,16 @@ impl Reads {
     }
 }
 
+/// A dispute's status and the evidence calls processed for it, so a test can prove the
+/// gateway sent its evidence once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ByDispute {
+    /// `open`, `won` or `lost`.
+    pub status: DisputeStatus,
+    /// Evidence calls the API processed for it.
+    pub evidence: u64,
+}
+
 /// The whole stats answer.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -69,6 +80,8 @@ pub struct Stats {
     pub by_recipient: BTreeMap<String, ByRecipient>,
     /// Payment reads answered.
     pub reads: Reads,
+    /// Every dispute, keyed by its id.
+    pub disputes: BTreeMap<String, ByDispute>,
 }
 
 impl Total {
@@ -84,7 +97,8 @@ pub fn recipient_key(recipient: &str) -> String {
     hex::encode(Sha256::digest(recipient.as_bytes()))
 }
 
-/// Counts what has reached `succeeded`, with the payment reads answered so far.
+/// Counts what has reached `succeeded`, with the payment reads answered so far and every
+/// dispute.
 pub fn collect(store: &Store, reads: Reads) -> Stats {
     let mut stats = Stats {
         reads,
@@ -113,6 +127,13 @@ pub fn collect(store: &Store, reads: Reads) -> Stats {
     for refund in refunds {
         stats.refunds.add(refund.amount);
         stats.by_reference(&refund.reference).refunds += 1;
+    }
+    for dispute in store.disputes().iter() {
+        let entry = ByDispute {
+            status: dispute.status,
+            evidence: dispute.evidence,
+        };
+        stats.disputes.insert(dispute.id.clone(), entry);
     }
     stats
 }
@@ -147,7 +168,8 @@ mod tests {
                 "refunds": {"count": 0, "amount": 0},
                 "byReference": {},
                 "byRecipient": {},
-                "reads": {"count": 0, "byReference": {}}
+                "reads": {"count": 0, "byReference": {}},
+                "disputes": {}
             })
         );
     }
