@@ -1,4 +1,5 @@
-//! The control API (`--control-bind`, no auth): `/_sim/faults`, `/_sim/stats`, payin completion.
+//! The control API (`--control-bind`, no auth): `/_sim/faults`, `/_sim/stats`, payin completion,
+//! disputes.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -14,6 +15,8 @@ use crate::page::parse_decision;
 use crate::server::ApiServer;
 use crate::sim::Sim;
 
+mod disputes;
+
 /// Mounts the control routes.
 pub fn routes(config: &mut web::ServiceConfig) {
     let fault_set = web::resource("/_sim/faults")
@@ -25,7 +28,8 @@ pub fn routes(config: &mut web::ServiceConfig) {
         .route(
             "/_sim/payins/{reference}/complete",
             web::post().to(complete),
-        );
+        )
+        .configure(disputes::routes);
 }
 
 async fn faults(sim: web::Data<Sim>) -> HttpResponse {
@@ -83,7 +87,7 @@ async fn complete(
     })
 }
 
-/// The control listener: faults, stats and payin completion.
+/// The control listener: faults, stats, payin completion and disputes.
 pub fn serve(listener: TcpListener, sim: Arc<Sim>, api: Arc<ApiServer>) -> std::io::Result<Server> {
     let sim = web::Data::from(sim);
     let api = web::Data::from(api);

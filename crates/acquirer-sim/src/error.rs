@@ -19,9 +19,13 @@ pub enum ApiError {
     /// A creation received after its `notAfter`.
     #[error("the request arrived after its notAfter")]
     NotAfterPassed,
-    /// A refund that is not allowed.
+    /// A refund, or a dispute's amount or due time, that is not allowed.
     #[error("{0}")]
     InvalidRequest(String),
+    /// A call the record's status does not allow (disputing a payment that is not a
+    /// succeeded payin).
+    #[error("{0}")]
+    WrongState(String),
     /// Injected by `failRate`.
     #[error("service unavailable")]
     Unavailable,
@@ -40,6 +44,7 @@ impl ApiError {
             ApiError::BadRequest(_) | ApiError::InvalidRequest(_) => "invalid_request",
             ApiError::NotFound => "not_found",
             ApiError::NotAfterPassed => "expired",
+            ApiError::WrongState(_) => "invalid_state",
             ApiError::Unavailable | ApiError::BadGateway => "provider_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -52,6 +57,7 @@ impl ResponseError for ApiError {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::WrongState(_) => StatusCode::CONFLICT,
             ApiError::NotAfterPassed | ApiError::InvalidRequest(_) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
