@@ -1,5 +1,7 @@
 //! The Acquirer API (`/v1`, bearer auth and faults) and the payin pages, on `--bind`.
 
+mod disputes;
+mod evidence;
 mod faults;
 mod payments;
 mod refunds;
@@ -18,7 +20,8 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .wrap(from_fn(faults::inject))
                 .wrap(from_fn(faults::authenticate))
                 .configure(payments::routes)
-                .configure(refunds::routes),
+                .configure(refunds::routes)
+                .configure(disputes::routes),
         )
         .configure(crate::page::routes);
 }
