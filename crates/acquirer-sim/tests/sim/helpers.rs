@@ -6,8 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hmac::{Hmac, Mac};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use sha2::Sha256;
 
 pub const API_KEY: &str = "test-key";
 pub const WEBHOOK_SECRET: &str = "test-secret";
@@ -80,7 +82,8 @@ impl TestSim {
         }
     }
 
-    async fn answer(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    /// Sends `request` and answers its status and JSON body (`null` when empty).
+    pub async fn answer(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
         let response = request.send().await.expect("the call is answered");
         let status = response.status();
         let text = response.text().await.expect("body");
@@ -253,6 +256,25 @@ pub fn payin(reference: &str, method: &str, amount: i64, notify_url: &str) -> Va
         "currency": "RUB", "returnUrl": "https://shop.example/return?op=1&x=%20y",
         "notifyUrl": notify_url, "notAfter": in_seconds(600), "expiresAt": in_seconds(900),
     })
+}
+
+/// A card payin of `amount`, notifying `notify_url`, confirmed through control; its id.
+pub async fn paid_payin(sim: &TestSim, reference: &str, amount: i64, notify_url: &str) -> String {
+    let (_, created) = sim
+        .submit(&payin(reference, "card", amount, notify_url))
+        .await;
+    let (status, _) = sim
+        .complete(reference, json!({"decision": "confirm"}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    created["id"].as_str().expect("id").to_owned()
+}
+
+/// The `x-acquirer-signature` the simulator must send with `raw`.
+pub fn expected_signature(raw: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).expect("key");
+    mac.update(raw);
+    hex::encode(mac.finalize().into_bytes())
 }
 
 /// The payin page of a created payment.

@@ -1,7 +1,5 @@
-use hmac::{Hmac, Mac};
 use reqwest::StatusCode;
 use serde_json::json;
-use sha2::Sha256;
 
 use crate::helpers::*;
 
@@ -13,12 +11,6 @@ fn card_payout(reference: &str, amount: i64, notify_url: &str) -> serde_json::Va
         json!({"pan": "4111111111111111"}),
         notify_url,
     )
-}
-
-fn expected_signature(raw: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).expect("key");
-    mac.update(raw);
-    hex::encode(mac.finalize().into_bytes())
 }
 
 #[tokio::test]

@@ -5,18 +5,6 @@ use crate::helpers::*;
 
 const NOWHERE: &str = "http://127.0.0.1:9/notify";
 
-/// A card payin of `amount`, notifying `notify_url`, confirmed through control.
-async fn paid_payin(sim: &TestSim, reference: &str, amount: i64, notify_url: &str) -> String {
-    let (_, created) = sim
-        .submit(&payin(reference, "card", amount, notify_url))
-        .await;
-    let (status, _) = sim
-        .complete(reference, json!({"decision": "confirm"}))
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    created["id"].as_str().expect("id").to_owned()
-}
-
 /// Posts a refund of `amount` to `path` with its reference as the key.
 async fn post_refund(
     sim: &TestSim,
