@@ -1,5 +1,6 @@
 //! Tests of the real `acquirer-sim` binary over TCP.
 
+mod disputes;
 mod faults;
 mod helpers;
 mod notifications;
