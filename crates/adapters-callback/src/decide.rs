@@ -46,6 +46,7 @@ mod tests {
         PendingCallback {
             operation_id: OperationId::from_uuid(uuid::Uuid::nil()),
             refund_id: None,
+            dispute: None,
             merchant_id: MerchantId::parse("m1").expect("valid"),
             direction: Direction::Deposit,
             url: "https://merchant.example/cb".into(),

@@ -99,11 +99,12 @@ pub struct ConsolePorts {
     pub read_shape: ReadShape,
 }
 
-/// The read shape of an operation with its refunds (oldest first), its `lifetime` counted at
-/// the instant given: the `data` the API answers for it.
+/// The read shape of an operation with its refunds and disputes (oldest first), its
+/// `lifetime` counted at the instant given: the `data` the API answers for it.
 pub type ReadShape = fn(
     &domain::operation::Operation,
     &[domain::refund::Refund],
+    &[domain::dispute::Dispute],
     domain::Timestamp,
 ) -> Result<serde_json::Value, serde_json::Error>;
 

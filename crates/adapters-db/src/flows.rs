@@ -1,6 +1,6 @@
 //! The money at the gateway's edge per currency, for `ledger verify`: the merchants' balances
-//! and the fee account against what came in and went out, read from the operations and
-//! refunds themselves (not from the ledger, which the other half of the check compares the
+//! and the fee account against what came in and went out, read from the operations, refunds
+//! and disputes themselves (not from the ledger, which the other half of the check compares the
 //! balances with).
 
 use diesel::prelude::*;
@@ -27,7 +27,10 @@ struct FlowRow {
 }
 
 /// One statement, so one snapshot. Status 1 is approved (deposits, payouts and refunds
-/// alike); manual entries are the only money the ledger alone records.
+/// alike); manual entries are the only money the ledger alone records. An accepted appeal
+/// brought in its amount (`paid_not_credited`) or the difference between its amount and the
+/// deposit's (`wrong_amount`, below zero when the deposit was too much); a lost chargeback
+/// sent its amount back to the payer.
 const FLOWS: &str = "\
 SELECT currency,
        CAST(SUM(merchants) AS BIGINT) AS merchants,
@@ -51,6 +54,13 @@ FROM (
            CASE WHEN available_delta > 0 THEN available_delta ELSE 0 END,
            CASE WHEN available_delta < 0 THEN -available_delta ELSE 0 END
     FROM ledger WHERE kind IN ('manual_credit', 'manual_debit')
+    UNION ALL
+    SELECT d.currency, 0, 0,
+           CASE WHEN d.reason = 'wrong_amount' THEN d.amount - o.amount ELSE d.amount END, 0
+    FROM disputes d JOIN operations o ON o.id = d.operation_id
+    WHERE d.kind = 'appeal' AND d.status = 'accepted'
+    UNION ALL
+    SELECT currency, 0, 0, 0, amount FROM disputes WHERE kind = 'chargeback' AND status = 'lost'
 ) AS edge
 GROUP BY currency
 ORDER BY currency";

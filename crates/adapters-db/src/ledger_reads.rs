@@ -26,10 +26,12 @@ use crate::work::{decode_all, snapshot_tx, TxError};
 /// The merchant's own entries (the partial index's condition, as a literal).
 const MERCHANTS_OWN: &str = "kind <> 'fee_income'";
 
-/// An entry as read for a page: id, kind, operation, refund, deltas, what it left, time.
+/// An entry as read for a page: id, kind, operation, refund, dispute, deltas, what it left,
+/// time.
 type EntryRow = (
     i64,
     String,
+    Option<String>,
     Option<String>,
     Option<String>,
     i64,
@@ -40,7 +42,8 @@ type EntryRow = (
 );
 
 fn transaction(row: EntryRow) -> anyhow::Result<BalanceTransaction> {
-    let (id, kind, operation, refund, available, held, available_after, held_after, at) = row;
+    let (id, kind, operation, refund, dispute, available, held, available_after, held_after, at) =
+        row;
     let left = |value: Option<i64>| {
         value.ok_or_else(|| anyhow::anyhow!("ledger entry {id} does not record its balance"))
     };
@@ -52,6 +55,9 @@ fn transaction(row: EntryRow) -> anyhow::Result<BalanceTransaction> {
             .transpose()?,
         refund_id: refund
             .map(|r| rows::refund_id("ledger.refund_id", &r))
+            .transpose()?,
+        dispute_id: dispute
+            .map(|d| rows::parse("ledger.dispute_id", &d, domain::DisputeId::parse))
             .transpose()?,
         available_delta: available,
         held_delta: held,
@@ -99,6 +105,7 @@ fn page<E: From<StoreError>>(
             kind,
             operation_id,
             refund_id,
+            dispute_id,
             available_delta,
             held_delta,
             available_after,
@@ -144,6 +151,8 @@ struct SumRow {
     #[diesel(sql_type = Integer)]
     refund: i32,
     #[diesel(sql_type = Integer)]
+    dispute: i32,
+    #[diesel(sql_type = Integer)]
     from_held: i32,
     #[diesel(sql_type = BigInt)]
     count: i64,
@@ -153,12 +162,13 @@ struct SumRow {
     held: i64,
 }
 
-/// One day's entries of a merchant, summed by kind, by whether they name a refund and by
-/// whether they moved the held balance. `$n` parameters, each once and in order, so SQLite
+/// One day's entries of a merchant, summed by kind, by whether they name a refund or a
+/// dispute and by whether they moved the held balance. `$n` parameters, each once and in order, so SQLite
 /// numbers them as PostgreSQL does.
 const DAY_SUMS: &str = "\
 SELECT kind,
        CASE WHEN refund_id IS NULL THEN 0 ELSE 1 END AS refund,
+       CASE WHEN dispute_id IS NULL THEN 0 ELSE 1 END AS dispute,
        CASE WHEN held_delta = 0 THEN 0 ELSE 1 END AS from_held,
        CAST(COUNT(*) AS BIGINT) AS count,
        CAST(SUM(available_delta) AS BIGINT) AS available,
@@ -166,8 +176,8 @@ SELECT kind,
 FROM ledger
 WHERE merchant_id = $1 AND currency = $2 AND kind <> 'fee_income'
   AND created_at >= $3 AND created_at < $4
-GROUP BY 1, 2, 3
-ORDER BY 1, 2, 3";
+GROUP BY 1, 2, 3, 4
+ORDER BY 1, 2, 3, 4";
 
 fn day_sums<E: From<StoreError>>(
     conn: &mut DbConn,
@@ -185,6 +195,7 @@ fn day_sums<E: From<StoreError>>(
         Ok(KindSum {
             kind: entry_kind(&row.kind)?,
             refund: row.refund != 0,
+            dispute: row.dispute != 0,
             from_held: row.from_held != 0,
             count: row.count,
             available: row.available,

@@ -105,6 +105,7 @@ diesel::table! {
         reason -> Nullable<Text>,
         available_after -> Nullable<BigInt>,
         held_after -> Nullable<BigInt>,
+        dispute_id -> Nullable<Text>,
     }
 }
 
@@ -126,6 +127,8 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        dispute_id -> Nullable<Text>,
+        change_id -> Nullable<Text>,
     }
 }
 
@@ -345,6 +348,37 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    disputes (id) {
+        id -> Text,
+        kind -> Text,
+        operation_id -> Text,
+        merchant_id -> Text,
+        status -> Text,
+        reason -> Text,
+        amount -> BigInt,
+        currency -> Text,
+        comment -> Nullable<Text>,
+        due_by -> Nullable<BigInt>,
+        resolution -> Nullable<Text>,
+        provider -> Nullable<Text>,
+        acquirer_id -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    dispute_files (dispute_id, n) {
+        dispute_id -> Text,
+        n -> Integer,
+        file_name -> Text,
+        content_type -> Text,
+        data -> Binary,
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -359,6 +393,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     callback_outbox,
     callback_attempts,
     refunds,
+    disputes,
+    dispute_files,
     providers,
     provider_attempts,
     provider_discrepancies,

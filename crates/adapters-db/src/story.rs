@@ -4,7 +4,7 @@
 //! carry the deposit's id as `operation_id`). Reads only; one code path on both backends.
 
 use diesel::prelude::*;
-use domain::callback::CallbackAttempt;
+use domain::callback::{CallbackAttempt, DisputeChange};
 use domain::console::Actor;
 use domain::ledger::{EntryKind, ManualNote};
 use domain::ports::StoreError;
@@ -13,7 +13,7 @@ use domain::{OperationId, RefundId, Timestamp};
 
 use crate::conn::DbConn;
 use crate::database::Database;
-use crate::outbox::{count, keys_of_operation, refund_of, state_from};
+use crate::outbox::{count, dispute_of, keys_of_operation, refund_of, state_from};
 use crate::rows::{self, bad, grouped};
 use crate::schema::{callback_attempts, callback_outbox, ledger};
 use crate::work::{decode_all, TxError};
@@ -67,6 +67,8 @@ impl LedgerRow {
 struct OutboxRow {
     id: String,
     refund_id: Option<String>,
+    dispute_id: Option<String>,
+    change_id: Option<String>,
     url: String,
     state: String,
     attempts: i32,
@@ -93,6 +95,7 @@ impl DeliveryRow {
         self,
         operation_id: OperationId,
         refund_id: Option<RefundId>,
+        dispute: Option<DisputeChange>,
     ) -> anyhow::Result<CallbackAttempt> {
         let http_status = self
             .http_status
@@ -101,6 +104,7 @@ impl DeliveryRow {
         Ok(CallbackAttempt {
             operation_id,
             refund_id,
+            dispute,
             attempt: count("callback_attempts.attempt", self.attempt)?,
             at: Timestamp::from_millis(self.at),
             duration_ms: self.duration_ms,
@@ -117,8 +121,10 @@ impl OutboxRow {
         tries: Vec<DeliveryRow>,
     ) -> anyhow::Result<CallbackDelivery> {
         let refund_id = refund_of(self.refund_id.as_deref())?;
+        let dispute = dispute_of(self.dispute_id.as_deref(), self.change_id.as_deref())?;
         Ok(CallbackDelivery {
             refund_id,
+            dispute_id: dispute.map(|d| d.dispute_id),
             url: self.url,
             state: state_from(&self.state)?,
             attempts: count("callback_outbox.attempts", self.attempts)?,
@@ -128,7 +134,7 @@ impl OutboxRow {
             updated_at: Timestamp::from_millis(self.updated_at),
             deliveries: tries
                 .into_iter()
-                .map(|row| row.into_attempt(operation_id, refund_id))
+                .map(|row| row.into_attempt(operation_id, refund_id, dispute))
                 .collect::<anyhow::Result<_>>()?,
         })
     }
@@ -154,7 +160,10 @@ fn read_callbacks(
     conn: &mut DbConn,
     id: OperationId,
 ) -> Result<Vec<CallbackDelivery>, TxError<StoreError>> {
-    let keys = keys_of_operation(conn, id)?;
+    let keys: Vec<String> = keys_of_operation(conn, id)?
+        .into_iter()
+        .map(|owner| owner.key)
+        .collect();
     let mut found: Vec<OutboxRow> = callback_outbox::table
         .filter(callback_outbox::id.eq_any(&keys))
         .order((callback_outbox::created_at.asc(), callback_outbox::id.asc()))
@@ -164,7 +173,7 @@ fn read_callbacks(
         return Ok(Vec::new());
     }
     // The operation's own callback first (a stable sort keeps the rest in order).
-    found.sort_by_key(|row| row.refund_id.is_some());
+    found.sort_by_key(|row| row.refund_id.is_some() || row.dispute_id.is_some());
     let keys: Vec<&str> = found.iter().map(|row| row.id.as_str()).collect();
     let tries: Vec<DeliveryRow> = callback_attempts::table
         .filter(callback_attempts::callback_id.eq_any(&keys))

@@ -1,5 +1,5 @@
-//! Request bodies as raw bytes: the content-type rule (415) and the 64 KiB limit (413),
-//! checked before anything is authenticated or parsed.
+//! Request bodies as raw bytes: the content-type rule (415) and the 64 KiB limit (413; 4 MiB
+//! on the paths that take files), checked before anything is authenticated or parsed.
 
 use actix_web::http::header;
 use actix_web::web::{Bytes, BytesMut, Payload};
@@ -10,6 +10,9 @@ use crate::errors::ApiError;
 
 /// Largest body accepted, in bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// Largest body accepted on a path that takes a file (an appeal's receipt, evidence).
+pub const FILE_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Whether a `Content-Type` value is `application/json`, optionally with `charset=utf-8`
 /// (case-insensitive; any other parameter or charset is refused).
@@ -47,13 +50,22 @@ pub fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
 }
 
 /// Reads the body as received, refusing more than [`BODY_LIMIT`] bytes with 413.
-pub async fn read_limited(req: &HttpRequest, mut payload: Payload) -> Result<Bytes, ApiError> {
+pub async fn read_limited(req: &HttpRequest, payload: Payload) -> Result<Bytes, ApiError> {
+    read_within(req, payload, BODY_LIMIT).await
+}
+
+/// Reads the body as received, refusing more than `limit` bytes with 413.
+async fn read_within(
+    req: &HttpRequest,
+    mut payload: Payload,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
+    if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::PayloadTooLarge);
     }
     let capacity = declared.map_or(1024, |n| n as usize);
@@ -63,7 +75,7 @@ pub async fn read_limited(req: &HttpRequest, mut payload: Payload) -> Result<Byt
             actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge,
             _ => ApiError::BadBody("body: could not be read".into()),
         })?;
-        if body.len() + chunk.len() > BODY_LIMIT {
+        if body.len() + chunk.len() > limit {
             return Err(ApiError::PayloadTooLarge);
         }
         body.extend_from_slice(&chunk);
@@ -74,8 +86,17 @@ pub async fn read_limited(req: &HttpRequest, mut payload: Payload) -> Result<Byt
 /// A JSON body: the content type, then the size limit; the bytes are returned unparsed so
 /// that the signature is verified over them first.
 pub async fn json_bytes(req: &HttpRequest, payload: Payload) -> Result<Bytes, ApiError> {
+    json_bytes_within(req, payload, BODY_LIMIT).await
+}
+
+/// [`json_bytes`] with another size limit.
+pub async fn json_bytes_within(
+    req: &HttpRequest,
+    payload: Payload,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
     require_json(req)?;
-    read_limited(req, payload).await
+    read_within(req, payload, limit).await
 }
 
 #[cfg(test)]

@@ -43,14 +43,24 @@ pub use state::{AlwaysReady, HttpSettings, HttpState, Readiness, ReadyFn};
 /// The read shape of `operation` (docs/api.md, "Creation and read shapes"): exactly the
 /// `data` that `GET /api/v1/deposits/{id}` or `GET /api/v1/withdrawals/{id}` answers, with
 /// `lifetime` counted at `now`. `refunds` are the operation's refunds, oldest first
-/// (`Reads::refunds_of`; none for a withdrawal). For other tools that show operations (the
-/// CLI's `operation show`), so what they show never differs from the API.
+/// (`Reads::refunds_of`; none for a withdrawal), and `disputes` its disputes
+/// (`Disputes::of`). For other tools that show operations (the CLI's `operation show`), so
+/// what they show never differs from the API.
 pub fn read_shape(
     operation: &domain::operation::Operation,
     refunds: &[domain::refund::Refund],
+    disputes: &[domain::dispute::Dispute],
     now: domain::Timestamp,
 ) -> Result<serde_json::Value, serde_json::Error> {
-    serde_json::to_value(dto::view::OperationView::read(operation, refunds, now))
+    serde_json::to_value(dto::view::OperationView::read(
+        operation, refunds, disputes, now,
+    ))
+}
+
+/// A dispute as the API answers it and its callbacks report it (`Dispute`), for the CLI and
+/// the console.
+pub fn dispute_shape(dispute: &domain::dispute::Dispute) -> serde_json::Value {
+    serde_json::to_value(dto::dispute::DisputeView::new(dispute)).unwrap_or_default()
 }
 
 /// How long an idle client connection is kept open. Clients keep idle connections pooled

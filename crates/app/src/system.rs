@@ -45,6 +45,14 @@ impl IdGenerator for UuidIds {
     fn refund_id(&self) -> RefundId {
         RefundId::from_uuid(uuid::Uuid::now_v7())
     }
+
+    fn dispute_id(&self) -> domain::DisputeId {
+        domain::DisputeId::from_uuid(uuid::Uuid::now_v7())
+    }
+
+    fn change_id(&self) -> uuid::Uuid {
+        uuid::Uuid::now_v7()
+    }
 }
 
 /// 32 random bytes as 64 hex characters.

@@ -2,25 +2,30 @@
 //! docs/api.md). The domain decides what a callback says ([`CallbackData`]); the body's wire
 //! format belongs to the callback adapter, through the `CallbackFormat` port.
 
+use crate::dispute::Dispute;
 use crate::names::names;
 use crate::operation::{Decline, Operation};
 use crate::ports::CallbackFormat;
 use crate::refund::Refund;
 use crate::{
-    Amount, Currency, Direction, HttpUrl, MerchantId, MerchantOperationId, MerchantRefundId,
-    OperationId, PaymentMethod, RefundId, Status, Timestamp, UserId,
+    Amount, Currency, Direction, DisputeId, HttpUrl, MerchantId, MerchantOperationId,
+    MerchantRefundId, OperationId, PaymentMethod, RefundId, Status, Timestamp, UserId,
 };
 
 /// A callback queued in the same unit of work as the final status it reports: one envelope
 /// for every kind of money movement, `D` being what it reports ([`CallbackData`] of an
-/// operation, [`RefundCallbackData`] of a refund). The outbox keys it by the refund when
-/// there is one, else by the operation.
+/// operation, [`RefundCallbackData`] of a refund, a [`Dispute`]). The outbox keys it by the
+/// dispute's change when there is one, else by the refund when there is one, else by the
+/// operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedCallback<D = CallbackData> {
     /// The operation, or the refunded deposit.
     pub operation_id: OperationId,
     /// A refund's callback: the refund (kept in the outbox beside its deposit's callback).
     pub refund_id: Option<RefundId>,
+    /// A dispute's callback: the dispute and its status change (a dispute has one callback
+    /// per change, each its own).
+    pub dispute: Option<DisputeChange>,
     pub merchant_id: MerchantId,
     /// Whose secret signs it: the operation's direction, a deposit's for a refund.
     pub direction: Direction,
@@ -30,6 +35,14 @@ pub struct QueuedCallback<D = CallbackData> {
     /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
     pub body: String,
     pub queued_at: Timestamp,
+}
+
+/// A dispute's status change, as its callback is keyed: a dispute reports every change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DisputeChange {
+    pub dispute_id: DisputeId,
+    /// The change's own id, its callback's key in the outbox.
+    pub change_id: uuid::Uuid,
 }
 
 /// What a callback can report: written to a body by the [`CallbackFormat`] port.
@@ -47,6 +60,12 @@ impl Reported for CallbackData {
 impl Reported for RefundCallbackData {
     fn body(&self, format: &dyn CallbackFormat) -> String {
         format.refund_body(self)
+    }
+}
+
+impl Reported for Dispute {
+    fn body(&self, format: &dyn CallbackFormat) -> String {
+        format.dispute_body(self)
     }
 }
 
@@ -122,6 +141,8 @@ pub struct CallbackAttempt {
     pub operation_id: OperationId,
     /// Set for a refund's callback.
     pub refund_id: Option<RefundId>,
+    /// Set for a dispute's callback.
+    pub dispute: Option<DisputeChange>,
     pub attempt: u32,
     pub at: Timestamp,
     pub duration_ms: i64,

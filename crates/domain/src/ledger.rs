@@ -1,9 +1,11 @@
 //! Balances and the ledger: every balance change is one entry, written with the change.
 
+use crate::dispute::Dispute;
+use crate::fee::Fee;
 use crate::names::names;
 use crate::operation::Operation;
 use crate::refund::Refund;
-use crate::{Currency, Direction, MerchantId, OperationId, RefundId, Status, Timestamp};
+use crate::{Currency, Direction, DisputeId, MerchantId, OperationId, RefundId, Status, Timestamp};
 
 /// A merchant's money in one currency, in minor units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,17 @@ names! {
         /// these entries (it has no balance row); the entry names the merchant who paid, whose
         /// own balance it does not move.
         FeeIncome = "fee_income",
+        /// An accepted appeal: available += the amount it corrects (negative when the deposit
+        /// was credited too much: then only if available suffices). Its fee, or the change
+        /// of the deposit's fee, is a `fee` entry of the appeal beside it.
+        Appeal = "appeal",
+        /// A chargeback was opened: available -= amount, held += amount (available may go
+        /// below zero this way, and only this way).
+        DisputeHold = "dispute_hold",
+        /// A chargeback was won: held -= amount, available += amount.
+        DisputeReturned = "dispute_returned",
+        /// A chargeback was lost: held -= amount (the money went back to the payer).
+        DisputeLost = "dispute_lost",
     }
 }
 
@@ -71,6 +84,8 @@ pub struct BalanceMove {
     pub operation_id: Option<OperationId>,
     /// The refund that moved it (its `operation_id` is then the refunded deposit's).
     pub refund_id: Option<RefundId>,
+    /// The dispute that moved it (its `operation_id` is then the disputed deposit's).
+    pub dispute_id: Option<DisputeId>,
     pub at: Timestamp,
 }
 
@@ -89,6 +104,7 @@ fn move_for(
         held,
         operation_id: Some(op.id()),
         refund_id: None,
+        dispute_id: None,
         at,
     }
 }
@@ -174,6 +190,7 @@ fn refund_move(
         held,
         operation_id: Some(refund.operation_id),
         refund_id: Some(refund.id),
+        dispute_id: None,
         at,
     }
 }
@@ -231,8 +248,69 @@ pub fn manual_move(
         held: 0,
         operation_id: None,
         refund_id: None,
+        dispute_id: None,
         at,
     }
+}
+
+/// What accepting an appeal moves, or why it cannot be accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppealMoves {
+    /// The moves (none when the accepted amount changes nothing).
+    Moves(Vec<BalanceMove>),
+    /// The deposit's fee on the accepted amount would be at least the amount.
+    AmountTooSmall,
+}
+
+/// The moves of accepting `done` (an appeal, decided at its accepted amount) of `deposit`,
+/// with the fee the deposit's stored tariff gives: for `paid_not_credited`, the amount is
+/// credited and its fee paid out of it; for `wrong_amount`, the difference between the right
+/// amount and the deposit's is credited (or debited), and the difference of their fees paid
+/// (or given back). The fee account earns (or gives back) the fee in the same moves.
+pub fn appeal_moves(done: &Dispute, deposit: &Operation) -> AppealMoves {
+    let accepted = done.amount;
+    let terms = deposit.fee().terms;
+    let fee = Fee::of(terms, accepted).amount;
+    if fee >= accepted.minor() {
+        return AppealMoves::AmountTooSmall;
+    }
+    let (amount, fee) = match done.appeal_reason() {
+        Some(crate::dispute::AppealReason::WrongAmount) => (
+            accepted.minor() - deposit.amount().minor(),
+            fee - deposit.fee().amount,
+        ),
+        _ => (accepted.minor(), fee),
+    };
+    let make = |kind, available| BalanceMove {
+        merchant_id: done.merchant_id.clone(),
+        currency: done.currency,
+        kind,
+        available,
+        held: 0,
+        operation_id: Some(done.operation_id),
+        refund_id: None,
+        dispute_id: Some(done.id),
+        at: done.updated_at,
+    };
+    let mut moves = Vec::new();
+    if amount != 0 {
+        moves.push(make(EntryKind::Appeal, amount));
+    }
+    if fee != 0 {
+        moves.push(make(EntryKind::Fee, -fee));
+        moves.push(make(EntryKind::FeeIncome, fee));
+    }
+    AppealMoves::Moves(moves)
+}
+
+/// The amount an accepted appeal gives the merchant in all, in minor units: what
+/// [`appeal_moves`] credit less the fee they pay.
+pub fn appeal_net(moves: &[BalanceMove]) -> i64 {
+    moves
+        .iter()
+        .filter(|m| !m.kind.is_fee_income())
+        .map(|m| m.available)
+        .sum()
 }
 
 /// Who made a manual ledger entry and why; both are stored on the entry.
@@ -791,5 +869,124 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn tariff_of_two_percent() -> crate::fee::FeeTerms {
+        crate::fee::FeeTerms::new(crate::fee::Percent::parse("2").unwrap(), 0, None, None).unwrap()
+    }
+
+    fn accepted(reason: crate::dispute::AppealReason, amount: &str) -> crate::dispute::Dispute {
+        let appeal = crate::testkit::appeal_of(9, "1.00", reason);
+        let amount = Amount::parse(amount, Currency::RUB).unwrap();
+        appeal
+            .decide(
+                crate::dispute::DisputeStatus::Accepted,
+                amount,
+                None,
+                at(70),
+            )
+            .unwrap()
+    }
+
+    fn moves_of(outcome: AppealMoves) -> Vec<BalanceMove> {
+        match outcome {
+            AppealMoves::Moves(moves) => moves,
+            AppealMoves::AmountTooSmall => panic!("refused"),
+        }
+    }
+
+    #[test]
+    fn an_accepted_paid_not_credited_appeal_credits_its_amount_less_the_deposits_fee() {
+        use crate::dispute::AppealReason;
+        let deposit = OperationBuilder::deposit(PaymentMethod::Sbp)
+            .id(id(1))
+            .merchant("m-1")
+            .amount("100.00")
+            .fee(crate::fee::Fee::of(
+                Some(tariff_of_two_percent()),
+                Amount::parse("100.00", Currency::RUB).unwrap(),
+            ))
+            .build();
+        let done = accepted(AppealReason::PaidNotCredited, "100.00");
+        let moves = moves_of(appeal_moves(&done, &deposit));
+        assert_eq!(
+            deltas(&moves),
+            vec![
+                (EntryKind::Appeal, 10_000, 0),
+                (EntryKind::Fee, -200, 0),
+                (EntryKind::FeeIncome, 200, 0)
+            ]
+        );
+        assert_eq!(appeal_net(&moves), 9_800);
+        assert!(moves
+            .iter()
+            .all(|m| m.dispute_id == Some(done.id) && m.operation_id == Some(deposit.id())));
+        assert_eq!(moves[0].at, at(70));
+    }
+
+    #[test]
+    fn an_accepted_wrong_amount_appeal_moves_the_difference_of_the_net_amounts() {
+        use crate::dispute::AppealReason;
+        let paid = |amount: &str| {
+            OperationBuilder::deposit(PaymentMethod::Sbp)
+                .id(id(1))
+                .merchant("m-1")
+                .amount(amount)
+                .fee(crate::fee::Fee::of(
+                    Some(tariff_of_two_percent()),
+                    Amount::parse(amount, Currency::RUB).unwrap(),
+                ))
+                .build()
+        };
+        // Approved at 100.00 (98.00 credited), paid 150.00: 49.00 more (147.00 in all).
+        let more = moves_of(appeal_moves(
+            &accepted(AppealReason::WrongAmount, "150.00"),
+            &paid("100.00"),
+        ));
+        assert_eq!(
+            deltas(&more),
+            vec![
+                (EntryKind::Appeal, 5_000, 0),
+                (EntryKind::Fee, -100, 0),
+                (EntryKind::FeeIncome, 100, 0)
+            ]
+        );
+        assert_eq!(appeal_net(&more), 4_900);
+        // Approved at 100.00, paid 50.00: 49.00 less, and the fee account gives 1.00 back.
+        let less = moves_of(appeal_moves(
+            &accepted(AppealReason::WrongAmount, "50.00"),
+            &paid("100.00"),
+        ));
+        assert_eq!(appeal_net(&less), -4_900);
+        assert_eq!(
+            less[2],
+            BalanceMove {
+                available: -100,
+                ..less[2].clone()
+            }
+        );
+        // The right amount was the deposit's: nothing moves.
+        let same = moves_of(appeal_moves(
+            &accepted(AppealReason::WrongAmount, "100.00"),
+            &paid("100.00"),
+        ));
+        assert!(same.is_empty());
+    }
+
+    #[test]
+    fn an_appeal_whose_fee_would_take_its_whole_amount_is_refused() {
+        let terms =
+            crate::fee::FeeTerms::new(crate::fee::Percent::ZERO, 1_000, None, None).unwrap();
+        let deposit = OperationBuilder::deposit(PaymentMethod::Sbp)
+            .id(id(1))
+            .merchant("m-1")
+            .amount("100.00")
+            .fee(crate::fee::Fee::of(
+                Some(terms),
+                Amount::parse("100.00", Currency::RUB).unwrap(),
+            ))
+            .build();
+        let done = accepted(crate::dispute::AppealReason::PaidNotCredited, "10.00");
+        assert_eq!(appeal_moves(&done, &deposit), AppealMoves::AmountTooSmall);
     }
 }

@@ -10,6 +10,7 @@ pub mod callback;
 pub mod circuit;
 pub mod console;
 pub mod discrepancy;
+pub mod dispute;
 pub mod fee;
 pub mod ledger;
 pub mod merchant;

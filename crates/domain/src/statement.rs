@@ -51,6 +51,8 @@ pub struct Held {
 pub struct KindSum {
     pub kind: EntryKind,
     pub refund: bool,
+    /// Whether the entries name a dispute (an appeal's fee does).
+    pub dispute: bool,
     pub from_held: bool,
     pub count: i64,
     pub available: i64,
@@ -142,17 +144,21 @@ impl StatementDay {
                     day.refunds.count += sum.count;
                     day.refunds.amount += out;
                 }
-                EntryKind::Fee => match (sum.refund, sum.from_held) {
-                    (true, _) => day.refunds.fee += out,
-                    (false, true) => day.withdrawals.fee += out,
-                    (false, false) => day.deposits.fee += out,
+                EntryKind::Fee => match (sum.dispute, sum.refund, sum.from_held) {
+                    (true, _, _) => day.disputes -= out,
+                    (false, true, _) => day.refunds.fee += out,
+                    (false, false, true) => day.withdrawals.fee += out,
+                    (false, false, false) => day.deposits.fee += out,
                 },
+                EntryKind::Appeal | EntryKind::DisputeLost => day.disputes -= out,
                 EntryKind::ManualCredit | EntryKind::ManualDebit => day.manual += sum.available,
                 // Money moved within the balance, or the operator's.
                 EntryKind::WithdrawalHold
                 | EntryKind::WithdrawalReleased
                 | EntryKind::RefundHold
                 | EntryKind::RefundReleased
+                | EntryKind::DisputeHold
+                | EntryKind::DisputeReturned
                 | EntryKind::FeeIncome => {}
             }
         }
@@ -219,6 +225,7 @@ mod tests {
         KindSum {
             kind,
             refund,
+            dispute: false,
             from_held: held != 0,
             count: 1,
             available,

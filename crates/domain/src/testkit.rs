@@ -132,12 +132,21 @@ impl IdGenerator for RandomIds {
     fn refund_id(&self) -> RefundId {
         RefundId::from_uuid(uuid::Uuid::new_v4())
     }
+
+    fn dispute_id(&self) -> crate::DisputeId {
+        crate::DisputeId::from_uuid(uuid::Uuid::new_v4())
+    }
+
+    fn change_id(&self) -> uuid::Uuid {
+        uuid::Uuid::new_v4()
+    }
 }
 
 /// Operation ids 1, 2, 3, ... (as UUIDs), so a test can name the next one; merchant ids and
-/// refund ids ([`refund_id`]) likewise, each counted apart.
+/// refund ids ([`refund_id`]) and dispute ids ([`dispute_id`]) likewise, each counted apart;
+/// change ids are random.
 #[derive(Debug, Default)]
-pub struct SequentialIds(AtomicU64, AtomicU64, AtomicU64);
+pub struct SequentialIds(AtomicU64, AtomicU64, AtomicU64, AtomicU64);
 
 impl IdGenerator for SequentialIds {
     fn operation_id(&self) -> OperationId {
@@ -154,6 +163,19 @@ impl IdGenerator for SequentialIds {
     fn refund_id(&self) -> RefundId {
         refund_id(u128::from(self.2.fetch_add(1, Ordering::SeqCst) + 1))
     }
+
+    fn dispute_id(&self) -> crate::DisputeId {
+        dispute_id(u128::from(self.3.fetch_add(1, Ordering::SeqCst) + 1))
+    }
+
+    fn change_id(&self) -> uuid::Uuid {
+        uuid::Uuid::new_v4()
+    }
+}
+
+/// The dispute id numbered `n` (above every operation and refund id a test uses).
+pub fn dispute_id(n: u128) -> crate::DisputeId {
+    crate::DisputeId::from_uuid(uuid::Uuid::from_u128((2 << 64) + n))
 }
 
 /// A failure for `reason` with the code the Acquirer API gives it (`declined` for `Other`).
@@ -208,6 +230,30 @@ pub fn refund_of(
     }
 }
 
+/// An open appeal `n` for `reason` of `amount` (RUB), of deposit 1 of merchant `m-1`, created
+/// at [`T0`].
+pub fn appeal_of(
+    n: u128,
+    amount: &str,
+    reason: crate::dispute::AppealReason,
+) -> crate::dispute::Dispute {
+    crate::dispute::Dispute {
+        id: dispute_id(n),
+        kind: crate::dispute::DisputeKind::Appeal,
+        operation_id: id(1),
+        merchant_id: MerchantId::parse("m-1").unwrap_or_else(|e| panic!("{e}")),
+        status: crate::dispute::DisputeStatus::Open,
+        reason: reason.as_str().to_string(),
+        amount: Amount::parse(amount, Currency::RUB).unwrap_or_else(|e| panic!("{e}")),
+        currency: Currency::RUB,
+        comment: None,
+        due_by: None,
+        resolution: None,
+        created_at: T0,
+        updated_at: T0,
+    }
+}
+
 /// Writes callback bodies as the debug form of their data: for tests that check what a
 /// callback says ([`crate::callback::QueuedCallback::data`]), not its wire format.
 #[derive(Debug, Clone, Copy, Default)]
@@ -220,6 +266,10 @@ impl CallbackFormat for DebugCallbackFormat {
 
     fn refund_body(&self, data: &RefundCallbackData) -> String {
         format!("{data:?}")
+    }
+
+    fn dispute_body(&self, dispute: &crate::dispute::Dispute) -> String {
+        format!("{dispute:?}")
     }
 }
 

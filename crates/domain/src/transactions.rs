@@ -7,7 +7,7 @@
 //! the balance changed over it, and `availableAfter` / `heldAfter` show where the money is.
 
 use crate::ledger::EntryKind;
-use crate::{Currency, MerchantId, OperationId, RefundId, Timestamp};
+use crate::{Currency, DisputeId, MerchantId, OperationId, RefundId, Timestamp};
 
 /// The type of a balance transaction, as the API names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,10 @@ pub enum TransactionType {
     Release,
     /// An operator's credit or debit.
     Manual,
+    /// A chargeback's amount held, returned (won) or taken (lost).
+    Dispute,
+    /// What an accepted appeal corrected.
+    Appeal,
 }
 
 impl TransactionType {
@@ -40,6 +44,10 @@ impl TransactionType {
             EntryKind::WithdrawalHold | EntryKind::RefundHold => TransactionType::Hold,
             EntryKind::WithdrawalReleased | EntryKind::RefundReleased => TransactionType::Release,
             EntryKind::ManualCredit | EntryKind::ManualDebit => TransactionType::Manual,
+            EntryKind::DisputeHold | EntryKind::DisputeReturned | EntryKind::DisputeLost => {
+                TransactionType::Dispute
+            }
+            EntryKind::Appeal => TransactionType::Appeal,
             EntryKind::FeeIncome => return None,
         })
     }
@@ -53,6 +61,8 @@ impl TransactionType {
             TransactionType::Hold => "hold",
             TransactionType::Release => "release",
             TransactionType::Manual => "manual",
+            TransactionType::Dispute => "dispute",
+            TransactionType::Appeal => "appeal",
         }
     }
 }
@@ -65,6 +75,7 @@ pub struct BalanceTransaction {
     pub kind: EntryKind,
     pub operation_id: Option<OperationId>,
     pub refund_id: Option<RefundId>,
+    pub dispute_id: Option<DisputeId>,
     /// Change of the available balance.
     pub available_delta: i64,
     /// Change of the held balance.
@@ -232,6 +243,7 @@ mod tests {
             kind,
             operation_id: None,
             refund_id: None,
+            dispute_id: None,
             available_delta: available,
             held_delta: held,
             available_after: 0,

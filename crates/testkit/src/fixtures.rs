@@ -5,8 +5,8 @@ use std::sync::Arc;
 use domain::merchant::{Merchant, Secret};
 use domain::operation::{Action, Operation, State};
 use domain::ports::{
-    MockClock, MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
-    MockRefundStore, MockRouteTable, ProviderDirectory,
+    MockClock, MockDisputeStore, MockIdGenerator, MockMerchantDirectory, MockOperationStore,
+    MockPaymentProvider, MockRefundStore, MockRouteTable, ProviderDirectory,
 };
 use domain::refund::Refund;
 use domain::route::{Flow, Route};
@@ -140,6 +140,7 @@ pub fn routes() -> Vec<Route> {
 pub struct Mocks {
     pub store: MockOperationStore,
     pub refunds: MockRefundStore,
+    pub disputes: MockDisputeStore,
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
     pub provider: MockPaymentProvider,
@@ -163,6 +164,7 @@ impl Mocks {
         Self {
             store: MockOperationStore::new(),
             refunds: MockRefundStore::new(),
+            disputes: MockDisputeStore::new(),
             merchants,
             routes,
             provider: MockPaymentProvider::new(),
@@ -192,6 +194,7 @@ impl Mocks {
         Gateway::new(Ports {
             store: Arc::new(self.store),
             refunds: Arc::new(self.refunds),
+            disputes: Arc::new(self.disputes),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             tariffs: Arc::new(domain::testkit::NoTariffs),

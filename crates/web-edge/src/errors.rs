@@ -6,7 +6,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use domain::service::{
-    CancelError, CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
+    CancelError, CompleteError, CreateError, DisputeError, NotificationError, ReadError,
+    RefundError, StepError,
 };
 use domain::{FieldError, ValidationErrors};
 use serde::Serialize;
@@ -264,6 +265,18 @@ impl From<RefundError> for ApiError {
             RefundError::InsufficientBalance => ApiError::InsufficientBalance,
             RefundError::Unavailable(why) => ApiError::Unavailable(why),
             RefundError::Unknown(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+impl From<DisputeError> for ApiError {
+    fn from(error: DisputeError) -> Self {
+        match error {
+            DisputeError::NotFound => ApiError::NotFound,
+            DisputeError::Invalid(errors) => ApiError::InvalidFields(errors),
+            DisputeError::InvalidState => ApiError::InvalidState,
+            DisputeError::Unavailable(why) => ApiError::Unavailable(why),
+            DisputeError::Unknown(e) => ApiError::Internal(e),
         }
     }
 }

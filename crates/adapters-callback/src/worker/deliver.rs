@@ -151,6 +151,7 @@ impl Inner {
         let attempt = CallbackAttempt {
             operation_id: callback.operation_id,
             refund_id: callback.refund_id,
+            dispute: callback.dispute,
             attempt: callback.attempt,
             at,
             duration_ms: outcome.duration_ms,

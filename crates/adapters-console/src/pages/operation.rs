@@ -46,9 +46,10 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
     let refunds = signed
         .ask(state.ports.gateway.reads().refunds_of(op))
         .await?;
+    let disputes = signed.ask(state.ports.gateway.disputes().of(op)).await?;
     let events = signed.ask(state.store().operation_events(id)).await?;
     let now = state.now();
-    let shape = (state.ports.read_shape)(op, &refunds, now)
+    let shape = (state.ports.read_shape)(op, &refunds, &disputes, now)
         .map_err(|e| signed.fail(Problem::internal(&anyhow::Error::new(e))))?;
     let t = texts(signed.lang);
     let title = format!("{} {}", t.operation, op.id());

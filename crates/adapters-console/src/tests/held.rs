@@ -14,6 +14,7 @@ fn held() -> CallbackStatus {
     CallbackStatus {
         operation_id: op_id(),
         refund_id: None,
+        dispute: None,
         merchant_id: MerchantId::parse(MERCHANT).expect("id"),
         url: "https://shop.example/cb".into(),
         state: CallbackState::Held,

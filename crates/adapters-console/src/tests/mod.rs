@@ -104,6 +104,7 @@ impl Fixture {
         let gateway = Gateway::new(Ports {
             store: operations.clone(),
             refunds: Arc::new(self.mocks.refunds),
+            disputes: Arc::new(self.mocks.disputes),
             merchants: Arc::new(self.mocks.merchants),
             routes: Arc::new(self.mocks.routes),
             tariffs: Arc::new(domain::testkit::NoTariffs),

@@ -19,6 +19,7 @@ fn sum(kind: EntryKind, available: i64) -> KindSum {
     KindSum {
         kind,
         refund: false,
+        dispute: false,
         from_held: false,
         count: 1,
         available,

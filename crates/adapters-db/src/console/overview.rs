@@ -93,7 +93,8 @@ pub(super) fn events(
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(corrupt)?;
     // A refund's callback is keyed by the refund's id, the operation's own by its id.
-    let (keys, own) = (keys_of_operation(conn, id)?, id.to_string());
+    let owners = keys_of_operation(conn, id)?;
+    let keys: Vec<&str> = owners.iter().map(|o| o.key.as_str()).collect();
     let logged: Vec<DeliveryRow> = callback_attempts::table
         .filter(callback_attempts::callback_id.eq_any(&keys))
         .order((
@@ -104,10 +105,12 @@ pub(super) fn events(
         .select(DeliveryRow::as_select())
         .load(conn)?;
     let attempts = decode_all(logged, |row| {
-        let refund = (row.callback_id != own)
-            .then(|| rows::refund_id("callback_attempts.callback_id", &row.callback_id))
-            .transpose()?;
-        Ok(callback_event(row.into_attempt(id, refund)?))
+        let owner = owners
+            .iter()
+            .find(|o| o.key == row.callback_id)
+            .ok_or_else(|| bad("callback_attempts.callback_id", &row.callback_id))?;
+        let (refund, dispute) = (owner.refund_id, owner.dispute);
+        Ok(callback_event(row.into_attempt(id, refund, dispute)?))
     })?;
     Ok(merged(written, attempts))
 }

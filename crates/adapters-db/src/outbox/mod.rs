@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Text};
-use domain::callback::{CallbackAttempt, CallbackState};
+use domain::callback::{CallbackAttempt, CallbackState, DisputeChange};
 use domain::ports::{
     AttemptResult, CallbackOutbox, CallbackStatus, HoldOutcome, PendingCallback, RetryOutcome,
     StoreError,
@@ -21,7 +21,7 @@ use crate::conn::DbConn;
 use crate::database::{Backend, Database};
 use crate::jobs::Recorded;
 use crate::rows::{self, bad};
-use crate::schema::{callback_attempts, callback_outbox, refunds};
+use crate::schema::{callback_attempts, callback_outbox, disputes, refunds};
 use crate::work::{decode_all, TxError};
 pub(crate) use held::release_merchant;
 
@@ -31,6 +31,8 @@ pub(crate) use held::release_merchant;
 struct ClaimRow {
     operation_id: String,
     refund_id: Option<String>,
+    dispute_id: Option<String>,
+    change_id: Option<String>,
     merchant_id: String,
     direction: String,
     url: String,
@@ -39,24 +41,99 @@ struct ClaimRow {
     failures_in_run: i32,
 }
 
-/// The outbox key of a callback: the refund's id for a refund's, else the operation's id.
-pub(crate) fn callback_key(operation_id: OperationId, refund_id: Option<RefundId>) -> String {
-    match refund_id {
-        Some(refund) => refund.to_string(),
-        None => operation_id.to_string(),
+/// The outbox key of a callback: the change's id for a dispute's, the refund's id for a
+/// refund's, else the operation's id.
+pub(crate) fn callback_key(
+    operation_id: OperationId,
+    refund_id: Option<RefundId>,
+    dispute: Option<DisputeChange>,
+) -> String {
+    match (dispute, refund_id) {
+        (Some(change), _) => change.change_id.hyphenated().to_string(),
+        (None, Some(refund)) => refund.to_string(),
+        (None, None) => operation_id.to_string(),
     }
 }
 
-/// The outbox keys operation `id`'s callbacks can have: its own (its id) and each of its
-/// refunds' (their ids). The outbox is not indexed by `operation_id` (one index less to write
-/// each time a callback is queued or recorded); the refunds are found by theirs.
-pub(crate) fn keys_of_operation(conn: &mut DbConn, id: OperationId) -> QueryResult<Vec<String>> {
-    let mut keys: Vec<String> = refunds::table
+/// A stored dispute change of the outbox: both columns or neither.
+pub(crate) fn dispute_of(
+    dispute: Option<&str>,
+    change: Option<&str>,
+) -> anyhow::Result<Option<DisputeChange>> {
+    match (dispute, change) {
+        (None, None) => Ok(None),
+        (Some(dispute), Some(change)) => Ok(Some(DisputeChange {
+            dispute_id: rows::parse(
+                "callback_outbox.dispute_id",
+                dispute,
+                domain::DisputeId::parse,
+            )?,
+            change_id: uuid::Uuid::parse_str(change)
+                .map_err(|e| bad("callback_outbox.change_id", e))?,
+        })),
+        _ => Err(bad(
+            "callback_outbox.change_id",
+            "a dispute and its change come together",
+        )),
+    }
+}
+
+/// One of an operation's callbacks, by its outbox key: the operation's own, a refund's or a
+/// dispute change's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallbackOwner {
+    pub(crate) key: String,
+    pub(crate) refund_id: Option<RefundId>,
+    pub(crate) dispute: Option<DisputeChange>,
+}
+
+/// The callbacks operation `id` can have, by key: its own (its id), each of its refunds'
+/// (their ids) and each change of its disputes' (found by the dispute). The outbox is not
+/// indexed by `operation_id` (one index less to write each time a callback is queued or
+/// recorded); the refunds are found by theirs.
+pub(crate) fn keys_of_operation(
+    conn: &mut DbConn,
+    id: OperationId,
+) -> Result<Vec<CallbackOwner>, TxError<StoreError>> {
+    let refund_ids: Vec<String> = refunds::table
         .filter(refunds::operation_id.eq(id.to_string()))
         .select(refunds::id)
         .load(conn)?;
-    keys.insert(0, id.to_string());
-    Ok(keys)
+    let changes: Vec<(String, Option<String>, Option<String>)> = callback_outbox::table
+        .filter(
+            callback_outbox::dispute_id.eq_any(
+                disputes::table
+                    .filter(disputes::operation_id.eq(id.to_string()))
+                    .select(disputes::id.nullable()),
+            ),
+        )
+        .select((
+            callback_outbox::id,
+            callback_outbox::dispute_id,
+            callback_outbox::change_id,
+        ))
+        .load(conn)?;
+    let mut owners = vec![CallbackOwner {
+        key: id.to_string(),
+        refund_id: None,
+        dispute: None,
+    }];
+    for refund in refund_ids {
+        owners.push(CallbackOwner {
+            refund_id: refund_of(Some(&refund)).map_err(crate::work::corrupt)?,
+            key: refund,
+            dispute: None,
+        });
+    }
+    for (key, dispute, change) in changes {
+        owners.push(CallbackOwner {
+            key,
+            refund_id: None,
+            dispute: dispute_of(dispute.as_deref(), change.as_deref())
+                .map_err(crate::work::corrupt)?,
+        });
+    }
+    Ok(owners)
 }
 
 /// A stored `refund_id` of the outbox.
@@ -75,6 +152,7 @@ impl ClaimRow {
         Ok(PendingCallback {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
             refund_id: refund_of(self.refund_id.as_deref())?,
+            dispute: dispute_of(self.dispute_id.as_deref(), self.change_id.as_deref())?,
             merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
             direction: rows::direction("callback_outbox.direction", &self.direction)?,
             url: self.url,
@@ -96,7 +174,8 @@ WHERE id IN (
     ORDER BY next_attempt_at
     LIMIT $4
     FOR UPDATE SKIP LOCKED)
-RETURNING operation_id, refund_id, merchant_id, direction, url, body, attempts, failures_in_run";
+RETURNING operation_id, refund_id, dispute_id, change_id, merchant_id, direction, url, body,
+    attempts, failures_in_run";
 
 fn claim(
     conn: &mut DbConn,
@@ -145,6 +224,8 @@ fn claim(
 pub(crate) struct StatusRow {
     operation_id: String,
     refund_id: Option<String>,
+    dispute_id: Option<String>,
+    change_id: Option<String>,
     merchant_id: String,
     url: String,
     state: String,
@@ -163,6 +244,7 @@ impl StatusRow {
         Ok(CallbackStatus {
             operation_id: rows::operation_id("callback_outbox.operation_id", &self.operation_id)?,
             refund_id: refund_of(self.refund_id.as_deref())?,
+            dispute: dispute_of(self.dispute_id.as_deref(), self.change_id.as_deref())?,
             merchant_id: rows::merchant_id("callback_outbox.merchant_id", &self.merchant_id)?,
             url: self.url,
             state: state_from(&self.state)?,
@@ -222,7 +304,7 @@ impl CallbackOutbox for Database {
         let number = i32::try_from(attempt.attempt)
             .map_err(|_| StoreError::Other(anyhow::anyhow!("attempt number out of range")))?;
         let recorded = Recorded {
-            key: callback_key(attempt.operation_id, attempt.refund_id),
+            key: callback_key(attempt.operation_id, attempt.refund_id, attempt.dispute),
             owner,
             state: new_state,
             failed,
@@ -302,7 +384,7 @@ impl CallbackOutbox for Database {
         callback: &PendingCallback,
         at: Timestamp,
     ) -> Result<HoldOutcome, StoreError> {
-        let key = callback_key(callback.operation_id, callback.refund_id);
+        let key = callback_key(callback.operation_id, callback.refund_id, callback.dispute);
         let merchant = callback.merchant_id.as_str().to_string();
         let owner = owner.to_string();
         self.write(move |conn| held::hold(conn, &key, &merchant, &owner, at))

@@ -3,6 +3,7 @@
 mod action;
 mod attempt;
 mod catalog;
+mod dispute;
 mod operation;
 mod process;
 mod provider;
@@ -15,6 +16,7 @@ pub(crate) use catalog::{
     profile_from_rows, route_from_row, KeyRow, KeyRows, MerchantProfile, MerchantRow, NewKeyRow,
     NewMerchantRow, NewRouteRow, RouteRow,
 };
+pub(crate) use dispute::{DisputeFileRow, DisputeRow};
 pub(crate) use operation::{
     action_json, operation_from_row, HoldMany, InsertMany, NewOperationRow, OperationRow,
 };

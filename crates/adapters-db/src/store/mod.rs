@@ -1,7 +1,8 @@
-//! The `OperationStore` and `RefundStore` ports and the writes they are made of.
+//! The `OperationStore`, `RefundStore` and `DisputeStore` ports and the writes they are made of.
 
 mod attempts;
 mod batched;
+mod disputes;
 mod money;
 mod operations;
 mod page_reads;

@@ -76,6 +76,7 @@ struct NewEntry<'a> {
     held_delta: i64,
     operation_id: Option<String>,
     refund_id: Option<String>,
+    dispute_id: Option<String>,
     created_at: i64,
     actor: Option<&'a str>,
     reason: Option<&'a str>,
@@ -93,6 +94,7 @@ impl<'a> NewEntry<'a> {
             held_delta: mv.held,
             operation_id: mv.operation_id.map(|id| id.to_string()),
             refund_id: mv.refund_id.map(|id| id.to_string()),
+            dispute_id: mv.dispute_id.map(|id| id.to_string()),
             created_at: left.map_or(mv.at.millis(), |l| l.entry_at),
             actor: note.map(|n| n.actor.as_str()),
             reason: note.map(|n| n.reason.as_str()),
@@ -135,8 +137,9 @@ const MOVE_PG: &str = concat!(
     ")) WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND held + $4 >= 0 \
          RETURNING available, held, entry_at) \
      INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
-         operation_id, refund_id, actor, reason, created_at, available_after, held_after) \
-     SELECT $1, $2, $6, $3, $4, $7, $8, $9, $10, b.entry_at, b.available, b.held FROM b \
+         operation_id, refund_id, actor, reason, created_at, available_after, held_after, \
+         dispute_id) \
+     SELECT $1, $2, $6, $3, $4, $7, $8, $9, $10, b.entry_at, b.available, b.held, $11 FROM b \
      RETURNING id"
 );
 
@@ -195,6 +198,7 @@ fn move_balance<E>(
                 .bind::<Nullable<Text>, _>(&entry.refund_id)
                 .bind::<Nullable<Text>, _>(entry.actor)
                 .bind::<Nullable<Text>, _>(entry.reason)
+                .bind::<Nullable<Text>, _>(&entry.dispute_id)
                 .load(pg)?;
             written.first().map(|w| Written::Id(w.id))
         }
@@ -244,7 +248,7 @@ fn create_balance<E>(conn: &mut DbConn, mv: &BalanceMove) -> Result<(), TxError<
 
 /// Queues `callback` for delivery, pending and due at once, inside the caller's
 /// transaction: an operation's own keyed by the operation's id, a refund's by the refund's
-/// (beside its deposit's).
+/// (beside its deposit's), a dispute's change by the change's.
 pub(crate) fn queue_callback<D, E>(
     conn: &mut DbConn,
     callback: &QueuedCallback<D>,
@@ -252,12 +256,22 @@ pub(crate) fn queue_callback<D, E>(
     use crate::schema::callback_outbox::dsl::*;
     let operation = callback.operation_id.to_string();
     let refund = callback.refund_id.map(|refund| refund.to_string());
+    let dispute = callback.dispute.map(|d| d.dispute_id.to_string());
+    let change = callback
+        .dispute
+        .map(|d| d.change_id.hyphenated().to_string());
     let at = callback.queued_at.millis();
     diesel::insert_into(callback_outbox)
         .values((
-            id.eq(refund.as_ref().unwrap_or(&operation)),
+            id.eq(crate::outbox::callback_key(
+                callback.operation_id,
+                callback.refund_id,
+                callback.dispute,
+            )),
             operation_id.eq(&operation),
             refund_id.eq(&refund),
+            dispute_id.eq(&dispute),
+            change_id.eq(&change),
             merchant_id.eq(callback.merchant_id.as_str()),
             direction.eq(callback.direction.as_str()),
             url.eq(callback.url.as_str()),

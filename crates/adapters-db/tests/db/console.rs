@@ -832,6 +832,7 @@ fn callback_attempt(claimed: &PendingCallback, at: Timestamp, status: u16) -> Ca
     CallbackAttempt {
         operation_id: claimed.operation_id,
         refund_id: claimed.refund_id,
+        dispute: None,
         attempt: claimed.attempt,
         at,
         duration_ms: 37,

@@ -19,6 +19,7 @@ pub fn gateway(db: &Database) -> Gateway {
     Gateway::new(Ports {
         store: db.clone(),
         refunds: db.clone(),
+        disputes: db.clone(),
         merchants: db.clone(),
         routes: db.clone(),
         tariffs: db.clone(),

@@ -272,6 +272,7 @@ async fn the_held_callbacks_migration_reverts_only_with_nothing_held() {
         let tried = CallbackAttempt {
             operation_id: claimed[1].operation_id,
             refund_id: None,
+            dispute: None,
             attempt: 1,
             at,
             duration_ms: 5,

@@ -10,6 +10,7 @@ mod catalog;
 mod concurrency;
 mod console;
 mod discrepancies;
+mod disputes;
 mod doubles;
 mod encryption;
 mod fee_income;

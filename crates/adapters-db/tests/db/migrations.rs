@@ -75,6 +75,10 @@ pub const FEES: &str = "20261208000000";
 /// and dates a balance's entries in the order they were applied.
 pub const BALANCE_TRANSACTIONS: &str = "20261209000000";
 
+/// The migration that adds disputes: their table and files, their ledger entries and their
+/// callbacks (one per change).
+pub const DISPUTES: &str = "20261210000000";
+
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
 

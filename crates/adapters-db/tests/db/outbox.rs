@@ -19,6 +19,7 @@ fn attempt(
     CallbackAttempt {
         operation_id: claimed.operation_id,
         refund_id: claimed.refund_id,
+        dispute: None,
         attempt: claimed.attempt,
         at,
         duration_ms: 12,

@@ -37,6 +37,7 @@ async fn record_all(
         .map(|c| CallbackAttempt {
             operation_id: c.operation_id,
             refund_id: c.refund_id,
+            dispute: None,
             attempt: c.attempt,
             at: Timestamp::from_millis(2_001_000),
             duration_ms: 3,

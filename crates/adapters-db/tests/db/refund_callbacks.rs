@@ -20,6 +20,7 @@ fn attempt(claimed: &PendingCallback, at: Timestamp, http_status: u16) -> Callba
     CallbackAttempt {
         operation_id: claimed.operation_id,
         refund_id: claimed.refund_id,
+        dispute: None,
         attempt: claimed.attempt,
         at,
         duration_ms: 7,

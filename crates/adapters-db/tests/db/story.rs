@@ -89,6 +89,7 @@ async fn an_operations_ledger_entries_and_callback_deliveries_are_read_back_as_w
             let attempt = CallbackAttempt {
                 operation_id: paid_id,
                 refund_id: None,
+                dispute: None,
                 attempt: claimed[0].attempt,
                 at: later,
                 duration_ms: 12,

@@ -15,7 +15,9 @@ use crate::helpers::{
     all_at_once, approve, balance, credit, deposit, each_backend, gateway, merchant, now,
     withdrawal, TestDb,
 };
-use crate::migrations::{assert_migrates_again, revert_newest_async, BALANCE_TRANSACTIONS};
+use crate::migrations::{
+    assert_migrates_again, revert_through_async, reverts_through, BALANCE_TRANSACTIONS,
+};
 
 fn query(shop: &domain::merchant::Merchant, limit: u32) -> TransactionQuery {
     TransactionQuery {
@@ -289,8 +291,8 @@ async fn the_migration_gives_earlier_entries_their_balances_in_order_and_reverts
         let shop = merchant(&t.db).await;
         credit(&t.db, &shop, 10_00).await;
         assert_eq!(
-            revert_newest_async(&t.url).await,
-            Ok(BALANCE_TRANSACTIONS.to_string())
+            revert_through_async(&t.url, BALANCE_TRANSACTIONS).await,
+            reverts_through(BALANCE_TRANSACTIONS)
         );
         // Entries as the gateway wrote them before: no balance recorded, and the second
         // dated before the first (two processes' clocks), then the fee account's.

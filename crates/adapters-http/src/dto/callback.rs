@@ -99,6 +99,10 @@ impl CallbackFormat for JsonCallbackFormat {
             updated_at: data.updated_at.to_rfc3339(),
         })
     }
+
+    fn dispute_body(&self, dispute: &domain::dispute::Dispute) -> String {
+        body_of(super::dispute::DisputeView::reported(dispute))
+    }
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub(crate) fn string<'a>(
 }
 
 /// An object field; absent and `null` are `None`, another type is an error.
-fn object<'a>(
+pub(crate) fn object<'a>(
     body: &'a Map<String, Value>,
     key: &str,
     errors: &mut ValidationErrors,

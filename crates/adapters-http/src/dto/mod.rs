@@ -3,6 +3,7 @@
 
 pub mod callback;
 pub mod create;
+pub mod dispute;
 pub mod movement;
 pub mod refund;
 pub mod steps;

@@ -90,6 +90,8 @@ struct TransactionView {
     operation_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     refund_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dispute_id: Option<String>,
     amount: String,
     available_after: String,
     held_after: String,
@@ -119,6 +121,7 @@ impl TransactionView {
             kind: TransactionType::of(t.kind)?.as_str(),
             operation_id: t.operation_id.map(|id| id.to_string()),
             refund_id: t.refund_id.map(|id| id.to_string()),
+            dispute_id: t.dispute_id.map(|id| id.to_string()),
             amount: format_minor(t.amount(), currency),
             available_after: format_minor(t.available_after, currency),
             held_after: format_minor(t.held_after, currency),

@@ -92,6 +92,7 @@ fn transactions_are_written_signed_in_their_currency_and_the_last_page_has_no_ne
         kind: EntryKind::WithdrawalHold,
         operation_id: Some(id),
         refund_id: None,
+        dispute_id: None,
         available_delta: -101_000,
         held_delta: 101_000,
         available_after: 0,

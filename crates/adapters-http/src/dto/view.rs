@@ -1,12 +1,14 @@
 //! Answers: operations (docs/api.md: creation and read shapes) and
 //! balances. Optional fields are left out, never `null`.
 
+use domain::dispute::Dispute;
 use domain::ledger::Balance;
 use domain::operation::{Action, InputField, InstructionStep, Operation, SelectOption};
 use domain::refund::{refunded_minor, Refund};
 use domain::{format_minor, Direction, KeptObject, Timestamp};
 use serde::Serialize;
 
+use super::dispute::DisputeView;
 use super::movement::{Movement, Side};
 use super::refund::RefundView;
 
@@ -54,6 +56,9 @@ pub struct OperationView<'a> {
     /// A deposit's read shape only: every refund, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     refunds: Option<Vec<RefundView<'a>>>,
+    /// A deposit's read shape only: every dispute, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disputes: Option<Vec<DisputeView>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -148,6 +153,7 @@ impl<'a> OperationView<'a> {
             updated_at: None,
             refunded_amount: None,
             refunds: None,
+            disputes: None,
         };
         if op.direction() == Direction::Deposit && !op.status().is_final() {
             if let Some(action) = op.action() {
@@ -159,9 +165,14 @@ impl<'a> OperationView<'a> {
 
     /// The read (and replay) answer: the creation answer plus merchantOperationId,
     /// paymentMethod, userId, createdAt, updatedAt, a deposit's `refundedAmount` and
-    /// `refunds` (`refunds`: the deposit's, oldest first), and a withdrawal's masked
-    /// requisites.
-    pub fn read(op: &'a Operation, refunds: &'a [Refund], now: Timestamp) -> Self {
+    /// `refunds` (`refunds`: the deposit's, oldest first), its `disputes` (oldest first), and
+    /// a withdrawal's masked requisites.
+    pub fn read(
+        op: &'a Operation,
+        refunds: &'a [Refund],
+        disputes: &[Dispute],
+        now: Timestamp,
+    ) -> Self {
         let mut view = Self::creation(op, now);
         view.merchant_operation_id = op.merchant_operation_id().map(|m| m.as_str());
         view.payment_method = Some(op.method().as_str());
@@ -172,6 +183,7 @@ impl<'a> OperationView<'a> {
             Direction::Deposit => {
                 view.refunded_amount = Some(format_minor(refunded_minor(refunds), op.currency()));
                 view.refunds = Some(refunds.iter().map(RefundView::new).collect());
+                view.disputes = Some(disputes.iter().map(DisputeView::new).collect());
             }
             Direction::Withdrawal => view.requisites = op.requisites(),
         }

@@ -104,7 +104,7 @@ fn a_final_deposit_shows_no_action_and_a_decline_shows_its_code() {
 #[test]
 fn reads_add_the_read_fields_and_omit_absent_ones() {
     let op = deposit(Status::Approved, None);
-    let view = to_json(&OperationView::read(&op, &[], now()));
+    let view = to_json(&OperationView::read(&op, &[], &[], now()));
     let keys: Vec<&str> = view
         .as_object()
         .expect("object")
@@ -154,7 +154,7 @@ fn a_deposit_read_sums_its_approved_refunds_and_lists_them_all_in_order() {
         refund(3, 700),
         approved(4, 1_050),
     ];
-    let view = to_json(&OperationView::read(&op, &refunds, now()));
+    let view = to_json(&OperationView::read(&op, &refunds, &[], now()));
     assert_eq!(view["refundedAmount"], json!("40.50"));
     let amounts: Vec<&Value> = view["refunds"]
         .as_array()
@@ -181,7 +181,7 @@ fn creations_and_withdrawals_carry_no_refund_fields() {
     let creation = to_json(&OperationView::creation(&op, now()));
     assert!(creation.get("refunds").is_none() && creation.get("refundedAmount").is_none());
     let payout = withdrawal(Status::Approved);
-    let read = to_json(&OperationView::read(&payout, &[], now()));
+    let read = to_json(&OperationView::read(&payout, &[], &[], now()));
     assert!(read.get("refunds").is_none() && read.get("refundedAmount").is_none());
 }
 
@@ -190,7 +190,7 @@ fn a_withdrawal_read_carries_its_masked_requisites() {
     let op = withdrawal(Status::Processing);
     let creation = to_json(&OperationView::creation(&op, now()));
     assert!(creation.get("requisites").is_none());
-    let read = to_json(&OperationView::read(&op, &[], now()));
+    let read = to_json(&OperationView::read(&op, &[], &[], now()));
     assert_eq!(read["requisites"]["pan"], json!("424242******4242"));
     assert_eq!(read["merchantOperationId"], json!("order-1"));
     assert_eq!(read["paymentMethod"], json!("card"));
@@ -214,15 +214,18 @@ fn balances_are_two_digit_strings() {
 #[test]
 fn the_public_read_shape_is_the_read_answer() {
     let op = withdrawal(Status::Approved);
-    let shape = crate::read_shape(&op, &[], now()).expect("serializable");
-    assert_eq!(shape, to_json(&OperationView::read(&op, &[], now())));
+    let shape = crate::read_shape(&op, &[], &[], now()).expect("serializable");
+    assert_eq!(shape, to_json(&OperationView::read(&op, &[], &[], now())));
     assert_eq!(shape["operationId"], json!(op.id().to_string()));
     assert!(shape["requisites"].is_object(), "{shape}");
 
     let op = deposit(Status::Approved, None);
     let refunds = [refund(1, 3_000)];
-    let shape = crate::read_shape(&op, &refunds, now()).expect("serializable");
-    assert_eq!(shape, to_json(&OperationView::read(&op, &refunds, now())));
+    let shape = crate::read_shape(&op, &refunds, &[], now()).expect("serializable");
+    assert_eq!(
+        shape,
+        to_json(&OperationView::read(&op, &refunds, &[], now()))
+    );
     assert_eq!(shape["refunds"][0]["amount"], json!("30.00"), "{shape}");
 }
 

@@ -6,6 +6,7 @@
 mod balance;
 mod cancel;
 mod create;
+mod disputes;
 pub(crate) mod notifications;
 mod ops;
 mod read;
@@ -80,6 +81,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/api/v1/deposits/{id}/refunds/{refund_id}")
                 .route(web::get().to(refunds::one)),
         )
+        .service(
+            web::resource("/api/v1/deposits/{id}/appeals").route(web::post().to(disputes::appeal)),
+        )
+        .service(web::resource("/api/v1/disputes/{dispute_id}").route(web::get().to(disputes::one)))
         .service(web::resource("/api/v1/balance").route(web::get().to(balance::balance)))
         .service(
             web::resource("/api/v1/balance/transactions")
@@ -104,15 +109,16 @@ fn ok<T: Serialize>(data: T) -> HttpResponse {
     HttpResponse::Ok().json(Data { data })
 }
 
-/// `200` with the read shape of `operation`: a deposit's with its refunds, `lifetime` as of
-/// the gateway's clock now.
+/// `200` with the read shape of `operation`: a deposit's with its refunds and disputes,
+/// `lifetime` as of the gateway's clock now.
 pub(crate) async fn read_answer(
     gateway: &Gateway,
     operation: &Operation,
 ) -> Result<HttpResponse, ApiError> {
     let refunds = gateway.reads().refunds_of(operation).await?;
+    let disputes = gateway.disputes().of(operation).await?;
     let now = gateway.clock().now();
-    Ok(ok(OperationView::read(operation, &refunds, now)))
+    Ok(ok(OperationView::read(operation, &refunds, &disputes, now)))
 }
 
 /// The JSON body of a POST with the merchant who signed it with its secret for `direction`,

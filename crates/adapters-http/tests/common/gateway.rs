@@ -20,6 +20,7 @@ pub fn gateway_on(
     Gateway::new(Ports {
         store: store.clone(),
         refunds: store.clone(),
+        disputes: store.clone(),
         merchants: store.clone(),
         routes: store.clone(),
         tariffs: store.clone(),

@@ -48,8 +48,9 @@ async fn show_story(database: &Database, id: &str, json: bool) -> anyhow::Result
         return Ok(ExitCode::from(EXIT_NOT_FOUND));
     };
     let refunds = domain::ports::RefundStore::refunds_of(database, id).await?;
+    let disputes = domain::ports::DisputeStore::disputes_of(database, id).await?;
     if json {
-        print_json(&story_json(&story, &refunds, SystemClock.now())?);
+        print_json(&story_json(&story, &refunds, &disputes, SystemClock.now())?);
     } else {
         print_story(&story);
     }
@@ -61,9 +62,10 @@ async fn show_story(database: &Database, id: &str, json: bool) -> anyhow::Result
 fn story_json(
     story: &OperationStory,
     refunds: &[domain::refund::Refund],
+    disputes: &[domain::dispute::Dispute],
     now: Timestamp,
 ) -> anyhow::Result<Value> {
-    let mut out = adapters_http::read_shape(&story.operation, refunds, now)?;
+    let mut out = adapters_http::read_shape(&story.operation, refunds, disputes, now)?;
     let Value::Object(fields) = &mut out else {
         anyhow::bail!(
             "the read shape of {} is not an object",

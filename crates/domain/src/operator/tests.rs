@@ -859,6 +859,7 @@ mod story {
     fn delivered() -> CallbackDelivery {
         CallbackDelivery {
             refund_id: None,
+            dispute_id: None,
             url: "https://shop.example/cb".into(),
             state: CallbackState::Delivered,
             attempts: 1,
@@ -869,6 +870,7 @@ mod story {
             deliveries: vec![CallbackAttempt {
                 operation_id: id(7),
                 refund_id: None,
+                dispute: None,
                 attempt: 1,
                 at: now(),
                 duration_ms: 9,

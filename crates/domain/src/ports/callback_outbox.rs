@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::callback::{CallbackAttempt, CallbackState};
+use crate::callback::{CallbackAttempt, CallbackState, DisputeChange};
 use crate::{Direction, MerchantId, OperationId, RefundId, Timestamp};
 
 use super::StoreError;
@@ -13,6 +13,8 @@ pub struct PendingCallback {
     pub operation_id: OperationId,
     /// Set for a refund's callback (`operation_id` is then the refunded deposit's).
     pub refund_id: Option<RefundId>,
+    /// Set for a dispute's callback (`operation_id` is then the disputed deposit's).
+    pub dispute: Option<DisputeChange>,
     pub merchant_id: MerchantId,
     pub direction: Direction,
     pub url: String,
@@ -65,6 +67,8 @@ pub struct CallbackStatus {
     pub operation_id: OperationId,
     /// Set for a refund's callback.
     pub refund_id: Option<RefundId>,
+    /// Set for a dispute's callback.
+    pub dispute: Option<DisputeChange>,
     pub merchant_id: MerchantId,
     pub url: String,
     pub state: CallbackState,

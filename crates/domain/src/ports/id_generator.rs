@@ -1,6 +1,6 @@
 //! The [`IdGenerator`] port.
 
-use crate::{MerchantId, OperationId, RefundId};
+use crate::{DisputeId, MerchantId, OperationId, RefundId};
 
 /// New operation and merchant ids.
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -13,4 +13,10 @@ pub trait IdGenerator: Send + Sync {
 
     /// A fresh, never-used refund id (never an operation's id either).
     fn refund_id(&self) -> RefundId;
+
+    /// A fresh, never-used dispute id (never an operation's or a refund's either).
+    fn dispute_id(&self) -> DisputeId;
+
+    /// A fresh id of a dispute's status change, its callback's key.
+    fn change_id(&self) -> uuid::Uuid;
 }

@@ -1,8 +1,9 @@
-//! Which callback a final operation or refund queues, written in the same unit of work as
-//! its final status: one envelope ([`QueuedCallback`]) whatever moved. The body's wire
+//! Which callback a final operation or refund, or a dispute's change, queues, written in the
+//! same unit of work as the status: one envelope ([`QueuedCallback`]) whatever moved. The body's wire
 //! format is the [`CallbackFormat`] port's.
 
-use crate::callback::{CallbackData, QueuedCallback, RefundCallbackData, Reported};
+use crate::callback::{CallbackData, DisputeChange, QueuedCallback, RefundCallbackData, Reported};
+use crate::dispute::Dispute;
 use crate::operation::Operation;
 use crate::ports::CallbackFormat;
 use crate::refund::Refund;
@@ -16,6 +17,7 @@ pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<Que
     let envelope = QueuedCallback {
         operation_id: done.id(),
         refund_id: None,
+        dispute: None,
         merchant_id: done.merchant_id().clone(),
         direction: done.direction(),
         url: done.urls().callback.clone()?,
@@ -39,12 +41,39 @@ pub fn refund_callback_for(
     let envelope = QueuedCallback {
         operation_id: done.operation_id,
         refund_id: Some(done.id),
+        dispute: None,
         merchant_id: done.merchant_id.clone(),
         direction: Direction::Deposit,
         url: done.callback_url.clone()?,
         data: RefundCallbackData::of(done),
         body: String::new(),
         queued_at: done.updated_at,
+    };
+    Some(written(envelope, format))
+}
+
+/// The callback for `dispute`'s status now, change `change_id`, to its deposit's callback
+/// URL if it has one, signed as its deposit's. Every status a dispute reaches is reported,
+/// `open` included.
+pub fn dispute_callback_for(
+    dispute: &Dispute,
+    deposit: &Operation,
+    change_id: uuid::Uuid,
+    format: &dyn CallbackFormat,
+) -> Option<QueuedCallback<Dispute>> {
+    let envelope = QueuedCallback {
+        operation_id: dispute.operation_id,
+        refund_id: None,
+        dispute: Some(DisputeChange {
+            dispute_id: dispute.id,
+            change_id,
+        }),
+        merchant_id: dispute.merchant_id.clone(),
+        direction: Direction::Deposit,
+        url: deposit.urls().callback.clone()?,
+        data: dispute.clone(),
+        body: String::new(),
+        queued_at: dispute.updated_at,
     };
     Some(written(envelope, format))
 }

@@ -118,6 +118,42 @@ impl From<CompleteError> for RefundError {
 }
 
 /// Why a hosted-page step did nothing.
+/// What a merchant's appeal answers besides the dispute.
+#[derive(Debug, thiserror::Error)]
+pub enum DisputeError {
+    #[error("operation not found")]
+    NotFound,
+    #[error("{0}")]
+    Invalid(ValidationErrors),
+    /// The deposit is not in the status the appeal's reason is about, is older than 30 days,
+    /// or has an open appeal.
+    #[error("the deposit cannot be appealed now")]
+    InvalidState,
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
+}
+
+/// What an operator's decision on an appeal answers besides the dispute.
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    #[error("no such dispute")]
+    NotFound,
+    #[error("the dispute is not an open appeal")]
+    NotOpenAppeal,
+    #[error("{0}")]
+    Invalid(ValidationErrors),
+    #[error("the deposit's fee on this amount would be at least the amount")]
+    AmountTooSmall,
+    #[error("insufficient balance")]
+    InsufficientBalance,
+    #[error("temporarily unavailable")]
+    Unavailable(#[source] BoxError),
+    #[error(transparent)]
+    Unknown(#[from] anyhow::Error),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
     #[error("operation not found")]
@@ -186,7 +222,9 @@ from_store_and_provider!(
     CompleteError,
     ReadError,
     NotificationError,
-    RefundError
+    RefundError,
+    DisputeError,
+    DecideError
 );
 
 macro_rules! from_read {
@@ -203,7 +241,13 @@ macro_rules! from_read {
     )*};
 }
 
-from_read!(RefundError, CompleteError, CheckoutError);
+from_read!(
+    RefundError,
+    CompleteError,
+    CheckoutError,
+    DisputeError,
+    DecideError
+);
 
 impl From<FinishError> for CompleteError {
     fn from(error: FinishError) -> Self {

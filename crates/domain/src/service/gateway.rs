@@ -7,6 +7,7 @@ use super::answers::Answers;
 use super::calls::Calls;
 use super::core::Core;
 use super::creation::Creation;
+use super::dispute::Disputes;
 use super::page_reads::PageReads;
 use super::read::Reads;
 use super::recent::Recent;
@@ -46,6 +47,7 @@ pub struct Gateway {
     reads: Reads,
     answers: Answers,
     refunds: Refunds,
+    disputes: Disputes,
     steps: Steps,
     statements: Statements,
 }
@@ -114,6 +116,11 @@ impl Gateway {
                 tariffs: Arc::clone(&ports.tariffs),
                 ids: Arc::clone(&ports.ids),
             },
+            disputes: Disputes {
+                core: Arc::clone(&core),
+                store: Arc::clone(&ports.disputes),
+                ids: Arc::clone(&ports.ids),
+            },
             steps: Steps {
                 core: Arc::clone(&core),
                 calls: Arc::clone(&calls),
@@ -147,6 +154,11 @@ impl Gateway {
     /// Refunds and cancels.
     pub fn refunds(&self) -> &Refunds {
         &self.refunds
+    }
+
+    /// Appeals and chargebacks of deposits.
+    pub fn disputes(&self) -> &Disputes {
+        &self.disputes
     }
 
     /// The user's steps on a waiting deposit, and the acquirer deposits' payment pages.

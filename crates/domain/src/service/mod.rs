@@ -1,7 +1,7 @@
 //! The use cases, as services over the ports, each holding only what it uses.
 //!
 //! [`Gateway`] builds them once over [`Ports`] and hands them out: [`Creation`], [`Reads`],
-//! [`Answers`], [`Refunds`], [`Steps`] and [`Statements`] (with [`Checkout`], the sandbox's hosted pages).
+//! [`Answers`], [`Refunds`], [`Disputes`], [`Steps`] and [`Statements`] (with [`Checkout`], the sandbox's hosted pages).
 //! Below them sit two crate-private pieces they share and that know none of them: `core`
 //! (the stores, the clock, the callbacks' format and the guarded steps that finish a
 //! movement) and `calls` (the provider ports, the circuits and the acquirer settings).
@@ -14,6 +14,7 @@ mod checkout;
 mod core;
 mod create;
 mod creation;
+mod dispute;
 mod errors;
 mod finish;
 mod gateway;
@@ -39,8 +40,10 @@ pub use answers::Answers;
 pub use cancel::CancelError;
 pub use checkout::Checkout;
 pub use creation::Creation;
+pub use dispute::Disputes;
 pub use errors::{
-    CheckoutError, CompleteError, CreateError, NotificationError, ReadError, RefundError, StepError,
+    CheckoutError, CompleteError, CreateError, DecideError, DisputeError, NotificationError,
+    ReadError, RefundError, StepError,
 };
 pub use gateway::Gateway;
 pub use pay_pages::PayPage;
@@ -50,8 +53,9 @@ pub use statements::{StatementError, Statements};
 pub use steps::{check_input, Steps};
 
 use crate::ports::{
-    Acquirer, CallbackFormat, Clock, IdGenerator, LedgerReader, MerchantDirectory, OperationStore,
-    PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable, TariffStore,
+    Acquirer, CallbackFormat, Clock, DisputeStore, IdGenerator, LedgerReader, MerchantDirectory,
+    OperationStore, PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
+    TariffStore,
 };
 
 /// Whole milliseconds of `duration`, saturating.
@@ -76,6 +80,8 @@ pub struct Ports {
     pub store: Arc<dyn OperationStore>,
     /// Refunds, beside the operations they refund (the same database).
     pub refunds: Arc<dyn RefundStore>,
+    /// Disputes, beside the deposits they dispute (the same database).
+    pub disputes: Arc<dyn DisputeStore>,
     pub merchants: Arc<dyn MerchantDirectory>,
     pub routes: Arc<dyn RouteTable>,
     /// The merchants' tariffs, read by every creation.

@@ -96,6 +96,7 @@ mod tests {
             kind: EntryKind::ManualCredit,
             operation_id: None,
             refund_id: None,
+            dispute_id: None,
             available_delta: 100,
             held_delta: 0,
             available_after: 100 * id,
@@ -134,6 +135,7 @@ mod tests {
                 let deposit = KindSum {
                     kind: EntryKind::DepositApproved,
                     refund: false,
+                    dispute: false,
                     from_held: false,
                     count: 1,
                     available: 10_000,

@@ -11,6 +11,7 @@ mod complete;
 mod confirm;
 mod create_deposit;
 mod create_withdrawal;
+mod disputes;
 mod fees;
 mod fixtures;
 mod idempotency;

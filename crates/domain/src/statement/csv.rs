@@ -58,6 +58,7 @@ mod tests {
         let debit = KindSum {
             kind: EntryKind::ManualDebit,
             refund: false,
+            dispute: false,
             from_held: false,
             count: 1,
             available: -3_000,

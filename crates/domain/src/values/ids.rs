@@ -46,6 +46,12 @@ uuid_id!(
     RefundId
 );
 
+uuid_id!(
+    /// The gateway's identifier of a dispute, an appeal or a chargeback (a UUID, never an
+    /// operation's or a refund's).
+    DisputeId
+);
+
 /// A merchant's identifier: 1 to 64 characters of `A-Z a-z 0-9 - _`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MerchantId(String);

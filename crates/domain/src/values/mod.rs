@@ -23,7 +23,9 @@ pub use card_text::mask_card_numbers;
 pub use contact::{Email, HttpUrl, UserData};
 pub use currency::Currency;
 pub use error::{FieldError, ValidationErrors, ValueError};
-pub use ids::{MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId, UserId};
+pub use ids::{
+    DisputeId, MerchantId, MerchantOperationId, MerchantRefundId, OperationId, RefundId, UserId,
+};
 pub use kept::{Kept, KeptObject};
 pub use luhn::{luhn_valid, mask_pan};
 pub use method::{Direction, PaymentMethod, Status};

@@ -154,6 +154,7 @@ impl CallbackOutbox for FakeOutbox {
                 PendingCallback {
                     operation_id: id,
                     refund_id: None,
+                    dispute: None,
                     merchant_id: row.merchant_id.clone(),
                     direction: row.direction,
                     url: row.url.clone(),
@@ -274,6 +275,7 @@ impl CallbackOutbox for FakeOutbox {
                 let status = CallbackStatus {
                     operation_id: *id,
                     refund_id: None,
+                    dispute: None,
                     merchant_id: r.merchant_id.clone(),
                     url: r.url.clone(),
                     state: r.state,

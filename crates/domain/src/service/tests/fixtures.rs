@@ -11,9 +11,10 @@ use crate::ledger::BalanceMove;
 use crate::merchant::{Merchant, Secret};
 use crate::operation::{Action, Decline, DeclineCode, Operation, Outcome};
 use crate::ports::{
-    Completion, FinishError, InsertError, MockAcquirer, MockClock, MockIdGenerator,
-    MockMerchantDirectory, MockOperationStore, MockPaymentProvider, MockProviderDirectory,
-    MockQrEncoder, MockRefundStore, MockRouteTable, MockTariffStore, NewOperation, StoreError,
+    Completion, FinishError, InsertError, MockAcquirer, MockClock, MockDisputeStore,
+    MockIdGenerator, MockMerchantDirectory, MockOperationStore, MockPaymentProvider,
+    MockProviderDirectory, MockQrEncoder, MockRefundStore, MockRouteTable, MockTariffStore,
+    NewOperation, StoreError,
 };
 use crate::request::{NewDeposit, NewWithdrawal, RawRequest};
 use crate::route::{Flow, Route};
@@ -116,6 +117,7 @@ fn stood_still() -> futures::future::BoxFuture<'static, ()> {
 pub struct Mocks {
     pub store: MockOperationStore,
     pub refunds: MockRefundStore,
+    pub disputes: MockDisputeStore,
     pub merchants: MockMerchantDirectory,
     pub routes: MockRouteTable,
     /// No tariff for anything unless a test sets one ([`Mocks::set_tariff`]).
@@ -134,6 +136,7 @@ impl Mocks {
         let mut mocks = Self {
             store: MockOperationStore::new(),
             refunds: MockRefundStore::new(),
+            disputes: MockDisputeStore::new(),
             merchants: MockMerchantDirectory::new(),
             routes: MockRouteTable::new(),
             tariffs: MockTariffStore::new(),
@@ -184,6 +187,7 @@ impl Mocks {
         Gateway::new(Ports {
             store: Arc::new(self.store),
             refunds: Arc::new(self.refunds),
+            disputes: Arc::new(self.disputes),
             merchants: Arc::new(self.merchants),
             routes: Arc::new(self.routes),
             tariffs: Arc::new(self.tariffs),

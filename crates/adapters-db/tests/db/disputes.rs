@@ -1,0 +1,238 @@
+//! Appeals through the store on both backends: written with their receipt and `open`
+//! callback, one open per deposit even when two arrive at once, decided once with their
+//! moves (the ledger verifies), and shown in the merchant's transactions and statement.
+
+use domain::dispute::{
+    AppealReason, AppealRequest, DisputeFile, DisputeFilter, DisputeKind, DisputeStatus, FileType,
+};
+use domain::fee::{FeeDirection, FeeTerms, Percent, Tariff};
+use domain::ledger::EntryKind;
+use domain::operation::{Decline, DeclineCode, Outcome};
+use domain::ports::{DisputeStore, LedgerReader, TariffStore};
+use domain::service::{DecideError, DisputeError, Gateway};
+use domain::statement::Day;
+use domain::transactions::TransactionQuery;
+use domain::{AmountText, Currency, OperationId, PaymentMethod};
+
+use crate::helpers::*;
+use crate::migrations::{
+    assert_migrates_again, assert_revert_refused, revert_through_async, reverts_through, DISPUTES,
+};
+
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+/// A 2 % card deposit tariff for `shop`.
+async fn two_percent(t: &TestDb, shop: &domain::merchant::Merchant) {
+    let tariff = Tariff {
+        merchant_id: shop.id.clone(),
+        direction: FeeDirection::Deposit,
+        method: PaymentMethod::Card,
+        currency: Currency::RUB,
+        terms: FeeTerms::new(Percent::parse("2").expect("2"), 0, None, None).expect("terms"),
+    };
+    t.db.put_tariff(&tariff, now()).await.expect("tariff");
+}
+
+/// A 100.00 card deposit of `shop`, declined as expired.
+async fn expired_deposit(gw: &Gateway, shop: &domain::merchant::Merchant) -> OperationId {
+    let created = gw
+        .creation()
+        .create_deposit(shop, deposit(100_00, None), b"d")
+        .await
+        .expect("deposit");
+    let id = created.operation.id();
+    gw.answers()
+        .complete(id, Outcome::Decline(Decline::new(DeclineCode::Expired)))
+        .await
+        .expect("decline");
+    id
+}
+
+fn appeal(paid: &str, receipt: bool) -> AppealRequest {
+    AppealRequest {
+        reason: AppealReason::PaidNotCredited,
+        paid_amount: AmountText::parse(paid).expect("amount"),
+        comment: Some("paid by SBP at 10:02".into()),
+        receipt: receipt
+            .then(|| DisputeFile::new("receipt.png", FileType::Png, PNG.to_vec()).expect("a PNG")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_appeal_is_stored_with_its_receipt_and_open_callback_and_accepted_once() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        two_percent(&t, &shop).await;
+        let gw = gateway(&t.db);
+        let deposit = expired_deposit(&gw, &shop).await;
+
+        let opened = gw
+            .disputes()
+            .appeal(&shop, deposit, appeal("100.00", true))
+            .await
+            .expect("opened");
+        assert_eq!(
+            t.db.dispute(opened.id).await.expect("read"),
+            Some(opened.clone())
+        );
+        assert_eq!(
+            t.db.disputes_of(deposit).await.expect("of"),
+            vec![opened.clone()]
+        );
+        let files = t.db.dispute_files(opened.id).await.expect("files");
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            (files[0].file_name.as_str(), files[0].data.as_slice()),
+            ("receipt.png", PNG)
+        );
+        let callbacks = t.callbacks_of(deposit).await;
+        assert_eq!(
+            callbacks.len(),
+            2,
+            "the deposit's own and the appeal's: {callbacks:?}"
+        );
+        assert_eq!(callbacks[1].dispute_id, Some(opened.id));
+
+        let done = gw
+            .disputes()
+            .accept(opened.id, None, Some("receipt checked".into()))
+            .await
+            .expect("accepted");
+        assert_eq!(done.status, DisputeStatus::Accepted);
+        assert_eq!(
+            balance(&t.db, &shop).await,
+            (98_00, 0),
+            "100.00 less the 2 % fee"
+        );
+        assert_eq!(
+            t.callbacks_of(deposit).await.len(),
+            3,
+            "one callback per change"
+        );
+        let again = gw.disputes().accept(opened.id, None, None).await;
+        assert!(
+            matches!(again, Err(DecideError::NotOpenAppeal)),
+            "{again:?}"
+        );
+        assert_eq!(balance(&t.db, &shop).await, (98_00, 0), "money moved once");
+        assert_eq!(
+            t.db_get(deposit).await.status(),
+            domain::Status::Declined,
+            "the deposit's status never changes"
+        );
+        t.assert_ledger_verifies().await;
+
+        let entries: Vec<_> = t
+            .ledger_of(deposit)
+            .await
+            .into_iter()
+            .map(|e| (e.kind, e.available))
+            .collect();
+        assert_eq!(
+            entries,
+            vec![
+                (EntryKind::Appeal, 100_00),
+                (EntryKind::Fee, -2_00),
+                (EntryKind::FeeIncome, 2_00)
+            ]
+        );
+        let page =
+            t.db.transactions(&TransactionQuery {
+                merchant_id: shop.id.clone(),
+                currency: Currency::RUB,
+                from: None,
+                to: None,
+                after: None,
+                limit: 10,
+            })
+            .await
+            .expect("transactions");
+        assert!(
+            page.iter().all(|tx| tx.dispute_id == Some(opened.id)),
+            "{page:?}"
+        );
+        assert_eq!(page.iter().map(|tx| tx.amount()).sum::<i64>(), 98_00);
+
+        let days = [Day {
+            date: "today".into(),
+            start: now().plus_seconds(-24 * 3600),
+            end: now().plus_seconds(24 * 3600),
+        }];
+        let book =
+            t.db.book(&shop.id, Currency::RUB, &days)
+                .await
+                .expect("book");
+        let statement =
+            domain::statement::Statement::build(shop.id.clone(), Currency::RUB, &days, book)
+                .expect("it adds up");
+        assert_eq!(statement.days[0].disputes, 98_00);
+        assert_eq!(statement.days[0].deposits.count, 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_appeals_of_one_deposit_at_once_open_one_and_a_rejected_one_frees_the_next() {
+    each_backend(|t| async move {
+        let shop = merchant(&t.db).await;
+        let gw = gateway(&t.db);
+        let deposit = expired_deposit(&gw, &shop).await;
+        let answers = all_at_once(2, |_| {
+            let (gw, shop) = (gw.clone(), shop.clone());
+            async move {
+                gw.disputes()
+                    .appeal(&shop, deposit, appeal("100.00", false))
+                    .await
+            }
+        })
+        .await;
+        let (opened, refused) = tally(&answers, |e| matches!(e, DisputeError::InvalidState));
+        assert_eq!((opened, refused), (1, 1));
+        let open = &t.db.disputes_of(deposit).await.expect("of")[0];
+        gw.disputes()
+            .reject(open.id, Some("no payment found".into()))
+            .await
+            .expect("rejected");
+        assert_eq!(
+            balance(&t.db, &shop).await,
+            (0, 0),
+            "a rejection moves nothing"
+        );
+        gw.disputes()
+            .appeal(&shop, deposit, appeal("100.00", false))
+            .await
+            .expect("a new appeal once none is open");
+        let listed =
+            t.db.list_disputes(&DisputeFilter {
+                merchant_id: Some(shop.id.clone()),
+                status: Some(DisputeStatus::Open),
+                kind: Some(DisputeKind::Appeal),
+                limit: 10,
+            })
+            .await
+            .expect("list");
+        assert_eq!(listed.len(), 1);
+        t.assert_ledger_verifies().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_disputes_migration_reverts_while_there_are_none_and_refuses_once_there_are() {
+    each_backend(|t| async move {
+        assert_eq!(
+            revert_through_async(&t.url, DISPUTES).await,
+            reverts_through(DISPUTES)
+        );
+        assert_migrates_again(&t);
+        let shop = merchant(&t.db).await;
+        let gw = gateway(&t.db);
+        let deposit = expired_deposit(&gw, &shop).await;
+        gw.disputes()
+            .appeal(&shop, deposit, appeal("100.00", false))
+            .await
+            .expect("opened");
+        assert_revert_refused(&t, DISPUTES, "disputes", "no_disputes_left").await;
+    })
+    .await;
+}

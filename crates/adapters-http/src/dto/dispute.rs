@@ -1,0 +1,146 @@
+//! Disputes at the edge: the body of `POST /deposits/{id}/appeals` (its receipt in base64,
+//! checked by its first bytes) and the `Dispute` answer, which a dispute's callback carries
+//! too.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use domain::dispute::{dispute_text, AppealReason, AppealRequest, Dispute, DisputeFile, FileType};
+use domain::{AmountText, ValidationErrors};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::create::{object, string};
+
+/// The fields an appeal body may have.
+const KNOWN_FIELDS: [&str; 4] = ["reason", "paidAmount", "comment", "receipt"];
+
+/// The fields a file may have.
+const FILE_FIELDS: [&str; 3] = ["fileName", "contentType", "data"];
+
+/// A valid appeal from a parsed body, or every invalid field.
+pub fn appeal(body: &Map<String, Value>) -> Result<AppealRequest, ValidationErrors> {
+    let mut edge = ValidationErrors::default();
+    unknown_fields(body, &KNOWN_FIELDS, "", &mut edge);
+    let reason = string(body, "reason", &mut edge);
+    let paid_amount = string(body, "paidAmount", &mut edge);
+    let comment = string(body, "comment", &mut edge);
+    let receipt = object(body, "receipt", &mut edge);
+    let mut values = ValidationErrors::default();
+    let reason = values.required("reason", reason, AppealReason::parse);
+    let paid_amount = values.required("paidAmount", paid_amount, AmountText::parse);
+    let comment = values.optional("comment", comment, dispute_text).flatten();
+    let receipt = receipt.and_then(|r| file(r, "receipt", &mut values));
+    edge.extend_unreported(values);
+    match (reason, paid_amount) {
+        (Some(reason), Some(paid_amount)) if edge.is_empty() => Ok(AppealRequest {
+            reason,
+            paid_amount,
+            comment,
+            receipt,
+        }),
+        _ => Err(edge),
+    }
+}
+
+/// Every key of `body` not in `known`, refused by name (under `prefix`).
+fn unknown_fields(
+    body: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+    errors: &mut ValidationErrors,
+) {
+    for key in body.keys() {
+        if !known.contains(&key.as_str()) {
+            errors.push(format!("{prefix}{key}"), "is not a known field");
+        }
+    }
+}
+
+/// A file (`{"fileName", "contentType", "data": BASE64}`) at `at` in the body, checked: its
+/// data decoded, at most 2 MiB, of the type its first bytes show; `None` with its errors
+/// under `at.field`.
+pub fn file(
+    body: &Map<String, Value>,
+    at: &str,
+    errors: &mut ValidationErrors,
+) -> Option<DisputeFile> {
+    let prefix = format!("{at}.");
+    let mut edge = ValidationErrors::default();
+    unknown_fields(body, &FILE_FIELDS, &prefix, &mut edge);
+    let name = string(body, "fileName", &mut edge);
+    let kind = string(body, "contentType", &mut edge);
+    let data = string(body, "data", &mut edge);
+    let mut values = ValidationErrors::default();
+    let name = values.required("fileName", name, |n| Ok(n.to_string()));
+    let kind = values.required("contentType", kind, FileType::parse);
+    let data = values.required("data", data, |d| {
+        STANDARD
+            .decode(d)
+            .map_err(|_| domain::ValueError::new("must be base64"))
+    });
+    edge.extend_unreported(values);
+    let checked = match (name, kind, data) {
+        (Some(name), Some(kind), Some(data)) if edge.is_empty() => {
+            DisputeFile::new(&name, kind, data)
+                .map_err(|rule| edge.push(rule.field(), rule.to_string()))
+        }
+        _ => Err(()),
+    };
+    for error in edge.0 {
+        let field = if error.field.starts_with(&prefix) {
+            error.field
+        } else {
+            format!("{prefix}{}", error.field)
+        };
+        errors.push(field, error.message);
+    }
+    checked.ok()
+}
+
+/// A dispute as answered and as its callback reports it (`Dispute` of docs/openapi.yaml):
+/// every field present, `null` when it has no value.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisputeView {
+    pub amount: String,
+    pub created_at: String,
+    pub currency: String,
+    pub dispute_id: String,
+    pub due_by: Option<String>,
+    pub kind: &'static str,
+    pub operation_id: String,
+    pub reason: String,
+    pub resolution: Option<String>,
+    pub status: &'static str,
+    /// `dispute` in a callback, which names its type; absent in the API's answers.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub callback_type: Option<&'static str>,
+    pub updated_at: String,
+}
+
+impl DisputeView {
+    /// The dispute as its callback reports it: with `type: dispute`.
+    pub fn reported(dispute: &Dispute) -> Self {
+        Self {
+            callback_type: Some("dispute"),
+            ..Self::new(dispute)
+        }
+    }
+
+    pub fn new(dispute: &Dispute) -> Self {
+        Self {
+            amount: dispute.amount.format(dispute.currency),
+            created_at: dispute.created_at.to_rfc3339(),
+            currency: dispute.currency.as_str().to_string(),
+            dispute_id: dispute.id.to_string(),
+            due_by: dispute.due_by.map(|t| t.to_rfc3339()),
+            kind: dispute.kind.as_str(),
+            operation_id: dispute.operation_id.to_string(),
+            reason: dispute.reason.clone(),
+            resolution: dispute.resolution.clone(),
+            status: dispute.status.as_str(),
+            callback_type: None,
+            updated_at: dispute.updated_at.to_rfc3339(),
+        }
+    }
+}
