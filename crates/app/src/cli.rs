@@ -52,6 +52,9 @@ pub enum Command {
     /// List providers' discrepancies and mark them resolved.
     #[command(subcommand)]
     Discrepancy(DiscrepancyCommand),
+    /// List disputes of deposits (appeals and chargebacks) and decide open appeals.
+    #[command(subcommand)]
+    Dispute(DisputeCommand),
     /// Check the ledger invariant.
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -521,6 +524,41 @@ pub enum DiscrepancyCommand {
         /// Why it is settled: 1 to 500 characters.
         #[arg(long)]
         note: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DisputeCommand {
+    /// List disputes, newest first, with their deadlines.
+    List {
+        /// Only this merchant's.
+        #[arg(long)]
+        merchant: Option<String>,
+        /// Only those in this status (open, under_review, won, lost, accepted, rejected).
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        /// An array of Dispute (as the API answers it) with merchantId.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept an open appeal: credit AMOUNT (default: its paidAmount) less the deposit's fee.
+    Accept {
+        id: String,
+        /// The amount accepted, in the deposit's currency.
+        #[arg(long)]
+        amount: Option<String>,
+        /// Why: 1 to 2000 characters, kept as the dispute's resolution.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Reject an open appeal: nothing moves.
+    Reject {
+        id: String,
+        /// Why: 1 to 2000 characters, kept as the dispute's resolution.
+        #[arg(long)]
+        reason: String,
     },
 }
 

@@ -118,6 +118,7 @@ fn reads_add_the_read_fields_and_omit_absent_ones() {
             "createdAt",
             "creditedAmount",
             "currency",
+            "disputes",
             "fee",
             "operationId",
             "paymentMethod",
@@ -131,6 +132,7 @@ fn reads_add_the_read_fields_and_omit_absent_ones() {
     assert_eq!(view["createdAt"], json!("2026-11-21T10:00:00Z"));
     assert_eq!(view["refundedAmount"], json!("0.00"));
     assert_eq!(view["refunds"], json!([]));
+    assert_eq!(view["disputes"], json!([]));
     assert!(!view.to_string().contains("null"));
 }
 

@@ -31,6 +31,11 @@ async fn a_waiting_deposit_is_declined_canceled_and_answers_the_read_shape() {
         assert_eq!(decline, Some("Canceled"));
         Ok(())
     });
+    // The read shape of the canceled deposit lists its disputes: none.
+    mocks
+        .disputes
+        .expect_disputes_of()
+        .returning(|_| Ok(Vec::new()));
     let app = default_service(mocks).await;
     let path = cancel_path("deposits");
     let (status, _, body) = call(&app, post_v2(&path, "{}", DEPOSIT_SECRET)).await;

@@ -32,6 +32,10 @@ fn refunded() -> Mocks {
             let fingerprint = Fingerprint::of(merchant().deposit_keys.newest(), CREATE.as_bytes());
             Ok(Some((approved(), Some(fingerprint))))
         });
+    mocks
+        .disputes
+        .expect_disputes_of()
+        .returning(|_| Ok(Vec::new()));
     mocks.refunds.expect_refunds_of().returning(|id| {
         assert_eq!(id, op_id());
         let paid = refund(1, 3_000)

@@ -13,6 +13,7 @@
 
 mod callbacks;
 mod coverage;
+mod disputes;
 mod flows;
 mod operations;
 mod refunds;
@@ -157,6 +158,10 @@ async fn the_server_answers_as_docs_openapi_yaml_says() {
     .await;
     each_backend(setup(0, None), |app| async move {
         refunds::refunds(&Checked { app: &app, spec }).await;
+    })
+    .await;
+    each_backend(setup(0, None), |app| async move {
+        disputes::appeals(&Checked { app: &app, spec }).await;
     })
     .await;
     // Payouts that settle long after the test, so that one can be canceled.

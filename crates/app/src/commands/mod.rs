@@ -4,6 +4,7 @@
 mod admin;
 pub mod audit;
 mod discrepancies;
+mod disputes;
 mod ledger;
 mod operations;
 mod operators;
@@ -102,10 +103,25 @@ pub async fn run(
         Command::Discrepancy(cmd) => {
             discrepancies::discrepancy(&operator(&database), &audit, cmd).await
         }
+        Command::Dispute(cmd) => disputes::dispute(&database, &audit, cmd).await,
         Command::Ledger(cmd) => ledger::ledger(&operator(&database), &database, &audit, cmd).await,
         Command::Secrets(cmd) => secrets::secrets(&database, keyed, &audit, cmd).await,
         Command::Operator(cmd) => operators::operator(&database, &audit, cmd).await,
     }
+}
+
+/// The use cases over `database` for a command, with no provider to call: the sandbox only
+/// for what it settles itself, and acquirers as configured (an operator's cancel asks them).
+fn offline_gateway(database: &adapters_db::Database) -> domain::service::Gateway {
+    use domain::service::AcquirerSettings;
+    let sandbox = std::sync::Arc::new(adapters_sandbox::SandboxProvider::new(
+        adapters_sandbox::SandboxConfig {
+            public_url: AcquirerSettings::default().public_url,
+            settle_after: adapters_sandbox::DEFAULT_SETTLE_AFTER,
+        },
+    ));
+    let acquirer = std::sync::Arc::new(adapters_acquirer::AcquirerClient::new());
+    crate::application::gateway_on(database, sandbox, acquirer, AcquirerSettings::default())
 }
 
 /// Prints `value` as pretty JSON.

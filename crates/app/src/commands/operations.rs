@@ -4,16 +4,13 @@
 //! status directly.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use adapters_acquirer::AcquirerClient;
 use adapters_db::Database;
-use adapters_sandbox::{SandboxConfig, SandboxProvider};
 use domain::attempt::Attempt;
 use domain::callback::CallbackAttempt;
 use domain::operation::Operation;
 use domain::ports::Clock;
-use domain::service::{AcquirerSettings, CancelError};
+use domain::service::CancelError;
 use domain::story::{CallbackDelivery, LedgerEntry, OperationStory};
 use domain::{format_minor, OperationId, Timestamp};
 use serde_json::{json, Value};
@@ -21,7 +18,7 @@ use serde_json::{json, Value};
 use super::audit::Audit;
 use super::ledger::state_name;
 use super::{print_json, shown, Usage, EXIT_NOT_FOUND, EXIT_REFUSED};
-use crate::application::{gateway_on, operator};
+use crate::application::operator;
 use crate::cli::OperationCommand;
 use crate::system::SystemClock;
 
@@ -276,12 +273,7 @@ async fn cancel(
 ) -> anyhow::Result<ExitCode> {
     let id = operation_id(id)?;
     // The sandbox is not asked here (its operations are not canceled at a provider).
-    let sandbox = Arc::new(SandboxProvider::new(SandboxConfig {
-        public_url: AcquirerSettings::default().public_url,
-        settle_after: adapters_sandbox::DEFAULT_SETTLE_AFTER,
-    }));
-    let acquirer = Arc::new(AcquirerClient::new());
-    let gateway = gateway_on(database, sandbox, acquirer, AcquirerSettings::default());
+    let gateway = super::offline_gateway(database);
     match gateway.refunds().cancel_at_provider(id).await {
         Ok(done) => {
             let after = json!({

@@ -19,6 +19,7 @@ mod currencies;
 mod currency_payouts;
 mod demo;
 mod discrepancies;
+mod disputes;
 mod failover;
 mod fees;
 mod held_callbacks;

@@ -29,9 +29,14 @@ fn concrete(api: &Checked<'_>, template: &str, method: &str) -> String {
     path
 }
 
+/// Whether `template` takes a file, and so a body of up to 4 MiB.
+fn takes_files(template: &str) -> bool {
+    template.ends_with("/appeals") || template.ends_with("/evidence")
+}
+
 /// `template` with a fresh UUID for each of its ids.
 fn fresh_ids(template: &str) -> String {
-    ["{operationId}", "{refundId}"]
+    ["{operationId}", "{refundId}", "{disputeId}"]
         .iter()
         .fold(template.to_string(), |path, id| {
             path.replace(id, &uuid::Uuid::new_v4().to_string())
@@ -71,6 +76,8 @@ pub async fn outside_the_operations(api: &Checked<'_>) {
 /// no credentials, each before anything else is looked at.
 pub async fn every_operation_refuses_bad_requests(api: &Checked<'_>) {
     let big = format!("{{\"userId\": \"{}\"}}", "x".repeat(64 * 1024));
+    // The paths that take a file allow 4 MiB.
+    let bigger = format!("{{\"comment\": \"{}\"}}", "x".repeat(4 * 1024 * 1024));
     for (template, methods) in api.spec.operations() {
         for method in methods {
             let path = concrete(api, &template, &method);
@@ -81,7 +88,12 @@ pub async fn every_operation_refuses_bad_requests(api: &Checked<'_>) {
                 let text = [("content-type", "text/plain")];
                 let answer = api.raw(Method::POST, &path, &text, "{}").await;
                 answer.assert_error(415, "UnsupportedMediaType");
-                let answer = api.raw(Method::POST, &path, &[JSON], big.clone()).await;
+                let limit = if takes_files(&template) {
+                    &bigger
+                } else {
+                    &big
+                };
+                let answer = api.raw(Method::POST, &path, &[JSON], limit.clone()).await;
                 answer.assert_error(413, "PayloadTooLarge");
             }
             if signed(api, &template, &method) {
