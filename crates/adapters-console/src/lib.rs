@@ -9,13 +9,15 @@
 //! | `POST /admin/ledger/verify` | runs the ledger check | operator |
 //! | `GET /admin/operations` | search with filters, keyset pages | viewer |
 //! | `GET /admin/operations.csv` | the filtered list as CSV, streamed | viewer |
-//! | `GET /admin/operations/{id}` | one operation, its refunds, timeline, callbacks and discrepancies | viewer |
+//! | `GET /admin/operations/{id}` | one operation, its refunds, disputes, timeline, callbacks and discrepancies | viewer |
 //! | `POST /admin/operations/{id}/callback-retry` | queues a failed callback again | operator |
 //! | `POST /admin/operations/{id}/cancel` | cancels at the provider | operator |
 //! | `POST /admin/operations/{id}/complete` | the sandbox's approve or decline | operator |
 //! | `GET /admin/callbacks` | pending, held and failed callbacks | viewer |
 //! | `POST /admin/callbacks/{id}/retry`, `.../send-now` | retry a failed one, send a pending one now | operator |
 //! | `POST /admin/discrepancies/{id}/resolve` | marks a discrepancy resolved with a note | admin |
+//! | `GET /admin/disputes`, `/admin/disputes/{id}`, `.../files/{n}` | disputes with their deadlines, one with its files | viewer |
+//! | `POST /admin/disputes/{id}/accept`, `.../reject` | decides an open appeal | operator |
 //! | `GET /admin/merchants` | merchants, methods, balances | viewer |
 //! | `POST /admin/merchants/{id}/enable`, `.../disable`, `.../balance` | changes | admin |
 //! | `GET /admin/routes` | the route table | viewer |

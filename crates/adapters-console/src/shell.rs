@@ -7,7 +7,7 @@ use super::auth::{csrf_field, Signed};
 use super::i18n::texts;
 use super::i18n::Texts;
 use super::layout::{footer, head, role_name};
-use super::paths::{STATEMENTS, TARIFFS};
+use super::paths::{DISPUTES, STATEMENTS, TARIFFS};
 
 /// The console's pages, for the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,7 @@ pub(crate) enum Nav {
     Overview,
     Operations,
     Callbacks,
+    Disputes,
     Merchants,
     Tariffs,
     Statements,
@@ -24,10 +25,11 @@ pub(crate) enum Nav {
 }
 
 impl Nav {
-    const ALL: [Nav; 9] = [
+    const ALL: [Nav; 10] = [
         Nav::Overview,
         Nav::Operations,
         Nav::Callbacks,
+        Nav::Disputes,
         Nav::Merchants,
         Nav::Tariffs,
         Nav::Statements,
@@ -41,6 +43,7 @@ impl Nav {
             Nav::Overview => "/admin",
             Nav::Operations => "/admin/operations",
             Nav::Callbacks => "/admin/callbacks",
+            Nav::Disputes => DISPUTES,
             Nav::Merchants => "/admin/merchants",
             Nav::Tariffs => TARIFFS,
             Nav::Statements => STATEMENTS,
@@ -55,6 +58,7 @@ impl Nav {
             Nav::Overview => t.nav_overview,
             Nav::Operations => t.nav_operations,
             Nav::Callbacks => t.nav_callbacks,
+            Nav::Disputes => t.nav_disputes,
             Nav::Merchants => t.nav_merchants,
             Nav::Tariffs => t.nav_tariffs,
             Nav::Statements => t.nav_statements,

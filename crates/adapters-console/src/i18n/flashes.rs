@@ -3,7 +3,7 @@
 use web_edge::Lang;
 
 /// The flash message of a code an action's redirect carries: (code, English, Russian).
-const FLASHES: [(&str, &str, &str); 30] = [
+const FLASHES: [(&str, &str, &str); 34] = [
     (
         "ledger_holds",
         "The ledger check found no mismatch.",
@@ -134,6 +134,26 @@ const FLASHES: [(&str, &str, &str); 30] = [
         "provider_disabled",
         "The provider is disabled.",
         "Провайдер выключен.",
+    ),
+    (
+        "dispute_decided",
+        "The appeal is decided; its callback is queued.",
+        "Решение по апелляции принято; колбэк поставлен в очередь.",
+    ),
+    (
+        "dispute_not_open",
+        "The dispute is not an open appeal (it may have been decided already); nothing was changed.",
+        "Спор не является открытой апелляцией (возможно, решение уже принято); ничего не изменено.",
+    ),
+    (
+        "dispute_amount_too_small",
+        "The deposit's fee on this amount would be at least the amount; nothing was changed.",
+        "Комиссия депозита с этой суммы была бы не меньше самой суммы; ничего не изменено.",
+    ),
+    (
+        "dispute_insufficient_balance",
+        "The merchant's available balance cannot cover the correction; nothing was changed.",
+        "Доступного баланса мерчанта не хватает на корректировку; ничего не изменено.",
     ),
     (
         "tariff_set",

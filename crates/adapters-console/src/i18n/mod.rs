@@ -43,6 +43,7 @@ texts! {
     nav_routes: "Routes", "Маршруты";
     nav_providers: "Providers", "Провайдеры";
     nav_tariffs: "Tariffs", "Тарифы";
+    nav_disputes: "Disputes", "Споры";
     nav_statements: "Statements", "Выписки";
     nav_audit: "Audit log", "Журнал аудита";
 
@@ -248,6 +249,21 @@ texts! {
     set: "Set", "Задать";
     remove: "Remove", "Удалить";
     no_tariffs: "No tariffs: no operation pays a fee.", "Тарифов нет: операции не платят комиссию.";
+    no_disputes: "No disputes.", "Споров нет.";
+    dispute: "Dispute", "Спор";
+    disputes: "Disputes", "Споры";
+    dispute_kind: "Kind", "Вид";
+    due_by: "Evidence due by", "Доказательства до";
+    comment: "Comment", "Комментарий";
+    files: "Files", "Файлы";
+    no_files: "No files.", "Файлов нет.";
+    file_name: "File name", "Имя файла";
+    file_type: "Type", "Тип";
+    file_size: "Bytes", "Байт";
+    decide_appeal: "Decide the appeal", "Решение по апелляции";
+    decide_appeal_hint: "Accepting credits the amount less the fee of the deposit's own tariff; rejecting moves nothing. Either is final.", "Принятие зачисляет сумму за вычетом комиссии по тарифу самого депозита; отклонение ничего не двигает. Решение окончательное.";
+    accept: "Accept", "Принять";
+    reject: "Reject", "Отклонить";
 
     statement_of: "Statement of", "Выписка";
     date_from: "From", "С";
@@ -262,7 +278,6 @@ texts! {
     withdrawals: "Withdrawals", "Выплаты";
     col_fee: "Fee", "Комиссия";
     manual: "Manual", "Ручные";
-    disputes: "Disputes", "Споры";
     closing_available: "Closing available", "Доступно на конец";
     closing_held: "Closing held", "Заморожено на конец";
     pick_merchant: "Choose a merchant, a currency and the days.", "Выберите мерчанта, валюту и дни.";

@@ -4,6 +4,7 @@ mod actions;
 mod audit;
 mod callbacks;
 mod discrepancies;
+mod disputes;
 mod merchants;
 mod operation;
 mod operations;
@@ -61,6 +62,11 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleSt
                 page("/discrepancies/{id}/resolve", "POST")
                     .route(web::post().to(operation::resolve_discrepancy)),
             )
+            .service(page("/disputes", "GET").route(web::get().to(disputes::list)))
+            .service(page("/disputes/{id}", "GET").route(web::get().to(disputes::show)))
+            .service(page("/disputes/{id}/files/{n}", "GET").route(web::get().to(disputes::file)))
+            .service(page("/disputes/{id}/accept", "POST").route(web::post().to(disputes::accept)))
+            .service(page("/disputes/{id}/reject", "POST").route(web::post().to(disputes::reject)))
             .service(page("/merchants", "GET").route(web::get().to(merchants::list)))
             .service(
                 page("/merchants/{id}/enable", "POST").route(web::post().to(merchants::enable)),

@@ -68,6 +68,9 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest, path: web::Path<Strin
         @if !refunds.is_empty() {
             div.box { h2 { (t.refunds) } (refund_table(&signed, t, &refunds)) }
         }
+        @if !disputes.is_empty() {
+            div.box { h2 { (t.disputes) } (super::disputes::dispute_table(&signed, t, &disputes, false)) }
+        }
         @if !story.discrepancies.is_empty() {
             div.box { h2 { (t.discrepancies) } (discrepancy_table(&signed, t, &story.discrepancies)) }
         }

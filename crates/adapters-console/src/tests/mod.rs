@@ -4,6 +4,7 @@
 
 mod actions;
 mod discrepancies;
+mod disputes;
 mod export;
 mod held;
 mod pages;
@@ -99,7 +100,12 @@ impl Fixture {
             clock.expect_now().returning(now);
             clock
         });
-        let ids = Arc::new(MockIdGenerator::new());
+        let ids = Arc::new({
+            let mut ids = MockIdGenerator::new();
+            // A dispute's change is keyed by a fresh id.
+            ids.expect_change_id().returning(uuid::Uuid::new_v4);
+            ids
+        });
         let operations: Arc<MockOperationStore> = Arc::new(self.mocks.store);
         let gateway = Gateway::new(Ports {
             store: operations.clone(),
@@ -148,6 +154,10 @@ impl Fixture {
         store.expect_attempts().returning(|_| Ok(Vec::new()));
         self.operator
             .expect_operation_ledger()
+            .returning(|_| Ok(Vec::new()));
+        self.mocks
+            .disputes
+            .expect_disputes_of()
             .returning(|_| Ok(Vec::new()));
     }
 
