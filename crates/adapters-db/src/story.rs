@@ -124,7 +124,7 @@ impl OutboxRow {
         let dispute = dispute_of(self.dispute_id.as_deref(), self.change_id.as_deref())?;
         Ok(CallbackDelivery {
             refund_id,
-            dispute_id: dispute.map(|d| d.dispute_id),
+            dispute,
             url: self.url,
             state: state_from(&self.state)?,
             attempts: count("callback_outbox.attempts", self.attempts)?,

@@ -75,7 +75,8 @@ pub const APPEAL_WINDOW_SECS: i64 = 30 * 24 * 3600;
 pub const MAX_TEXT: usize = 2_000;
 
 /// A free text of a dispute (a comment, a resolution, evidence): trimmed, at most
-/// [`MAX_TEXT`] characters, no control characters but line breaks and tabs; `None` if empty.
+/// [`MAX_TEXT`] characters, no control characters but line breaks and tabs, every card number
+/// in it masked (as every free text the gateway keeps); `None` if empty.
 pub fn dispute_text(text: &str) -> Result<Option<String>, ValueError> {
     let text = text.trim();
     ValueError::unless(
@@ -88,7 +89,7 @@ pub fn dispute_text(text: &str) -> Result<Option<String>, ValueError> {
             .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')),
         "must not hold control characters",
     )?;
-    Ok((!text.is_empty()).then(|| text.to_string()))
+    Ok((!text.is_empty()).then(|| crate::mask_card_numbers(text).into_owned()))
 }
 
 /// What a merchant appeals, once its fields passed the rules.
@@ -245,5 +246,9 @@ mod tests {
         assert!(dispute_text("bell\u{7}").is_err());
         assert!(dispute_text(&"x".repeat(MAX_TEXT)).is_ok());
         assert!(dispute_text(&"x".repeat(MAX_TEXT + 1)).is_err());
+        let card = dispute_text("paid by card 4111 1111 1111 1111")
+            .unwrap()
+            .unwrap();
+        assert!(!card.contains("4111 1111 1111 1111"), "{card}");
     }
 }

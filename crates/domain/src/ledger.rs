@@ -297,8 +297,11 @@ pub fn appeal_moves(done: &Dispute, deposit: &Operation) -> AppealMoves {
         moves.push(make(EntryKind::Appeal, amount));
     }
     if fee != 0 {
-        moves.push(make(EntryKind::Fee, -fee));
-        moves.push(make(EntryKind::FeeIncome, fee));
+        let fee_moves = [make(EntryKind::Fee, -fee), make(EntryKind::FeeIncome, fee)];
+        // A debit goes last, after the fee given back: the available balance must cover the
+        // net debit only.
+        let at = if amount < 0 { 0 } else { moves.len() };
+        moves.splice(at..at, fee_moves);
     }
     AppealMoves::Moves(moves)
 }
@@ -959,11 +962,13 @@ mod tests {
         ));
         assert_eq!(appeal_net(&less), -4_900);
         assert_eq!(
-            less[2],
-            BalanceMove {
-                available: -100,
-                ..less[2].clone()
-            }
+            deltas(&less),
+            vec![
+                (EntryKind::Fee, 100, 0),
+                (EntryKind::FeeIncome, -100, 0),
+                (EntryKind::Appeal, -5_000, 0)
+            ],
+            "the fee given back before the debit"
         );
         // The right amount was the deposit's: nothing moves.
         let same = moves_of(appeal_moves(

@@ -36,8 +36,8 @@ pub struct LedgerEntry {
 pub struct CallbackDelivery {
     /// The refund it reports, for a refund's callback; `None` for the operation's own.
     pub refund_id: Option<RefundId>,
-    /// The dispute whose change it reports, for a dispute's callback.
-    pub dispute_id: Option<crate::DisputeId>,
+    /// The dispute and the change of it it reports, for a dispute's callback.
+    pub dispute: Option<crate::callback::DisputeChange>,
     pub url: String,
     pub state: CallbackState,
     /// Attempts made so far over the callback's whole life, operator retries included.

@@ -28,9 +28,11 @@ CREATE TABLE disputes (
 -- A deposit's disputes (its read shape), and the newest first (the console, the CLI).
 CREATE INDEX disputes_operation ON disputes (operation_id, created_at);
 CREATE INDEX disputes_created ON disputes (created_at, id);
--- One open appeal per deposit, even for two concurrent requests.
-CREATE UNIQUE INDEX disputes_one_open_appeal ON disputes (operation_id)
-    WHERE kind = 'appeal' AND status = 'open';
+-- One appeal open or accepted per deposit, even for two concurrent requests: an accepted
+-- appeal corrected the deposit's money once and for all, so only a rejected one leaves room
+-- for another.
+CREATE UNIQUE INDEX disputes_one_appeal ON disputes (operation_id)
+    WHERE kind = 'appeal' AND status IN ('open', 'accepted');
 -- A chargeback is known by its provider's id.
 CREATE UNIQUE INDEX disputes_acquirer ON disputes (provider, acquirer_id)
     WHERE acquirer_id IS NOT NULL;

@@ -38,10 +38,18 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
         },
         html! {
             @for callback in &open {
-                @let target = callback.refund_id.map_or(callback.operation_id.as_uuid(), |r| r.as_uuid());
+                // The callback's own key: a dispute change's, a refund's or the operation's.
+                @let target = match (callback.dispute, callback.refund_id) {
+                    (Some(change), _) => change.change_id,
+                    (None, Some(refund)) => refund.as_uuid(),
+                    (None, None) => callback.operation_id.as_uuid(),
+                };
                 tr {
                     td.mono.nowrap { a href=(format!("/admin/operations/{}", callback.operation_id)) { (callback.operation_id) } }
-                    td.mono { (callback.refund_id.map(|r| r.to_string()).unwrap_or_default()) }
+                    td.mono {
+                        (callback.refund_id.map(|r| r.to_string()).unwrap_or_default())
+                        @if let Some(change) = callback.dispute { (t.dispute) " " (change.dispute_id) }
+                    }
                     td.mono { (callback.merchant_id.as_str()) }
                     td.mono { (callback.url) }
                     td {

@@ -222,7 +222,7 @@ fn decide_forms(signed: &Signed, t: &Texts, dispute: &Dispute) -> Markup {
 }
 
 /// `GET /admin/disputes/{id}/files/{n}`: the file as a download of its own type, never shown
-/// inline.
+/// inline, named `dispute-{id}-{n}` with its type's extension.
 pub(crate) async fn file(signed: Signed, path: web::Path<(String, usize)>) -> Answer {
     let (id, n) = path.into_inner();
     let id = parse_id(&signed, &id)?;
@@ -233,17 +233,10 @@ pub(crate) async fn file(signed: Signed, path: web::Path<(String, usize)>) -> An
         .checked_sub(1)
         .and_then(|i| files.get(i))
         .ok_or_else(|| signed.fail(Problem::NotFound))?;
-    let name: String = file
-        .file_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || ".-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    // Named by the gateway, with the extension of the type its bytes were checked to be: the
+    // merchant's name (shown on the page) could say `.html` or `.bat` of a file that only
+    // begins like a PDF.
+    let name = format!("dispute-{id}-{n}.{}", file.content_type.extension());
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
         .insert_header((

@@ -95,7 +95,7 @@ fn actions(signed: &Signed, t: &Texts, op: &Operation, story: &OperationStory) -
     let failed_own = story
         .callbacks
         .iter()
-        .any(|c| c.refund_id.is_none() && c.state == CallbackState::Failed);
+        .any(|c| c.refund_id.is_none() && c.dispute.is_none() && c.state == CallbackState::Failed);
     html! {
         @if can_act && (processing || failed_own) {
             div.box {
@@ -303,9 +303,10 @@ fn deliveries(
         }
         @for callback in callbacks {
             h2 {
-                @match callback.refund_id {
-                    Some(id) => { (t.col_refund) " " code { (id) } }
-                    None => { (t.operation) }
+                @match (callback.refund_id, callback.dispute) {
+                    (_, Some(change)) => { (t.dispute) " " code { (change.dispute_id) } }
+                    (Some(id), None) => { (t.col_refund) " " code { (id) } }
+                    (None, None) => { (t.operation) }
                 }
                 " " (callback_badge(t, callback.state))
             }
@@ -318,7 +319,11 @@ fn deliveries(
                 @if callback.state == CallbackState::Held { dt {} dd.muted { (t.held_hint) } }
             }
             @if can_act && callback.state == CallbackState::Failed {
-                @let hidden: Vec<(&str, String)> = callback.refund_id.map(|id| ("refund", id.to_string())).into_iter().collect();
+                @let hidden: Vec<(&str, String)> = match (callback.refund_id, callback.dispute) {
+                    (_, Some(change)) => vec![("change", change.change_id.to_string())],
+                    (Some(id), None) => vec![("refund", id.to_string())],
+                    (None, None) => Vec::new(),
+                };
                 @let hidden: Vec<(&str, &str)> = hidden.iter().map(|(k, v)| (*k, v.as_str())).collect();
                 (action_button(signed, &format!("{}/callback-retry", operation_page(op.id())), t.retry_callback, &hidden, false))
             }
@@ -425,17 +430,20 @@ async fn audit_status(
     .await
 }
 
-/// `POST .../callback-retry` (operator+; `refund` names a refund's callback): queues the
-/// failed callback again with a fresh schedule.
+/// `POST .../callback-retry` (operator+; `refund` names a refund's callback, `change` a
+/// dispute change's): queues the failed callback again with a fresh schedule.
 pub(crate) async fn retry_callback(posted: Posted, path: web::Path<String>) -> Answer {
     posted.need(Need::Act)?;
     let signed = &posted.signed;
     let id = parse_id(signed, &path)?;
-    let target = match posted.optional("refund")?.filter(|r| !r.is_empty()) {
-        Some(text) => RefundId::parse(text)
+    let change = posted.optional("change")?.filter(|c| !c.is_empty());
+    let target = match (posted.optional("refund")?.filter(|r| !r.is_empty()), change) {
+        (_, Some(text)) => uuid::Uuid::parse_str(text)
+            .map_err(|e| posted.fail(Problem::BadRequest(format!("change: {e}"))))?,
+        (Some(text), None) => RefundId::parse(text)
             .map_err(|e| posted.fail(Problem::BadRequest(format!("refund: {e}"))))?
             .as_uuid(),
-        None => id.as_uuid(),
+        (None, None) => id.as_uuid(),
     };
     let (queued, code) = queue_again(&posted, target).await?;
     Ok(back(&operation_page(id), queued, code))

@@ -74,7 +74,10 @@ async fn a_viewer_sees_the_appeal_and_its_receipt_without_the_forms() {
     let (status, headers, bytes) = call(&app, get(&format!("{}/files/1", page()))).await;
     assert_eq!(status, 200);
     assert_eq!(header_of(&headers, header::CONTENT_TYPE), "image/png");
-    assert!(header_of(&headers, header::CONTENT_DISPOSITION).starts_with("attachment"));
+    assert_eq!(
+        header_of(&headers, header::CONTENT_DISPOSITION),
+        format!(r#"attachment; filename="dispute-{}-1.png""#, dispute_id(1))
+    );
     // (The test client reads the body as text: the PNG's first byte is not UTF-8.)
     assert!(bytes.ends_with("PNG\r\n\u{1a}\n\0\0\0\rIHDR"), "{bytes:?}");
     let (status, _, _) = call(&app, get(&format!("{}/files/2", page()))).await;

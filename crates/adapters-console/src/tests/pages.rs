@@ -285,7 +285,7 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
         .returning(|_| {
             Ok(vec![CallbackDelivery {
                 refund_id: None,
-                dispute_id: None,
+                dispute: None,
                 url: "https://shop.example/cb".into(),
                 state: domain::callback::CallbackState::Failed,
                 attempts: 9,

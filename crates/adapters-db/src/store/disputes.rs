@@ -1,5 +1,5 @@
 //! `DisputeStore` on diesel: a new appeal is written with its receipt and callback, one open
-//! appeal per deposit (a unique index, so even two concurrent requests get one); a change of
+//! or accepted appeal per deposit (a unique index, so even two concurrent requests get one); a change of
 //! status is written once, guarded by the stored status, with its moves and callback.
 
 use async_trait::async_trait;
@@ -30,8 +30,8 @@ fn undecided() -> [&'static str; 2] {
 
 #[async_trait]
 impl DisputeStore for Database {
-    /// The dispute row first (a second open appeal of the deposit breaks
-    /// `disputes_one_open_appeal`: `OpenExists`), then its receipt and callback.
+    /// The dispute row first (a second open or accepted appeal of the deposit breaks
+    /// `disputes_one_appeal`: `OpenExists`), then its receipt and callback.
     #[tracing::instrument(level = "debug", skip_all, fields(dispute.id = %new.dispute.id, operation.id = %new.dispute.operation_id))]
     async fn insert_appeal(&self, new: &NewAppeal) -> Result<(), AppealInsertError> {
         let new = new.clone();
@@ -48,7 +48,7 @@ impl DisputeStore for Database {
                         .constraint_name()
                         .unwrap_or(info.message())
                         .contains("operation_id")
-                        || info.constraint_name() == Some("disputes_one_open_appeal") =>
+                        || info.constraint_name() == Some("disputes_one_appeal") =>
                 {
                     return Err(TxError::Fail(AppealInsertError::OpenExists));
                 }

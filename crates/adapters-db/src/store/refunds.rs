@@ -98,6 +98,21 @@ fn counted_refunds<E>(conn: &mut DbConn, deposit: &str) -> Result<i64, TxError<E
     Ok(amounts.into_iter().fold(0_i64, i64::saturating_add))
 }
 
+/// How much of the deposit can be refunded in all: its amount, or the right amount an
+/// accepted `wrong_amount` appeal set (a deposit has at most one accepted appeal).
+fn refundable<E>(conn: &mut DbConn, deposit: &str, amount: i64) -> Result<i64, TxError<E>> {
+    use crate::schema::disputes;
+    let corrected: Option<i64> = disputes::table
+        .filter(disputes::operation_id.eq(deposit))
+        .filter(disputes::kind.eq("appeal"))
+        .filter(disputes::reason.eq("wrong_amount"))
+        .filter(disputes::status.eq("accepted"))
+        .select(disputes::amount)
+        .first(conn)
+        .optional()?;
+    Ok(corrected.unwrap_or(amount))
+}
+
 /// A final refund's stored status; a processing one is a bug in the caller.
 fn final_status(refund: &Refund) -> Result<i16, StoreError> {
     match refund.status() {
@@ -176,7 +191,8 @@ impl RefundStore for Database {
             {
                 return Err(TxError::Fail(RefundInsertError::NotApproved));
             }
-            if counted_refunds(conn, &deposit_id)? > deposit.amount {
+            if counted_refunds(conn, &deposit_id)? > refundable(conn, &deposit_id, deposit.amount)?
+            {
                 return Err(TxError::Fail(RefundInsertError::ExceedsAmount));
             }
             write_events(conn, std::slice::from_ref(&event))?;

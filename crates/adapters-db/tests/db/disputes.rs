@@ -91,7 +91,7 @@ async fn an_appeal_is_stored_with_its_receipt_and_open_callback_and_accepted_onc
             2,
             "the deposit's own and the appeal's: {callbacks:?}"
         );
-        assert_eq!(callbacks[1].dispute_id, Some(opened.id));
+        assert_eq!(callbacks[1].dispute.map(|d| d.dispute_id), Some(opened.id));
 
         let done = gw
             .disputes()
@@ -233,6 +233,64 @@ async fn the_disputes_migration_reverts_while_there_are_none_and_refuses_once_th
             .await
             .expect("opened");
         assert_revert_refused(&t, DISPUTES, "disputes", "no_disputes_left").await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_accepted_wrong_amount_corrects_the_deposit_once_and_caps_its_refunds() {
+    each_backend(|t| async move {
+        let shop = funded_merchant(&t.db, 10_00).await;
+        two_percent(&t, &shop).await;
+        let gw = gateway(&t.db);
+        let created = gw
+            .creation()
+            .create_deposit(&shop, deposit(100_00, None), b"d")
+            .await
+            .expect("deposit");
+        let deposit_id = created.operation.id();
+        approve(&gw, deposit_id).await;
+        assert_eq!(balance(&t.db, &shop).await, (10_00 + 98_00, 0));
+        let wrong = AppealRequest {
+            reason: AppealReason::WrongAmount,
+            ..appeal("50.00", false)
+        };
+        let opened = gw
+            .disputes()
+            .appeal(&shop, deposit_id, wrong.clone())
+            .await
+            .expect("opened");
+        gw.disputes()
+            .accept(opened.id, None, Some("the bank says 50.00".into()))
+            .await
+            .expect("accepted");
+        // 50.00 less its 1.00 fee is what the deposit should have credited: 49.00 less.
+        assert_eq!(balance(&t.db, &shop).await, (10_00 + 49_00, 0));
+        t.assert_ledger_verifies().await;
+        // Corrected for good: another appeal is refused, even for the same claim.
+        let again = gw.disputes().appeal(&shop, deposit_id, wrong).await;
+        assert!(
+            matches!(again, Err(DisputeError::InvalidState)),
+            "{again:?}"
+        );
+        // The deposit is refundable up to the right amount only.
+        let refund = |amount: &str| domain::refund::RefundRequest {
+            amount: AmountText::parse(amount).expect("amount"),
+            merchant_refund_id: None,
+            callback_url: None,
+        };
+        let over = gw
+            .refunds()
+            .refund(&shop, deposit_id, refund("50.01"), b"r")
+            .await;
+        assert!(
+            matches!(over, Err(domain::service::RefundError::ExceedsAmount)),
+            "{over:?}"
+        );
+        gw.refunds()
+            .refund(&shop, deposit_id, refund("50.00"), b"r")
+            .await
+            .expect("within the right amount");
     })
     .await;
 }

@@ -176,11 +176,15 @@ impl TestDb {
     /// what went out.
     pub async fn assert_ledger_verifies(&self) {
         assert_eq!(self.db.verify_ledger().await.expect("verify"), vec![]);
-        let flows = self.db.ledger_flows().await.expect("flows");
-        let unbalanced: Vec<_> = flows.iter().filter(|f| !f.balanced()).collect();
-        assert!(unbalanced.is_empty(), "{unbalanced:?}");
-        // A database reverted to before entries recorded their balance has no chain yet.
         let recorded = crate::migrations::recorded_in(self);
+        // A database reverted to before disputes has no table of them for the flows to read
+        // (a gateway migrates before it serves, so only these tests meet one).
+        if recorded.has(crate::migrations::DISPUTES) {
+            let flows = self.db.ledger_flows().await.expect("flows");
+            let unbalanced: Vec<_> = flows.iter().filter(|f| !f.balanced()).collect();
+            assert!(unbalanced.is_empty(), "{unbalanced:?}");
+        }
+        // A database reverted to before entries recorded their balance has no chain yet.
         if recorded.has(crate::migrations::BALANCE_TRANSACTIONS) {
             assert_eq!(self.db.broken_entries(100).await.expect("chain"), vec![]);
         }

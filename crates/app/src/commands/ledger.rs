@@ -29,8 +29,9 @@ pub async fn callbacks(
 ) -> anyhow::Result<ExitCode> {
     match command {
         CallbacksCommand::Retry { id } => {
-            let id = uuid::Uuid::parse_str(&id)
-                .map_err(|_| anyhow!("id: must be an operationId or a refundId (a UUID)"))?;
+            let id = uuid::Uuid::parse_str(&id).map_err(|_| {
+                anyhow!("id: must be an operationId, a refundId or a dispute's changeId (a UUID)")
+            })?;
             match db.retry(id, SystemClock.now()).await? {
                 RetryOutcome::Queued => {
                     audit
@@ -78,6 +79,8 @@ pub async fn callbacks(
                         json!({
                             "operationId": c.operation_id.to_string(),
                             "refundId": c.refund_id.map(|r| r.to_string()),
+                            "disputeId": c.dispute.map(|d| d.dispute_id.to_string()),
+                            "changeId": c.dispute.map(|d| d.change_id.to_string()),
                             "merchantId": c.merchant_id.as_str(),
                             "url": c.url, "state": state_name(c.state), "attempts": c.attempts,
                             "nextAttemptAt": c.next_attempt_at.map(|t| t.to_rfc3339()),
@@ -96,10 +99,12 @@ pub async fn callbacks(
                         .next_attempt_at
                         .map(|t| t.to_rfc3339())
                         .unwrap_or_else(|| "-".into());
-                    let refund = c
-                        .refund_id
-                        .map(|r| format!("refund {r} "))
-                        .unwrap_or_default();
+                    // A dispute's callback is retried by its change's id.
+                    let refund = match (c.refund_id, c.dispute) {
+                        (_, Some(d)) => format!("dispute {} change {} ", d.dispute_id, d.change_id),
+                        (Some(r), None) => format!("refund {r} "),
+                        (None, None) => String::new(),
+                    };
                     println!(
                         "{:<36} {:<9} {:<8} {:<20} {refund}{} {}",
                         c.operation_id,

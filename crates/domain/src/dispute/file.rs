@@ -15,6 +15,15 @@ names! {
 }
 
 impl FileType {
+    /// The file name extension of the type, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            FileType::Pdf => "pdf",
+            FileType::Png => "png",
+            FileType::Jpeg => "jpg",
+        }
+    }
+
     /// The bytes every file of the type begins with.
     fn magic(self) -> &'static [u8] {
         match self {

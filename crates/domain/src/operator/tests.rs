@@ -859,7 +859,7 @@ mod story {
     fn delivered() -> CallbackDelivery {
         CallbackDelivery {
             refund_id: None,
-            dispute_id: None,
+            dispute: None,
             url: "https://shop.example/cb".into(),
             state: CallbackState::Delivered,
             attempts: 1,

@@ -20,8 +20,8 @@ pub struct NewAppeal {
 /// Why a new appeal was not stored; nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum AppealInsertError {
-    /// The deposit has an open appeal (even a concurrent insert's).
-    #[error("the deposit has an open appeal")]
+    /// The deposit has an open or an accepted appeal (even a concurrent insert's).
+    #[error("the deposit has an open or accepted appeal")]
     OpenExists,
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -56,7 +56,8 @@ pub enum DisputeChangeError {
 #[async_trait]
 pub trait DisputeStore: Send + Sync {
     /// Stores a new appeal with its receipt and callback. MUST return `OpenExists` (writing
-    /// nothing) if the deposit has an open appeal, even one inserted concurrently.
+    /// nothing) if the deposit has an open or an accepted appeal, even one inserted
+    /// concurrently: an accepted appeal corrected the deposit once and for all.
     async fn insert_appeal(&self, new: &NewAppeal) -> Result<(), AppealInsertError>;
 
     /// Writes a dispute's new status with its moves and callback, guarded so that a decided

@@ -32,7 +32,7 @@ impl Disputes {
     /// Opens the merchant's appeal of its deposit `deposit`. Checks, in this order: the
     /// deposit is the merchant's, `paidAmount` has the currency's fraction digits, the
     /// deposit is in the status the reason is about and at most 30 days old, and it has no
-    /// open appeal.
+    /// open or accepted appeal (an accepted one corrected it once and for all).
     #[tracing::instrument(skip_all, fields(merchant.id = %merchant.id, operation.id = %deposit))]
     pub async fn appeal(
         &self,

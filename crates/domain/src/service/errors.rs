@@ -117,7 +117,6 @@ impl From<CompleteError> for RefundError {
     }
 }
 
-/// Why a hosted-page step did nothing.
 /// What a merchant's appeal answers besides the dispute.
 #[derive(Debug, thiserror::Error)]
 pub enum DisputeError {
@@ -154,6 +153,7 @@ pub enum DecideError {
     Unknown(#[from] anyhow::Error),
 }
 
+/// Why a hosted-page step did nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckoutError {
     #[error("operation not found")]
