@@ -4,7 +4,9 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use domain::dispute::{dispute_text, AppealReason, AppealRequest, Dispute, DisputeFile, FileType};
+use domain::dispute::{
+    dispute_text, AppealReason, AppealRequest, Dispute, DisputeFile, EvidenceRequest, FileType,
+};
 use domain::{AmountText, ValidationErrors};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -39,6 +41,41 @@ pub fn appeal(body: &Map<String, Value>) -> Result<AppealRequest, ValidationErro
             receipt,
         }),
         _ => Err(edge),
+    }
+}
+
+/// The fields an evidence body may have.
+const EVIDENCE_FIELDS: [&str; 2] = ["text", "files"];
+
+/// Valid evidence (`{"text", "files": [File]}`, both optional) from a parsed body, or every
+/// invalid field (`files[0].data`, ...).
+pub fn evidence(body: &Map<String, Value>) -> Result<EvidenceRequest, ValidationErrors> {
+    let mut edge = ValidationErrors::default();
+    unknown_fields(body, &EVIDENCE_FIELDS, "", &mut edge);
+    let text = string(body, "text", &mut edge);
+    let mut values = ValidationErrors::default();
+    let text = values.optional("text", text, dispute_text).flatten();
+    let mut files = Vec::new();
+    match body.get("files") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (index, item) in items.iter().enumerate() {
+                let at = format!("files[{index}]");
+                match item {
+                    Value::Object(fields) => {
+                        files.extend(file(fields, &at, &mut values));
+                    }
+                    _ => values.push(at, "must be an object"),
+                }
+            }
+        }
+        Some(_) => edge.push("files", "must be an array"),
+    }
+    edge.extend_unreported(values);
+    if edge.is_empty() {
+        Ok(EvidenceRequest { text, files })
+    } else {
+        Err(edge)
     }
 }
 
