@@ -25,14 +25,14 @@ on_sqlite_and_postgres!(
 );
 
 /// The simulator's control API, as a bank's staff would use it.
-struct Bank<'a> {
-    sim: &'a Sim,
-    http: reqwest::Client,
+pub(crate) struct Bank<'a> {
+    pub(crate) sim: &'a Sim,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Bank<'_> {
     /// Opens a chargeback of the payin `reference` for `amount` minor units: its id.
-    async fn open(&self, reference: &str, amount: i64, due_in: Option<i64>) -> String {
+    pub(crate) async fn open(&self, reference: &str, amount: i64, due_in: Option<i64>) -> String {
         let mut body = json!({"amount": amount});
         if let Some(secs) = due_in {
             body["dueInSeconds"] = json!(secs);
@@ -55,7 +55,7 @@ impl Bank<'_> {
     }
 
     /// Decides the chargeback `id` with `status`.
-    async fn resolve(&self, id: &str, status: &str) {
+    pub(crate) async fn resolve(&self, id: &str, status: &str) {
         let answer = self
             .http
             .post(format!("{}/_sim/disputes/{id}/resolve", self.sim.control))
@@ -76,7 +76,7 @@ impl Bank<'_> {
 }
 
 /// Waits until deposit `deposit` has `n` disputes and the newest is in `status`: its data.
-async fn dispute_of(api: &Api, deposit: &str, n: usize, status: &str) -> Value {
+pub(crate) async fn dispute_of(api: &Api, deposit: &str, n: usize, status: &str) -> Value {
     let path = format!("/api/v1/deposits/{deposit}");
     wait_until("the chargeback is applied", DEADLINE, || {
         let (api, path) = (api.clone(), path.clone());
@@ -110,7 +110,7 @@ async fn dispute_becomes(api: &Api, id: &str, status: &str) {
     .await;
 }
 
-async fn wait_balance(api: &Api, available: &str, held: &str) {
+pub(crate) async fn wait_balance(api: &Api, available: &str, held: &str) {
     wait_until("the balance", DEADLINE, || {
         let api = api.clone();
         async move {
