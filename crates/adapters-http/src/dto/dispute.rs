@@ -181,3 +181,45 @@ impl DisputeView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fields(errors: &ValidationErrors) -> Vec<&str> {
+        errors.0.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    fn body(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn evidence_takes_a_text_and_files_checked_by_their_first_bytes() {
+        let read = evidence(&body(json!({"text": " delivered ", "files": [
+            {"fileName": "r.pdf", "contentType": "application/pdf", "data": "JVBERi0xLjcK"}]})))
+        .expect("valid");
+        assert_eq!(read.text.as_deref(), Some("delivered"));
+        assert_eq!(read.files.len(), 1);
+        assert_eq!(read.files[0].content_type, FileType::Pdf);
+        let empty = evidence(&body(json!({}))).expect("both fields are optional");
+        assert_eq!((empty.text, empty.files.len()), (None, 0));
+    }
+
+    #[test]
+    fn every_bad_evidence_field_is_named() {
+        let errors = evidence(&body(json!({"note": "x", "files": [
+            {"fileName": "r.pdf", "contentType": "application/pdf", "data": "iVBORw0KGgo="},
+            {"fileName": "r.pdf", "contentType": "text/plain", "data": "eA=="},
+            "not a file"]})))
+        .expect_err("invalid");
+        assert_eq!(
+            fields(&errors),
+            ["note", "files[0].data", "files[1].contentType", "files[2]"]
+        );
+        let errors = evidence(&body(json!({"files": "r.pdf"}))).expect_err("invalid");
+        assert_eq!(fields(&errors), ["files"]);
+    }
+}
