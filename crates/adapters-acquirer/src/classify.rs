@@ -325,4 +325,53 @@ mod tests {
             Lookup::Failed(_)
         ));
     }
+
+    #[test]
+    fn evidence_calls_are_classified_as_creating_calls() {
+        use domain::acquirer::{AcquirerDispute, AcquirerDisputeStatus};
+        let order = "dsp_1".to_string();
+        let body = json!({"id": "dsp_1", "paymentId": "acq_1", "reference": "r", "amount": 6000,
+                          "currency": "RUB", "status": "open", "evidence": 1,
+                          "dueBy": "2026-01-08T12:00:00.250Z", "updatedAt": "2026-01-01T12:00:00.250Z"})
+        .to_string()
+        .into_bytes();
+        match call_answer::<AcquirerDispute>(200, &body, &order) {
+            CallResult::Answered(dispute) => {
+                assert_eq!(
+                    (dispute.status, dispute.evidence),
+                    (AcquirerDisputeStatus::Open, 1)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            call_answer::<AcquirerDispute>(200, &body, &"dsp_2".to_string()),
+            CallResult::Unknown(_)
+        ));
+        for status in [503, 429, 401] {
+            assert!(matches!(
+                call_answer::<AcquirerDispute>(status, &body, &order),
+                CallResult::Unavailable(_)
+            ));
+        }
+        // A decided dispute answers 409; a 502 may have counted the evidence: both are read.
+        for status in [409, 500, 502, 504] {
+            assert!(matches!(
+                call_answer::<AcquirerDispute>(status, &body, &order),
+                CallResult::Unknown(_)
+            ));
+        }
+        assert!(matches!(
+            find_answer::<AcquirerDispute>(200, &body, "dsp_1"),
+            Lookup::Found(_)
+        ));
+        assert!(matches!(
+            find_answer::<AcquirerDispute>(200, &body, "dsp_2"),
+            Lookup::Failed(_)
+        ));
+        assert!(matches!(
+            find_answer::<AcquirerDispute>(404, b"", "dsp_1"),
+            Lookup::NotFound
+        ));
+    }
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use domain::acquirer::{
-    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
-    PaymentOrder, RefundOrder,
+    AcquirerDispute, AcquirerPayment, AcquirerRefund, CallResult, Evidence, Lookup, Notification,
+    NotificationRefusal, PaymentOrder, RefundOrder,
 };
 use domain::ports::Acquirer;
 use domain::provider::{AcquirerProvider, ProviderUrl};
@@ -21,6 +21,7 @@ use reqwest::{redirect, Client, RequestBuilder, Url};
 use crate::classify::{
     call_answer, cancel_answer, find_answer, is_success, transport_failure, Failure,
 };
+use crate::dispute_wire::EvidenceBody;
 use crate::metrics::{Call, CallOutcome, ProviderMetrics};
 use crate::object::Object;
 use crate::wire::{CreateBody, RefundBody};
@@ -213,6 +214,49 @@ impl AcquirerClient {
         let request = |client: &Client| client.get(url);
         match self.exchange(provider, request, |s| s == 200).await {
             Ok(reply) => find_answer(reply.status, &reply.body, &reference),
+            Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => Lookup::Failed(reason),
+        }
+    }
+
+    /// Forwards evidence to `POST /v1/disputes/{id}/evidence`, with the evidence's key as
+    /// its `Idempotency-Key`.
+    async fn send_evidence(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+        evidence: &Evidence,
+    ) -> CallResult<AcquirerDispute> {
+        // As for cancels: such a segment would vanish from the path.
+        if matches!(acquirer_id, "" | "." | "..") {
+            return CallResult::Unavailable("invalid acquirer id".into());
+        }
+        match endpoint(&provider.url, &["v1", "disputes", acquirer_id, "evidence"]) {
+            Ok(url) => {
+                let key = evidence.key.hyphenated().to_string();
+                let body = EvidenceBody::new(evidence).to_json();
+                self.send_call(provider, url, key, body, &acquirer_id.to_string())
+                    .await
+            }
+            Err(reason) => CallResult::Unavailable(reason.into()),
+        }
+    }
+
+    /// Reads `GET /v1/disputes/{id}`.
+    async fn send_find_dispute(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerDispute> {
+        if matches!(acquirer_id, "" | "." | "..") {
+            return Lookup::Failed("invalid acquirer id".into());
+        }
+        let url = match endpoint(&provider.url, &["v1", "disputes", acquirer_id]) {
+            Ok(url) => url,
+            Err(reason) => return Lookup::Failed(reason.into()),
+        };
+        let request = |client: &Client| client.get(url);
+        match self.exchange(provider, request, |s| s == 200).await {
+            Ok(reply) => find_answer(reply.status, &reply.body, acquirer_id),
             Err(Failure::NotSent(reason) | Failure::MaybeSent(reason)) => Lookup::Failed(reason),
         }
     }
@@ -414,6 +458,31 @@ impl Acquirer for AcquirerClient {
         reference: RefundId,
     ) -> Lookup<AcquirerRefund> {
         let sent = self.send_find(provider, "refunds", reference.to_string());
+        self.timed_read(provider, Call::Read, sent).await
+    }
+
+    #[tracing::instrument(name = "acquirer.evidence", skip_all,
+        fields(provider = %provider.name, acquirer.id = %acquirer_id))]
+    async fn submit_evidence(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+        evidence: &Evidence,
+    ) -> CallResult<AcquirerDispute> {
+        let sent = self.send_evidence(provider, acquirer_id, evidence);
+        let order = acquirer_id.to_string();
+        self.timed_call(provider, Call::Evidence, &order, sent)
+            .await
+    }
+
+    #[tracing::instrument(name = "acquirer.find_dispute", skip_all,
+        fields(provider = %provider.name, acquirer.id = %acquirer_id))]
+    async fn find_dispute(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerDispute> {
+        let sent = self.send_find_dispute(provider, acquirer_id);
         self.timed_read(provider, Call::Read, sent).await
     }
 }

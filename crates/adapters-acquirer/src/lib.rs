@@ -24,6 +24,7 @@
 
 mod classify;
 mod client;
+mod dispute_wire;
 mod metrics;
 mod notification;
 mod object;

@@ -16,6 +16,8 @@ pub enum Call {
     Read,
     Cancel,
     Refund,
+    /// A chargeback's evidence.
+    Evidence,
 }
 
 impl Call {
@@ -26,6 +28,7 @@ impl Call {
             Call::Read => "read",
             Call::Cancel => "cancel",
             Call::Refund => "refund",
+            Call::Evidence => "evidence",
         }
     }
 }

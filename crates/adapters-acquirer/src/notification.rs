@@ -1,5 +1,7 @@
 //! An acquirer's notification: `POST` to the gateway with the body `{"object", "id",
-//! "reference", "status", "failureCode", "updatedAt"}` and `x-acquirer-signature`, the hex
+//! "reference", "status", "failureCode", "updatedAt"}` (a dispute's: `{"event": "dispute",
+//! "disputeId", "paymentId", "reference", "amount", "status", "dueBy", ...}`) and
+//! `x-acquirer-signature`, the hex
 //! HMAC-SHA256 of the raw body under the provider's webhook secret (either case, compared in
 //! constant time). The signature is checked before anything of the body is read; unknown
 //! keys are ignored.
@@ -8,7 +10,15 @@ use domain::acquirer::{Notification, NotificationRefusal, NotifiedObject};
 use domain::provider::AcquirerProvider;
 use serde::Deserialize;
 
+use crate::dispute_wire::DisputeNotice;
 use crate::words;
+
+/// What tells a dispute's notification from a payment's or refund's.
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default)]
+    event: Option<String>,
+}
 
 /// The header carrying a notification's signature.
 pub const SIGNATURE_HEADER: &str = "x-acquirer-signature";
@@ -39,6 +49,11 @@ pub fn read(
 /// Reads a notification's body; one that is not this JSON object is `BadBody`.
 fn parse(body: &[u8]) -> Result<Notification, NotificationRefusal> {
     let bad = NotificationRefusal::BadBody;
+    let event: Event =
+        serde_json::from_slice(body).map_err(|_| bad("body: must be a JSON object"))?;
+    if event.event.as_deref() == Some("dispute") {
+        return parse_dispute(body);
+    }
     let body: Body = serde_json::from_slice(body).map_err(|_| {
         bad("body: must be a JSON object with object, id, reference and status strings")
     })?;
@@ -56,6 +71,24 @@ fn parse(body: &[u8]) -> Result<Notification, NotificationRefusal> {
         reference: body.reference,
         status,
         failure: body.failure_code.as_deref().map(words::failure),
+        dispute: None,
+    })
+}
+
+/// Reads a dispute's notification.
+fn parse_dispute(body: &[u8]) -> Result<Notification, NotificationRefusal> {
+    let bad = NotificationRefusal::BadBody(
+        "body: a dispute needs disputeId, paymentId, reference, a positive amount and status open, won or lost",
+    );
+    let notice: DisputeNotice = serde_json::from_slice(body).map_err(|_| bad.clone())?;
+    let dispute = notice.meaning().ok_or(bad)?;
+    Ok(Notification {
+        object: NotifiedObject::Dispute,
+        id: dispute.id.clone(),
+        reference: dispute.reference.clone(),
+        status: domain::acquirer::PaymentStatus::Pending,
+        failure: None,
+        dispute: Some(dispute),
     })
 }
 
@@ -113,6 +146,40 @@ mod tests {
             read(&bank(), &upper, body),
             Err(NotificationRefusal::BadBody(_))
         ));
+    }
+
+    #[test]
+    fn a_dispute_notification_is_read_as_a_dispute() {
+        let body = br#"{"event":"dispute","object":"dispute","disputeId":"dsp_1","paymentId":"acq_1","reference":"r","amount":6000,"currency":"RUB","status":"lost","dueBy":"2026-01-08T12:00:00.250Z","updatedAt":"2026-01-01T12:00:00.250Z"}"#;
+        let read = read(&bank(), &signed(body), body).expect("readable");
+        assert_eq!(read.object, NotifiedObject::Dispute);
+        let dispute = read.dispute.expect("a dispute");
+        assert_eq!(
+            (
+                dispute.id.as_str(),
+                dispute.reference.as_str(),
+                dispute.amount.minor()
+            ),
+            ("dsp_1", "r", 6000)
+        );
+        assert_eq!(
+            dispute.status,
+            domain::acquirer::AcquirerDisputeStatus::Lost
+        );
+        // Unsigned: refused before the body is read.
+        assert_eq!(
+            super::read(&bank(), "", body),
+            Err(NotificationRefusal::BadSignature)
+        );
+        for bad in [
+            &br#"{"event":"dispute","disputeId":"dsp_1","paymentId":"acq_1","reference":"r","amount":6000,"status":"pending"}"#[..],
+            br#"{"event":"dispute","disputeId":"dsp_1","reference":"r","status":"open"}"#,
+        ] {
+            assert!(matches!(
+                super::read(&bank(), &signed(bad), bad),
+                Err(NotificationRefusal::BadBody(_))
+            ));
+        }
     }
 
     #[test]

@@ -1,7 +1,12 @@
 //! What a call of the Acquirer API creates or reads: a payment or a refund. One trait, so a
 //! call is classified, counted and logged the same way whatever it moves.
 
-use domain::acquirer::{AcquirerPayment, AcquirerRefund, Failure, PaymentOrder, RefundOrder};
+use domain::acquirer::{
+    AcquirerDispute, AcquirerDisputeStatus, AcquirerPayment, AcquirerRefund, Failure, PaymentOrder,
+    RefundOrder,
+};
+
+use crate::dispute_wire::DisputeAnswer;
 
 use crate::metrics::CallOutcome;
 use crate::wire::{PaymentAnswer, RefundAnswer};
@@ -106,5 +111,48 @@ impl Object for AcquirerRefund {
 
     fn failure_code(&self) -> Option<&str> {
         Failure::code_of(self.failure.as_ref())
+    }
+}
+
+/// A dispute's evidence call answers the dispute: its order is the acquirer's id of the
+/// dispute it was sent to, and a read finds it by that id.
+impl Object for AcquirerDispute {
+    type Answer = DisputeAnswer;
+    type Order = String;
+    const NAME: &'static str = "dispute";
+    const ANSWERED: &'static str = "acquirer answered the evidence";
+    const NOTHING_DONE: &'static str = "acquirer unavailable: no evidence was taken";
+    const UNKNOWN: &'static str = "evidence outcome unknown: left to reads";
+
+    fn parse(body: &[u8]) -> Option<(DisputeAnswer, Self)> {
+        DisputeAnswer::parse(body)
+    }
+
+    fn mismatch(answer: &DisputeAnswer, order: &String) -> Option<&'static str> {
+        (answer.id != *order).then_some("id")
+    }
+
+    fn reference(answer: &DisputeAnswer) -> &str {
+        &answer.id
+    }
+
+    fn outcome(&self, _order: &String) -> CallOutcome {
+        CallOutcome::Ok
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn status_word(&self) -> &'static str {
+        match self.status {
+            AcquirerDisputeStatus::Open => "open",
+            AcquirerDisputeStatus::Won => "won",
+            AcquirerDisputeStatus::Lost => "lost",
+        }
+    }
+
+    fn failure_code(&self) -> Option<&str> {
+        None
     }
 }

@@ -2,7 +2,9 @@
 //! statuses, and failure codes (contract 10.1 and its failure-code table). Another protocol
 //! has its own words and its own table in its own adapter.
 
-use domain::acquirer::{Failure, FailureReason, PaymentStatus, RefundStatus};
+use domain::acquirer::{
+    AcquirerDisputeStatus, Failure, FailureReason, PaymentStatus, RefundStatus,
+};
 
 /// A payment's status word.
 pub(crate) fn payment_status(word: &str) -> Option<PaymentStatus> {
@@ -25,6 +27,16 @@ pub(crate) fn payment_status_word(status: PaymentStatus) -> &'static str {
         PaymentStatus::Failed => "failed",
         PaymentStatus::Canceled => "canceled",
     }
+}
+
+/// A dispute's status word.
+pub(crate) fn dispute_status(word: &str) -> Option<AcquirerDisputeStatus> {
+    Some(match word {
+        "open" => AcquirerDisputeStatus::Open,
+        "won" => AcquirerDisputeStatus::Won,
+        "lost" => AcquirerDisputeStatus::Lost,
+        _ => return None,
+    })
 }
 
 /// A refund's status word.

@@ -365,6 +365,12 @@ diesel::table! {
         acquirer_id -> Nullable<Text>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        evidence_state -> Nullable<Text>,
+        evidence_key -> Nullable<Text>,
+        evidence_text -> Nullable<Text>,
+        check_at -> Nullable<BigInt>,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
     }
 }
 

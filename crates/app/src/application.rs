@@ -374,7 +374,8 @@ fn spawn_sweepers(answers: &Answers, stopped: watch::Receiver<bool>) -> Vec<Join
 /// How often the reconciler looks for acquirer operations to read or cancel.
 const RECONCILE_EVERY: Duration = Duration::from_millis(500);
 
-/// The reconciler, and the refund pass (sandbox refunds settling, acquirer refunds read);
+/// The reconciler, the refund pass (sandbox refunds settling, acquirer refunds read) and the
+/// chargeback pass (undecided chargebacks read);
 /// every instance runs them, their work is leased so each item is done once.
 fn spawn_reconciler(
     answers: &Answers,
@@ -397,6 +398,12 @@ fn spawn_reconciler(
                 Ok(0) => {}
                 Ok(n) => tracing::debug!(checked = n, "refund pass"),
                 Err(error) => tracing::warn!(error = %Chain(&error), "refund pass failed"),
+            }
+            // Chargebacks due: quiet ones and those whose evidence's answer was lost are read.
+            match answers.check_chargebacks(&owner).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(checked = n, "chargeback pass"),
+                Err(error) => tracing::warn!(error = %Chain(&error), "chargeback pass failed"),
             }
         },
     ))

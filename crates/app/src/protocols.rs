@@ -9,8 +9,8 @@ use std::sync::Arc;
 use adapters_acquirer::AcquirerClient;
 use async_trait::async_trait;
 use domain::acquirer::{
-    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
-    PaymentOrder, RefundOrder,
+    AcquirerDispute, AcquirerPayment, AcquirerRefund, CallResult, Evidence, Lookup, Notification,
+    NotificationRefusal, PaymentOrder, RefundOrder,
 };
 use domain::ports::Acquirer;
 use domain::provider::AcquirerProvider;
@@ -125,6 +125,33 @@ impl Acquirer for Protocols {
     ) -> Lookup<AcquirerRefund> {
         match self.of(provider) {
             Ok(adapter) => adapter.find_refund(provider, reference).await,
+            Err(reason) => Lookup::Failed(reason),
+        }
+    }
+
+    async fn submit_evidence(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+        evidence: &Evidence,
+    ) -> CallResult<AcquirerDispute> {
+        match self.of(provider) {
+            Ok(adapter) => {
+                adapter
+                    .submit_evidence(provider, acquirer_id, evidence)
+                    .await
+            }
+            Err(reason) => CallResult::Unavailable(reason),
+        }
+    }
+
+    async fn find_dispute(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerDispute> {
+        match self.of(provider) {
+            Ok(adapter) => adapter.find_dispute(provider, acquirer_id).await,
             Err(reason) => Lookup::Failed(reason),
         }
     }

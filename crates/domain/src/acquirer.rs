@@ -122,6 +122,8 @@ impl Failure {
 pub enum NotifiedObject {
     Payment,
     Refund,
+    /// A chargeback the acquirer opened or decided: the notification's `dispute` says what.
+    Dispute,
 }
 
 /// An acquirer's notification, read from its authenticated body (by the [`Acquirer`](crate::ports::Acquirer) port).
@@ -132,9 +134,68 @@ pub struct Notification {
     pub id: String,
     /// The gateway's id the object was created with.
     pub reference: String,
+    /// A payment's or refund's status (`pending` for a dispute, whose status is its own).
     pub status: PaymentStatus,
     /// Why it failed, with `failed`.
     pub failure: Option<Failure>,
+    /// The dispute as notified, with [`NotifiedObject::Dispute`] (its `reference` is the
+    /// disputed payin's, the operation id).
+    pub dispute: Option<AcquirerDispute>,
+}
+
+/// A chargeback's status at the acquirer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcquirerDisputeStatus {
+    /// Opened: the amount is held until it is decided.
+    Open,
+    /// Decided for the merchant: the hold returns.
+    Won,
+    /// Decided for the payer: the held amount leaves.
+    Lost,
+}
+
+impl AcquirerDisputeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AcquirerDisputeStatus::Open => "open",
+            AcquirerDisputeStatus::Won => "won",
+            AcquirerDisputeStatus::Lost => "lost",
+        }
+    }
+
+    /// Whether the acquirer decided it.
+    pub fn is_final(self) -> bool {
+        self != AcquirerDisputeStatus::Open
+    }
+}
+
+/// A chargeback as the acquirer reports it (a notification, an evidence call's answer, a read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcquirerDispute {
+    /// The acquirer's own id of the dispute (`dsp_...`).
+    pub id: String,
+    /// The acquirer's id of the disputed payment.
+    pub payment_id: String,
+    /// The disputed payment's reference: the gateway's operation id.
+    pub reference: String,
+    /// The disputed part, in the payment's currency.
+    pub amount: Amount,
+    pub status: AcquirerDisputeStatus,
+    /// The deadline for evidence.
+    pub due_by: Option<Timestamp>,
+    /// How many evidence calls the acquirer processed for it (0 when not told, as in a
+    /// notification).
+    pub evidence: u32,
+}
+
+/// Evidence of a chargeback, forwarded once to the acquirer:
+/// `POST /v1/disputes/{id}/evidence` with `key` as its `Idempotency-Key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// The gateway's id of this submission.
+    pub key: uuid::Uuid,
+    pub text: Option<String>,
+    pub files: Vec<crate::dispute::DisputeFile>,
 }
 
 /// Why the [`Acquirer`](crate::ports::Acquirer) port read no notification from a request.

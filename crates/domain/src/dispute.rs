@@ -163,6 +163,51 @@ impl Dispute {
     }
 }
 
+names! {
+    /// Where a chargeback's evidence stands: stored and being forwarded (`pending`, until the
+    /// call's answer or a read says), received by the acquirer (`forwarded`), or known not to
+    /// have reached it (`failed`: the merchant may send it again).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum EvidenceState {
+        Pending = "pending",
+        Forwarded = "forwarded",
+        Failed = "failed",
+    }
+    else "must be pending, forwarded or failed"
+}
+
+/// A chargeback with what only the gateway's side of it keeps: the acquirer it is at, its id
+/// there, and its evidence's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chargeback {
+    pub dispute: Dispute,
+    /// The acquirer's name.
+    pub provider: String,
+    /// The acquirer's id of the dispute.
+    pub acquirer_id: String,
+    /// `None` while no evidence was sent.
+    pub evidence: Option<EvidenceState>,
+}
+
+impl Chargeback {
+    /// Whether the merchant may send evidence: the chargeback is open and no evidence of it
+    /// is forwarded or being forwarded.
+    pub fn takes_evidence(&self) -> bool {
+        self.dispute.status == DisputeStatus::Open
+            && matches!(self.evidence, None | Some(EvidenceState::Failed))
+    }
+}
+
+/// What a merchant sends as a chargeback's evidence, once its fields passed the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceRequest {
+    pub text: Option<String>,
+    pub files: Vec<DisputeFile>,
+}
+
+/// The reason of every chargeback.
+pub const CHARGEBACK_REASON: &str = "chargeback";
+
 /// A dispute was already decided, with this status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the dispute is already {}", .0.as_str())]

@@ -306,6 +306,29 @@ pub fn appeal_moves(done: &Dispute, deposit: &Operation) -> AppealMoves {
     AppealMoves::Moves(moves)
 }
 
+/// A chargeback's move of `kind` (`dispute_hold`, `dispute_returned`, `dispute_lost`) of its
+/// amount, dated `at`: the hold takes it from available to held (available may go below zero
+/// this way, and only this way), a won one gives it back, a lost one removes it from held.
+pub fn chargeback_move(dispute: &Dispute, kind: EntryKind, at: Timestamp) -> BalanceMove {
+    let amount = dispute.amount.minor();
+    let (available, held) = match kind {
+        EntryKind::DisputeHold => (-amount, amount),
+        EntryKind::DisputeReturned => (amount, -amount),
+        _ => (0, -amount),
+    };
+    BalanceMove {
+        merchant_id: dispute.merchant_id.clone(),
+        currency: dispute.currency,
+        kind,
+        available,
+        held,
+        operation_id: Some(dispute.operation_id),
+        refund_id: None,
+        dispute_id: Some(dispute.id),
+        at,
+    }
+}
+
 /// The amount an accepted appeal gives the merchant in all, in minor units: what
 /// [`appeal_moves`] credit less the fee they pay.
 pub fn appeal_net(moves: &[BalanceMove]) -> i64 {

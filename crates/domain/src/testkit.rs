@@ -393,6 +393,23 @@ impl Acquirer for NoAcquirers {
     async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> Lookup<AcquirerRefund> {
         Lookup::Failed("no acquirer in this test".into())
     }
+
+    async fn submit_evidence(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+        _: &crate::acquirer::Evidence,
+    ) -> CallResult<crate::acquirer::AcquirerDispute> {
+        CallResult::Unavailable("no acquirer in this test".into())
+    }
+
+    async fn find_dispute(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+    ) -> Lookup<crate::acquirer::AcquirerDispute> {
+        Lookup::Failed("no acquirer in this test".into())
+    }
 }
 
 /// An acquirer that takes every payment and never finishes one: creations answer
@@ -463,6 +480,23 @@ impl Acquirer for PendingAcquirer {
     }
 
     async fn find_refund(&self, _: &AcquirerProvider, _: RefundId) -> Lookup<AcquirerRefund> {
+        Lookup::NotFound
+    }
+
+    async fn submit_evidence(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+        _: &crate::acquirer::Evidence,
+    ) -> CallResult<crate::acquirer::AcquirerDispute> {
+        CallResult::Unavailable("this test acquirer takes no evidence".into())
+    }
+
+    async fn find_dispute(
+        &self,
+        _: &AcquirerProvider,
+        _: &str,
+    ) -> Lookup<crate::acquirer::AcquirerDispute> {
         Lookup::NotFound
     }
 }

@@ -23,3 +23,6 @@ ALTER DOMAIN ledger_kind ADD CONSTRAINT ledger_kind_check
         'refund_paid', 'fee', 'fee_income'));
 DROP TABLE dispute_files;
 DROP TABLE disputes;
+
+-- Only a chargeback's hold could take available below zero, and no dispute is left.
+ALTER TABLE balances ADD CONSTRAINT balances_available_check CHECK (available >= 0);

@@ -4,6 +4,19 @@
 CREATE TEMP TABLE no_disputes_left (disputes INTEGER NOT NULL CHECK (disputes = 0));
 INSERT INTO no_disputes_left SELECT COUNT(*) FROM disputes;
 DROP TABLE no_disputes_left;
+-- Only a chargeback's hold could take available below zero, and no dispute is left.
+CREATE TABLE balances_new (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    currency    TEXT NOT NULL CHECK (length(currency) = 3),
+    available   BIGINT NOT NULL CHECK (available >= 0),
+    held        BIGINT NOT NULL CHECK (held >= 0),
+    entry_at    BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (merchant_id, currency)
+);
+INSERT INTO balances_new (merchant_id, currency, available, held, entry_at)
+    SELECT merchant_id, currency, available, held, entry_at FROM balances;
+DROP TABLE balances;
+ALTER TABLE balances_new RENAME TO balances;
 CREATE TABLE callback_outbox_new (
     operation_id    TEXT NOT NULL REFERENCES operations (id),
     merchant_id     TEXT NOT NULL REFERENCES merchants (id),

@@ -21,6 +21,19 @@ CREATE TABLE disputes (
     acquirer_id  TEXT,
     created_at   BIGINT NOT NULL,
     updated_at   BIGINT NOT NULL,
+    -- A chargeback's evidence: stored, then forwarded once (`pending` until the call's answer
+    -- or a read of the dispute says whether it arrived), `forwarded`, or `failed` (it never
+    -- reached the acquirer: the merchant may send it again). The key is the forwarding call's
+    -- Idempotency-Key; the text is the latest sent (the files are in dispute_files).
+    evidence_state TEXT CHECK (evidence_state IN ('pending', 'forwarded', 'failed')),
+    evidence_key   TEXT,
+    evidence_text  TEXT,
+    -- When the reconciler reads an undecided chargeback next, and who holds it meanwhile.
+    check_at     BIGINT,
+    lease_owner  TEXT,
+    lease_until  BIGINT,
+    CHECK ((lease_owner IS NULL) = (lease_until IS NULL)),
+    CHECK (kind = 'chargeback' OR (evidence_state IS NULL AND check_at IS NULL)),
     CHECK (kind = 'chargeback' OR status IN ('open', 'accepted', 'rejected')),
     CHECK (kind = 'appeal' OR status IN ('open', 'under_review', 'won', 'lost')),
     CHECK ((provider IS NULL) = (acquirer_id IS NULL))
@@ -33,6 +46,8 @@ CREATE INDEX disputes_created ON disputes (created_at, id);
 -- for another.
 CREATE UNIQUE INDEX disputes_one_appeal ON disputes (operation_id)
     WHERE kind = 'appeal' AND status IN ('open', 'accepted');
+-- The chargebacks the reconciler reads next.
+CREATE INDEX disputes_due ON disputes (check_at) WHERE check_at IS NOT NULL;
 -- A chargeback is known by its provider's id.
 CREATE UNIQUE INDEX disputes_acquirer ON disputes (provider, acquirer_id)
     WHERE acquirer_id IS NOT NULL;
@@ -155,3 +170,21 @@ CREATE INDEX callback_outbox_created ON callback_outbox (created_at);
 CREATE INDEX callback_outbox_failed ON callback_outbox (created_at) WHERE state = 'failed';
 CREATE INDEX callback_outbox_held ON callback_outbox (merchant_id) WHERE state = 'held';
 CREATE INDEX callback_outbox_dispute ON callback_outbox (dispute_id) WHERE dispute_id IS NOT NULL;
+
+-- A chargeback's hold (`dispute_hold`) takes its amount from the available balance even when
+-- that leaves it below zero: the bank has taken the money back. It is the only move that may
+-- (the balance update of every other move still requires available + delta >= 0); payouts
+-- and refunds are refused while available is negative. SQLite cannot drop a CHECK: the table
+-- is rebuilt with the same columns and primary key, without `available >= 0`.
+CREATE TABLE balances_new (
+    merchant_id TEXT NOT NULL REFERENCES merchants (id),
+    currency    TEXT NOT NULL CHECK (length(currency) = 3),
+    available   BIGINT NOT NULL,
+    held        BIGINT NOT NULL CHECK (held >= 0),
+    entry_at    BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (merchant_id, currency)
+);
+INSERT INTO balances_new (merchant_id, currency, available, held, entry_at)
+    SELECT merchant_id, currency, available, held, entry_at FROM balances;
+DROP TABLE balances;
+ALTER TABLE balances_new RENAME TO balances;

@@ -1,7 +1,9 @@
 //! The `disputes` and `dispute_files` rows.
 
 use diesel::prelude::*;
-use domain::dispute::{Dispute, DisputeFile, DisputeKind, DisputeStatus, FileType};
+use domain::dispute::{
+    Chargeback, Dispute, DisputeFile, DisputeKind, DisputeStatus, EvidenceState, FileType,
+};
 use domain::{Amount, Timestamp};
 
 use super::{bad, parse};
@@ -48,6 +50,26 @@ impl DisputeRow {
             created_at: dispute.created_at.millis(),
             updated_at: dispute.updated_at.millis(),
         }
+    }
+
+    /// The domain chargeback, with its evidence's stored state; `None` for an appeal.
+    pub(crate) fn into_chargeback(
+        self,
+        evidence: Option<String>,
+    ) -> anyhow::Result<Option<Chargeback>> {
+        let (Some(provider), Some(acquirer_id)) = (self.provider.clone(), self.acquirer_id.clone())
+        else {
+            return Ok(None);
+        };
+        let evidence = evidence
+            .map(|state| parse("disputes.evidence_state", &state, EvidenceState::parse))
+            .transpose()?;
+        Ok(Some(Chargeback {
+            dispute: self.into_dispute()?,
+            provider,
+            acquirer_id,
+            evidence,
+        }))
     }
 
     /// The domain dispute.

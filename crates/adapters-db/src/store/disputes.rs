@@ -5,13 +5,18 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use domain::dispute::{Dispute, DisputeFile, DisputeFilter, DisputeStatus};
-use domain::ports::{
-    AppealInsertError, DisputeChangeError, DisputeChangeWrite, DisputeStore, NewAppeal, StoreError,
+use diesel::sql_types::{BigInt, Text};
+use domain::dispute::{
+    Chargeback, Dispute, DisputeFile, DisputeFilter, DisputeKind, DisputeStatus, EvidenceState,
 };
-use domain::{DisputeId, OperationId};
+use domain::ports::{
+    AppealInsertError, ChargebackInsertError, DisputeChangeError, DisputeChangeWrite, DisputeStore,
+    EvidenceInsertError, NewAppeal, NewChargeback, NewEvidence, StoreError,
+};
+use domain::{DisputeId, OperationId, Timestamp};
 
 use super::{apply_move, queue_callback};
+use crate::conn::DbConn;
 use crate::database::Database;
 use crate::rows::{DisputeFileRow, DisputeRow};
 use crate::schema::{dispute_files, disputes};
@@ -86,10 +91,18 @@ impl DisputeStore for Database {
                 resolution.eq(&done.resolution),
                 due_by.eq(done.due_by.map(domain::Timestamp::millis)),
                 updated_at.eq(done.updated_at.millis()),
+                check_at.eq(change.check_at.map(Timestamp::millis)),
+                lease_owner.eq(None::<String>),
+                lease_until.eq(None::<i64>),
             ))
             .execute(conn)?;
             if changed == 0 {
                 return Err(TxError::Fail(DisputeChangeError::Decided));
+            }
+            if let Some(state) = change.evidence {
+                diesel::update(disputes.filter(id.eq(done.id.to_string())))
+                    .set(evidence_state.eq(state.as_str()))
+                    .execute(conn)?;
             }
             if let Some(callback) = &change.callback {
                 queue_callback(conn, callback)?;
@@ -166,4 +179,240 @@ impl DisputeStore for Database {
         })
         .await
     }
+
+    /// Under the deposit's lock (refunds of it are checked one after the other with it): the
+    /// row (a second one with this provider and id breaks `disputes_acquirer`: `Exists`),
+    /// its callbacks, then the moves last.
+    #[tracing::instrument(level = "debug", skip_all, fields(dispute.id = %new.dispute.id, operation.id = %new.dispute.operation_id))]
+    async fn insert_chargeback(&self, new: &NewChargeback) -> Result<(), ChargebackInsertError> {
+        let new = new.clone();
+        self.write(move |conn| {
+            let dispute = &new.dispute;
+            super::refunds::lock_deposit::<ChargebackInsertError>(
+                conn,
+                &dispute.operation_id.to_string(),
+            )?;
+            let row = DisputeRow::new(dispute, Some((&new.provider, &new.acquirer_id)));
+            match diesel::insert_into(disputes::table)
+                .values(row)
+                .execute(conn)
+            {
+                Ok(_) => {}
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+                    return Err(TxError::Fail(ChargebackInsertError::Exists));
+                }
+                Err(error) => return Err(error.into()),
+            }
+            diesel::update(disputes::table.find(dispute.id.to_string()))
+                .set(disputes::check_at.eq(new.check_at.map(Timestamp::millis)))
+                .execute(conn)?;
+            for callback in &new.callbacks {
+                queue_callback(conn, callback)?;
+            }
+            for mv in &new.moves {
+                apply_move(conn, mv, || {
+                    ChargebackInsertError::Store(StoreError::Other(anyhow::anyhow!(
+                        "a chargeback's move found the balance too low"
+                    )))
+                })?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn chargeback_at(
+        &self,
+        provider: &str,
+        acquirer_id: &str,
+    ) -> Result<Option<Chargeback>, StoreError> {
+        let (provider, acquirer_id) = (provider.to_string(), acquirer_id.to_string());
+        self.read(move |conn| {
+            let row: Option<(DisputeRow, Option<String>)> = disputes::table
+                .filter(disputes::kind.eq(DisputeKind::Chargeback.as_str()))
+                .filter(disputes::provider.eq(&provider))
+                .filter(disputes::acquirer_id.eq(&acquirer_id))
+                .select((DisputeRow::as_select(), disputes::evidence_state))
+                .first(conn)
+                .optional()?;
+            chargeback_of(row)
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(dispute.id = %dispute_id))]
+    async fn chargeback(&self, dispute_id: DisputeId) -> Result<Option<Chargeback>, StoreError> {
+        self.read(move |conn| {
+            let row: Option<(DisputeRow, Option<String>)> = disputes::table
+                .find(dispute_id.to_string())
+                .filter(disputes::kind.eq(DisputeKind::Chargeback.as_str()))
+                .select((DisputeRow::as_select(), disputes::evidence_state))
+                .first(conn)
+                .optional()?;
+            chargeback_of(row)
+        })
+        .await
+    }
+
+    /// The guarded update (an open chargeback whose evidence is none or failed), then the
+    /// files, numbered after the stored ones.
+    #[tracing::instrument(level = "debug", skip_all, fields(dispute.id = %new.dispute_id))]
+    async fn insert_evidence(&self, new: &NewEvidence) -> Result<(), EvidenceInsertError> {
+        let new = new.clone();
+        self.write(move |conn| {
+            use crate::schema::disputes::dsl::*;
+            let taken = diesel::update(
+                disputes
+                    .filter(id.eq(new.dispute_id.to_string()))
+                    .filter(kind.eq(DisputeKind::Chargeback.as_str()))
+                    .filter(status.eq(DisputeStatus::Open.as_str()))
+                    .filter(
+                        evidence_state
+                            .is_null()
+                            .or(evidence_state.eq(EvidenceState::Failed.as_str())),
+                    ),
+            )
+            .set((
+                evidence_state.eq(EvidenceState::Pending.as_str()),
+                evidence_key.eq(new.key.hyphenated().to_string()),
+                evidence_text.eq(&new.text),
+                check_at.eq(new.check_at.millis()),
+                lease_owner.eq(None::<String>),
+                lease_until.eq(None::<i64>),
+            ))
+            .execute(conn)?;
+            if taken == 0 {
+                return Err(TxError::Fail(EvidenceInsertError::NotTaken));
+            }
+            let last: Option<i32> = dispute_files::table
+                .filter(dispute_files::dispute_id.eq(new.dispute_id.to_string()))
+                .select(diesel::dsl::max(dispute_files::n))
+                .first(conn)?;
+            let row = disputes
+                .find(new.dispute_id.to_string())
+                .select(DisputeRow::as_select())
+                .first(conn)?;
+            let dispute = row.into_dispute().map_err(crate::work::corrupt)?;
+            for (n, file) in (last.unwrap_or(0) + 1..).zip(&new.files) {
+                diesel::insert_into(dispute_files::table)
+                    .values(DisputeFileRow::new(&dispute, n, file, new.at))
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(dispute.id = %dispute_id))]
+    async fn postpone_chargeback(
+        &self,
+        dispute_id: DisputeId,
+        evidence: Option<EvidenceState>,
+        next: Timestamp,
+    ) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            use crate::schema::disputes::dsl::*;
+            let undecided_one = || {
+                disputes
+                    .filter(id.eq(dispute_id.to_string()))
+                    .filter(status.eq_any(undecided()))
+            };
+            diesel::update(undecided_one())
+                .set((
+                    check_at.eq(next.millis()),
+                    lease_owner.eq(None::<String>),
+                    lease_until.eq(None::<i64>),
+                ))
+                .execute(conn)?;
+            if let Some(state) = evidence {
+                diesel::update(undecided_one())
+                    .set(evidence_state.eq(state.as_str()))
+                    .execute(conn)?;
+            }
+            Ok::<_, TxError<StoreError>>(())
+        })
+        .await
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn claim_due_chargebacks(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<Chargeback>, StoreError> {
+        let owner = owner.to_string();
+        let mut claimed = self
+            .write(move |conn| {
+                let ids: Vec<ClaimedId> = diesel::sql_query(claim_sql(conn))
+                    .bind::<Text, _>(&owner)
+                    .bind::<BigInt, _>(until.millis())
+                    .bind::<BigInt, _>(now.millis())
+                    .bind::<BigInt, _>(i64::from(limit))
+                    .load(conn)?;
+                let ids: Vec<String> = ids.into_iter().map(|c| c.id).collect();
+                let rows: Vec<(DisputeRow, Option<String>, Option<i64>)> = disputes::table
+                    .filter(disputes::id.eq_any(&ids))
+                    .select((
+                        DisputeRow::as_select(),
+                        disputes::evidence_state,
+                        disputes::check_at,
+                    ))
+                    .load(conn)?;
+                let mut found = Vec::new();
+                for (row, evidence, at) in rows {
+                    if let Some(chargeback) = chargeback_of(Some((row, evidence)))? {
+                        found.push((at, chargeback));
+                    }
+                }
+                Ok::<_, TxError<StoreError>>(found)
+            })
+            .await?;
+        claimed.sort_by_key(|a| (a.0, a.1.dispute.id));
+        Ok(claimed.into_iter().map(|(_, c)| c).collect())
+    }
+}
+
+/// A stored chargeback, read.
+fn chargeback_of<E: From<StoreError>>(
+    row: Option<(DisputeRow, Option<String>)>,
+) -> Result<Option<Chargeback>, TxError<E>> {
+    match row {
+        None => Ok(None),
+        Some((row, evidence)) => row.into_chargeback(evidence).map_err(crate::work::corrupt),
+    }
+}
+
+/// A claimed chargeback's id.
+#[derive(QueryableByName)]
+struct ClaimedId {
+    #[diesel(sql_type = Text)]
+    id: String,
+}
+
+/// Due undecided chargebacks, leased in the same statement. `{lock}` is PostgreSQL's row lock
+/// (rows another claimer holds are skipped); SQLite's `BEGIN IMMEDIATE` makes the statement
+/// the only writer.
+///
+/// Binds: 1 owner, 2 lease until, 3 now, 4 limit.
+const CLAIM: &str = "\
+UPDATE disputes SET lease_owner = {p}1, lease_until = {p}2
+WHERE id IN (
+    SELECT id FROM disputes
+    WHERE check_at IS NOT NULL AND check_at <= {p}3
+      AND kind = 'chargeback' AND status IN ('open', 'under_review')
+      AND (lease_until IS NULL OR lease_until < {p}3)
+    ORDER BY check_at, id
+    LIMIT {p}4{lock})
+RETURNING id";
+
+/// [`CLAIM`] in the dialect of `conn`'s backend.
+fn claim_sql(conn: &DbConn) -> String {
+    let (placeholder, lock) = match conn {
+        DbConn::Pg(_) => ("$", "\n    FOR UPDATE SKIP LOCKED"),
+        DbConn::Sqlite(_) => ("?", ""),
+    };
+    CLAIM.replace("{p}", placeholder).replace("{lock}", lock)
 }

@@ -2,9 +2,9 @@
 
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use domain::callback::QueuedCallback;
-use domain::ledger::{BalanceMove, ManualNote};
+use domain::ledger::{BalanceMove, EntryKind, ManualNote};
 
 use crate::conn::{last_insert_rowid, pg_latest_entry_at, DbConn};
 use crate::schema::ledger;
@@ -12,8 +12,12 @@ use crate::work::TxError;
 
 /// Writes one balance move's ledger entry and applies it, inside the caller's transaction.
 ///
-/// One conditional statement: `available += a, held += h` only where both stay non-negative,
-/// so concurrent holds can never overdraw (the table's CHECKs say the same). A missing balance
+/// One conditional statement: `available += a, held += h` only where what takes from either
+/// leaves it non-negative (a credit applies to a negative balance too), so concurrent holds
+/// can never overdraw. A chargeback's hold (`dispute_hold`) alone skips
+/// the condition on `available`: the bank took the money back, so it applies even when it
+/// leaves the available balance below zero (and every other move that takes from it is then
+/// refused until it is positive again). A missing balance
 /// row is created for a move that only adds; a move that would take from it is `short()`.
 pub(crate) fn apply_move<E>(
     conn: &mut DbConn,
@@ -134,7 +138,8 @@ const MOVE_PG: &str = concat!(
     "WITH b AS (UPDATE balances SET available = available + $3, held = held + $4, \
          entry_at = GREATEST(entry_at, LEAST($5, ",
     pg_latest_entry_at!(),
-    ")) WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND held + $4 >= 0 \
+    ")) WHERE merchant_id = $1 AND currency = $2 AND ($12 OR $3 >= 0 OR available + $3 >= 0) \
+         AND held + $4 >= 0 \
          RETURNING available, held, entry_at) \
      INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, \
          operation_id, refund_id, actor, reason, created_at, available_after, held_after, \
@@ -149,7 +154,7 @@ const MOVE_PG: &str = concat!(
 const MOVE_SQLITE: &str = "\
 UPDATE balances SET available = available + ?1, held = held + ?2,
     entry_at = MAX(entry_at, MIN(?3, CAST(unixepoch('subsec') * 1000 AS INTEGER) + 1000))
-WHERE merchant_id = ?4 AND currency = ?5 AND available + ?1 >= 0 AND held + ?2 >= 0
+WHERE merchant_id = ?4 AND currency = ?5 AND (?6 OR ?1 >= 0 OR available + ?1 >= 0) AND held + ?2 >= 0
 RETURNING available, held, entry_at";
 
 /// Applies `mv` to its balance row and writes its entry with the balance it left; returns
@@ -164,7 +169,7 @@ fn write_entry<E>(
     if let Some(written) = move_balance(conn, mv, note)? {
         return Ok(written);
     }
-    if mv.available < 0 || mv.held < 0 {
+    if (mv.available < 0 && !may_overdraw(mv)) || mv.held < 0 {
         // Either the row is missing (nothing to take) or it holds too little.
         return Err(TxError::Fail(short()));
     }
@@ -174,6 +179,12 @@ fn write_entry<E>(
             "a balance row just created was not found".into(),
         ))
     })
+}
+
+/// Whether `mv` applies even when it leaves the available balance below zero: only a
+/// chargeback's hold.
+fn may_overdraw(mv: &BalanceMove) -> bool {
+    mv.kind == EntryKind::DisputeHold
 }
 
 /// The conditional update of `mv`'s balance row and its entry with what it left: where the
@@ -199,6 +210,7 @@ fn move_balance<E>(
                 .bind::<Nullable<Text>, _>(entry.actor)
                 .bind::<Nullable<Text>, _>(entry.reason)
                 .bind::<Nullable<Text>, _>(&entry.dispute_id)
+                .bind::<Bool, _>(may_overdraw(mv))
                 .load(pg)?;
             written.first().map(|w| Written::Id(w.id))
         }
@@ -209,6 +221,7 @@ fn move_balance<E>(
                 .bind::<BigInt, _>(at)
                 .bind::<Text, _>(entry.merchant_id)
                 .bind::<Text, _>(entry.currency)
+                .bind::<Bool, _>(may_overdraw(mv))
                 .load(lite)?;
             match left.first() {
                 Some(left) => {

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Nullable, Text};
+use domain::dispute::{DisputeKind, DisputeStatus};
 use domain::ports::{
     FinishError, NewRefund, RefundCompletion, RefundInsertError, RefundStore, StoreError,
 };
@@ -28,7 +29,7 @@ diesel::define_sql_function! {
 }
 
 /// What a new refund is checked against: its deposit's row.
-struct Deposit {
+pub(super) struct Deposit {
     direction: String,
     status: i16,
     amount: i64,
@@ -39,7 +40,7 @@ struct Deposit {
 /// Reads the deposit `id` under a lock that serialises the refunds of one deposit: on
 /// PostgreSQL its row is locked (`FOR UPDATE`) until the commit; on SQLite the write
 /// transaction began `IMMEDIATE`, so it is the only writer already.
-fn lock_deposit<E: From<StoreError>>(
+pub(super) fn lock_deposit<E: From<StoreError>>(
     conn: &mut DbConn,
     id: &str,
 ) -> Result<Option<Deposit>, TxError<E>> {
@@ -90,12 +91,27 @@ fn insert_row(conn: &mut DbConn, new: &NewRefund) -> Result<(), TxError<RefundIn
 /// The sum of the amounts of the deposit's refunds that are not declined (the new one
 /// included, once inserted).
 fn counted_refunds<E>(conn: &mut DbConn, deposit: &str) -> Result<i64, TxError<E>> {
+    use crate::schema::disputes;
     let amounts: Vec<i64> = refunds::table
         .filter(refunds::operation_id.eq(deposit))
         .filter(refunds::status.ne(rows::status_code(Status::Declined)))
         .select(refunds::amount)
         .load(conn)?;
-    Ok(amounts.into_iter().fold(0_i64, i64::saturating_add))
+    // The deposit's chargebacks that took or hold money back count as refunds do.
+    let charged_back: Vec<i64> = disputes::table
+        .filter(disputes::operation_id.eq(deposit))
+        .filter(disputes::kind.eq(DisputeKind::Chargeback.as_str()))
+        .filter(disputes::status.eq_any([
+            DisputeStatus::Open.as_str(),
+            DisputeStatus::UnderReview.as_str(),
+            DisputeStatus::Lost.as_str(),
+        ]))
+        .select(disputes::amount)
+        .load(conn)?;
+    Ok(amounts
+        .into_iter()
+        .chain(charged_back)
+        .fold(0_i64, i64::saturating_add))
 }
 
 /// How much of the deposit can be refunded in all: its amount, or the right amount an

@@ -7,6 +7,7 @@
 mod attempts;
 mod card_scrub;
 mod catalog;
+mod chargebacks;
 mod concurrency;
 mod console;
 mod discrepancies;

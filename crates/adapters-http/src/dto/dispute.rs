@@ -4,7 +4,9 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use domain::dispute::{dispute_text, AppealReason, AppealRequest, Dispute, DisputeFile, FileType};
+use domain::dispute::{
+    dispute_text, AppealReason, AppealRequest, Dispute, DisputeFile, EvidenceRequest, FileType,
+};
 use domain::{AmountText, ValidationErrors};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -39,6 +41,41 @@ pub fn appeal(body: &Map<String, Value>) -> Result<AppealRequest, ValidationErro
             receipt,
         }),
         _ => Err(edge),
+    }
+}
+
+/// The fields an evidence body may have.
+const EVIDENCE_FIELDS: [&str; 2] = ["text", "files"];
+
+/// Valid evidence (`{"text", "files": [File]}`, both optional) from a parsed body, or every
+/// invalid field (`files[0].data`, ...).
+pub fn evidence(body: &Map<String, Value>) -> Result<EvidenceRequest, ValidationErrors> {
+    let mut edge = ValidationErrors::default();
+    unknown_fields(body, &EVIDENCE_FIELDS, "", &mut edge);
+    let text = string(body, "text", &mut edge);
+    let mut values = ValidationErrors::default();
+    let text = values.optional("text", text, dispute_text).flatten();
+    let mut files = Vec::new();
+    match body.get("files") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (index, item) in items.iter().enumerate() {
+                let at = format!("files[{index}]");
+                match item {
+                    Value::Object(fields) => {
+                        files.extend(file(fields, &at, &mut values));
+                    }
+                    _ => values.push(at, "must be an object"),
+                }
+            }
+        }
+        Some(_) => edge.push("files", "must be an array"),
+    }
+    edge.extend_unreported(values);
+    if edge.is_empty() {
+        Ok(EvidenceRequest { text, files })
+    } else {
+        Err(edge)
     }
 }
 
@@ -142,5 +179,47 @@ impl DisputeView {
             callback_type: None,
             updated_at: dispute.updated_at.to_rfc3339(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fields(errors: &ValidationErrors) -> Vec<&str> {
+        errors.0.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    fn body(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn evidence_takes_a_text_and_files_checked_by_their_first_bytes() {
+        let read = evidence(&body(json!({"text": " delivered ", "files": [
+            {"fileName": "r.pdf", "contentType": "application/pdf", "data": "JVBERi0xLjcK"}]})))
+        .expect("valid");
+        assert_eq!(read.text.as_deref(), Some("delivered"));
+        assert_eq!(read.files.len(), 1);
+        assert_eq!(read.files[0].content_type, FileType::Pdf);
+        let empty = evidence(&body(json!({}))).expect("both fields are optional");
+        assert_eq!((empty.text, empty.files.len()), (None, 0));
+    }
+
+    #[test]
+    fn every_bad_evidence_field_is_named() {
+        let errors = evidence(&body(json!({"note": "x", "files": [
+            {"fileName": "r.pdf", "contentType": "application/pdf", "data": "iVBORw0KGgo="},
+            {"fileName": "r.pdf", "contentType": "text/plain", "data": "eA=="},
+            "not a file"]})))
+        .expect_err("invalid");
+        assert_eq!(
+            fields(&errors),
+            ["note", "files[0].data", "files[1].contentType", "files[2]"]
+        );
+        let errors = evidence(&body(json!({"files": "r.pdf"}))).expect_err("invalid");
+        assert_eq!(fields(&errors), ["files"]);
     }
 }

@@ -85,6 +85,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/api/v1/deposits/{id}/appeals").route(web::post().to(disputes::appeal)),
         )
         .service(web::resource("/api/v1/disputes/{dispute_id}").route(web::get().to(disputes::one)))
+        .service(
+            web::resource("/api/v1/disputes/{dispute_id}/evidence")
+                .route(web::post().to(disputes::evidence)),
+        )
         .service(web::resource("/api/v1/balance").route(web::get().to(balance::balance)))
         .service(
             web::resource("/api/v1/balance/transactions")

@@ -373,6 +373,7 @@ async fn notifications_past_those_in_progress_are_shed_with_503_once_authenticat
                 reference: "not-an-operation".into(),
                 status: PaymentStatus::Pending,
                 failure: None,
+                dispute: None,
             })
         });
     let state = web::Data::new(HttpState::new(

@@ -9,6 +9,8 @@ mod acquirer;
 mod acquirer_faults;
 mod callbacks;
 mod card_data;
+mod chargeback_faults;
+mod chargebacks;
 mod circuits;
 mod cli;
 mod console;

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 
 use crate::acquirer::{
-    AcquirerPayment, AcquirerRefund, CallResult, Lookup, Notification, NotificationRefusal,
-    PaymentOrder, RefundOrder,
+    AcquirerDispute, AcquirerPayment, AcquirerRefund, CallResult, Evidence, Lookup, Notification,
+    NotificationRefusal, PaymentOrder, RefundOrder,
 };
 use crate::provider::AcquirerProvider;
 use crate::{OperationId, RefundId};
@@ -65,4 +65,22 @@ pub trait Acquirer: Send + Sync {
         provider: &AcquirerProvider,
         reference: RefundId,
     ) -> Lookup<AcquirerRefund>;
+
+    /// Forwards a chargeback's evidence to the acquirer (once: the caller never sends the
+    /// same evidence again; an answer not received is resolved by [`Acquirer::find_dispute`],
+    /// whose evidence count says whether it arrived). An answer for another dispute is
+    /// `Unknown`.
+    async fn submit_evidence(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+        evidence: &Evidence,
+    ) -> CallResult<AcquirerDispute>;
+
+    /// The dispute with this acquirer id, as the acquirer has it now.
+    async fn find_dispute(
+        &self,
+        provider: &AcquirerProvider,
+        acquirer_id: &str,
+    ) -> Lookup<AcquirerDispute>;
 }

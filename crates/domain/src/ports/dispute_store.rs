@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 
 use crate::callback::QueuedCallback;
-use crate::dispute::{Dispute, DisputeFile, DisputeFilter};
+use crate::dispute::{Chargeback, Dispute, DisputeFile, DisputeFilter, EvidenceState};
 use crate::ledger::BalanceMove;
-use crate::{DisputeId, OperationId};
+use crate::{DisputeId, OperationId, Timestamp};
 
 use super::StoreError;
 
@@ -34,6 +34,63 @@ pub struct DisputeChangeWrite {
     pub dispute: Dispute,
     pub moves: Vec<BalanceMove>,
     pub callback: Option<QueuedCallback<Dispute>>,
+    /// A chargeback's evidence's new state; `None` leaves it as it is.
+    pub evidence: Option<EvidenceState>,
+    /// When the reconciler reads a chargeback next (`None`: never, as for a decided one or
+    /// an appeal); any lease on it ends.
+    pub check_at: Option<Timestamp>,
+}
+
+/// A chargeback the acquirer notified, with its moves and callbacks, in one unit of work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewChargeback {
+    /// Its dispute, as it stands after everything notified (open, or already decided when
+    /// the `open` was not heard).
+    pub dispute: Dispute,
+    /// The acquirer's name and its id of the dispute: unique among chargebacks.
+    pub provider: String,
+    pub acquirer_id: String,
+    /// The hold, and the outcome's move for a dispute decided already.
+    pub moves: Vec<BalanceMove>,
+    /// One callback per status it took (`open`, then its outcome), in that order.
+    pub callbacks: Vec<QueuedCallback<Dispute>>,
+    /// When the reconciler reads it if nothing is heard; `None` once decided.
+    pub check_at: Option<Timestamp>,
+}
+
+/// Why a new chargeback was not stored; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ChargebackInsertError {
+    /// A chargeback with this provider and acquirer id is stored (even a concurrent one).
+    #[error("the chargeback is stored already")]
+    Exists,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A chargeback's evidence, stored before it is forwarded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvidence {
+    pub dispute_id: DisputeId,
+    /// The submission's id: the forwarding call's `Idempotency-Key`.
+    pub key: uuid::Uuid,
+    pub text: Option<String>,
+    /// Numbered after the dispute's stored files.
+    pub files: Vec<DisputeFile>,
+    pub at: Timestamp,
+    /// When the reconciler reads the dispute if the call's answer is never written: once the
+    /// call's lease has passed.
+    pub check_at: Timestamp,
+}
+
+/// Why evidence was not stored; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceInsertError {
+    /// The dispute is not an open chargeback, or its evidence is forwarded or pending.
+    #[error("the dispute takes no evidence now")]
+    NotTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// Why a dispute's change was not written; nothing was.
@@ -78,4 +135,46 @@ pub trait DisputeStore: Send + Sync {
 
     /// The files of dispute `id` (an appeal's receipt), in the order they came.
     async fn dispute_files(&self, id: DisputeId) -> Result<Vec<DisputeFile>, StoreError>;
+
+    /// Stores a chargeback the acquirer notified with its moves and callbacks. MUST return
+    /// `Exists` (writing nothing) if a chargeback with this provider and acquirer id is
+    /// stored, even one inserted concurrently. Its `dispute_hold` applies even when it takes
+    /// the available balance below zero.
+    async fn insert_chargeback(&self, new: &NewChargeback) -> Result<(), ChargebackInsertError>;
+
+    /// The chargeback with this provider and acquirer id; `Ok(None)` if there is none.
+    async fn chargeback_at(
+        &self,
+        provider: &str,
+        acquirer_id: &str,
+    ) -> Result<Option<Chargeback>, StoreError>;
+
+    /// The chargeback with this id; `Ok(None)` if there is none or it is an appeal.
+    async fn chargeback(&self, id: DisputeId) -> Result<Option<Chargeback>, StoreError>;
+
+    /// Stores a chargeback's evidence (text and files) as `pending`, to be read at its
+    /// `check_at`. Guarded: MUST return `NotTaken` (writing nothing) unless the dispute is an
+    /// open chargeback whose evidence is none or `failed`, even against a concurrent call.
+    async fn insert_evidence(&self, new: &NewEvidence) -> Result<(), EvidenceInsertError>;
+
+    /// Sets an undecided chargeback's evidence state (`None` leaves it) and next read, and
+    /// ends any lease on it; a decided one is left as it is.
+    async fn postpone_chargeback(
+        &self,
+        id: DisputeId,
+        evidence: Option<EvidenceState>,
+        check_at: Timestamp,
+    ) -> Result<(), StoreError>;
+
+    /// Leases to `owner` until `lease_until` up to `limit` undecided chargebacks whose
+    /// `check_at` has come by `now`, not leased or whose lease ended, oldest `check_at`
+    /// first. Each is claimed by one caller only, even with several processes on one
+    /// database.
+    async fn claim_due_chargebacks(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<Chargeback>, StoreError>;
 }

@@ -13,7 +13,9 @@ use super::ReadError;
 use crate::attempt::{self, Attempt};
 use crate::merchant::Merchant;
 use crate::operation::Operation;
-use crate::ports::{CallbackFormat, Clock, OperationStore, RefundStore, StoreError};
+use crate::ports::{
+    CallbackFormat, Clock, DisputeStore, IdGenerator, OperationStore, RefundStore, StoreError,
+};
 use crate::{Direction, OperationId};
 
 /// The ports and per-process state that finishing a movement needs.
@@ -21,6 +23,11 @@ pub(super) struct Core {
     pub(super) store: Arc<dyn OperationStore>,
     /// Refunds, beside the operations they refund (the same database).
     pub(super) refunds: Arc<dyn RefundStore>,
+    /// Disputes, beside the deposits they dispute (the same database): chargebacks are
+    /// finished here as refunds are.
+    pub(super) disputes: Arc<dyn DisputeStore>,
+    /// Ids of the disputes and dispute changes the acquirers' chargebacks make.
+    pub(super) ids: Arc<dyn IdGenerator>,
     pub(super) clock: Arc<dyn Clock>,
     /// The wire format of callback bodies.
     pub(super) callback_format: Arc<dyn CallbackFormat>,

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::callbacks::dispute_callback_for;
+use super::calls::Calls;
 use super::core::Core;
 use super::{DecideError, DisputeError, ReadError};
 use crate::dispute::{
@@ -24,6 +25,8 @@ use crate::{AmountText, Direction, DisputeId, OperationId, Status, ValidationErr
 #[derive(Clone)]
 pub struct Disputes {
     pub(super) core: Arc<Core>,
+    /// The acquirers a chargeback's evidence is forwarded to.
+    pub(super) calls: Arc<Calls>,
     pub(super) store: Arc<dyn DisputeStore>,
     pub(super) ids: Arc<dyn IdGenerator>,
 }
@@ -199,6 +202,8 @@ impl Disputes {
             callback: self.callback(&done, deposit),
             moves,
             dispute: done,
+            evidence: None,
+            check_at: None,
         };
         match self.store.change_dispute(&change).await {
             Ok(()) => {

@@ -134,6 +134,18 @@ pub enum DisputeError {
     Unknown(#[from] anyhow::Error),
 }
 
+impl From<CompleteError> for DisputeError {
+    fn from(error: CompleteError) -> Self {
+        match error {
+            CompleteError::Unavailable(why) => DisputeError::Unavailable(why),
+            CompleteError::Unknown(e) => DisputeError::Unknown(e),
+            CompleteError::NotFound | CompleteError::InvalidState => DisputeError::Unknown(
+                anyhow::anyhow!("a chargeback's change could not be written: {error}"),
+            ),
+        }
+    }
+}
+
 /// What an operator's decision on an appeal answers besides the dispute.
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {

@@ -85,6 +85,8 @@ impl Gateway {
         let core = Arc::new(Core {
             store: Arc::clone(&ports.store),
             refunds: Arc::clone(&ports.refunds),
+            disputes: Arc::clone(&ports.disputes),
+            ids: Arc::clone(&ports.ids),
             clock: Arc::clone(&ports.clock),
             callback_format: Arc::clone(&ports.callback_format),
             recent: parts.process.recent.clone(),
@@ -118,6 +120,7 @@ impl Gateway {
             },
             disputes: Disputes {
                 core: Arc::clone(&core),
+                calls: Arc::clone(&calls),
                 store: Arc::clone(&ports.disputes),
                 ids: Arc::clone(&ports.ids),
             },

@@ -51,6 +51,20 @@ impl Answers {
         provider: &AcquirerProvider,
         notification: Notification,
     ) -> Result<(), NotificationError> {
+        if notification.object == NotifiedObject::Dispute {
+            let Some(reported) = notification.dispute.as_ref() else {
+                return Err(NotificationError::NotFound);
+            };
+            let known = self
+                .core
+                .apply_chargeback(provider.name.as_str(), reported)
+                .await?;
+            return if known {
+                Ok(())
+            } else {
+                Err(NotificationError::NotFound)
+            };
+        }
         if notification.object == NotifiedObject::Refund {
             let status = match notification.status {
                 PaymentStatus::Pending => Some(RefundStatus::Pending),

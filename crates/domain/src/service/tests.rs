@@ -7,6 +7,7 @@
 
 mod acquirer;
 mod callbacks;
+mod chargebacks;
 mod complete;
 mod confirm;
 mod create_deposit;

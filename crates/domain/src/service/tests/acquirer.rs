@@ -319,6 +319,7 @@ fn notification(status: PaymentStatus, code: Option<Failure>) -> Notification {
         reference: id(1).to_string(),
         status,
         failure: code,
+        dispute: None,
     }
 }
 
