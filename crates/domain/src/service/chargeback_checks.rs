@@ -61,11 +61,19 @@ impl Answers {
             .await;
         let reported = match found {
             Lookup::Found(reported) if reported.id == chargeback.acquirer_id => reported,
-            lookup => {
-                if !matches!(lookup, Lookup::Failed(_)) {
-                    tracing::error!(dispute.id = %id, provider = %acquirer.name, "the acquirer does not find a chargeback it notified");
-                }
+            Lookup::Failed(reason) => {
+                tracing::debug!(dispute.id = %id, %reason, "chargeback read failed");
                 let next = now.plus_millis(RETRY_READ_MS);
+                self.core
+                    .disputes
+                    .postpone_chargeback(id, None, next)
+                    .await?;
+                return Ok(());
+            }
+            Lookup::Found(_) | Lookup::NotFound => {
+                // Nothing to apply: read again after the quiet while, not at once.
+                tracing::error!(dispute.id = %id, provider = %acquirer.name, "the acquirer does not find a chargeback it notified; nothing applied");
+                let next = self.core.chargeback_quiet_read(now);
                 self.core
                     .disputes
                     .postpone_chargeback(id, None, next)
