@@ -39,11 +39,7 @@ fn read<T>(
     parse: impl FnOnce(&RawRequest<'_>) -> Result<T, ValidationErrors>,
 ) -> Result<T, ValidationErrors> {
     let mut edge = ValidationErrors::default();
-    for key in body.keys() {
-        if !KNOWN_FIELDS.contains(&key.as_str()) {
-            edge.push(key.as_str(), "is not a known field");
-        }
-    }
+    unknown_fields(body, &KNOWN_FIELDS, "", &mut edge);
     let mut raw = RawRequest {
         amount: string(body, "amount", &mut edge),
         currency: string(body, "currency", &mut edge),
@@ -71,6 +67,20 @@ pub(crate) fn string<'a>(
     errors: &mut ValidationErrors,
 ) -> Option<&'a str> {
     typed(body, key, errors, Value::as_str, "must be a string")
+}
+
+/// Every key of `body` not in `known`, refused by name (under `prefix`).
+pub(crate) fn unknown_fields(
+    body: &Map<String, Value>,
+    known: &[&str],
+    prefix: &str,
+    errors: &mut ValidationErrors,
+) {
+    for key in body.keys() {
+        if !known.contains(&key.as_str()) {
+            errors.push(format!("{prefix}{key}"), "is not a known field");
+        }
+    }
 }
 
 /// An object field; absent and `null` are `None`, another type is an error.

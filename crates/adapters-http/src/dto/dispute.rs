@@ -11,7 +11,7 @@ use domain::{AmountText, ValidationErrors};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::create::{object, string};
+use super::create::{object, string, unknown_fields};
 
 /// The fields an appeal body may have.
 const KNOWN_FIELDS: [&str; 4] = ["reason", "paidAmount", "comment", "receipt"];
@@ -76,20 +76,6 @@ pub fn evidence(body: &Map<String, Value>) -> Result<EvidenceRequest, Validation
         Ok(EvidenceRequest { text, files })
     } else {
         Err(edge)
-    }
-}
-
-/// Every key of `body` not in `known`, refused by name (under `prefix`).
-fn unknown_fields(
-    body: &Map<String, Value>,
-    known: &[&str],
-    prefix: &str,
-    errors: &mut ValidationErrors,
-) {
-    for key in body.keys() {
-        if !known.contains(&key.as_str()) {
-            errors.push(format!("{prefix}{key}"), "is not a known field");
-        }
     }
 }
 

@@ -6,7 +6,7 @@ use domain::{AmountText, HttpUrl, MerchantRefundId, ValidationErrors};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::create::string;
+use super::create::{string, unknown_fields};
 use super::movement::{DeclineFields, Money, Movement, Side};
 
 /// The fields a refund body may have.
@@ -16,11 +16,7 @@ const KNOWN_FIELDS: [&str; 3] = ["amount", "merchantRefundId", "callbackUrl"];
 /// deposit's, `merchantRefundId` as a merchantOperationId, `callbackUrl` as a creation's.
 pub fn request(body: &Map<String, Value>) -> Result<RefundRequest, ValidationErrors> {
     let mut edge = ValidationErrors::default();
-    for key in body.keys() {
-        if !KNOWN_FIELDS.contains(&key.as_str()) {
-            edge.push(key.as_str(), "is not a known field");
-        }
-    }
+    unknown_fields(body, &KNOWN_FIELDS, "", &mut edge);
     let amount = string(body, "amount", &mut edge);
     let merchant_refund_id = string(body, "merchantRefundId", &mut edge);
     let callback_url = string(body, "callbackUrl", &mut edge);
@@ -48,9 +44,7 @@ pub fn request(body: &Map<String, Value>) -> Result<RefundRequest, ValidationErr
 /// The body of a cancel: exactly `{}`; every key is refused by name.
 pub fn cancel(body: &Map<String, Value>) -> Result<(), ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    for key in body.keys() {
-        errors.push(key.as_str(), "is not a known field");
-    }
+    unknown_fields(body, &[], "", &mut errors);
     errors.into_result()
 }
 

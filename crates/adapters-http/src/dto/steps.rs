@@ -9,11 +9,7 @@ use serde_json::{Map, Value};
 const MAX_CODE_CHARS: usize = 64;
 
 fn unknown_keys(body: &Map<String, Value>, known: &str, errors: &mut ValidationErrors) {
-    for key in body.keys() {
-        if key != known {
-            errors.push(key.as_str(), "is not a known field");
-        }
-    }
+    super::create::unknown_fields(body, &[known], "", errors);
 }
 
 /// The values of an `/input` body: `fields` must be an object of strings.
