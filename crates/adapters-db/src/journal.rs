@@ -24,6 +24,7 @@ use diesel::sql_types::{BigInt, Nullable, SmallInt, Text};
 use domain::attempt::{Attempt, Discrepancy};
 use domain::console::EventDetail;
 use domain::discrepancy::Resolution;
+use domain::dispute::{Dispute, EvidenceState};
 use domain::operation::Operation;
 use domain::ports::{NewOperation, StoreError};
 use domain::refund::Refund;
@@ -140,6 +141,23 @@ impl NewEvent {
             amount: refund.amount.minor(),
         };
         NewEvent::new(refund.operation_id, Some(refund.id), at, &detail)
+    }
+
+    /// `dispute` was opened or changed to what it is now (its evidence to `evidence`, when
+    /// that changed), at `at`: an event of its deposit.
+    pub(crate) fn dispute(
+        dispute: &Dispute,
+        evidence: Option<EvidenceState>,
+        at: Timestamp,
+    ) -> anyhow::Result<NewEvent> {
+        let detail = EventDetail::Dispute {
+            dispute_id: dispute.id.to_string(),
+            dispute_kind: dispute.kind.as_str().to_string(),
+            status: dispute.status.as_str().to_string(),
+            amount: dispute.amount.minor(),
+            evidence: evidence.map(|e| e.as_str().to_string()),
+        };
+        NewEvent::new(dispute.operation_id, None, at, &detail)
     }
 
     /// A provider reported what `discrepancy` says.

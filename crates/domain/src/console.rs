@@ -337,6 +337,16 @@ pub enum EventDetail {
         status: u8,
         amount: i64,
     },
+    /// A dispute of the deposit (an appeal or a chargeback, section 18) was opened, changed
+    /// status, or had evidence recorded: `evidence` is its evidence's state when that changed.
+    #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+    Dispute {
+        dispute_id: String,
+        dispute_kind: String,
+        status: String,
+        amount: i64,
+        evidence: Option<String>,
+    },
     /// The provider reported something that contradicts the gateway's record.
     Discrepancy { provider: String, note: String },
     /// An operator resolved discrepancy `discrepancy` (by hand, or with the manual ledger
@@ -352,6 +362,9 @@ pub enum EventDetail {
     #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
     Callback {
         refund_id: Option<String>,
+        /// Set for a dispute's callback (events stored before disputes have none).
+        #[cfg_attr(feature = "serde", serde(default))]
+        dispute_id: Option<String>,
         attempt: u32,
         http_status: Option<u16>,
         latency_ms: i64,

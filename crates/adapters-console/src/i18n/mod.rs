@@ -179,6 +179,8 @@ texts! {
     event_discrepancy: "Discrepancy", "Расхождение";
     event_discrepancy_resolved: "Discrepancy resolved", "Расхождение урегулировано";
     event_callback: "Callback attempt", "Попытка колбэка";
+    event_dispute: "Dispute", "Спор";
+    evidence: "evidence", "доказательства";
     waits_for: "waits for", "ждёт";
     no_answer: "no answer", "нет ответа";
     cb_pending: "pending", "в очереди";

@@ -138,7 +138,7 @@ pub(crate) fn dispute_table(
 }
 
 /// A dispute status as a badge: decided ones in the colour of their outcome.
-fn status_badge(status: DisputeStatus) -> Markup {
+pub(crate) fn status_badge(status: DisputeStatus) -> Markup {
     let class = match status {
         DisputeStatus::Open | DisputeStatus::UnderReview => "badge b-wait",
         DisputeStatus::Accepted | DisputeStatus::Won => "badge b-ok",

@@ -9,11 +9,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use domain::callback::CallbackState;
 use domain::console::{EventDetail, Need, OperationEvent};
+use domain::dispute::DisputeStatus;
 use domain::operation::{Decline, DeclineCode, Operation, Outcome};
 use domain::refund::Refund;
 use domain::service::{CancelError, CompleteError};
 use domain::story::{CallbackDelivery, OperationStory};
-use domain::{OperationId, RefundId, Status};
+use domain::{DisputeId, OperationId, RefundId, Status};
 use maud::{html, Markup};
 use serde_json::{json, Value};
 
@@ -21,12 +22,13 @@ use super::actions::{audit, back, flash_of, queue_again};
 use super::callbacks::callback_badge;
 use super::discrepancies::discrepancy_table;
 pub(crate) use super::discrepancies::resolve as resolve_discrepancy;
+use super::disputes::status_badge as dispute_badge;
 use crate::auth::{Posted, Signed};
 use crate::i18n::{texts, Texts};
 use crate::layout::{
     direction_name, flash, money, respond, rows_table, status_badge, status_code_badge,
 };
-use crate::paths::operation_page;
+use crate::paths::{dispute_page, operation_page};
 use crate::shell::Nav;
 use crate::shell::{action_button, shell};
 use crate::{Answer, Failure, Problem};
@@ -252,6 +254,24 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
             td { (t.event_refund) }
             td { code { (refund_id) } " " (status_code_badge(t, *status)) " " (money(*amount, op.currency())) }
         },
+        EventDetail::Dispute {
+            dispute_id,
+            dispute_kind,
+            status,
+            amount,
+            evidence,
+        } => html! {
+            td { (t.event_dispute) }
+            td {
+                (dispute_link(dispute_id)) " " (dispute_kind) " "
+                @match DisputeStatus::parse(status) {
+                    Ok(status) => (dispute_badge(status)),
+                    Err(_) => code { (status) },
+                }
+                " " (money(*amount, op.currency()))
+                @if let Some(evidence) = evidence { " · " (t.evidence) " " code { (evidence) } }
+            }
+        },
         EventDetail::Discrepancy { provider, note } => html! {
             td { span.badge.b-bad { (t.event_discrepancy) } } td { (provider) ": " (note) }
         },
@@ -269,6 +289,7 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
         },
         EventDetail::Callback {
             refund_id,
+            dispute_id,
             attempt,
             http_status,
             latency_ms,
@@ -284,8 +305,17 @@ fn event_cells(t: &Texts, op: &Operation, event: &OperationEvent) -> Markup {
                 " " (latency_ms) " ms"
                 @if let Some(error) = error { " · " (error) }
                 @if let Some(id) = refund_id { " · " (t.col_refund) " " code { (id) } }
+                @if let Some(id) = dispute_id { " · " (t.dispute) " " (dispute_link(id)) }
             }
         },
+    }
+}
+
+/// A dispute's id as a link to its page (as plain text if it is not a dispute id).
+fn dispute_link(id: &str) -> Markup {
+    match DisputeId::parse(id) {
+        Ok(parsed) => html! { a.mono href=(dispute_page(parsed)) { (id) } },
+        Err(_) => html! { code { (id) } },
     }
 }
 

@@ -327,10 +327,38 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
                     at: at(-700),
                     detail: EventDetail::Callback {
                         refund_id: None,
+                        dispute_id: None,
                         attempt: 1,
                         http_status: Some(500),
                         latency_ms: 42,
                         error: Some("HTTP 500".into()),
+                    },
+                },
+                OperationEvent {
+                    id: 4,
+                    operation_id: id,
+                    refund_id: None,
+                    at: at(-650),
+                    detail: EventDetail::Dispute {
+                        dispute_id: APPEAL.into(),
+                        dispute_kind: "appeal".into(),
+                        status: "accepted".into(),
+                        amount: 98_00,
+                        evidence: None,
+                    },
+                },
+                OperationEvent {
+                    id: 5,
+                    operation_id: id,
+                    refund_id: None,
+                    at: at(-640),
+                    detail: EventDetail::Callback {
+                        refund_id: None,
+                        dispute_id: Some(APPEAL.into()),
+                        attempt: 1,
+                        http_status: Some(200),
+                        latency_ms: 17,
+                        error: None,
                     },
                 },
             ])
@@ -338,6 +366,18 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
     let app = fixture.app().await;
     let (status, _, body) = call(&app, get(&format!("/admin/operations/{id}"))).await;
     assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(&format!("<a class=\"mono\" href=\"/admin/disputes/{APPEAL}\">")),
+        "the appeal's events link to its page: {body}"
+    );
+    assert!(
+        body.contains("98.00") && body.contains(">accepted<"),
+        "the appeal's status and amount"
+    );
+    assert!(
+        body.matches(&format!("/admin/disputes/{APPEAL}")).count() >= 2,
+        "the dispute's callback attempt names the dispute"
+    );
     assert!(
         body.contains("424242******4242"),
         "the masked card number of the requisites"
@@ -361,6 +401,9 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
         "a final operation has no cancel"
     );
 }
+
+/// A dispute id, as the timeline stores it.
+const APPEAL: &str = "0b9c4a52-7d1e-4f7a-9a57-6c2e8f1d3b10";
 
 #[actix_web::test]
 async fn an_unknown_or_malformed_operation_is_404() {

@@ -56,6 +56,7 @@ fn callback_event(attempt: CallbackAttempt) -> OperationEvent {
         at: attempt.at,
         detail: EventDetail::Callback {
             refund_id: attempt.refund_id.map(|r| r.to_string()),
+            dispute_id: attempt.dispute.map(|d| d.dispute_id.to_string()),
             attempt: attempt.attempt,
             http_status: attempt.http_status,
             latency_ms: attempt.duration_ms,

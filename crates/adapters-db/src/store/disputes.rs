@@ -18,9 +18,10 @@ use domain::{DisputeId, OperationId, Timestamp};
 use super::{apply_move, queue_callback};
 use crate::conn::DbConn;
 use crate::database::Database;
+use crate::journal::{write_events, NewEvent};
 use crate::rows::{DisputeFileRow, DisputeRow};
 use crate::schema::{dispute_files, disputes};
-use crate::work::{decode_all, TxError};
+use crate::work::{corrupt, decode_all, TxError};
 
 /// The most disputes one list returns.
 const MAX_LISTED: u32 = 500;
@@ -59,6 +60,8 @@ impl DisputeStore for Database {
                 }
                 Err(error) => return Err(error.into()),
             }
+            let event = NewEvent::dispute(dispute, None, dispute.created_at).map_err(corrupt)?;
+            write_events(conn, &[event])?;
             if let Some(receipt) = &new.receipt {
                 diesel::insert_into(dispute_files::table)
                     .values(DisputeFileRow::new(dispute, 1, receipt, dispute.created_at))
@@ -104,6 +107,9 @@ impl DisputeStore for Database {
                     .set(evidence_state.eq(state.as_str()))
                     .execute(conn)?;
             }
+            let event =
+                NewEvent::dispute(done, change.evidence, done.updated_at).map_err(corrupt)?;
+            write_events(conn, &[event])?;
             if let Some(callback) = &change.callback {
                 queue_callback(conn, callback)?;
             }
@@ -125,7 +131,7 @@ impl DisputeStore for Database {
                 .optional()?;
             row.map(DisputeRow::into_dispute)
                 .transpose()
-                .map_err(crate::work::corrupt)
+                .map_err(corrupt)
         })
         .await
     }
@@ -206,6 +212,8 @@ impl DisputeStore for Database {
             diesel::update(disputes::table.find(dispute.id.to_string()))
                 .set(disputes::check_at.eq(new.check_at.map(Timestamp::millis)))
                 .execute(conn)?;
+            let event = NewEvent::dispute(dispute, None, dispute.created_at).map_err(corrupt)?;
+            write_events(conn, &[event])?;
             for callback in &new.callbacks {
                 queue_callback(conn, callback)?;
             }
@@ -293,7 +301,10 @@ impl DisputeStore for Database {
                 .find(new.dispute_id.to_string())
                 .select(DisputeRow::as_select())
                 .first(conn)?;
-            let dispute = row.into_dispute().map_err(crate::work::corrupt)?;
+            let dispute = row.into_dispute().map_err(corrupt)?;
+            let event = NewEvent::dispute(&dispute, Some(EvidenceState::Pending), new.at)
+                .map_err(corrupt)?;
+            write_events(conn, &[event])?;
             for (n, file) in (last.unwrap_or(0) + 1..).zip(&new.files) {
                 diesel::insert_into(dispute_files::table)
                     .values(DisputeFileRow::new(&dispute, n, file, new.at))
@@ -381,7 +392,7 @@ fn chargeback_of<E: From<StoreError>>(
 ) -> Result<Option<Chargeback>, TxError<E>> {
     match row {
         None => Ok(None),
-        Some((row, evidence)) => row.into_chargeback(evidence).map_err(crate::work::corrupt),
+        Some((row, evidence)) => row.into_chargeback(evidence).map_err(corrupt),
     }
 }
 

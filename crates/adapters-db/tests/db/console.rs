@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use adapters_db::Database;
 use domain::attempt::{Attempt, AttemptState, Discrepancy};
-use domain::callback::{CallbackAttempt, CallbackState};
+use domain::callback::CallbackState;
 use domain::console::{
     Actor, AuditEntry, ConsoleAccount, Cursor, EventDetail, Health, LedgerCheck, Listed,
     MinuteCount, OperationFilter, Role, Session,
@@ -17,16 +17,17 @@ use domain::merchant::Merchant;
 use domain::operation::{Action, Operation, Outcome};
 use domain::ports::{
     AttemptResult, CallbackOutbox, Completion, ConsoleStore, ManualMoveError, NewOperation,
-    OperationStore, OperatorStore, PendingCallback,
+    OperationStore, OperatorStore,
 };
 use domain::signature::Fingerprint;
 use domain::testkit::{OperationBuilder, T0};
 use domain::{Direction, MerchantId, OperationId, PaymentMethod, Status, Timestamp};
 
 use crate::helpers::{
-    all_at_once, approved_deposit, at_provider, credit, declined, deposit, each_backend,
-    finish_refund, first_attempt, funded_merchant, gateway, insert_plain, insert_with_attempt,
-    merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal, TestDb,
+    all_at_once, approved_deposit, at_provider, callback_attempt, credit, declined, deposit,
+    each_backend, finish_refund, first_attempt, funded_merchant, gateway, insert_plain,
+    insert_with_attempt, merchant, now, operation, queue_callbacks, refunded, rub_move, withdrawal,
+    TestDb,
 };
 use crate::migrations::{
     assert_migrates_again, assert_reverts_through, recorded_in, Recorded, CONSOLE, SECRETS,
@@ -828,19 +829,6 @@ fn details(events: &[domain::console::OperationEvent]) -> Vec<EventDetail> {
     events.iter().map(|e| e.detail.clone()).collect()
 }
 
-fn callback_attempt(claimed: &PendingCallback, at: Timestamp, status: u16) -> CallbackAttempt {
-    CallbackAttempt {
-        operation_id: claimed.operation_id,
-        refund_id: claimed.refund_id,
-        dispute: None,
-        attempt: claimed.attempt,
-        at,
-        duration_ms: 37,
-        http_status: Some(status),
-        error: (status >= 500).then(|| "server error".to_string()),
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deposits_timeline_holds_its_creation_status_callbacks_and_refunds_in_order() {
     each_backend(|t| async move {
@@ -900,6 +888,7 @@ async fn a_deposits_timeline_holds_its_creation_status_callbacks_and_refunds_in_
                 },
                 EventDetail::Callback {
                     refund_id: None,
+                    dispute_id: None,
                     attempt: 1,
                     http_status: Some(503),
                     latency_ms: 37,
@@ -917,6 +906,7 @@ async fn a_deposits_timeline_holds_its_creation_status_callbacks_and_refunds_in_
                 },
                 EventDetail::Callback {
                     refund_id: Some(refund.id.to_string()),
+                    dispute_id: None,
                     attempt: 1,
                     http_status: Some(200),
                     latency_ms: 37,
@@ -945,6 +935,7 @@ async fn a_deposits_timeline_holds_its_creation_status_callbacks_and_refunds_in_
         // as events, is not shown twice: the attempts' log holds every attempt.
         let legacy = serde_json::to_string(&EventDetail::Callback {
             refund_id: None,
+            dispute_id: None,
             attempt: 1,
             http_status: Some(503),
             latency_ms: 37,

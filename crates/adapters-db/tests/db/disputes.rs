@@ -2,13 +2,16 @@
 //! callback, one open per deposit even when two arrive at once, decided once with their
 //! moves (the ledger verifies), and shown in the merchant's transactions and statement.
 
+use domain::console::EventDetail;
 use domain::dispute::{
     AppealReason, AppealRequest, DisputeFile, DisputeFilter, DisputeKind, DisputeStatus, FileType,
 };
 use domain::fee::{FeeDirection, FeeTerms, Percent, Tariff};
 use domain::ledger::EntryKind;
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::ports::{DisputeStore, LedgerReader, TariffStore};
+use domain::ports::{
+    AttemptResult, CallbackOutbox, ConsoleStore, DisputeStore, LedgerReader, TariffStore,
+};
 use domain::service::{DecideError, DisputeError, Gateway};
 use domain::statement::Day;
 use domain::transactions::TransactionQuery;
@@ -121,6 +124,56 @@ async fn an_appeal_is_stored_with_its_receipt_and_open_callback_and_accepted_onc
             "the deposit's status never changes"
         );
         t.assert_ledger_verifies().await;
+
+        // The timeline: the appeal opened, then accepted, each in its change's transaction.
+        let disputed: Vec<EventDetail> =
+            t.db.operation_events(deposit)
+                .await
+                .expect("events")
+                .into_iter()
+                .map(|e| e.detail)
+                .filter(|d| matches!(d, EventDetail::Dispute { .. }))
+                .collect();
+        let event = |status: &str| EventDetail::Dispute {
+            dispute_id: opened.id.to_string(),
+            dispute_kind: "appeal".into(),
+            status: status.into(),
+            amount: 100_00,
+            evidence: None,
+        };
+        assert_eq!(disputed, vec![event("open"), event("accepted")]);
+
+        // A dispute's callback attempt is labelled with its dispute, not as the deposit's own.
+        let later = now().plus_seconds(1);
+        let claimed =
+            t.db.claim_due("w", later, later.plus_seconds(30), 10)
+                .await
+                .expect("claim");
+        let appeal_call = claimed
+            .iter()
+            .find(|c| c.dispute.is_some())
+            .expect("a dispute's callback");
+        let tried = callback_attempt(appeal_call, later, 200);
+        assert!(t
+            .db
+            .record_attempt("w", &tried, &AttemptResult::Delivered)
+            .await
+            .expect("record"));
+        let labelled: Vec<(Option<String>, Option<String>)> =
+            t.db.operation_events(deposit)
+                .await
+                .expect("events")
+                .into_iter()
+                .filter_map(|e| match e.detail {
+                    EventDetail::Callback {
+                        refund_id,
+                        dispute_id,
+                        ..
+                    } => Some((refund_id, dispute_id)),
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(labelled, vec![(None, Some(opened.id.to_string()))]);
 
         let entries: Vec<_> = t
             .ledger_of(deposit)

@@ -251,3 +251,20 @@ pub async fn approve(gw: &domain::service::Gateway, id: domain::OperationId) {
         .await
         .expect("approve");
 }
+
+pub fn callback_attempt(
+    claimed: &domain::ports::PendingCallback,
+    at: Timestamp,
+    status: u16,
+) -> domain::callback::CallbackAttempt {
+    domain::callback::CallbackAttempt {
+        operation_id: claimed.operation_id,
+        refund_id: claimed.refund_id,
+        dispute: claimed.dispute,
+        attempt: claimed.attempt,
+        at,
+        duration_ms: 37,
+        http_status: Some(status),
+        error: (status >= 500).then(|| "server error".to_string()),
+    }
+}
