@@ -414,7 +414,8 @@ impl Acquirer for NoAcquirers {
 
 /// An acquirer that takes every payment and never finishes one: creations answer
 /// `action_required` (payins, with a page at `{provider url}/pay/{reference}`) or `pending`,
-/// reads find the payment in that state, cancels fail. For tests that need operations at an
+/// reads find the payment in that state, cancels fail, evidence is taken and no dispute is
+/// decided. For tests that need operations at an
 /// acquirer without a network.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PendingAcquirer;
@@ -483,13 +484,27 @@ impl Acquirer for PendingAcquirer {
         Lookup::NotFound
     }
 
+    /// Takes the evidence and decides nothing: the dispute answered as still open, with
+    /// this one evidence call counted. It keeps no disputes, so the answer tells only what
+    /// the gateway reads of it (its id, status and count; amount 0.01, no deadline).
     async fn submit_evidence(
         &self,
         _: &AcquirerProvider,
-        _: &str,
+        dispute_id: &str,
         _: &crate::acquirer::Evidence,
     ) -> CallResult<crate::acquirer::AcquirerDispute> {
-        CallResult::Unavailable("this test acquirer takes no evidence".into())
+        let Ok(amount) = crate::Amount::from_minor(1) else {
+            return CallResult::Unavailable("no amount".into());
+        };
+        CallResult::Answered(crate::acquirer::AcquirerDispute {
+            id: dispute_id.to_string(),
+            payment_id: String::new(),
+            reference: String::new(),
+            amount,
+            status: crate::acquirer::AcquirerDisputeStatus::Open,
+            due_by: None,
+            evidence: 1,
+        })
     }
 
     async fn find_dispute(

@@ -367,7 +367,9 @@ async fn an_operation_shows_the_apis_view_its_timeline_and_callbacks() {
     let (status, _, body) = call(&app, get(&format!("/admin/operations/{id}"))).await;
     assert_eq!(status, 200, "{body}");
     assert!(
-        body.contains(&format!("<a class=\"mono\" href=\"/admin/disputes/{APPEAL}\">")),
+        body.contains(&format!(
+            "<a class=\"mono\" href=\"/admin/disputes/{APPEAL}\">"
+        )),
         "the appeal's events link to its page: {body}"
     );
     assert!(

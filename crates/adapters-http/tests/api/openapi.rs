@@ -164,6 +164,14 @@ async fn the_server_answers_as_docs_openapi_yaml_says() {
         disputes::appeals(&Checked { app: &app, spec }).await;
     })
     .await;
+    let at_an_acquirer = Setup {
+        other_provider: true,
+        ..setup(0, None)
+    };
+    each_backend(at_an_acquirer, |app| async move {
+        disputes::evidence(&Checked { app: &app, spec }).await;
+    })
+    .await;
     // Payouts that settle long after the test, so that one can be canceled.
     let slow = Setup {
         settle: Some(std::time::Duration::from_secs(600)),

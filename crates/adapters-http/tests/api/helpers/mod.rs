@@ -10,7 +10,7 @@ mod gateway;
 
 pub use answer::Answer;
 pub use app::{signed_headers, Shop, TestApp};
-pub use backend::{each_backend, Setup};
+pub use backend::{each_backend, Setup, OTHER_PROVIDER};
 use reqwest::Method;
 use serde_json::Value;
 

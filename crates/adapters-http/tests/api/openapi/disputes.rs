@@ -1,14 +1,18 @@
 //! Appeals and disputes against the document: an appeal's refusals in the contract's order
 //! (400 by field, 404, 409), the open dispute in its own answer, in a read and in the
-//! deposit's read shape, and an unknown or another merchant's dispute (404).
+//! deposit's read shape, and an unknown or another merchant's dispute (404); a chargeback's
+//! evidence (400 by field, 404, 409 for an appeal or once taken, 200 `under_review`).
 
+use domain::acquirer::{
+    AcquirerDispute, AcquirerDisputeStatus, Notification, NotifiedObject, PaymentStatus,
+};
 use domain::operation::{Decline, DeclineCode, Outcome};
-use domain::OperationId;
+use domain::{Amount, OperationId, Timestamp};
 use serde_json::json;
 
 use super::operations::{ok, DEPOSITS};
 use super::Checked;
-use crate::helpers::deposit_body;
+use crate::helpers::{deposit_body, OTHER_PROVIDER};
 
 /// A PNG's first bytes, base64.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUg==";
@@ -77,6 +81,13 @@ pub async fn appeals(api: &Checked<'_>) {
         .assert_error(409, "InvalidState");
 
     let dispute_id = dispute["disputeId"].as_str().expect("an id");
+    // An appeal takes no evidence.
+    api.post(
+        &format!("/api/v1/disputes/{dispute_id}/evidence"),
+        &json!({}),
+    )
+    .await
+    .assert_error(409, "InvalidState");
     let read = api.get(&format!("/api/v1/disputes/{dispute_id}")).await;
     assert_eq!(ok(&read), &dispute);
     let deposit = api.get(&format!("{DEPOSITS}/{id}")).await;
@@ -87,4 +98,93 @@ pub async fn appeals(api: &Checked<'_>) {
     api.get("/api/v1/disputes/not-a-uuid")
         .await
         .assert_error(404, "NotFound");
+}
+
+/// A 100.00 SBP deposit at the test acquirer, approved, with a chargeback of 60.00 the
+/// acquirer opened (as its notification reports it); the deposit's id and the dispute.
+async fn charged_back(api: &Checked<'_>) -> (String, serde_json::Value) {
+    let created = api.post(DEPOSITS, &deposit_body("sbp", "100.00")).await;
+    let id = created.operation_id();
+    let parsed = OperationId::parse(&id).expect("a UUID");
+    let answers = api.app.gateway.answers();
+    answers
+        .complete(parsed, Outcome::Approve)
+        .await
+        .expect("approved");
+    let provider = answers
+        .acquirer_named(OTHER_PROVIDER)
+        .await
+        .expect("read")
+        .expect("the test acquirer");
+    // Due 2100-01-01: long after the test.
+    let reported = AcquirerDispute {
+        id: "dsp_openapi".into(),
+        payment_id: format!("acq_{}", parsed.as_uuid().simple()),
+        reference: id.clone(),
+        amount: Amount::from_minor(60_00).expect("60.00"),
+        status: AcquirerDisputeStatus::Open,
+        due_by: Some(Timestamp::from_millis(4_102_444_800_000)),
+        evidence: 0,
+    };
+    let notification = Notification {
+        object: NotifiedObject::Dispute,
+        id: reported.id.clone(),
+        reference: id.clone(),
+        status: PaymentStatus::Pending,
+        failure: None,
+        dispute: Some(reported),
+    };
+    answers
+        .apply_notification(&provider, notification)
+        .await
+        .expect("the chargeback is stored");
+    let read = api.get(&format!("{DEPOSITS}/{id}")).await;
+    let dispute = ok(&read)["disputes"][0].clone();
+    assert_eq!(dispute["kind"], "chargeback", "{}", read.text);
+    (id, dispute)
+}
+
+pub async fn evidence(api: &Checked<'_>) {
+    let (_, dispute) = charged_back(api).await;
+    let dispute_id = dispute["disputeId"].as_str().expect("an id");
+    assert_eq!(dispute["status"], "open");
+    assert_eq!(dispute["amount"], "60.00");
+    let read = api.get(&format!("/api/v1/disputes/{dispute_id}")).await;
+    assert_eq!(ok(&read), &dispute);
+
+    let path = format!("/api/v1/disputes/{dispute_id}/evidence");
+    let pdf =
+        |data: &str| json!({"fileName": "r.pdf", "contentType": "application/pdf", "data": data});
+    for body in [
+        json!({"note": "x"}),
+        json!({"text": 5}),
+        json!({"files": "r.pdf"}),
+        json!({"files": [{"fileName": "r.pdf"}]}),
+        json!({"files": [{"fileName": "r.gif", "contentType": "image/gif", "data": "R0lGODlh"}]}),
+    ] {
+        api.refused_by_both(&path, body).await;
+    }
+    // Valid for the document, refused by the server: text inside, not a PDF.
+    let text = api
+        .post(&path, &json!({"files": [pdf("anVzdCB0ZXh0")]}))
+        .await;
+    text.assert_error(400, "InvalidRequest");
+    assert_eq!(text.detail_fields(), vec!["files[0].data"], "{}", text.text);
+    api.post(
+        &format!("/api/v1/disputes/{}/evidence", uuid::Uuid::new_v4()),
+        &json!({}),
+    )
+    .await
+    .assert_error(404, "NotFound");
+
+    let body = json!({"text": "Delivered on 2 January.", "files": [pdf("JVBERi0xLjcK")]});
+    let taken = api.post(&path, &body).await;
+    assert_eq!(ok(&taken)["status"], "under_review", "{}", taken.text);
+    assert_eq!(ok(&taken)["disputeId"], dispute_id);
+    // Taken once: sending it again is refused and changes nothing.
+    api.post(&path, &body)
+        .await
+        .assert_error(409, "InvalidState");
+    let read = api.get(&format!("/api/v1/disputes/{dispute_id}")).await;
+    assert_eq!(ok(&read)["status"], "under_review");
 }
