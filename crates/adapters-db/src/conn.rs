@@ -19,6 +19,40 @@ pub(crate) enum DbConn {
     Sqlite(SqliteConnection),
 }
 
+/// A connection as the pool keeps it, with whether it was found lost (see
+/// `crate::work::is_connection_lost`): the pool drops a lost one when it comes back instead of
+/// handing it out again (diesel alone sees only a broken transaction manager, not a closed
+/// PostgreSQL connection).
+pub(crate) struct Pooled {
+    conn: DbConn,
+    lost: bool,
+}
+
+impl Pooled {
+    /// The pool drops it when it comes back.
+    pub(crate) fn mark_lost(&mut self) {
+        self.lost = true;
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost
+    }
+}
+
+impl std::ops::Deref for Pooled {
+    type Target = DbConn;
+
+    fn deref(&self) -> &DbConn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut DbConn {
+        &mut self.conn
+    }
+}
+
 /// The rowid of the row `lite` inserted last: the id of a table whose `id` is its rowid
 /// (`INTEGER PRIMARY KEY`).
 pub(crate) fn last_insert_rowid(lite: &mut SqliteConnection) -> QueryResult<i64> {
@@ -108,11 +142,8 @@ impl Manager {
     }
 }
 
-impl diesel::r2d2::ManageConnection for Manager {
-    type Connection = DbConn;
-    type Error = PoolError;
-
-    fn connect(&self) -> Result<DbConn, PoolError> {
+impl Manager {
+    fn open(&self) -> Result<DbConn, PoolError> {
         match &self.target {
             Target::Sqlite(path) => {
                 let mut conn =
@@ -130,13 +161,25 @@ impl diesel::r2d2::ManageConnection for Manager {
             }
         }
     }
+}
 
-    fn is_valid(&self, conn: &mut DbConn) -> Result<(), PoolError> {
-        conn.ping().map_err(PoolError::QueryError)
+impl diesel::r2d2::ManageConnection for Manager {
+    type Connection = Pooled;
+    type Error = PoolError;
+
+    fn connect(&self) -> Result<Pooled, PoolError> {
+        Ok(Pooled {
+            conn: self.open()?,
+            lost: false,
+        })
     }
 
-    fn has_broken(&self, conn: &mut DbConn) -> bool {
-        conn.is_broken()
+    fn is_valid(&self, conn: &mut Pooled) -> Result<(), PoolError> {
+        conn.conn.ping().map_err(PoolError::QueryError)
+    }
+
+    fn has_broken(&self, conn: &mut Pooled) -> bool {
+        conn.lost || conn.conn.is_broken()
     }
 }
 
@@ -187,11 +230,13 @@ mod tests {
         let manager = Manager::new(Target::parse(&db.url).expect("a PostgreSQL URL"));
         // Opened one after another and all kept open, as a pool's are: each one's slot, read
         // back from the server through the expression the counters' writes use.
-        let mut connections: Vec<DbConn> = (0..3)
+        let mut connections: Vec<Pooled> = (0..3)
             .map(|_| diesel::r2d2::ManageConnection::connect(&manager).expect("a connection"))
             .collect();
-        let read: Vec<(i16, Option<String>)> =
-            connections.iter_mut().map(counter_slot_of).collect();
+        let read: Vec<(i16, Option<String>)> = connections
+            .iter_mut()
+            .map(|c| counter_slot_of(c))
+            .collect();
         for (slot, setting) in &read {
             assert_eq!(
                 setting.as_deref(),

@@ -196,15 +196,44 @@ impl Database {
         self.inner.backend
     }
 
-    /// Whether the database answers a trivial query within about two seconds (for `/readyz`).
+    /// Whether the database answers within about two seconds and takes writes (for
+    /// `/readyz`): on PostgreSQL the server must be a primary (`pg_is_in_recovery()` false)
+    /// and the session writable (`transaction_read_only` off),
+    /// so a gateway whose primary is gone is not ready until a new one answers. A connection
+    /// that finds a standby, or finds its server gone, is dropped.
     pub async fn ping(&self) -> bool {
-        let pool = self.inner.conns.pool.clone();
+        let db = self.clone();
         let answered = blocking(move || {
-            let mut conn = pool
+            let conns = &db.inner.conns;
+            let mut conn = conns
+                .pool
                 .get_timeout(Duration::from_secs(2))
                 .map_err(|e| domain::ports::StoreError::from(Unavailable::NoConnection(e)))?;
-            conn.ping()
-                .map_err(|e| domain::ports::StoreError::from(Unavailable::ConnectionLost(e)))
+            let inner: &mut DbConn = &mut conn;
+            let writable = match inner {
+                DbConn::Pg(_) => diesel::RunQueryDsl::get_result::<bool>(
+                    diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(
+                        "NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'",
+                    )),
+                    inner,
+                ),
+                DbConn::Sqlite(_) => inner.ping().map(|()| true),
+            };
+            match writable {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    conns.lost(&mut conn);
+                    Err(domain::ports::StoreError::Other(anyhow::anyhow!(
+                        "the database is a standby"
+                    )))
+                }
+                Err(error) => {
+                    if crate::work::is_connection_lost(&error) {
+                        conns.lost(&mut conn);
+                    }
+                    Err(Unavailable::ConnectionLost(error).into())
+                }
+            }
         })
         .await;
         answered.is_ok()

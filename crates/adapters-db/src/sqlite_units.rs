@@ -80,6 +80,7 @@ where
             Err(TxError::Db(error)) if !is_transient(&error) => {
                 Some(Err(E::from(store_error(error))))
             }
+            Err(TxError::Unsent(error)) => Some(Err(E::from(store_error(error)))),
             Err(TxError::Db(_) | TxError::Retry(_)) => return Ok(Ran::Alone),
         };
         Ok(Ran::Done)

@@ -1,6 +1,18 @@
 //! Units of work: one blocking task, one pooled connection, one transaction, retried a few
 //! times on transient conflicts (SQLite busy, PostgreSQL serialization failure or deadlock).
+//!
+//! Losing the database (a closed or reset connection, a server shutting down, a session
+//! that became read-only after a failover) is `Unavailable`, never a bug. The connection is
+//! then dropped by the pool, and for a while every checked-out connection is pinged first
+//! ([`Connections::retrying`]), so that the pool's other connections to a lost server are
+//! found before a unit of work runs on them. A unit of work that lost its connection before
+//! anything of it could have been committed ([`TxError::Unsent`]: at BEGIN, at a statement
+//! before COMMIT, or when libpq sent nothing) runs again on a fresh connection; one that lost
+//! it at COMMIT (or at its one autocommitted statement) has an unknown outcome and is never
+//! run again here: the caller answers 503 and the merchant's retry resolves it through
+//! idempotency.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,13 +21,28 @@ use diesel::r2d2::Pool;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::ports::StoreError;
 
-use crate::conn::{DbConn, Manager};
+use diesel::r2d2::{PooledConnection, R2D2Connection};
+
+use crate::conn::{DbConn, Manager, Pooled};
+
+/// How long after a lost connection every checked-out connection is pinged before use.
+const SUSPECT_FOR: Duration = Duration::from_secs(10);
 
 /// The connections units of work run on: the pool, and on SQLite this process's writer lock.
 pub(crate) struct Connections {
     pub(crate) pool: Pool<Manager>,
     /// SQLite only: this process's writers take turns here.
     writer: Option<Mutex<()>>,
+    /// Until when (milliseconds since the epoch) connections are pinged at check-out: set
+    /// when one was found lost, as its pool-mates may be too.
+    suspect_until: AtomicI64,
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 impl Connections {
@@ -24,6 +51,39 @@ impl Connections {
         Self {
             pool,
             writer: one_writer.then(|| Mutex::new(())),
+            suspect_until: AtomicI64::new(0),
+        }
+    }
+
+    /// `conn` was found lost: the pool drops it when it comes back, and the connections
+    /// checked out for a while are pinged first.
+    pub(crate) fn lost(&self, conn: &mut Pooled) {
+        if !conn.is_lost() {
+            tracing::warn!("a database connection was lost; it is dropped");
+        }
+        conn.mark_lost();
+        let until = now_millis().saturating_add(SUSPECT_FOR.as_millis() as i64);
+        self.suspect_until.fetch_max(until, Ordering::Relaxed);
+    }
+
+    /// A connection from the pool, within its connection timeout. While connections are
+    /// suspect (one was lost lately), each is pinged first and a lost one dropped for the
+    /// next: a ping did nothing, so trying another is always safe.
+    pub(crate) fn checkout(&self) -> Result<PooledConnection<Manager>, Unavailable> {
+        let started = std::time::Instant::now();
+        loop {
+            let mut conn = self.pool.get().map_err(Unavailable::NoConnection)?;
+            if now_millis() >= self.suspect_until.load(Ordering::Relaxed) {
+                return Ok(conn);
+            }
+            match conn.ping() {
+                Ok(()) => return Ok(conn),
+                Err(error) if started.elapsed() >= self.pool.connection_timeout() => {
+                    self.lost(&mut conn);
+                    return Err(Unavailable::ConnectionLost(error));
+                }
+                Err(_) => self.lost(&mut conn),
+            }
         }
     }
 
@@ -45,10 +105,15 @@ impl Connections {
             // than have them poll the file lock. Other processes still wait on busy_timeout.
             let _writer = write.then(|| self.writer()).flatten();
             let mut conn = self
-                .pool
-                .get()
-                .map_err(|e| TxError::Fail(E::from(Unavailable::NoConnection(e).into())))?;
-            once(&mut conn)
+                .checkout()
+                .map_err(|e| TxError::Fail(E::from(e.into())))?;
+            let result = once(&mut conn);
+            if let Err(TxError::Db(error) | TxError::Unsent(error)) = &result {
+                if is_connection_lost(error) {
+                    self.lost(&mut conn);
+                }
+            }
+            result
         })
     }
 }
@@ -62,6 +127,9 @@ pub(crate) enum TxError<E> {
     Fail(E),
     /// A conflict a fresh attempt resolves (e.g. a balance row inserted concurrently).
     Retry(&'static str),
+    /// The connection was lost before anything of the unit of work could have been
+    /// committed: a fresh connection may run it again.
+    Unsent(DieselError),
 }
 
 impl<E> From<DieselError> for TxError<E> {
@@ -108,6 +176,62 @@ pub(crate) fn is_transient(error: &DieselError) -> bool {
     }
 }
 
+/// Whether `error` says the connection or its server is gone, or no longer takes writes:
+/// closed or reset, never opened, a server shutting down or restarting, a session that
+/// became read-only (a primary demoted by a failover), or a transaction manager left broken
+/// by a failed rollback. The connection must not be used again.
+pub(crate) fn is_connection_lost(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection
+            | DatabaseErrorKind::UnableToSendCommand
+            | DatabaseErrorKind::ReadOnlyTransaction,
+            _,
+        ) => true,
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+            let message = info.message();
+            LOST_MESSAGES.iter().any(|lost| message.contains(lost))
+        }
+        DieselError::BrokenTransactionManager => true,
+        _ => false,
+    }
+}
+
+/// PostgreSQL's and libpq's words for a lost server that diesel gives no kind of its own
+/// (SQLSTATE 57P01 to 57P03, 08xxx and the client's own messages).
+const LOST_MESSAGES: [&str; 11] = [
+    "terminating connection",
+    "the database system is shutting down",
+    "the database system is starting up",
+    "the database system is in recovery mode",
+    "the database system is not yet accepting connections",
+    "server closed the connection",
+    "no connection to the server",
+    "could not receive data from server",
+    "could not send data to server",
+    "SSL SYSCALL error",
+    "SSL connection has been closed unexpectedly",
+];
+
+/// Whether libpq sent nothing of the statement that failed with `error`: the connection was
+/// known dead before it ("no connection to the server"), so nothing could have run.
+fn nothing_sent(error: &DieselError) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::UnableToSendCommand, info)
+            if info.message().contains("no connection to the server")
+    )
+}
+
+/// `error` of a step before COMMIT: a lost connection there means the transaction was never
+/// committed ([`TxError::Unsent`]).
+fn before_commit<E>(error: TxError<E>) -> TxError<E> {
+    match error {
+        TxError::Db(error) if is_connection_lost(&error) => TxError::Unsent(error),
+        other => other,
+    }
+}
+
 /// Why the database could not do a unit of work now; a later try may succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum Unavailable {
@@ -130,9 +254,7 @@ impl From<Unavailable> for StoreError {
 /// The port error for a database error that ends a unit of work.
 pub(crate) fn store_error(error: DieselError) -> StoreError {
     match &error {
-        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => {
-            Unavailable::ConnectionLost(error).into()
-        }
+        _ if is_connection_lost(&error) => Unavailable::ConnectionLost(error).into(),
         _ if is_transient(&error) => Unavailable::Busy(error).into(),
         _ => StoreError::Other(anyhow::Error::new(error)),
     }
@@ -157,12 +279,14 @@ pub(crate) fn write_tx<T, E>(
     conn: &mut DbConn,
     work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
 ) -> Result<T, TxError<E>> {
-    match conn {
-        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE")?,
-        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c)?,
-    }
-    match work(conn) {
+    let begun = match conn {
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
+        DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c),
+    };
+    begun.map_err(|e| before_commit(TxError::Db(e)))?;
+    match work(conn).map_err(before_commit) {
         Ok(value) => {
+            // A lost connection here leaves the outcome unknown: `Db`, never run again.
             <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
             Ok(value)
         }
@@ -185,18 +309,20 @@ pub(crate) fn snapshot_tx<T, E>(
     conn: &mut DbConn,
     work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
 ) -> Result<T, TxError<E>> {
-    match conn {
-        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN")?,
+    let begun = match conn {
+        DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN"),
         DbConn::Pg(c) => AnsiTransactionManager::begin_transaction_sql(
             c,
             "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-        )?,
-    }
+        ),
+    };
+    begun.map_err(|e| before_commit(TxError::Db(e)))?;
     let result = work(conn);
-    // Nothing was written: ending it either way keeps what was read.
+    // Nothing was written: ending it either way keeps what was read, and a lost connection
+    // lost nothing, so it may be read again.
     match <DbConn as TransactionManager<DbConn>>::commit_transaction(conn) {
-        Ok(()) => result,
-        Err(error) => result.and(Err(error.into())),
+        Ok(()) => result.map_err(before_commit),
+        Err(error) => result.and(Err(error.into())).map_err(before_commit),
     }
 }
 
@@ -207,7 +333,11 @@ pub(crate) fn statement_tx<T, E>(
     work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
 ) -> Result<T, TxError<E>> {
     match conn {
-        DbConn::Pg(_) => work(conn),
+        // Autocommitted: a lost connection leaves it unknown, unless nothing was sent.
+        DbConn::Pg(_) => work(conn).map_err(|error| match error {
+            TxError::Db(error) if nothing_sent(&error) => TxError::Unsent(error),
+            other => other,
+        }),
         DbConn::Sqlite(_) => write_tx(conn, work),
     }
 }
@@ -243,11 +373,106 @@ pub(crate) fn retry<T, E: From<StoreError>>(
             Err(TxError::Fail(error)) => return Err(error),
             Err(TxError::Db(error)) if is_transient(&error) && may_retry => error.to_string(),
             Err(TxError::Retry(why)) if may_retry => why.to_string(),
-            Err(TxError::Db(error)) => return Err(E::from(store_error(error))),
+            Err(TxError::Unsent(error)) if may_retry => format!("connection lost: {error}"),
+            Err(TxError::Db(error) | TxError::Unsent(error)) => {
+                return Err(E::from(store_error(error)))
+            }
             Err(TxError::Retry(why)) => return Err(E::from(Unavailable::Conflict(why).into())),
         };
         tracing::debug!(attempt = tries, reason = %why, "retrying a unit of work");
         std::thread::sleep(backoff(tries));
         tries += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db_error(kind: DatabaseErrorKind, message: &str) -> DieselError {
+        DieselError::DatabaseError(kind, Box::new(message.to_string()))
+    }
+
+    #[test]
+    fn a_lost_server_is_unavailable_and_never_a_bug() {
+        for lost in [
+            db_error(
+                DatabaseErrorKind::ClosedConnection,
+                "server closed the connection unexpectedly",
+            ),
+            db_error(
+                DatabaseErrorKind::UnableToSendCommand,
+                "no connection to the server\n",
+            ),
+            db_error(
+                DatabaseErrorKind::ReadOnlyTransaction,
+                "cannot execute INSERT in a read-only transaction",
+            ),
+            db_error(
+                DatabaseErrorKind::Unknown,
+                "FATAL:  terminating connection due to administrator command",
+            ),
+            db_error(
+                DatabaseErrorKind::Unknown,
+                "FATAL:  the database system is shutting down",
+            ),
+            db_error(
+                DatabaseErrorKind::Unknown,
+                "SSL SYSCALL error: EOF detected",
+            ),
+            DieselError::BrokenTransactionManager,
+        ] {
+            assert!(is_connection_lost(&lost), "{lost}");
+            assert!(
+                matches!(store_error(lost), StoreError::Unavailable(_)),
+                "a lost server is 503"
+            );
+        }
+        for bug in [
+            db_error(DatabaseErrorKind::UniqueViolation, "duplicate key"),
+            db_error(DatabaseErrorKind::Unknown, "syntax error at or near"),
+            DieselError::NotFound,
+        ] {
+            assert!(!is_connection_lost(&bug), "{bug}");
+            assert!(matches!(store_error(bug), StoreError::Other(_)));
+        }
+    }
+
+    #[test]
+    fn only_a_loss_before_commit_or_with_nothing_sent_is_run_again() {
+        let lost = || db_error(DatabaseErrorKind::ClosedConnection, "server closed");
+        assert!(matches!(
+            before_commit::<StoreError>(TxError::Db(lost())),
+            TxError::Unsent(_)
+        ));
+        assert!(matches!(
+            before_commit::<StoreError>(TxError::Db(DieselError::NotFound)),
+            TxError::Db(_)
+        ));
+        assert!(nothing_sent(&db_error(
+            DatabaseErrorKind::UnableToSendCommand,
+            "no connection to the server\n"
+        )));
+        assert!(!nothing_sent(&lost()), "it may have run: unknown");
+
+        // `retry` runs an unsent unit again, and never one whose outcome is unknown.
+        let mut runs = 0;
+        let unsent: Result<(), StoreError> = retry(|| {
+            runs += 1;
+            if runs == 1 {
+                Err(TxError::Unsent(lost()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(unsent.is_ok());
+        assert_eq!(runs, 2);
+        let mut runs = 0;
+        let unknown: Result<(), StoreError> = retry(|| {
+            runs += 1;
+            Err(TxError::Db(lost()))
+        });
+        assert!(matches!(unknown, Err(StoreError::Unavailable(_))));
+        assert_eq!(runs, 1, "an unknown outcome is never done again");
     }
 }

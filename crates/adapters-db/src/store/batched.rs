@@ -83,6 +83,16 @@ impl Database {
                     let _ = job.reply.send(answer);
                 }
             }
+            // The database is away, or the statement's outcome is unknown (its connection was
+            // lost): writing the rows again now could only repeat or fail; each request
+            // answers 503 and the merchant's retry finds its operation or creates it once.
+            Err(StoreError::Unavailable(error)) => {
+                tracing::warn!(%error, rows = jobs.len(), "batched insert not known to be written");
+                for job in jobs {
+                    let away = StoreError::Unavailable(error.to_string().into());
+                    let _ = job.reply.send(Err(InsertError::Store(away)));
+                }
+            }
             Err(error) => {
                 tracing::debug!(%error, rows = jobs.len(), "batched insert failed; rows written one by one");
                 for job in jobs {

@@ -110,6 +110,22 @@ where
     }
 }
 
+/// A fresh PostgreSQL test database, for what only PostgreSQL has (a server that ends its
+/// connections); `None` after a `SKIPPED` line when PostgreSQL is not configured.
+pub async fn postgres_only() -> Option<TestDb> {
+    if testkit::postgres_admin_url().is_none() {
+        return None;
+    }
+    let pg = tokio::task::spawn_blocking(|| {
+        FreshDatabase::postgres()
+            .map(TestDb::open)
+            .expect("PostgreSQL is configured")
+    })
+    .await
+    .expect("PostgreSQL setup");
+    Some(pg)
+}
+
 /// Runs `test` on an empty, unmigrated database on each backend, as [`each_backend`] does.
 pub async fn each_empty_backend<F, Fut>(test: F)
 where

@@ -21,6 +21,7 @@ mod fixtures;
 mod held_callbacks;
 mod helpers;
 mod ledger;
+mod lost_server;
 mod migrations;
 mod operations;
 mod outbox;
