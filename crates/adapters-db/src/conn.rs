@@ -233,10 +233,8 @@ mod tests {
         let mut connections: Vec<Pooled> = (0..3)
             .map(|_| diesel::r2d2::ManageConnection::connect(&manager).expect("a connection"))
             .collect();
-        let read: Vec<(i16, Option<String>)> = connections
-            .iter_mut()
-            .map(|c| counter_slot_of(c))
-            .collect();
+        let read: Vec<(i16, Option<String>)> =
+            connections.iter_mut().map(|c| counter_slot_of(c)).collect();
         for (slot, setting) in &read {
             assert_eq!(
                 setting.as_deref(),

@@ -32,4 +32,7 @@ pub use database::{Backend, FreshDatabase};
 pub use logs::CapturedLogs;
 pub use receiver::{wait_until, CallbackReceiver, Captured};
 pub use server::serve_every_request;
-pub use skip::{postgres_admin_url, report_skipped, required, PG_VAR, REQUIRE_POSTGRES_VAR};
+pub use skip::{
+    postgres_admin_url, report_skipped, required, tls_postgres_url, PG_VAR, REQUIRE_POSTGRES_VAR,
+    TLS_PG_VAR,
+};

@@ -43,6 +43,29 @@ pub fn postgres_admin_url() -> Option<String> {
     }
 }
 
+/// The variable naming a PostgreSQL server that accepts TLS connections only, as
+/// `scripts/pg-tls.sh start` prints it (with `sslrootcert`, without `sslmode`).
+pub const TLS_PG_VAR: &str = "GATEWAY_TEST_TLS_DATABASE_URL";
+
+/// The TLS-only PostgreSQL server of [`TLS_PG_VAR`]. Unset: `None` after a `SKIPPED` line,
+/// or a panic when `GATEWAY_REQUIRE_POSTGRES=1` (CI starts that server too).
+pub fn tls_postgres_url() -> Option<String> {
+    match std::env::var(TLS_PG_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                !required(REQUIRE_POSTGRES_VAR),
+                "{REQUIRE_POSTGRES_VAR}=1 but {TLS_PG_VAR} is not set (scripts/pg-tls.sh start \
+                 prints it): this TLS test cannot run"
+            );
+            report_skipped(&format!(
+                "the TLS part did not run ({TLS_PG_VAR} is not set; scripts/pg-tls.sh start)"
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,8 +87,15 @@ async fn a_database_that_stopped_taking_writes_is_unavailable_and_not_ready_unti
     t.exec("DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$");
     end_every_session(&t);
     let (stored, unavailable) = insert_some(&t, &shop, 3).await;
-    assert_eq!((stored, unavailable), (0, 3), "a read-only session takes no write");
-    assert!(!t.db.ping().await, "not ready while no session takes writes");
+    assert_eq!(
+        (stored, unavailable),
+        (0, 3),
+        "a read-only session takes no write"
+    );
+    assert!(
+        !t.db.ping().await,
+        "not ready while no session takes writes"
+    );
 
     t.exec("BEGIN READ WRITE; DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET default_transaction_read_only', current_database()); END $$; COMMIT");
     // The read-only sessions were dropped as lost; new ones take writes.

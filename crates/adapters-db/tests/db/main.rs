@@ -40,4 +40,5 @@ mod secrets_migration;
 mod story;
 mod tariffs;
 mod throughput;
+mod tls;
 mod transactions;
