@@ -134,6 +134,12 @@ pub(crate) struct Manager {
 
 impl Manager {
     pub(crate) fn new(target: Target) -> Self {
+        if matches!(target, Target::Postgres(_)) {
+            // OpenSSL set up before libpq first uses it, without its clean-up at exit: that
+            // clean-up frees what a pool thread may still use while the process exits (a
+            // short CLI command whose pool is still opening its idle connection crashed so).
+            openssl_sys::init();
+        }
         let start = u32::from(uuid::Uuid::new_v4().as_bytes()[0]);
         Self {
             target,

@@ -81,6 +81,26 @@ impl FreshDatabase {
         })
     }
 
+    /// A new, empty database on the PostgreSQL server (or cluster) of `admin_url`, which may
+    /// name several hosts (`postgres://u@h1:6001,h2:6002/gw?target_session_attrs=...`): the
+    /// new database's URL is `admin_url` with the database's name in place of its path.
+    pub fn postgres_at(admin_url: &str) -> FreshDatabase {
+        let mut admin = PgConnection::establish(admin_url)
+            .unwrap_or_else(|e| panic!("PostgreSQL at {admin_url:?} cannot be reached: {e}"));
+        let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap_or_else(|e| panic!("cannot create the test database {name}: {e}"));
+        FreshDatabase {
+            url: with_database(admin_url, &name),
+            backend: Backend::Postgres,
+            place: Place::Postgres {
+                admin_url: admin_url.to_string(),
+                name,
+            },
+        }
+    }
+
     /// A fresh database on `backend`; `None` if PostgreSQL is not configured.
     pub fn on(backend: Backend) -> Option<FreshDatabase> {
         match backend {
@@ -136,7 +156,43 @@ impl FreshDatabase {
     }
 }
 
+/// `url` (a libpq URL, several hosts allowed) naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let authority_end = base
+        .find("://")
+        .map(|scheme| scheme + 3)
+        .and_then(|start| base[start..].find('/').map(|slash| start + slash))
+        .unwrap_or(base.len());
+    let mut named = format!("{}/{name}", &base[..authority_end]);
+    if let Some(query) = query {
+        named.push('?');
+        named.push_str(query);
+    }
+    named
+}
+
 enum Raw {
     Sqlite(SqliteConnection),
     Pg(PgConnection),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn the_database_is_put_in_place_of_the_path_with_several_hosts_and_a_query() {
+        assert_eq!(
+            with_database(
+                "postgres://u@h1:6001,h2:6002/gw?target_session_attrs=read-write",
+                "t"
+            ),
+            "postgres://u@h1:6001,h2:6002/t?target_session_attrs=read-write"
+        );
+        assert_eq!(with_database("postgres://u@h", "t"), "postgres://u@h/t");
+    }
 }

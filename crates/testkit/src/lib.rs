@@ -33,6 +33,6 @@ pub use logs::CapturedLogs;
 pub use receiver::{wait_until, CallbackReceiver, Captured};
 pub use server::serve_every_request;
 pub use skip::{
-    postgres_admin_url, report_skipped, required, tls_postgres_url, PG_VAR, REQUIRE_POSTGRES_VAR,
-    TLS_PG_VAR,
+    ha_postgres_url, postgres_admin_url, report_skipped, required, tls_postgres_url, HA_PG_VAR,
+    PG_VAR, REQUIRE_POSTGRES_VAR, TLS_PG_VAR,
 };

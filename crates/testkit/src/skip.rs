@@ -66,6 +66,29 @@ pub fn tls_postgres_url() -> Option<String> {
     }
 }
 
+/// The variable naming the pg_auto_failover cluster of `scripts/ha-cluster.sh start` (the
+/// URL it prints, both nodes).
+pub const HA_PG_VAR: &str = "GATEWAY_TEST_HA_DATABASE_URL";
+
+/// The failover cluster of [`HA_PG_VAR`]. Unset: `None` after a `SKIPPED` line, or a panic
+/// when `GATEWAY_REQUIRE_POSTGRES=1` (CI starts the cluster).
+pub fn ha_postgres_url() -> Option<String> {
+    match std::env::var(HA_PG_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                !required(REQUIRE_POSTGRES_VAR),
+                "{REQUIRE_POSTGRES_VAR}=1 but {HA_PG_VAR} is not set (scripts/ha-cluster.sh \
+                 start prints it): this failover test cannot run"
+            );
+            report_skipped(&format!(
+                "the failover part did not run ({HA_PG_VAR} is not set; scripts/ha-cluster.sh start)"
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

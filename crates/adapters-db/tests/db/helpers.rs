@@ -113,9 +113,7 @@ where
 /// A fresh PostgreSQL test database, for what only PostgreSQL has (a server that ends its
 /// connections); `None` after a `SKIPPED` line when PostgreSQL is not configured.
 pub async fn postgres_only() -> Option<TestDb> {
-    if testkit::postgres_admin_url().is_none() {
-        return None;
-    }
+    testkit::postgres_admin_url()?;
     let pg = tokio::task::spawn_blocking(|| {
         FreshDatabase::postgres()
             .map(TestDb::open)

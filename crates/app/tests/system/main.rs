@@ -19,6 +19,7 @@ mod console_cli;
 mod console_fees;
 mod currencies;
 mod currency_payouts;
+mod db_failover;
 mod demo;
 mod discrepancies;
 mod disputes;
