@@ -30,6 +30,8 @@ TARGETS = {
     "tail_ratio": 5.0,
     # SQLite's rate against the PostgreSQL gateway's, same kind, same run.
     "sqlite_ratio": 0.5,
+    # The failover cluster's (synchronous standby, TLS) against the single server's.
+    "cluster_ratio": 0.5,
     # The same gateway's rate with a tariff on every merchant against without (medians).
     "fees_ratio": 0.95,
     # Callbacks delivered per second against PostgreSQL deposits created per second.
@@ -224,6 +226,7 @@ def table(results, cores, uptime):
         elif kind == "gateway":
             plural = KIND_PLURAL.get(r["name"], r["name"])
             b = {"postgres": "PostgreSQL", "sqlite": "SQLite",
+                 "cluster": "the failover cluster (synchronous standby, TLS)",
                  "acquirer-path": "PostgreSQL via one acquirer-sim"}.get(r["backend"], r["backend"])
             ratio = batched = "-"
             if r["backend"] == "postgres" and r["name"] in bare:
@@ -236,6 +239,16 @@ def table(results, cores, uptime):
                         "needs the pgbench phase")
             if r["backend"] == "postgres" and f"{r['name']}-batch" in bare:
                 batched = f"{r['rate'] / bare[r['name'] + '-batch']['rate']:.2f}"
+            if r["backend"] == "cluster":
+                pg = sat.get(("postgres", r["name"]))
+                name = (f"failover cluster {plural}/s >= {TARGETS['cluster_ratio']} x the single "
+                        f"server's")
+                if pg:
+                    value = r["rate"] / pg["rate"]
+                    ratio = f"{value:.2f} of single"
+                    check(name, value >= TARGETS["cluster_ratio"], f"{value:.2f} x")
+                else:
+                    missing(name, "needs the postgres phase")
             if r["backend"] == "sqlite":
                 pg = sat.get(("postgres", r["name"]))
                 name = f"SQLite {plural}/s >= {TARGETS['sqlite_ratio']} x PostgreSQL gateway's"

@@ -18,6 +18,8 @@
 #              merchant's deposits and withdrawals and without, alternated, BENCH_FEE_ROUNDS (3)
 #              times, BENCH_FEE_REQUESTS (200000) fresh requests of each kind a run;
 #   sqlite     the postgres phase's saturation runs on the embedded SQLite database;
+#   cluster    the same on a pg_auto_failover cluster on this machine (scripts/ha-cluster.sh:
+#              a synchronous standby, TLS), beside the single server;
 #   callbacks  the delivery of BENCH_CALLBACKS callbacks to a local receiver;
 #   acquirer   payouts and card payins routed to one acquirer-sim: saturation with wrk at
 #              BENCH_CONNECTIONS, then at BENCH_RATE_PERCENT % of it, with bench_load, the
@@ -28,8 +30,8 @@
 # Then one table (also written to $OUT/table.md) with every target, each a ratio of figures
 # of this same run.
 #
-# Knobs (environment): BENCH_PHASES ("fsync pgbench batch postgres rate fees sqlite callbacks
-# acquirer failover"), BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
+# Knobs (environment): BENCH_PHASES ("fsync pgbench batch postgres rate fees sqlite cluster
+# callbacks acquirer failover"), BENCH_DURATION (s, 15), BENCH_CONNECTIONS (64), BENCH_PGBENCH_CLIENTS
 # (16), BENCH_MERCHANTS (16), BENCH_REQUESTS (pre-signed requests per saturation run,
 # 450000), BENCH_ACQUIRER_REQUESTS (the same for the acquirer phase, 150000), BENCH_BATCH_ROWS
 # (32), BENCH_RATE_PERCENT (50), BENCH_ACQUIRER_WARM_UP (s sent before each open-loop run of
@@ -39,7 +41,8 @@
 # database this script drops and creates is named with it), BENCH_PORT (18080),
 # BENCH_RECEIVER_PORT (18099), BENCH_SIM_PORT (18101: the simulators use it and the next two
 # ports, their control APIs the same plus 10), BENCH_WRK_THREADS (2), BENCH_LOAD_THREADS (2),
-# BENCH_FAILOVER_CONNECTIONS (8), BENCH_GATEWAY (a gateway binary to measure instead of the
+# BENCH_FAILOVER_CONNECTIONS (8), BENCH_HA_DIR and BENCH_HA_PORT (the cluster's folder and
+# first port: $TMPDIR/gateway-bench-ha, 6100), BENCH_GATEWAY (a gateway binary to measure instead of the
 # one built here, for A/B runs of two builds), BENCH_OUT (bench/out/DATE), RUST_LOG (warn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +58,7 @@ PG_URL=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 PORT=${BENCH_PORT:-18080}
 RECEIVER_PORT=${BENCH_RECEIVER_PORT:-18099}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
-PHASES=" ${BENCH_PHASES:-fsync pgbench batch postgres rate fees sqlite callbacks acquirer failover} "
+PHASES=" ${BENCH_PHASES:-fsync pgbench batch postgres rate fees sqlite cluster callbacks acquirer failover} "
 SIM_PORT=${BENCH_SIM_PORT:-18101}
 DB_PREFIX=${BENCH_DB_PREFIX:-bench_}
 [[ "$DB_PREFIX" =~ ^[a-z_][a-z0-9_]*$ ]] || { echo "bench: BENCH_DB_PREFIX must be [a-z0-9_]" >&2; exit 1; }
@@ -281,12 +284,12 @@ fresh_stats() { # before each measured run on PostgreSQL, as before each pgbench
   # (nearly) empty as that small, and the pool's connections keep the plans they make then
   # (sequential scans, the cheapest on a page or two) as it grows, until its next ANALYZE.
   if [ "$1" != sqlite ]; then
-    local written
-    written=$(psql -X "$PG_URL/$GW_DB" -qAtc \
+    local written stats_url=${STATS_URL:-$PG_URL/$GW_DB}
+    written=$(psql -X "$stats_url" -qAtc \
       "SELECT count(*) >= 1000 FROM (SELECT 1 FROM operations LIMIT 1000) AS o")
     case $written in
-    t) psql -X "$PG_URL/$GW_DB" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null ;;
-    f) psql -X "$PG_URL/$GW_DB" -qc "CHECKPOINT" >/dev/null ;;
+    t) psql -X "$stats_url" -qc "VACUUM ANALYZE" -c "CHECKPOINT" >/dev/null ;;
+    f) psql -X "$stats_url" -qc "CHECKPOINT" >/dev/null ;;
     *) die "cannot count the operations of $GW_DB: $written" ;;
     esac
   fi
@@ -468,6 +471,26 @@ SQLITE_URL="sqlite://$SQLITE_DIR/gateway.db"
 GATEWAY_DATABASE_URL=$SQLITE_URL "$GATEWAY" migrate >/dev/null 2>&1
 gateway_phase sqlite "$SQLITE_URL"
 rm -rf "$SQLITE_DIR"
+fi
+
+# --- 4c. the failover cluster: a synchronous standby, TLS -------------------------------
+#
+# The postgres phase's saturation runs on a pg_auto_failover cluster on this machine
+# (scripts/ha-cluster.sh: a monitor, a primary and a synchronous secondary, TLS with
+# verify-full), its own folder and ports (BENCH_HA_DIR, BENCH_HA_PORT), so every commit
+# waits for the standby's flush as well. The table sets it beside the single server.
+if phase cluster; then
+  export HA_DIR=${BENCH_HA_DIR:-${TMPDIR:-/tmp}/gateway-bench-ha} HA_PORT=${BENCH_HA_PORT:-6100}
+  bash scripts/ha-cluster.sh install
+  HA_URL=$(bash scripts/ha-cluster.sh start)
+  HA_ADMIN=${HA_URL/\/gw\?//postgres?}
+  GW_DB=${DB_PREFIX}cluster
+  psql "$HA_ADMIN" -v ON_ERROR_STOP=1 -qAt -c "DROP DATABASE IF EXISTS $GW_DB WITH (FORCE)" \
+    -c "CREATE DATABASE $GW_DB" >/dev/null
+  CLUSTER_URL=${HA_URL/\/gw\?//$GW_DB?}
+  GATEWAY_DATABASE_URL=$CLUSTER_URL "$GATEWAY" migrate >/dev/null 2>&1
+  STATS_URL=$CLUSTER_URL gateway_phase cluster "$CLUSTER_URL"
+  bash scripts/ha-cluster.sh stop
 fi
 
 # --- 5. callbacks -----------------------------------------------------------------------
