@@ -24,69 +24,52 @@ pub fn report_skipped(what: &str) {
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {test}: {what}");
 }
 
-/// The PostgreSQL server to create test databases on, from `GATEWAY_TEST_DATABASE_URL`.
-///
-/// Unset: `None` after a `SKIPPED` line, or a panic when `GATEWAY_REQUIRE_POSTGRES=1`.
-pub fn postgres_admin_url() -> Option<String> {
-    match std::env::var(PG_VAR) {
+/// The server named by the variable `var`, which the tests of `part` need (`how` says
+/// where to get it). Unset: `None` after a `SKIPPED` line, or a panic when
+/// `GATEWAY_REQUIRE_POSTGRES=1` (CI sets every such variable).
+fn server_url(var: &str, part: &str, how: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(url) if !url.trim().is_empty() => Some(url),
         _ => {
             assert!(
                 !required(REQUIRE_POSTGRES_VAR),
-                "{REQUIRE_POSTGRES_VAR}=1 but {PG_VAR} is not set: this PostgreSQL test cannot run"
+                "{REQUIRE_POSTGRES_VAR}=1 but {var} is not set{how}: this {part} test cannot run"
             );
             report_skipped(&format!(
-                "the PostgreSQL part did not run ({PG_VAR} is not set)"
+                "the {part} part did not run ({var} is not set{how})"
             ));
             None
         }
     }
+}
+
+/// The PostgreSQL server to create test databases on, from `GATEWAY_TEST_DATABASE_URL`.
+///
+/// Unset: `None` after a `SKIPPED` line, or a panic when `GATEWAY_REQUIRE_POSTGRES=1`.
+pub fn postgres_admin_url() -> Option<String> {
+    server_url(PG_VAR, "PostgreSQL", "")
 }
 
 /// The variable naming a PostgreSQL server that accepts TLS connections only, as
 /// `scripts/pg-tls.sh start` prints it (with `sslrootcert`, without `sslmode`).
 pub const TLS_PG_VAR: &str = "GATEWAY_TEST_TLS_DATABASE_URL";
 
-/// The TLS-only PostgreSQL server of [`TLS_PG_VAR`]. Unset: `None` after a `SKIPPED` line,
-/// or a panic when `GATEWAY_REQUIRE_POSTGRES=1` (CI starts that server too).
+/// The TLS-only PostgreSQL server of [`TLS_PG_VAR`]; unset, as [`postgres_admin_url`].
 pub fn tls_postgres_url() -> Option<String> {
-    match std::env::var(TLS_PG_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            assert!(
-                !required(REQUIRE_POSTGRES_VAR),
-                "{REQUIRE_POSTGRES_VAR}=1 but {TLS_PG_VAR} is not set (scripts/pg-tls.sh start \
-                 prints it): this TLS test cannot run"
-            );
-            report_skipped(&format!(
-                "the TLS part did not run ({TLS_PG_VAR} is not set; scripts/pg-tls.sh start)"
-            ));
-            None
-        }
-    }
+    server_url(TLS_PG_VAR, "TLS", "; scripts/pg-tls.sh start prints it")
 }
 
 /// The variable naming the pg_auto_failover cluster of `scripts/ha-cluster.sh start` (the
 /// URL it prints, both nodes).
 pub const HA_PG_VAR: &str = "GATEWAY_TEST_HA_DATABASE_URL";
 
-/// The failover cluster of [`HA_PG_VAR`]. Unset: `None` after a `SKIPPED` line, or a panic
-/// when `GATEWAY_REQUIRE_POSTGRES=1` (CI starts the cluster).
+/// The failover cluster of [`HA_PG_VAR`]; unset, as [`postgres_admin_url`].
 pub fn ha_postgres_url() -> Option<String> {
-    match std::env::var(HA_PG_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            assert!(
-                !required(REQUIRE_POSTGRES_VAR),
-                "{REQUIRE_POSTGRES_VAR}=1 but {HA_PG_VAR} is not set (scripts/ha-cluster.sh \
-                 start prints it): this failover test cannot run"
-            );
-            report_skipped(&format!(
-                "the failover part did not run ({HA_PG_VAR} is not set; scripts/ha-cluster.sh start)"
-            ));
-            None
-        }
-    }
+    server_url(
+        HA_PG_VAR,
+        "failover",
+        "; scripts/ha-cluster.sh start prints it",
+    )
 }
 
 #[cfg(test)]

@@ -96,16 +96,8 @@ where
         .await
         .expect("SQLite setup");
     test(sqlite).await;
-    // Asked here, on the test's own thread, so a SKIPPED line names the test.
-    if testkit::postgres_admin_url().is_some() {
+    if let Some(pg) = postgres_only().await {
         eprintln!("-- on PostgreSQL");
-        let pg = tokio::task::spawn_blocking(|| {
-            FreshDatabase::postgres()
-                .map(TestDb::open)
-                .expect("PostgreSQL is configured")
-        })
-        .await
-        .expect("PostgreSQL setup");
         test(pg).await;
     }
 }
@@ -113,6 +105,7 @@ where
 /// A fresh PostgreSQL test database, for what only PostgreSQL has (a server that ends its
 /// connections); `None` after a `SKIPPED` line when PostgreSQL is not configured.
 pub async fn postgres_only() -> Option<TestDb> {
+    // Asked here, on the test's own thread, so a SKIPPED line names the test.
     testkit::postgres_admin_url()?;
     let pg = tokio::task::spawn_blocking(|| {
         FreshDatabase::postgres()

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::helpers::db::several_postgres_gateways;
-use crate::helpers::sim::{add_provider, pan, recipient, route_to, wait_all_final, Sim};
+use crate::helpers::sim::{
+    add_provider, paid_at_most_once, pan, recipient, route_to, wait_all_final, Sim,
+};
 use crate::helpers::{
     card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
 };
@@ -281,27 +283,7 @@ async fn two_gateways_survive_a_planned_failover_and_a_killed_primary_without_a_
         .collect();
     let finals = wait_all_final(api, &sim, &reads, SETTLE_DEADLINE).await;
     let stats = sim.stats().await;
-    for (reference, counts) in stats["byReference"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
-    {
-        assert!(
-            counts["payouts"].as_u64().unwrap_or(0) <= 1,
-            "{reference} paid twice: {counts}"
-        );
-    }
-    let paid: HashMap<String, u64> = stats["byRecipient"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v["payouts"].as_u64().unwrap_or(0)))
-        .collect();
-    assert!(
-        paid.values().all(|n| *n <= 1),
-        "a recipient paid twice: {paid:?}"
-    );
+    let paid = paid_at_most_once(&stats);
     let approved: Vec<&String> = finals
         .iter()
         .filter(|(_, data)| data["status"] == 1)

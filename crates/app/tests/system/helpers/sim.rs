@@ -225,6 +225,33 @@ pub fn pan(i: usize) -> String {
     format!("{body}{check}")
 }
 
+/// From the simulator's `/_sim/stats`: asserts that no reference and no recipient was paid
+/// more than once; how many payouts each recipient (by its `byRecipient` key) was paid.
+pub fn paid_at_most_once(stats: &Value) -> HashMap<String, u64> {
+    for (reference, counts) in stats["byReference"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+    {
+        assert!(
+            counts["payouts"].as_u64().unwrap_or(0) <= 1,
+            "{reference} paid twice: {counts}"
+        );
+    }
+    let paid: HashMap<String, u64> = stats["byRecipient"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v["payouts"].as_u64().unwrap_or(0)))
+        .collect();
+    assert!(
+        paid.values().all(|n| *n <= 1),
+        "a recipient paid twice: {paid:?}"
+    );
+    paid
+}
+
 /// The simulator's `byRecipient` key of a PAN or phone: its SHA-256 in hex.
 pub fn recipient(pan_or_phone: &str) -> String {
     use sha2::Digest;
