@@ -151,6 +151,12 @@ impl Database {
     /// As [`Database::connect`], with explicit pool, cache and master key options.
     pub fn connect_with(url: &str, options: DbOptions) -> anyhow::Result<Database> {
         let target = Target::parse(url)?;
+        if crate::target::several_hosts_without_target(url) {
+            tracing::warn!(
+                "GATEWAY_DATABASE_URL names several hosts without target_session_attrs: \
+                 add target_session_attrs=read-write, or writes may go to a standby"
+            );
+        }
         let backend = match target {
             Target::Sqlite(_) => Backend::Sqlite,
             Target::Postgres(_) => Backend::Postgres,

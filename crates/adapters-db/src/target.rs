@@ -40,9 +40,39 @@ impl Target {
     }
 }
 
+/// Whether a PostgreSQL `url` names several hosts without `target_session_attrs`: libpq
+/// then keeps the first host that answers, a standby included, and every write there fails
+/// until the connection is dropped. The gateway warns at start.
+pub(crate) fn several_hosts_without_target(url: &str) -> bool {
+    let Some(rest) = url.split_once("://").map(|(_, rest)| rest) else {
+        return false;
+    };
+    let (authority, query) = match rest.split_once('/') {
+        Some((authority, tail)) => (authority, tail.split_once('?').map(|(_, q)| q)),
+        None => (
+            rest.split('?').next().unwrap_or(rest),
+            rest.split_once('?').map(|(_, q)| q),
+        ),
+    };
+    authority.contains(',')
+        && !query.is_some_and(|q| q.split('&').any(|p| p.starts_with("target_session_attrs=")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_hosts_need_target_session_attrs() {
+        assert!(several_hosts_without_target("postgres://u@h1:1,h2:2/gw"));
+        assert!(several_hosts_without_target(
+            "postgres://u@h1:1,h2:2/gw?sslmode=require"
+        ));
+        assert!(!several_hosts_without_target(
+            "postgres://u@h1:1,h2:2/gw?sslmode=require&target_session_attrs=read-write"
+        ));
+        assert!(!several_hosts_without_target("postgres://u@h1:1/gw"));
+    }
 
     #[test]
     fn sqlite_paths_relative_and_absolute() {
