@@ -188,6 +188,20 @@ impl Signed {
         work.await.map_err(|e| self.fail(e))
     }
 
+    /// A line saying how far behind the primary the replica this page was read from is
+    /// (`GATEWAY_DATABASE_READ_URL`); nothing when the page read the primary.
+    pub async fn replica_note(&self) -> Result<maud::Markup, Failure> {
+        let lag = self
+            .ask(self.state.ports.gateway.statements().read_lag())
+            .await?;
+        let t = crate::i18n::texts(self.lang);
+        Ok(maud::html! {
+            @if let Some(ms) = lag {
+                p.muted.replica { (t.read_from_replica) " " (ms) " ms." }
+            }
+        })
+    }
+
     /// [`Signed::ask`] for a lookup: nothing found is 404.
     pub async fn ask_found<T, E: Into<Problem>>(
         &self,

@@ -24,7 +24,9 @@ use crate::queue::InsertQueue;
 use crate::rows::MerchantProfile;
 use crate::sqlite_units::WriteGroups;
 use crate::target::Target;
-use crate::work::{blocking, statement_tx, write_tx, Connections, TxError, Unavailable};
+use crate::work::{
+    blocking, lost_is_unsent, statement_tx, write_tx, Connections, TxError, Unavailable,
+};
 use domain::ports::StoreError;
 
 /// Which database engine a [`Database`] runs on.
@@ -61,6 +63,9 @@ pub struct DbOptions {
     /// encrypted and encrypted ones are read; without it, they are written as given and an
     /// encrypted one cannot be read (see [`Database::check_secrets`]).
     pub master_key: Option<MasterKey>,
+    /// `GATEWAY_DATABASE_READ_URL`: a PostgreSQL replica for the reads that may lag
+    /// ([`Database::read_replica`]); `None`: they read the primary.
+    pub read_url: Option<String>,
 }
 
 impl Default for DbOptions {
@@ -70,6 +75,7 @@ impl Default for DbOptions {
             connection_timeout: Duration::from_secs(5),
             cache_ttl: Duration::from_secs(2),
             master_key: None,
+            read_url: None,
         }
     }
 }
@@ -93,6 +99,8 @@ pub struct Database {
 
 pub(crate) struct Inner {
     pub(crate) conns: Connections,
+    /// The replica's connections, when `GATEWAY_DATABASE_READ_URL` names one.
+    pub(crate) replica: Option<Connections>,
     pub(crate) backend: Backend,
     pub(crate) routes: TtlMap<(), Arc<Vec<Route>>>,
     /// Merchants without their secrets (unknown ids as `None`).
@@ -139,6 +147,30 @@ impl fmt::Debug for Database {
     }
 }
 
+/// A replica's lag in milliseconds: the age of the last transaction it replayed while it has
+/// not replayed all it received; 0 once it has (an idle primary sends nothing to replay), or
+/// on a server that is not in recovery.
+const LAG_MS: &str = "CASE WHEN NOT pg_is_in_recovery() \
+     OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN CAST(0 AS BIGINT) \
+     ELSE CAST(COALESCE(EXTRACT(EPOCH FROM (now() - pg_last_xact_replay_timestamp())) * 1000, 0) \
+     AS BIGINT) END";
+
+/// The replica's pool: PostgreSQL only, a quarter of the primary's connections (at least 2).
+fn replica_pool(url: &str, options: &DbOptions) -> anyhow::Result<Connections> {
+    let target = Target::parse(url)?;
+    if !matches!(target, Target::Postgres(_)) {
+        anyhow::bail!("GATEWAY_DATABASE_READ_URL must name a PostgreSQL server");
+    }
+    let pool = Pool::builder()
+        .max_size((options.max_connections.unwrap_or(16) / 4).max(2))
+        .min_idle(Some(1))
+        .test_on_check_out(false)
+        .connection_timeout(options.connection_timeout)
+        .build(Manager::new(target))
+        .context("cannot open the replica named by GATEWAY_DATABASE_READ_URL")?;
+    Ok(Connections::new(pool, false))
+}
+
 impl Database {
     /// Connects with default options. Accepts `sqlite://PATH` (relative, e.g.
     /// `sqlite://gateway.db`), `sqlite:///ABSOLUTE/PATH`, `sqlite:PATH`, `postgres://...` and
@@ -173,9 +205,14 @@ impl Database {
             .connection_timeout(options.connection_timeout)
             .build(Manager::new(target))
             .with_context(|| format!("cannot open the {backend} database"))?;
+        let replica = match &options.read_url {
+            Some(read_url) => Some(replica_pool(read_url, &options)?),
+            None => None,
+        };
         let database = Database {
             inner: Arc::new(Inner {
                 conns: Connections::new(pool, backend == Backend::Sqlite),
+                replica,
                 backend,
                 routes: TtlMap::new(options.cache_ttl, 1),
                 merchants: TtlMap::new(options.cache_ttl, MERCHANT_CACHE_CAPACITY),
@@ -219,7 +256,7 @@ impl Database {
             let writable = match inner {
                 DbConn::Pg(_) => diesel::RunQueryDsl::get_result::<bool>(
                     diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(
-                        "NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'",
+                        crate::work::WRITABLE,
                     )),
                     inner,
                 ),
@@ -322,7 +359,52 @@ impl Database {
         F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
     {
         let db = self.clone();
-        blocking(move || db.retrying(false, work)).await
+        // Reads only: one that lost its connection is read again on a fresh one.
+        blocking(move || db.retrying(false, |conn| work(conn).map_err(lost_is_unsent))).await
+    }
+
+    /// As [`Database::read`], on the replica when there is one (its reads may lag the
+    /// primary by [`Database::read_lag`]).
+    pub(crate) async fn read_replica<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: Fn(&mut DbConn) -> Result<T, TxError<E>> + Send + 'static,
+    {
+        if self.inner.replica.is_none() {
+            return self.read(work).await;
+        }
+        let db = self.clone();
+        blocking(move || {
+            let work = |conn: &mut DbConn| work(conn).map_err(lost_is_unsent);
+            match &db.inner.replica {
+                Some(replica) => replica.retrying(false, work),
+                None => db.retrying(false, work),
+            }
+        })
+        .await
+    }
+
+    /// How far behind the primary the replica is, in milliseconds (0 while it has replayed
+    /// all it received, or when the read URL names a primary); `None` without a replica.
+    pub async fn read_lag(&self) -> Result<Option<i64>, StoreError> {
+        if self.inner.replica.is_none() {
+            return Ok(None);
+        }
+        let db = self.clone();
+        blocking(move || {
+            let Some(replica) = &db.inner.replica else {
+                return Ok(None);
+            };
+            replica.retrying(false, |conn| {
+                let lag: i64 = diesel::RunQueryDsl::get_result(
+                    diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(LAG_MS)),
+                    conn,
+                )?;
+                Ok(Some(lag))
+            })
+        })
+        .await
     }
 
     /// Checks out a connection and runs `once`, again after a short pause on transient errors.

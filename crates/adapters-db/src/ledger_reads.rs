@@ -211,7 +211,7 @@ impl LedgerReader for Database {
         query: &TransactionQuery,
     ) -> Result<Vec<BalanceTransaction>, StoreError> {
         let query = query.clone();
-        self.read(move |conn| page(conn, &query)).await
+        self.read_replica(move |conn| page(conn, &query)).await
     }
 
     async fn book(
@@ -222,7 +222,7 @@ impl LedgerReader for Database {
     ) -> Result<Book, StoreError> {
         let merchant = merchant.as_str().to_owned();
         let days = days.to_vec();
-        self.read(move |conn| {
+        self.read_replica(move |conn| {
             snapshot_tx(conn, |conn| {
                 let code = currency.as_str();
                 let Some(first) = days.first() else {
@@ -244,5 +244,9 @@ impl LedgerReader for Database {
             })
         })
         .await
+    }
+
+    async fn read_lag(&self) -> Result<Option<i64>, StoreError> {
+        Database::read_lag(self).await
     }
 }

@@ -67,16 +67,17 @@ impl Connections {
     }
 
     /// A connection from the pool, within its connection timeout. While connections are
-    /// suspect (one was lost lately), each is pinged first and a lost one dropped for the
-    /// next: a ping did nothing, so trying another is always safe.
-    pub(crate) fn checkout(&self) -> Result<PooledConnection<Manager>, Unavailable> {
+    /// suspect (one was lost lately), each is checked first (for a write, that its session
+    /// takes writes) and a lost one dropped for the next: a check did nothing, so trying
+    /// another is always safe.
+    pub(crate) fn checkout(&self, write: bool) -> Result<PooledConnection<Manager>, Unavailable> {
         let started = std::time::Instant::now();
         loop {
             let mut conn = self.pool.get().map_err(Unavailable::NoConnection)?;
             if now_millis() >= self.suspect_until.load(Ordering::Relaxed) {
                 return Ok(conn);
             }
-            match conn.ping() {
+            match usable(&mut conn, write) {
                 Ok(()) => return Ok(conn),
                 Err(error) if started.elapsed() >= self.pool.connection_timeout() => {
                     self.lost(&mut conn);
@@ -105,7 +106,7 @@ impl Connections {
             // than have them poll the file lock. Other processes still wait on busy_timeout.
             let _writer = write.then(|| self.writer()).flatten();
             let mut conn = self
-                .checkout()
+                .checkout(write)
                 .map_err(|e| TxError::Fail(E::from(e.into())))?;
             let result = once(&mut conn);
             if let Err(TxError::Db(error) | TxError::Unsent(error)) = &result {
@@ -176,6 +177,30 @@ pub(crate) fn is_transient(error: &DieselError) -> bool {
     }
 }
 
+/// Whether `conn` answers, and for a write on PostgreSQL, whether its session takes writes
+/// (not a standby's nor a read-only one); a session that does not is an error as if lost.
+fn usable(conn: &mut DbConn, write: bool) -> Result<(), DieselError> {
+    if !write || !matches!(conn, DbConn::Pg(_)) {
+        return conn.ping();
+    }
+    let writable: bool = diesel::RunQueryDsl::get_result(
+        diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(WRITABLE)),
+        conn,
+    )?;
+    if writable {
+        Ok(())
+    } else {
+        Err(DieselError::DatabaseError(
+            DatabaseErrorKind::ReadOnlyTransaction,
+            Box::new("the session does not take writes".to_string()),
+        ))
+    }
+}
+
+/// PostgreSQL: whether this session takes writes (a primary's, not read-only).
+pub(crate) const WRITABLE: &str =
+    "NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'";
+
 /// Whether `error` says the connection or its server is gone, or no longer takes writes:
 /// closed or reset, never opened, a server shutting down or restarting, a session that
 /// became read-only (a primary demoted by a failover), or a transaction manager left broken
@@ -183,12 +208,14 @@ pub(crate) fn is_transient(error: &DieselError) -> bool {
 pub(crate) fn is_connection_lost(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(
-            DatabaseErrorKind::ClosedConnection
-            | DatabaseErrorKind::UnableToSendCommand
-            | DatabaseErrorKind::ReadOnlyTransaction,
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::ReadOnlyTransaction,
             _,
         ) => true,
-        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+        // Also libpq refusing a malformed call (a bug): lost only with a loss's words.
+        DieselError::DatabaseError(
+            DatabaseErrorKind::Unknown | DatabaseErrorKind::UnableToSendCommand,
+            info,
+        ) => {
             let message = info.message();
             LOST_MESSAGES.iter().any(|lost| message.contains(lost))
         }
@@ -199,7 +226,7 @@ pub(crate) fn is_connection_lost(error: &DieselError) -> bool {
 
 /// PostgreSQL's and libpq's words for a lost server that diesel gives no kind of its own
 /// (SQLSTATE 57P01 to 57P03, 08xxx and the client's own messages).
-const LOST_MESSAGES: [&str; 11] = [
+const LOST_MESSAGES: [&str; 13] = [
     "terminating connection",
     "the database system is shutting down",
     "the database system is starting up",
@@ -211,6 +238,8 @@ const LOST_MESSAGES: [&str; 11] = [
     "could not send data to server",
     "SSL SYSCALL error",
     "SSL connection has been closed unexpectedly",
+    "SSL error",
+    "connection to server",
 ];
 
 /// Whether libpq sent nothing of the statement that failed with `error`: the connection was
@@ -223,9 +252,18 @@ fn nothing_sent(error: &DieselError) -> bool {
     )
 }
 
-/// `error` of a step before COMMIT: a lost connection there means the transaction was never
-/// committed ([`TxError::Unsent`]).
-fn before_commit<E>(error: TxError<E>) -> TxError<E> {
+/// Whether the server refused the statement as the session is read-only (a demoted primary):
+/// it did not run.
+fn refused_read_only(error: &DieselError) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _)
+    )
+}
+
+/// `error` of a step before COMMIT, or of a read: a lost connection there means nothing was
+/// committed ([`TxError::Unsent`]), so it may run again on a fresh connection.
+pub(crate) fn lost_is_unsent<E>(error: TxError<E>) -> TxError<E> {
     match error {
         TxError::Db(error) if is_connection_lost(&error) => TxError::Unsent(error),
         other => other,
@@ -283,8 +321,8 @@ pub(crate) fn write_tx<T, E>(
         DbConn::Sqlite(c) => AnsiTransactionManager::begin_transaction_sql(c, "BEGIN IMMEDIATE"),
         DbConn::Pg(c) => AnsiTransactionManager::begin_transaction(c),
     };
-    begun.map_err(|e| before_commit(TxError::Db(e)))?;
-    match work(conn).map_err(before_commit) {
+    begun.map_err(|e| lost_is_unsent(TxError::Db(e)))?;
+    match work(conn).map_err(lost_is_unsent) {
         Ok(value) => {
             // A lost connection here leaves the outcome unknown: `Db`, never run again.
             <DbConn as TransactionManager<DbConn>>::commit_transaction(conn)?;
@@ -305,7 +343,7 @@ pub(crate) fn write_tx<T, E>(
 
 /// Runs `work`, reads only, in one snapshot: a read-only repeatable-read transaction on
 /// PostgreSQL, a deferred one on SQLite (WAL: its first read fixes what it sees).
-pub(crate) fn snapshot_tx<T, E>(
+pub(crate) fn snapshot_tx<T, E: From<StoreError>>(
     conn: &mut DbConn,
     work: impl FnOnce(&mut DbConn) -> Result<T, TxError<E>>,
 ) -> Result<T, TxError<E>> {
@@ -316,14 +354,24 @@ pub(crate) fn snapshot_tx<T, E>(
             "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         ),
     };
-    begun.map_err(|e| before_commit(TxError::Db(e)))?;
+    begun.map_err(|e| lost_is_unsent(TxError::Db(e)))?;
     let result = work(conn);
     // Nothing was written: ending it either way keeps what was read, and a lost connection
     // lost nothing, so it may be read again.
-    match <DbConn as TransactionManager<DbConn>>::commit_transaction(conn) {
-        Ok(()) => result.map_err(before_commit),
-        Err(error) => result.and(Err(error.into())).map_err(before_commit),
-    }
+    let result = match <DbConn as TransactionManager<DbConn>>::commit_transaction(conn) {
+        Ok(()) => result,
+        Err(error) => result.and(Err(error.into())),
+    };
+    result.map_err(|error| match error {
+        // The snapshot is READ ONLY: a write refused in it is a bug, not a demoted server.
+        TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info)) => {
+            corrupt(anyhow::anyhow!(
+                "a write in a read-only snapshot: {}",
+                info.message()
+            ))
+        }
+        other => lost_is_unsent(other),
+    })
 }
 
 /// Runs `work`, one PostgreSQL statement atomic by itself, without BEGIN and COMMIT around it
@@ -335,7 +383,9 @@ pub(crate) fn statement_tx<T, E>(
     match conn {
         // Autocommitted: a lost connection leaves it unknown, unless nothing was sent.
         DbConn::Pg(_) => work(conn).map_err(|error| match error {
-            TxError::Db(error) if nothing_sent(&error) => TxError::Unsent(error),
+            TxError::Db(error) if nothing_sent(&error) || refused_read_only(&error) => {
+                TxError::Unsent(error)
+            }
             other => other,
         }),
         DbConn::Sqlite(_) => write_tx(conn, work),
@@ -442,11 +492,11 @@ mod tests {
     fn only_a_loss_before_commit_or_with_nothing_sent_is_run_again() {
         let lost = || db_error(DatabaseErrorKind::ClosedConnection, "server closed");
         assert!(matches!(
-            before_commit::<StoreError>(TxError::Db(lost())),
+            lost_is_unsent::<StoreError>(TxError::Db(lost())),
             TxError::Unsent(_)
         ));
         assert!(matches!(
-            before_commit::<StoreError>(TxError::Db(DieselError::NotFound)),
+            lost_is_unsent::<StoreError>(TxError::Db(DieselError::NotFound)),
             TxError::Db(_)
         ));
         assert!(nothing_sent(&db_error(

@@ -44,7 +44,12 @@ impl Application {
     /// Connects and migrates the database, binds the listener (port 0 picks a free one) and
     /// builds the server.
     pub async fn build(mut config: ServeConfig) -> anyhow::Result<Self> {
-        let database = open_database(&config.database_url, config.master_key.clone()).await?;
+        let database = open_database(
+            &config.database_url,
+            config.database_read_url.clone(),
+            config.master_key.clone(),
+        )
+        .await?;
         if config.master_key.is_none() && database.backend() == Backend::Postgres {
             tracing::warn!("GATEWAY_MASTER_KEY is not set: merchant secrets and provider credentials are stored in clear in PostgreSQL");
         }
@@ -296,12 +301,17 @@ pub fn gateway_on(
 /// Opens and migrates the database, then checks its stored secrets against `master_key`: a
 /// wrong key, or none while secrets are encrypted, stops here with a message naming
 /// GATEWAY_MASTER_KEY. Diesel is synchronous: this runs off the async executor.
-pub async fn open_database(url: &str, master_key: Option<MasterKey>) -> anyhow::Result<Database> {
+pub async fn open_database(
+    url: &str,
+    read_url: Option<String>,
+    master_key: Option<MasterKey>,
+) -> anyhow::Result<Database> {
     let url = url.to_string();
     tokio::task::spawn_blocking(move || {
         let keyed = master_key.is_some();
         let options = DbOptions {
             master_key,
+            read_url,
             ..DbOptions::default()
         };
         let database = Database::connect_with(&url, options)

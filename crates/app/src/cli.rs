@@ -143,6 +143,10 @@ pub struct ServeArgs {
     /// Listen address, HOST:PORT.
     #[arg(long, env = "GATEWAY_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
+    /// A PostgreSQL replica for the console's lists and CSV export, statements and
+    /// `GET /balance/transactions` (postgres://...); their pages show how far behind it is.
+    #[arg(long, env = "GATEWAY_DATABASE_READ_URL")]
+    pub database_read_url: Option<String>,
     /// The operator console at /admin: off, on (on the main listener) or HOST:PORT (a
     /// listener of its own). --demo turns it on.
     #[arg(long, env = "GATEWAY_ADMIN", default_value = "off")]

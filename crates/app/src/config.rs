@@ -27,6 +27,8 @@ pub use adapters_callback::MAX_TIMEOUT as MAX_CALLBACK_TIMEOUT;
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
     pub database_url: String,
+    /// `GATEWAY_DATABASE_READ_URL`: a PostgreSQL replica for the reads that may lag.
+    pub database_read_url: Option<String>,
     pub bind: SocketAddr,
     pub public_url: String,
     pub demo: bool,
@@ -110,6 +112,10 @@ impl ServeConfig {
         };
         Ok(Self {
             database_url: parse_database_url(database_url)?,
+            database_read_url: match &args.database_read_url {
+                Some(url) if !url.trim().is_empty() => Some(parse_read_url(url)?),
+                _ => None,
+            },
             bind,
             public_url,
             demo: args.demo,
@@ -192,6 +198,21 @@ fn parse_workers(text: &str) -> Result<NonZeroUsize, ConfigError> {
 pub const MAX_HTTP_WORKERS: usize = 256;
 
 /// Checks the database URL's form (`sqlite://PATH` or `postgres://...`).
+/// `GATEWAY_DATABASE_READ_URL`: a PostgreSQL URL (a replica; SQLite has none).
+pub fn parse_read_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url.to_string())
+    } else {
+        Err(ConfigError {
+            variable: "GATEWAY_DATABASE_READ_URL",
+            flag: "database-read-url",
+            value: url.to_string(),
+            expected: "a PostgreSQL replica's URL, postgres://USER@HOST:PORT/DB",
+        })
+    }
+}
+
 pub fn parse_database_url(url: &str) -> Result<String, ConfigError> {
     let ok = ["sqlite://", "postgres://", "postgresql://"]
         .iter()
@@ -281,6 +302,7 @@ mod tests {
         ServeArgs {
             demo: false,
             bind: "127.0.0.1:8080".into(),
+            database_read_url: None,
             public_url: None,
             callback_allow_private: "false".into(),
             callback_schedule: None,
@@ -419,5 +441,24 @@ mod tests {
             parse_admin("127.0.0.1:9", true).expect("valid"),
             AdminListener::Own("127.0.0.1:9".parse().expect("valid"))
         );
+    }
+
+    #[test]
+    fn a_read_url_must_name_postgresql() {
+        let mut with_replica = args();
+        with_replica.database_read_url = Some("postgres://ro@replica/gw".into());
+        let config = ServeConfig::from_args("sqlite://g.db", &with_replica).expect("valid");
+        assert_eq!(
+            config.database_read_url.as_deref(),
+            Some("postgres://ro@replica/gw")
+        );
+        with_replica.database_read_url = Some("sqlite://replica.db".into());
+        let error = ServeConfig::from_args("sqlite://g.db", &with_replica)
+            .expect_err("SQLite has no replica")
+            .to_string();
+        assert!(error.contains("GATEWAY_DATABASE_READ_URL"), "{error}");
+        with_replica.database_read_url = Some(" ".into());
+        let config = ServeConfig::from_args("sqlite://g.db", &with_replica).expect("valid");
+        assert_eq!(config.database_read_url, None, "empty is none");
     }
 }

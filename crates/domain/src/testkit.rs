@@ -340,6 +340,11 @@ impl crate::ports::LedgerReader for EmptyLedger {
                 .collect(),
         })
     }
+
+    /// It is the primary.
+    async fn read_lag(&self) -> Result<Option<i64>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// No acquirers at all: the directory is empty and every call fails. For tests of gateways

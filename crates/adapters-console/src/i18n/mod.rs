@@ -180,6 +180,8 @@ texts! {
     event_discrepancy_resolved: "Discrepancy resolved", "Расхождение урегулировано";
     event_callback: "Callback attempt", "Попытка колбэка";
     event_dispute: "Dispute", "Спор";
+    read_from_replica: "Read from the replica; it was behind the primary by",
+        "Прочитано с реплики; её отставание от основного сервера —";
     evidence: "evidence", "доказательства";
     waits_for: "waits for", "ждёт";
     no_answer: "no answer", "нет ответа";

@@ -35,9 +35,11 @@ pub(crate) async fn list(signed: Signed, req: HttpRequest) -> Answer {
             created_at: last.operation.created_at(),
             id: last.operation.id(),
         });
+    let replica = signed.replica_note().await?;
     let t = texts(signed.lang);
     let body = html! {
         h1 { (t.nav_operations) }
+        (replica)
         div.box { (form(t, &search)) }
         div.box {
             div.pager {

@@ -116,9 +116,11 @@ pub(crate) async fn show(signed: Signed, req: HttpRequest) -> Answer {
         None
     };
     let merchants = signed.ask(signed.state.ports.operator.merchants()).await?;
+    let replica = signed.replica_note().await?;
     let t = texts(signed.lang);
     let body = html! {
         h1 { (t.nav_statements) }
+        (replica)
         div.box { (form(t, &given, &merchants)) }
         div.box {
             @match &statement {

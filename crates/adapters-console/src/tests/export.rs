@@ -163,3 +163,37 @@ async fn a_store_failure_midway_breaks_the_download_off() {
         "the body ends in an error, not as a complete file"
     );
 }
+
+#[actix_web::test]
+async fn pages_read_from_a_replica_say_how_far_behind_it_is() {
+    let mut fixture = Fixture::new().signed_in(Role::Viewer);
+    fixture.ledger = domain::ports::MockLedgerReader::new();
+    fixture
+        .ledger
+        .expect_read_lag()
+        .returning(|| Ok(Some(1_500)));
+    fixture
+        .console
+        .expect_search_operations()
+        .returning(|_, _, _| Ok(page(1, 2, "m")));
+    let app = fixture.app().await;
+    let (status, _, body) = call(&app, get("/admin/operations")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("Read from the replica") && body.contains("1500 ms"),
+        "{body}"
+    );
+}
+
+#[actix_web::test]
+async fn pages_read_from_the_primary_say_nothing_of_a_replica() {
+    let mut fixture = Fixture::new().signed_in(Role::Viewer);
+    fixture
+        .console
+        .expect_search_operations()
+        .returning(|_, _, _| Ok(page(1, 2, "m")));
+    let app = fixture.app().await;
+    let (status, _, body) = call(&app, get("/admin/operations")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("replica"), "{body}");
+}

@@ -72,13 +72,16 @@ pub(super) struct Fixture {
 
 impl Fixture {
     pub fn new() -> Self {
+        // The primary itself unless a test says otherwise: its pages show no replica line.
+        let mut ledger = MockLedgerReader::new();
+        ledger.expect_read_lag().returning(|| Ok(None));
         Self {
             console: MockConsoleStore::new(),
             outbox: MockCallbackOutbox::new(),
             processes: MockProcessRegistry::new(),
             operator: MockOperatorStore::new(),
             tariffs: MockTariffStore::new(),
-            ledger: MockLedgerReader::new(),
+            ledger,
             mocks: Mocks::new(),
             hosted: None,
             zone: Zone::utc(),

@@ -95,7 +95,8 @@ impl ConsoleStore for Database {
         password_hash: &str,
     ) -> Result<bool, StoreError> {
         let (session, hash) = (session.clone(), password_hash.to_string());
-        self.write_one(move |conn| accounts::insert_session(conn, &session, &hash))
+        // One transaction: the account's `FOR SHARE` holds until the session is committed.
+        self.write(move |conn| accounts::insert_session(conn, &session, &hash))
             .await
     }
 
@@ -139,7 +140,8 @@ impl ConsoleStore for Database {
         limit: u32,
     ) -> Result<Vec<Listed>, StoreError> {
         let (filter, after) = (filter.clone(), after.copied());
-        self.read(move |conn| search::search(conn, &filter, after.as_ref(), limit))
+        // The console's lists and CSV export: on the replica when there is one.
+        self.read_replica(move |conn| search::search(conn, &filter, after.as_ref(), limit))
             .await
     }
 

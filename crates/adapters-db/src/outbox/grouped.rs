@@ -72,6 +72,16 @@ impl Database {
                         let _ = job.reply.send(Ok(done));
                     }
                 }
+                // The database is away, or the statement's outcome is unknown: not written
+                // again (a record written once and again would answer "lease lost").
+                Err(StoreError::Unavailable(why)) => {
+                    let why = format!("{}", domain::ports::Chain(why.as_ref()));
+                    for job in group {
+                        let _ = job
+                            .reply
+                            .send(Err(StoreError::Unavailable(why.clone().into())));
+                    }
+                }
                 Err(error) => {
                     tracing::debug!(error = %domain::ports::Chain(&error), records = group.len(),
                         "grouped attempt records failed; each is written alone");

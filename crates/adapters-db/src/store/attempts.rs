@@ -521,6 +521,14 @@ impl Database {
                     }
                     return;
                 }
+                // The database is away, or the group's COMMIT is unknown: not written again.
+                Err(StoreError::Unavailable(why)) => {
+                    let why = format!("{}", Chain(why.as_ref()));
+                    for save in saves {
+                        save.answer(Err(StoreError::Unavailable(why.clone().into())));
+                    }
+                    return;
+                }
                 Err(error) => tracing::debug!(error = %Chain(&error), saves = saves.len(),
                     "queued attempt saves failed together; each is written alone"),
             }

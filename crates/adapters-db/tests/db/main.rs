@@ -34,6 +34,7 @@ mod refund_concurrency;
 mod refund_fixtures;
 mod refund_migration;
 mod refunds;
+mod replica;
 mod rotation;
 mod secret_fixtures;
 mod secrets_migration;

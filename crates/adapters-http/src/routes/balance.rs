@@ -1,6 +1,7 @@
 //! `GET /api/v1/balance` and `GET /api/v1/balance/transactions`, signed with the withdrawal
 //! secret.
 
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::signature::Binding;
 use domain::Direction;
@@ -22,13 +23,25 @@ pub async fn balance(
     Ok(ok(Balances::new(&balances)))
 }
 
-/// A page of the merchant's balance transactions in one currency, newest first.
+/// The header of an answer read from a replica: how far behind the primary it was.
+const REPLICA_LAG: &str = "x-replica-lag-ms";
+
+/// A page of the merchant's balance transactions in one currency, newest first. Read from a
+/// replica when the gateway has one; the answer then says how far behind it was.
 pub async fn transactions(
     state: web::Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let merchant = authenticate(&state, &req, Direction::Withdrawal, b"", Binding::Any).await?;
     let query = read_query(&merchant.id, req.query_string())?;
-    let page = state.gateway().statements().transactions(&query).await?;
-    Ok(ok(TransactionsView::new(&page, query.currency)))
+    let statements = state.gateway().statements();
+    let page = statements.transactions(&query).await?;
+    let lag = statements.read_lag().await?;
+    let mut response = ok(TransactionsView::new(&page, query.currency));
+    if let Some(lag) = lag {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(REPLICA_LAG), HeaderValue::from(lag));
+    }
+    Ok(response)
 }

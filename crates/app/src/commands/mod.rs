@@ -80,7 +80,7 @@ pub async fn run(
     let url = parse_database_url(database_url)?;
     let key = crate::config::master_key(master_key)?;
     let keyed = key.is_some();
-    let database = crate::application::open_database(&url, key).await?;
+    let database = crate::application::open_database(&url, None, key).await?;
     let audit = Audit::cli(Arc::new(database.clone()));
     match command {
         Command::Serve(_) => unreachable!("serve is handled by commands::serve"),

@@ -30,4 +30,8 @@ pub trait LedgerReader: Send + Sync {
         currency: Currency,
         days: &[Day],
     ) -> Result<Book, StoreError>;
+
+    /// How far behind the primary the reader is, in milliseconds (0: caught up); `None`
+    /// when it reads the primary itself. Pages drawn from a replica show it.
+    async fn read_lag(&self) -> Result<Option<i64>, StoreError>;
 }

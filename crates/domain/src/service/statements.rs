@@ -40,6 +40,12 @@ impl Statements {
         Ok(TransactionPage::of(query, found))
     }
 
+    /// How far behind the primary these reads are, in milliseconds; `None` when they read
+    /// the primary (no `GATEWAY_DATABASE_READ_URL`).
+    pub async fn read_lag(&self) -> Result<Option<i64>, StoreError> {
+        self.ledger.read_lag().await
+    }
+
     /// The merchant's statement in `currency` over `days`, which follow one another.
     pub async fn statement(
         &self,

@@ -120,6 +120,7 @@ pub fn serve_config(database_url: &str) -> ServeConfig {
     let args = ServeArgs {
         demo: false,
         bind: "127.0.0.1:0".into(),
+        database_read_url: None,
         public_url: None,
         callback_allow_private: "true".into(),
         callback_schedule: Some("200ms,200ms,200ms".into()),
