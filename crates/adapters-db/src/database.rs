@@ -5,7 +5,7 @@ use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use anyhow::Context;
-use diesel::r2d2::{Pool, R2D2Connection};
+use diesel::r2d2::Pool;
 use domain::fee::Tariff;
 use domain::merchant::Merchant;
 use domain::provider::AcquirerProvider;
@@ -252,31 +252,14 @@ impl Database {
                 .pool
                 .get_timeout(Duration::from_secs(2))
                 .map_err(|e| domain::ports::StoreError::from(Unavailable::NoConnection(e)))?;
-            let inner: &mut DbConn = &mut conn;
-            let writable = match inner {
-                DbConn::Pg(_) => diesel::RunQueryDsl::get_result::<bool>(
-                    diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(
-                        crate::work::WRITABLE,
-                    )),
-                    inner,
-                ),
-                DbConn::Sqlite(_) => inner.ping().map(|()| true),
-            };
-            match writable {
-                Ok(true) => Ok(()),
-                Ok(false) => {
+            // The check a suspect write connection gets: a standby's or a read-only session
+            // fails it as lost, and is dropped.
+            crate::work::usable(&mut conn, true).map_err(|error| {
+                if crate::work::is_connection_lost(&error) {
                     conns.lost(&mut conn);
-                    Err(domain::ports::StoreError::Other(anyhow::anyhow!(
-                        "the database is a standby"
-                    )))
                 }
-                Err(error) => {
-                    if crate::work::is_connection_lost(&error) {
-                        conns.lost(&mut conn);
-                    }
-                    Err(Unavailable::ConnectionLost(error).into())
-                }
-            }
+                domain::ports::StoreError::from(Unavailable::ConnectionLost(error))
+            })
         })
         .await;
         answered.is_ok()

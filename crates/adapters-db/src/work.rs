@@ -179,7 +179,7 @@ pub(crate) fn is_transient(error: &DieselError) -> bool {
 
 /// Whether `conn` answers, and for a write on PostgreSQL, whether its session takes writes
 /// (not a standby's nor a read-only one); a session that does not is an error as if lost.
-fn usable(conn: &mut DbConn, write: bool) -> Result<(), DieselError> {
+pub(crate) fn usable(conn: &mut DbConn, write: bool) -> Result<(), DieselError> {
     if !write || !matches!(conn, DbConn::Pg(_)) {
         return conn.ping();
     }
@@ -198,7 +198,7 @@ fn usable(conn: &mut DbConn, write: bool) -> Result<(), DieselError> {
 }
 
 /// PostgreSQL: whether this session takes writes (a primary's, not read-only).
-pub(crate) const WRITABLE: &str =
+const WRITABLE: &str =
     "NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'";
 
 /// Whether `error` says the connection or its server is gone, or no longer takes writes:
