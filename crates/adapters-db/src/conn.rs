@@ -111,9 +111,14 @@ pub(crate) use pg_latest_entry_at;
 pub(crate) const BACKSTOP_PAGES: u32 = 20_000;
 
 /// Set on every PostgreSQL connection: the isolation the conditional updates are written for,
-/// whatever the server's default.
+/// whatever the server's default; and an end to a transaction left idle by a frozen process
+/// (stopped, paused, swapped out), whose row locks (a balance's, say) would otherwise stop
+/// every other process: after 60 s the server ends that session, and the process, once it
+/// runs again, finds its connection lost before its COMMIT and runs the unit again. No
+/// gateway transaction waits for anything but the database, so none is idle that long.
 const PG_SESSION: &str =
-    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED; \
+     SET idle_in_transaction_session_timeout = '60s'";
 
 /// The counter slot of the next connection: one after the previous one's, so two connections
 /// of one pool share a slot only if it opened 64 between them. See [`PG_SLOT`].
@@ -226,6 +231,31 @@ mod tests {
         ))
         .get_result(pg)
         .expect("the counter slot")
+    }
+
+    #[test]
+    fn a_live_postgres_session_ends_a_transaction_idle_for_a_minute() {
+        use diesel::dsl::sql;
+        use diesel::sql_types::Text;
+        use diesel::RunQueryDsl;
+        let Some(db) = testkit::FreshDatabase::postgres() else {
+            return;
+        };
+        let manager = Manager::new(Target::parse(&db.url).expect("a PostgreSQL URL"));
+        let mut conn = diesel::r2d2::ManageConnection::connect(&manager).expect("a connection");
+        let DbConn::Pg(pg) = &mut conn.conn else {
+            panic!("a PostgreSQL connection")
+        };
+        let (idle, isolation): (String, String) = diesel::select((
+            sql::<Text>("current_setting('idle_in_transaction_session_timeout')"),
+            sql::<Text>("current_setting('default_transaction_isolation')"),
+        ))
+        .get_result(pg)
+        .expect("the session's settings");
+        assert_eq!(
+            (idle.as_str(), isolation.as_str()),
+            ("1min", "read committed")
+        );
     }
 
     #[test]

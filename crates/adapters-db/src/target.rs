@@ -11,7 +11,7 @@ pub(crate) const ACCEPTED_FORMS: &str = "sqlite://PATH (relative, e.g. sqlite://
 pub(crate) enum Target {
     /// An SQLite file, created if missing.
     Sqlite(String),
-    /// A libpq connection URL, passed on as given.
+    /// A libpq connection URL as given, with [`DEAD_PEER_DEFAULTS`] for what it leaves out.
     Postgres(String),
 }
 
@@ -20,7 +20,7 @@ impl Target {
     pub(crate) fn parse(url: &str) -> anyhow::Result<Self> {
         let url = url.trim();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            return Ok(Target::Postgres(url.to_string()));
+            return Ok(Target::Postgres(with_dead_peer_defaults(url)));
         }
         let Some(rest) = url.strip_prefix("sqlite:") else {
             bail!("unsupported database URL scheme; accepted forms: {ACCEPTED_FORMS}");
@@ -40,22 +40,64 @@ impl Target {
     }
 }
 
+/// libpq's parameters for a server that vanishes without closing its connections (a host
+/// powered off, a network cut): TCP keepalives find an idle connection dead after 25 s,
+/// `tcp_user_timeout` fails a request unanswered at the TCP level after 20 s, and
+/// `connect_timeout` gives up on one host after 5 s (and tries the next). Without them a
+/// connection to a lost primary waits for the kernel's retransmissions, about 15 minutes. A
+/// URL that sets one keeps its own value.
+pub(crate) const DEAD_PEER_DEFAULTS: [(&str, &str); 5] = [
+    ("keepalives_idle", "10"),
+    ("keepalives_interval", "5"),
+    ("keepalives_count", "3"),
+    ("tcp_user_timeout", "20000"),
+    ("connect_timeout", "5"),
+];
+
+/// `url` with each of [`DEAD_PEER_DEFAULTS`] it does not set.
+fn with_dead_peer_defaults(url: &str) -> String {
+    let (_, query) = split_query(url);
+    let missing: Vec<String> = DEAD_PEER_DEFAULTS
+        .iter()
+        .filter(|(name, _)| !query.is_some_and(|q| has_parameter(q, name)))
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    if missing.is_empty() {
+        return url.to_string();
+    }
+    let joint = match query {
+        None => "?",
+        Some("") => "",
+        Some(_) => "&",
+    };
+    format!("{url}{joint}{}", missing.join("&"))
+}
+
+/// A PostgreSQL URL's authority (its hosts) and its query string, if it has one.
+fn split_query(url: &str) -> (&str, Option<&str>) {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    match rest.split_once('/') {
+        Some((authority, tail)) => (authority, tail.split_once('?').map(|(_, q)| q)),
+        None => match rest.split_once('?') {
+            Some((authority, query)) => (authority, Some(query)),
+            None => (rest, None),
+        },
+    }
+}
+
+/// Whether the query string `query` sets the parameter `name`.
+fn has_parameter(query: &str, name: &str) -> bool {
+    query
+        .split('&')
+        .any(|p| p.split_once('=').map_or(p, |(key, _)| key) == name)
+}
+
 /// Whether a PostgreSQL `url` names several hosts without `target_session_attrs`: libpq
 /// then keeps the first host that answers, a standby included, and every write there fails
 /// until the connection is dropped. The gateway warns at start.
 pub(crate) fn several_hosts_without_target(url: &str) -> bool {
-    let Some(rest) = url.split_once("://").map(|(_, rest)| rest) else {
-        return false;
-    };
-    let (authority, query) = match rest.split_once('/') {
-        Some((authority, tail)) => (authority, tail.split_once('?').map(|(_, q)| q)),
-        None => (
-            rest.split('?').next().unwrap_or(rest),
-            rest.split_once('?').map(|(_, q)| q),
-        ),
-    };
-    authority.contains(',')
-        && !query.is_some_and(|q| q.split('&').any(|p| p.starts_with("target_session_attrs=")))
+    let (authority, query) = split_query(url);
+    authority.contains(',') && !query.is_some_and(|q| has_parameter(q, "target_session_attrs"))
 }
 
 #[cfg(test)]
@@ -89,13 +131,28 @@ mod tests {
     }
 
     #[test]
-    fn postgres_urls_pass_through() {
-        for url in [
-            "postgres://u@h:5432/db",
-            "postgresql://h/db?sslmode=disable",
-        ] {
-            assert_eq!(Target::parse(url).ok(), Some(Target::Postgres(url.into())));
-        }
+    fn postgres_urls_keep_their_parameters_and_gain_the_dead_peer_defaults() {
+        let defaults = "keepalives_idle=10&keepalives_interval=5&keepalives_count=3\
+                        &tcp_user_timeout=20000&connect_timeout=5";
+        let postgres = |url: String| Some(Target::Postgres(url));
+        assert_eq!(
+            Target::parse("postgres://u@h:5432/db").ok(),
+            postgres(format!("postgres://u@h:5432/db?{defaults}"))
+        );
+        assert_eq!(
+            Target::parse("postgresql://h/db?sslmode=disable").ok(),
+            postgres(format!("postgresql://h/db?sslmode=disable&{defaults}"))
+        );
+        assert_eq!(
+            Target::parse("postgres://h1:1,h2:2?connect_timeout=2").ok(),
+            postgres(format!(
+                "postgres://h1:1,h2:2?connect_timeout=2&{}",
+                defaults.trim_end_matches("&connect_timeout=5")
+            ))
+        );
+        let own = "postgres://h/db?keepalives_idle=1&keepalives_interval=1&keepalives_count=1\
+                   &tcp_user_timeout=1&connect_timeout=1";
+        assert_eq!(Target::parse(own).ok(), postgres(own.to_string()));
     }
 
     #[test]

@@ -20,7 +20,8 @@ use crate::helpers::sim::{
     add_provider, paid_at_most_once, pan, recipient, route_to, wait_all_final, Sim,
 };
 use crate::helpers::{
-    card_payout, deposit, gateway, Api, CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb,
+    card_payout, deposit, gateway, gateway_line, Api, CallbackReceiver, GatewayProcess, Merchant,
+    Serve, TestDb,
 };
 
 const PROVIDER: &str = "bank";
@@ -28,6 +29,9 @@ const PROVIDER: &str = "bank";
 const SETTLE_DEADLINE: Duration = Duration::from_secs(600);
 /// How long one request may take before the client gives up on it and sends it again.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The lifetime of the SBP deposit created just before the primary is killed: it passes
+/// while no primary answers, so only an expiry worker that resumed by itself declines it.
+const EXPIRING_LIFETIME_SECS: u32 = 20;
 
 /// `scripts/ha-cluster.sh` with `args`; its standard output. A failure fails the test.
 fn cluster(args: &[&str]) -> String {
@@ -177,6 +181,14 @@ async fn two_gateways_survive_a_planned_failover_and_a_killed_primary_without_a_
     ]);
     add_provider(&db, PROVIDER, &sim, &["--timeout", "1s"]);
     route_to(&db, PROVIDER, "withdrawal", "card", &[]);
+    gateway_line(
+        &db,
+        &format!(
+            "route add --direction deposit --method sbp --priority 200 \
+             --lifetime {EXPIRING_LIFETIME_SECS}"
+        ),
+    )
+    .expect_code(0);
     let shop = Merchant::funded(&db, "ha-shop", "1000000.00");
     let receiver = CallbackReceiver::start();
     let cb = receiver.url("/cb");
@@ -207,6 +219,8 @@ async fn two_gateways_survive_a_planned_failover_and_a_killed_primary_without_a_
     );
     wait_for_more_deposits(&seen, 300).await;
 
+    let expiring = deposit("sbp", "70.00", "exp-0", Some(&cb));
+    until_acknowledged(&apis[1], "/api/v1/deposits", "exp-0", &expiring, &seen).await;
     let killed = cluster(&["crash"]);
     let kill = Instant::now();
     // The first write after the kill: a new deposit, sent again (with the same id: a 503
@@ -312,6 +326,18 @@ async fn two_gateways_survive_a_planned_failover_and_a_killed_primary_without_a_
         .map(|(moid, _)| seen.acknowledged[moid].0.clone())
         .collect();
     receiver.wait_delivered(&ids, SETTLE_DEADLINE).await;
+    // The deposit whose lifetime passed during the outage: declined as expired, and told.
+    let expired = seen.acknowledged["exp-0"].0.clone();
+    receiver
+        .wait_delivered(std::slice::from_ref(&expired), SETTLE_DEADLINE)
+        .await;
+    let told = receiver.for_operation(&expired);
+    let data = told.last().expect("a callback").json()["data"].clone();
+    assert_eq!(
+        (data["status"].as_u64(), data["errorCode"].as_str()),
+        (Some(2), Some("Expired")),
+        "{data}"
+    );
     gateway(&db, &["ledger", "verify"]).expect_code(0);
     let expected = 100_000_000 - approved.len() as i64 * 1_000;
     let (available, held) = api.balance().await;
