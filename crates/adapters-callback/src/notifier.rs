@@ -4,9 +4,9 @@ use std::error::Error as StdError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use domain::merchant::Secret;
+use domain::merchant::KeyRing;
 use domain::ports::PendingCallback;
-use domain::signature::{sign, signed_message};
+use domain::signature::{sign, signed_message, webhook_signatures};
 use domain::Timestamp;
 use reqwest::{redirect, Client, Url};
 
@@ -83,13 +83,15 @@ impl Notifier {
         })
     }
 
-    /// POSTs `callback.body` signed with `secret`, carrying its attempt number, stamped with
-    /// `sent_at` (Unix seconds in `x-callback-timestamp`, signed with the body in
-    /// `x-signature-v2` = HMAC-SHA256(secret, "{timestamp}.{body}")).
+    /// POSTs `callback.body` signed with the newest of `keys`, carrying its attempt number,
+    /// stamped with `sent_at` (Unix seconds in `x-callback-timestamp`, signed with the body in
+    /// `x-signature-v2` = HMAC-SHA256(secret, "{timestamp}.{body}")), and with the Standard
+    /// Webhooks headers: `webhook-id` (the callback's id), `webhook-timestamp` (the same
+    /// seconds) and `webhook-signature` (one `v1,` signature per secret live at `sent_at`).
     pub async fn send(
         &self,
         callback: &PendingCallback,
-        secret: &Secret,
+        keys: &KeyRing,
         sent_at: Timestamp,
     ) -> SendOutcome {
         let url = match Url::parse(&callback.url) {
@@ -99,11 +101,19 @@ impl Notifier {
         if let Err(refused) = check_literal(&url, self.allow_private) {
             return SendOutcome::refused(refused.to_string());
         }
+        let secret = &keys.newest().secret;
         let signature = sign(secret, callback.body.as_bytes());
         let stamp = sent_at.millis().div_euclid(1000).to_string();
         let signature_v2 = sign(
             secret,
             &signed_message(Some(&stamp), callback.body.as_bytes()),
+        );
+        let id = callback.id();
+        let standard = webhook_signatures(
+            keys.live(sent_at).map(|key| &key.secret),
+            &id,
+            &stamp,
+            callback.body.as_bytes(),
         );
         let started = Instant::now();
         let answer = self
@@ -111,8 +121,11 @@ impl Notifier {
             .post(url)
             .header("merchant-id", callback.merchant_id.as_str())
             .header("x-signature", signature)
-            .header("x-callback-timestamp", stamp)
+            .header("x-callback-timestamp", &stamp)
             .header("x-signature-v2", signature_v2)
+            .header("webhook-id", id)
+            .header("webhook-timestamp", stamp)
+            .header("webhook-signature", standard)
             .header("content-type", "application/json")
             .header("x-callback-attempt", callback.attempt.to_string())
             .body(callback.body.clone())

@@ -45,6 +45,21 @@ pub struct DisputeChange {
     pub change_id: uuid::Uuid,
 }
 
+/// A callback's id: the same on every attempt of it (its `webhook-id`) and its key in the
+/// outbox. The dispute change's id for a dispute's callback, the refund's id for a refund's,
+/// else the operation's id.
+pub fn callback_id(
+    operation_id: &OperationId,
+    refund_id: Option<&RefundId>,
+    dispute: Option<&DisputeChange>,
+) -> String {
+    match (dispute, refund_id) {
+        (Some(change), _) => change.change_id.hyphenated().to_string(),
+        (None, Some(refund)) => refund.to_string(),
+        (None, None) => operation_id.to_string(),
+    }
+}
+
 /// What a callback can report: written to a body by the [`CallbackFormat`] port.
 pub trait Reported {
     /// The exact body for this report.

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -11,11 +13,41 @@ use crate::{Direction, Timestamp};
 type HmacSha256 = Hmac<Sha256>;
 
 fn mac(secret: &Secret, message: &[u8]) -> HmacSha256 {
+    keyed_mac(secret.expose().as_bytes(), message)
+}
+
+fn keyed_mac(key: &[u8], message: &[u8]) -> HmacSha256 {
     // HMAC accepts keys of any length, so this cannot fail.
-    let mut mac =
-        HmacSha256::new_from_slice(secret.expose().as_bytes()).unwrap_or_else(|_| unreachable!());
+    let mut mac = HmacSha256::new_from_slice(key).unwrap_or_else(|_| unreachable!());
     mac.update(message);
     mac
+}
+
+/// The `webhook-signature` header of the Standard Webhooks specification: `v1,` + base64 of
+/// HMAC-SHA256 over `"{id}.{timestamp}.{body}"`, one per secret (the live ones of a rotation
+/// overlap, newest first), separated by spaces. Keyed by each secret's UTF-8 bytes, so a
+/// merchant's Standard Webhooks key is `whsec_` + base64 of its secret.
+pub fn webhook_signatures<'a>(
+    secrets: impl IntoIterator<Item = &'a Secret>,
+    id: &str,
+    timestamp: &str,
+    body: &[u8],
+) -> String {
+    secrets
+        .into_iter()
+        .map(|secret| webhook_signature(secret.expose().as_bytes(), id, timestamp, body))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One `v1,` signature keyed by the raw bytes `key`.
+fn webhook_signature(key: &[u8], id: &str, timestamp: &str, body: &[u8]) -> String {
+    let mut mac = keyed_mac(key, id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    format!("v1,{}", BASE64.encode(mac.finalize().into_bytes()))
 }
 
 /// Lower-case hex of HMAC-SHA256(secret, message).
@@ -261,6 +293,38 @@ impl Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn webhook_signatures_match_the_standard_webhooks_example() {
+        // The specification's own example: its key is base64 in `whsec_...`.
+        let key = BASE64
+            .decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+            .expect("base64");
+        assert_eq!(
+            webhook_signature(
+                &key,
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                "1614265330",
+                br#"{"test": 2432232314}"#
+            ),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+
+    #[test]
+    fn webhook_signatures_sign_once_per_secret_keyed_by_its_bytes() {
+        let (new, old) = (Secret::new("new-secret"), Secret::new("old-secret"));
+        let both = webhook_signatures([&new, &old], "id", "1", b"{}");
+        let parts: Vec<&str> = both.split(' ').collect();
+        assert_eq!(
+            parts,
+            [
+                webhook_signature(b"new-secret", "id", "1", b"{}"),
+                webhook_signature(b"old-secret", "id", "1", b"{}")
+            ]
+        );
+        assert!(parts.iter().all(|p| p.starts_with("v1,")));
+    }
 
     #[test]
     fn signs_like_openssl_dgst() {

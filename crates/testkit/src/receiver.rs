@@ -19,6 +19,8 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
@@ -53,9 +55,10 @@ impl Captured {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }
 
-    /// Whether the callback is signed with `secret` both ways a merchant checks it:
-    /// `x-signature` over the body, and `x-signature-v2` over `"{x-callback-timestamp}.{body}"`
-    /// with a timestamp within 300 s of now. `Err` says what does not fit.
+    /// Whether the callback is signed with `secret` every way a merchant checks it:
+    /// `x-signature` over the body, `x-signature-v2` over `"{x-callback-timestamp}.{body}"`
+    /// with a timestamp within 300 s of now, and one of the Standard Webhooks signatures
+    /// ([`Captured::standard_signed_with`]). `Err` says what does not fit.
     pub fn signed_with(&self, secret: &str) -> Result<(), String> {
         let mac = |message: &[u8]| {
             let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
@@ -91,7 +94,40 @@ impl Captured {
         {
             return Err(format!("x-signature-v2 does not fit: {:?}", self.headers));
         }
+        self.standard_signed_with(secret)
+    }
+
+    /// Whether one of the Standard Webhooks signatures (`webhook-signature`, over
+    /// `"{webhook-id}.{webhook-timestamp}.{body}"`, `webhook-timestamp` equal to
+    /// `x-callback-timestamp`) is `secret`'s, as the specification's libraries check it.
+    pub fn standard_signed_with(&self, secret: &str) -> Result<(), String> {
+        let (id, stamp) = (self.header("webhook-id"), self.header("webhook-timestamp"));
+        if id.is_empty() || stamp != self.header("x-callback-timestamp") {
+            return Err(format!(
+                "webhook-id or webhook-timestamp does not fit: {:?}",
+                self.headers
+            ));
+        }
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        mac.update(format!("{id}.{stamp}.").as_bytes());
+        mac.update(&self.body);
+        let expected = format!("v1,{}", BASE64.encode(mac.finalize().into_bytes()));
+        if !self.standard_signatures().contains(&expected.as_str()) {
+            return Err(format!(
+                "webhook-signature does not fit: {:?}",
+                self.headers
+            ));
+        }
         Ok(())
+    }
+
+    /// The `v1,...` signatures of the `webhook-signature` header (one per live secret).
+    pub fn standard_signatures(&self) -> Vec<&str> {
+        self.header("webhook-signature")
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .collect()
     }
 
     /// The `x-callback-attempt` header as a number (0 if absent).

@@ -119,9 +119,12 @@ impl Inner {
                 if !merchant.enabled && !self.hold(&callback).await {
                     return None;
                 }
-                let secret = merchant.signing_secret(callback.direction);
                 self.notifier
-                    .send(&callback, secret, self.clock.now())
+                    .send(
+                        &callback,
+                        merchant.keys(callback.direction),
+                        self.clock.now(),
+                    )
                     .await
             }
         };

@@ -51,6 +51,18 @@ async fn delivers_each_callback_once_signed_with_the_secret_of_its_direction() {
             "{direction:?}"
         );
         assert_eq!(signature.len(), 64);
+        // The Standard Webhooks headers: the callback's id, the same seconds, one signature
+        // (one live secret); a changed body no longer fits it.
+        assert_eq!(request.header("webhook-id"), id.to_string());
+        assert_eq!(
+            request.header("webhook-timestamp"),
+            request.header("x-callback-timestamp")
+        );
+        assert_eq!(request.standard_signatures().len(), 1);
+        let mut tampered = request.clone();
+        tampered.body.push(b' ');
+        assert!(tampered.standard_signed_with(right).is_err());
+        assert!(request.standard_signed_with(wrong).is_err());
         assert_eq!(request.header("merchant-id"), "m1");
         assert_eq!(request.header("content-type"), "application/json");
         assert_eq!(request.header("x-callback-attempt"), "1");

@@ -41,18 +41,13 @@ struct ClaimRow {
     failures_in_run: i32,
 }
 
-/// The outbox key of a callback: the change's id for a dispute's, the refund's id for a
-/// refund's, else the operation's id.
+/// The outbox key of a callback: its id ([`domain::callback::callback_id`]).
 pub(crate) fn callback_key(
     operation_id: OperationId,
     refund_id: Option<RefundId>,
     dispute: Option<DisputeChange>,
 ) -> String {
-    match (dispute, refund_id) {
-        (Some(change), _) => change.change_id.hyphenated().to_string(),
-        (None, Some(refund)) => refund.to_string(),
-        (None, None) => operation_id.to_string(),
-    }
+    domain::callback::callback_id(&operation_id, refund_id.as_ref(), dispute.as_ref())
 }
 
 /// A stored dispute change of the outbox: both columns or neither.

@@ -169,6 +169,15 @@ async fn rotation_while_serving(db: TestDb) {
         "signed with the newest secret"
     );
     assert!(callback.signed_with(&shop.withdrawal_secret).is_err());
+    // The Standard Webhooks header carries one signature per live secret: a merchant still
+    // verifying with the old one accepts the callback during the overlap.
+    assert_eq!(callback.standard_signatures().len(), 2, "{callback:?}");
+    assert_eq!(
+        callback.standard_signed_with(&shop.withdrawal_secret),
+        Ok(()),
+        "the old secret's own signature, in the overlap"
+    );
+    assert!(callback.standard_signed_with("not-a-secret").is_err());
 
     // A deposit rotation with no overlap: the old secret is refused from the next request.
     let rotated = rotate(&db, &shop.id, "deposit", "0s");

@@ -27,6 +27,17 @@ pub struct PendingCallback {
     pub failures_in_run: u32,
 }
 
+impl PendingCallback {
+    /// Its id, the same on every attempt ([`crate::callback::callback_id`]).
+    pub fn id(&self) -> String {
+        crate::callback::callback_id(
+            &self.operation_id,
+            self.refund_id.as_ref(),
+            self.dispute.as_ref(),
+        )
+    }
+}
+
 /// What happens to a callback after an attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptResult {
