@@ -14,7 +14,6 @@ use domain::ports::{
 };
 use domain::service::{DecideError, DisputeError, Gateway};
 use domain::statement::Day;
-use domain::transactions::TransactionQuery;
 use domain::{AmountText, Currency, OperationId, PaymentMethod};
 
 use crate::helpers::*;
@@ -190,16 +189,9 @@ async fn an_appeal_is_stored_with_its_receipt_and_open_callback_and_accepted_onc
             ]
         );
         let page =
-            t.db.transactions(&TransactionQuery {
-                merchant_id: shop.id.clone(),
-                currency: Currency::RUB,
-                from: None,
-                to: None,
-                after: None,
-                limit: 10,
-            })
-            .await
-            .expect("transactions");
+            t.db.transactions(&rub_transactions(&shop, 10))
+                .await
+                .expect("transactions");
         assert!(
             page.iter().all(|tx| tx.dispute_id == Some(opened.id)),
             "{page:?}"

@@ -268,3 +268,15 @@ pub fn callback_attempt(
         error: (status >= 500).then(|| "server error".to_string()),
     }
 }
+
+/// The first `limit` balance transactions of `shop` in RUB, any time.
+pub fn rub_transactions(shop: &Merchant, limit: u32) -> domain::transactions::TransactionQuery {
+    domain::transactions::TransactionQuery {
+        merchant_id: shop.id.clone(),
+        currency: Currency::RUB,
+        from: None,
+        to: None,
+        after: None,
+        limit,
+    }
+}

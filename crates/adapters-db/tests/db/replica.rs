@@ -9,8 +9,6 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::Bool;
 use diesel::{Connection, PgConnection, RunQueryDsl};
 use domain::ports::LedgerReader;
-use domain::transactions::TransactionQuery;
-use domain::Currency;
 
 use crate::helpers::*;
 
@@ -38,14 +36,7 @@ async fn a_read_url_serves_the_lagging_reads_and_tells_its_lag() {
     .expect("a database with a replica");
     assert_eq!(with_replica.read_lag().await.expect("lag"), Some(0));
     let page = with_replica
-        .transactions(&TransactionQuery {
-            merchant_id: shop.id.clone(),
-            currency: Currency::RUB,
-            from: None,
-            to: None,
-            after: None,
-            limit: 10,
-        })
+        .transactions(&rub_transactions(&shop, 10))
         .await
         .expect("a page from the replica");
     assert_eq!(page.iter().map(|tx| tx.amount()).sum::<i64>(), 100_00);
@@ -119,14 +110,7 @@ async fn the_clusters_standby_serves_the_primarys_writes_with_its_lag() {
     .expect("the primary, migrated, with the standby as its replica");
     let shop = funded_merchant(&db, 100_00).await;
 
-    let query = TransactionQuery {
-        merchant_id: shop.id.clone(),
-        currency: Currency::RUB,
-        from: None,
-        to: None,
-        after: None,
-        limit: 10,
-    };
+    let query = rub_transactions(&shop, 10);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let page = db

@@ -8,27 +8,16 @@ use domain::ledger::EntryKind;
 use domain::operation::{Decline, DeclineCode, Outcome};
 use domain::ports::{LedgerReader, OperatorStore, TariffStore};
 use domain::statement::{Day, Held};
-use domain::transactions::{BalanceTransaction, TransactionQuery, TransactionType};
+use domain::transactions::{BalanceTransaction, TransactionType};
 use domain::{Currency, PaymentMethod, Timestamp};
 
 use crate::helpers::{
     all_at_once, approve, balance, credit, deposit, each_backend, gateway, merchant, now,
-    withdrawal, TestDb,
+    rub_transactions, withdrawal, TestDb,
 };
 use crate::migrations::{
     assert_migrates_again, revert_through_async, reverts_through, BALANCE_TRANSACTIONS,
 };
-
-fn query(shop: &domain::merchant::Merchant, limit: u32) -> TransactionQuery {
-    TransactionQuery {
-        merchant_id: shop.id.clone(),
-        currency: Currency::RUB,
-        from: None,
-        to: None,
-        after: None,
-        limit,
-    }
-}
 
 /// Every transaction of `shop`, oldest first, read a page of `limit` at a time.
 async fn every_transaction(
@@ -37,7 +26,7 @@ async fn every_transaction(
     limit: u32,
 ) -> Vec<BalanceTransaction> {
     let mut all = Vec::new();
-    let mut q = query(shop, limit);
+    let mut q = rub_transactions(shop, limit);
     loop {
         let found = t.db.transactions(&q).await.expect("a page");
         let page = domain::transactions::TransactionPage::of(&q, found);
@@ -186,7 +175,7 @@ async fn pages_run_newest_first_within_the_time_range_without_gaps_or_repeats() 
 
         // The time range: [from, to).
         let third = all[2].created_at;
-        let mut ranged = query(&shop, 200);
+        let mut ranged = rub_transactions(&shop, 200);
         ranged.from = Some(third);
         let since = t.db.transactions(&ranged).await.expect("a page");
         assert!(since.iter().all(|e| e.created_at >= third));
@@ -199,7 +188,7 @@ async fn pages_run_newest_first_within_the_time_range_without_gaps_or_repeats() 
         ranged.to = Some(Timestamp::from_millis(0));
         assert!(t.db.transactions(&ranged).await.expect("a page").is_empty());
 
-        let mut yen = query(&shop, 200);
+        let mut yen = rub_transactions(&shop, 200);
         yen.currency = Currency::parse("JPY").expect("JPY");
         assert!(t.db.transactions(&yen).await.expect("a page").is_empty());
     })
