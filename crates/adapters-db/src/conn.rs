@@ -113,9 +113,11 @@ pub(crate) const BACKSTOP_PAGES: u32 = 20_000;
 /// Set on every PostgreSQL connection: the isolation the conditional updates are written for,
 /// whatever the server's default; and an end to a transaction left idle by a frozen process
 /// (stopped, paused, swapped out), whose row locks (a balance's, say) would otherwise stop
-/// every other process: after 60 s the server ends that session, and the process, once it
-/// runs again, finds its connection lost before its COMMIT and runs the unit again. No
-/// gateway transaction waits for anything but the database, so none is idle that long.
+/// every other process: after 60 s the server ends that session (rolling the transaction
+/// back), and the process, once it runs again, finds its connection lost: at a statement
+/// before its COMMIT it runs the unit again, at the COMMIT itself it answers 503 (an unknown
+/// outcome, resolved by the merchant's retry). No gateway transaction waits for anything but
+/// the database, so none is idle that long.
 const PG_SESSION: &str =
     "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED; \
      SET idle_in_transaction_session_timeout = '60s'";

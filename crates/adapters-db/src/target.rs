@@ -45,7 +45,8 @@ impl Target {
 /// `tcp_user_timeout` fails a request unanswered at the TCP level after 20 s, and
 /// `connect_timeout` gives up on one host after 5 s (and tries the next). Without them a
 /// connection to a lost primary waits for the kernel's retransmissions, about 15 minutes. A
-/// URL that sets one keeps its own value.
+/// URL that sets one keeps its own value; one naming a `service` gets none of them (the
+/// service file's settings would lose to the URL's).
 pub(crate) const DEAD_PEER_DEFAULTS: [(&str, &str); 5] = [
     ("keepalives_idle", "10"),
     ("keepalives_interval", "5"),
@@ -57,6 +58,10 @@ pub(crate) const DEAD_PEER_DEFAULTS: [(&str, &str); 5] = [
 /// `url` with each of [`DEAD_PEER_DEFAULTS`] it does not set.
 fn with_dead_peer_defaults(url: &str) -> String {
     let (_, query) = split_query(url);
+    // A service file's settings would be overridden by the URL's: add nothing to one.
+    if query.is_some_and(|q| has_parameter(q, "service")) {
+        return url.to_string();
+    }
     let missing: Vec<String> = DEAD_PEER_DEFAULTS
         .iter()
         .filter(|(name, _)| !query.is_some_and(|q| has_parameter(q, name)))
@@ -67,22 +72,25 @@ fn with_dead_peer_defaults(url: &str) -> String {
     }
     let joint = match query {
         None => "?",
-        Some("") => "",
+        Some(q) if q.is_empty() || q.ends_with('&') => "",
         Some(_) => "&",
     };
     format!("{url}{joint}{}", missing.join("&"))
 }
 
-/// A PostgreSQL URL's authority (its hosts) and its query string, if it has one.
+/// A PostgreSQL URL's host list and its query string, if it has one, read as libpq reads
+/// them: credentials end at an `@` met before any `/` (a password may hold `?`), the host
+/// list at the first `/` or `?` after them, the query after the first `?` from there (its
+/// values may hold `/`, as `sslrootcert=/etc/...` or `host=/var/run/postgresql` do).
 fn split_query(url: &str) -> (&str, Option<&str>) {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    match rest.split_once('/') {
-        Some((authority, tail)) => (authority, tail.split_once('?').map(|(_, q)| q)),
-        None => match rest.split_once('?') {
-            Some((authority, query)) => (authority, Some(query)),
-            None => (rest, None),
-        },
-    }
+    let hosts = match rest.find(['@', '/']) {
+        Some(at) if rest.as_bytes()[at] == b'@' => &rest[at + 1..],
+        _ => rest,
+    };
+    let end = hosts.find(['/', '?']).unwrap_or(hosts.len());
+    let query = hosts[end..].split_once('?').map(|(_, query)| query);
+    (&hosts[..end], query)
 }
 
 /// Whether the query string `query` sets the parameter `name`.
@@ -114,6 +122,10 @@ mod tests {
             "postgres://u@h1:1,h2:2/gw?sslmode=require&target_session_attrs=read-write"
         ));
         assert!(!several_hosts_without_target("postgres://u@h1:1/gw"));
+        assert!(!several_hosts_without_target(
+            "postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem"
+        ));
+        assert!(several_hosts_without_target("postgres://u:p?w@h1,h2/gw"));
     }
 
     #[test]
@@ -149,6 +161,30 @@ mod tests {
                 "postgres://h1:1,h2:2?connect_timeout=2&{}",
                 defaults.trim_end_matches("&connect_timeout=5")
             ))
+        );
+        // A `/` in the query, a `?` in the password, a trailing `&`, a service file.
+        assert_eq!(
+            Target::parse("postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem")
+                .ok(),
+            postgres(format!(
+                "postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem&{defaults}"
+            ))
+        );
+        assert_eq!(
+            Target::parse("postgresql://?host=/var/run/postgresql").ok(),
+            postgres(format!("postgresql://?host=/var/run/postgresql&{defaults}"))
+        );
+        assert_eq!(
+            Target::parse("postgres://u:p?w@h:5432").ok(),
+            postgres(format!("postgres://u:p?w@h:5432?{defaults}"))
+        );
+        assert_eq!(
+            Target::parse("postgres://h/db?sslmode=require&").ok(),
+            postgres(format!("postgres://h/db?sslmode=require&{defaults}"))
+        );
+        assert_eq!(
+            Target::parse("postgres:///?service=gw").ok(),
+            postgres("postgres:///?service=gw".to_string())
         );
         let own = "postgres://h/db?keepalives_idle=1&keepalives_interval=1&keepalives_count=1\
                    &tcp_user_timeout=1&connect_timeout=1";
