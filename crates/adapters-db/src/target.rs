@@ -146,49 +146,37 @@ mod tests {
     fn postgres_urls_keep_their_parameters_and_gain_the_dead_peer_defaults() {
         let defaults = "keepalives_idle=10&keepalives_interval=5&keepalives_count=3\
                         &tcp_user_timeout=20000&connect_timeout=5";
-        let postgres = |url: String| Some(Target::Postgres(url));
-        assert_eq!(
-            Target::parse("postgres://u@h:5432/db").ok(),
-            postgres(format!("postgres://u@h:5432/db?{defaults}"))
-        );
-        assert_eq!(
-            Target::parse("postgresql://h/db?sslmode=disable").ok(),
-            postgres(format!("postgresql://h/db?sslmode=disable&{defaults}"))
-        );
-        assert_eq!(
-            Target::parse("postgres://h1:1,h2:2?connect_timeout=2").ok(),
-            postgres(format!(
-                "postgres://h1:1,h2:2?connect_timeout=2&{}",
-                defaults.trim_end_matches("&connect_timeout=5")
-            ))
-        );
-        // A `/` in the query, a `?` in the password, a trailing `&`, a service file.
-        assert_eq!(
-            Target::parse("postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem")
-                .ok(),
-            postgres(format!(
-                "postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem&{defaults}"
-            ))
-        );
-        assert_eq!(
-            Target::parse("postgresql://?host=/var/run/postgresql").ok(),
-            postgres(format!("postgresql://?host=/var/run/postgresql&{defaults}"))
-        );
-        assert_eq!(
-            Target::parse("postgres://u:p?w@h:5432").ok(),
-            postgres(format!("postgres://u:p?w@h:5432?{defaults}"))
-        );
-        assert_eq!(
-            Target::parse("postgres://h/db?sslmode=require&").ok(),
-            postgres(format!("postgres://h/db?sslmode=require&{defaults}"))
-        );
-        assert_eq!(
-            Target::parse("postgres:///?service=gw").ok(),
-            postgres("postgres:///?service=gw".to_string())
-        );
+        let but_connect = defaults.trim_end_matches("&connect_timeout=5");
         let own = "postgres://h/db?keepalives_idle=1&keepalives_interval=1&keepalives_count=1\
                    &tcp_user_timeout=1&connect_timeout=1";
-        assert_eq!(Target::parse(own).ok(), postgres(own.to_string()));
+        // Each URL, and what is appended to it. Among them a `/` in the query, a `?` in the
+        // password, a trailing `&`, a service file, every parameter set by the URL itself.
+        for (url, appended) in [
+            ("postgres://u@h:5432/db", format!("?{defaults}")),
+            ("postgresql://h/db?sslmode=disable", format!("&{defaults}")),
+            (
+                "postgres://h1:1,h2:2?connect_timeout=2",
+                format!("&{but_connect}"),
+            ),
+            (
+                "postgres://h1,h2?target_session_attrs=read-write&sslrootcert=/ca.pem",
+                format!("&{defaults}"),
+            ),
+            (
+                "postgresql://?host=/var/run/postgresql",
+                format!("&{defaults}"),
+            ),
+            ("postgres://u:p?w@h:5432", format!("?{defaults}")),
+            ("postgres://h/db?sslmode=require&", defaults.to_string()),
+            ("postgres:///?service=gw", String::new()),
+            (own, String::new()),
+        ] {
+            assert_eq!(
+                Target::parse(url).ok(),
+                Some(Target::Postgres(format!("{url}{appended}"))),
+                "{url}"
+            );
+        }
     }
 
     #[test]
