@@ -129,6 +129,7 @@ diesel::table! {
         updated_at -> BigInt,
         dispute_id -> Nullable<Text>,
         change_id -> Nullable<Text>,
+        sequence -> BigInt,
     }
 }
 

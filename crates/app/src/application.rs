@@ -288,11 +288,12 @@ pub fn gateway_on(
         tariffs: store.clone(),
         ledger: store.clone(),
         provider: sandbox,
-        providers: store,
+        providers: store.clone(),
         acquirer,
         clock: Arc::new(SystemClock),
         ids: Arc::new(UuidIds),
         callback_format: Arc::new(JsonCallbackFormat),
+        callbacks: store,
         qr: Arc::new(PngQr),
     })
     .with_acquirer_settings(settings)

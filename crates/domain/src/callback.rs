@@ -32,8 +32,9 @@ pub struct QueuedCallback<D = CallbackData> {
     pub url: HttpUrl,
     /// What the callback reports.
     pub data: D,
-    /// The exact body to send and sign, as the `CallbackFormat` port wrote `data`.
-    pub body: String,
+    /// The body to send and sign, as the `CallbackFormat` port wrote `data`, but for its
+    /// sequence number, which the outbox draws as it queues the callback.
+    pub body: CallbackBody,
     pub queued_at: Timestamp,
 }
 
@@ -60,26 +61,61 @@ pub fn callback_id(
     }
 }
 
+/// A callback's exact body but for its `sequence`: the text before the number and the text
+/// after it. The outbox numbers an operation's callbacks (its own, its refunds' and its
+/// disputes') 1, 2, ... as it queues them, in the unit of work that queues each, so the
+/// number is known only there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallbackBody {
+    before: String,
+    after: String,
+}
+
+impl CallbackBody {
+    /// The body `before` + the sequence number + `after`.
+    pub fn around(before: impl Into<String>, after: impl Into<String>) -> Self {
+        Self {
+            before: before.into(),
+            after: after.into(),
+        }
+    }
+
+    /// The text before the sequence number.
+    pub fn before(&self) -> &str {
+        &self.before
+    }
+
+    /// The text after the sequence number.
+    pub fn after(&self) -> &str {
+        &self.after
+    }
+
+    /// The exact body, numbered `sequence`.
+    pub fn with_sequence(&self, sequence: u64) -> String {
+        format!("{}{sequence}{}", self.before, self.after)
+    }
+}
+
 /// What a callback can report: written to a body by the [`CallbackFormat`] port.
 pub trait Reported {
-    /// The exact body for this report.
-    fn body(&self, format: &dyn CallbackFormat) -> String;
+    /// The body for this report, waiting for its sequence number.
+    fn body(&self, format: &dyn CallbackFormat) -> CallbackBody;
 }
 
 impl Reported for CallbackData {
-    fn body(&self, format: &dyn CallbackFormat) -> String {
+    fn body(&self, format: &dyn CallbackFormat) -> CallbackBody {
         format.body(self)
     }
 }
 
 impl Reported for RefundCallbackData {
-    fn body(&self, format: &dyn CallbackFormat) -> String {
+    fn body(&self, format: &dyn CallbackFormat) -> CallbackBody {
         format.refund_body(self)
     }
 }
 
 impl Reported for Dispute {
-    fn body(&self, format: &dyn CallbackFormat) -> String {
+    fn body(&self, format: &dyn CallbackFormat) -> CallbackBody {
         format.dispute_body(self)
     }
 }
@@ -208,6 +244,13 @@ impl RetrySchedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_takes_its_sequence_number_between_its_two_parts() {
+        let body = CallbackBody::around("{\"sequence\":", "}");
+        assert_eq!(body.with_sequence(1), "{\"sequence\":1}");
+        assert_eq!(body.with_sequence(42), "{\"sequence\":42}");
+    }
 
     #[test]
     fn standard_schedule_gives_thirteen_attempts() {

@@ -7,6 +7,7 @@
 pub mod acquirer;
 pub mod attempt;
 pub mod callback;
+pub mod callback_log;
 pub mod circuit;
 pub mod console;
 pub mod discrepancy;

@@ -11,7 +11,7 @@ use crate::acquirer::{
     AcquirerPayment, AcquirerRefund, CallResult, Failure, FailureReason, Lookup, Notification,
     NotificationRefusal, PaymentOrder, PaymentStatus, RefundOrder,
 };
-use crate::callback::{CallbackData, RefundCallbackData};
+use crate::callback::{CallbackBody, CallbackData, RefundCallbackData};
 use crate::operation::{
     Action, Decline, DeclineCode, DepositPart, Opening, Operation, OperationUrls, Part, PayoutPart,
     ProviderState, State,
@@ -260,16 +260,16 @@ pub fn appeal_of(
 pub struct DebugCallbackFormat;
 
 impl CallbackFormat for DebugCallbackFormat {
-    fn body(&self, data: &CallbackData) -> String {
-        format!("{data:?}")
+    fn body(&self, data: &CallbackData) -> CallbackBody {
+        CallbackBody::around(format!("{data:?} sequence="), "")
     }
 
-    fn refund_body(&self, data: &RefundCallbackData) -> String {
-        format!("{data:?}")
+    fn refund_body(&self, data: &RefundCallbackData) -> CallbackBody {
+        CallbackBody::around(format!("{data:?} sequence="), "")
     }
 
-    fn dispute_body(&self, dispute: &crate::dispute::Dispute) -> String {
-        format!("{dispute:?}")
+    fn dispute_body(&self, dispute: &crate::dispute::Dispute) -> CallbackBody {
+        CallbackBody::around(format!("{dispute:?} sequence="), "")
     }
 }
 
@@ -309,6 +309,33 @@ impl crate::ports::TariffStore for NoTariffs {
         _merchant: Option<&'a MerchantId>,
     ) -> Result<Vec<crate::fee::Tariff>, StoreError> {
         Ok(Vec::new())
+    }
+}
+
+/// An outbox with no callbacks: every page is empty and no callback is found to requeue.
+/// For tests of gateways whose merchants do not read their callbacks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCallbacks;
+
+#[async_trait::async_trait]
+impl crate::ports::CallbackLog for NoCallbacks {
+    async fn callbacks(
+        &self,
+        _query: &crate::callback_log::CallbackQuery,
+    ) -> Result<Vec<crate::callback_log::LoggedCallback>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    async fn requeue(
+        &self,
+        _owner: &crate::callback_log::CallbackOwner,
+        which: &crate::callback_log::Requeue,
+        _now: Timestamp,
+    ) -> Result<Option<u64>, StoreError> {
+        Ok(match which {
+            crate::callback_log::Requeue::One(_) => None,
+            crate::callback_log::Requeue::Since { .. } => Some(0),
+        })
     }
 }
 

@@ -205,6 +205,7 @@ impl Mocks {
             clock: Arc::new(clock),
             ids: Arc::new(ids),
             callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+            callbacks: Arc::new(domain::testkit::NoCallbacks),
             qr: Arc::new(domain::testkit::TextQr),
         })
     }

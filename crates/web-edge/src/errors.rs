@@ -307,6 +307,15 @@ impl From<NotificationError> for ApiError {
     }
 }
 
+impl From<domain::service::RequeueError> for ApiError {
+    fn from(error: domain::service::RequeueError) -> Self {
+        match error {
+            domain::service::RequeueError::NotFound => ApiError::NotFound,
+            domain::service::RequeueError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<domain::ports::StoreError> for ApiError {
     fn from(error: domain::ports::StoreError) -> Self {
         match error {

@@ -124,6 +124,7 @@ impl Fixture {
             clock: clock.clone(),
             ids: ids.clone(),
             callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+            callbacks: Arc::new(domain::testkit::NoCallbacks),
             qr: Arc::new(domain::testkit::TextQr),
         });
         let operator_store = Arc::new(self.operator);

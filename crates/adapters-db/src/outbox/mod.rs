@@ -5,6 +5,7 @@
 
 mod grouped;
 mod held;
+mod log;
 
 use async_trait::async_trait;
 use diesel::dsl::sql;

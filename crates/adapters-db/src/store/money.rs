@@ -261,46 +261,143 @@ fn create_balance<E>(conn: &mut DbConn, mv: &BalanceMove) -> Result<(), TxError<
 
 /// Queues `callback` for delivery, pending and due at once, inside the caller's
 /// transaction: an operation's own keyed by the operation's id, a refund's by the refund's
-/// (beside its deposit's), a dispute's change by the change's.
+/// (beside its deposit's), a dispute's change by the change's. Its sequence number is drawn
+/// from its operation's row (`operations.callback_sequence`) by the same unit of work, and
+/// written into its body.
 pub(crate) fn queue_callback<D, E>(
     conn: &mut DbConn,
     callback: &QueuedCallback<D>,
 ) -> Result<(), TxError<E>> {
-    use crate::schema::callback_outbox::dsl::*;
-    let operation = callback.operation_id.to_string();
-    let refund = callback.refund_id.map(|refund| refund.to_string());
-    let dispute = callback.dispute.map(|d| d.dispute_id.to_string());
-    let change = callback
-        .dispute
-        .map(|d| d.change_id.hyphenated().to_string());
-    let at = callback.queued_at.millis();
-    diesel::insert_into(callback_outbox)
-        .values((
-            id.eq(crate::outbox::callback_key(
+    let queued = Queued::of(callback);
+    let written = match conn {
+        DbConn::Pg(pg) => diesel::sql_query(QUEUE_PG)
+            .bind::<Text, _>(&queued.operation)
+            .bind::<Text, _>(&queued.key)
+            .bind::<Nullable<Text>, _>(&queued.refund)
+            .bind::<Nullable<Text>, _>(&queued.dispute)
+            .bind::<Nullable<Text>, _>(&queued.change)
+            .bind::<Text, _>(queued.merchant)
+            .bind::<Text, _>(queued.direction)
+            .bind::<Text, _>(queued.url)
+            .bind::<Text, _>(queued.body.before())
+            .bind::<Text, _>(queued.body.after())
+            .bind::<BigInt, _>(queued.at)
+            .execute(pg)?,
+        DbConn::Sqlite(lite) => {
+            let drawn: Vec<Drawn> = diesel::sql_query(DRAW_SQLITE)
+                .bind::<Text, _>(&queued.operation)
+                .load(lite)?;
+            match drawn.first() {
+                Some(drawn) => queued.insert_sqlite(lite, drawn.sequence)?,
+                None => 0,
+            }
+        }
+    };
+    if written != 1 {
+        return Err(TxError::Db(DieselError::QueryBuilderError(
+            format!(
+                "a callback was queued for operation {} not found",
+                queued.operation
+            )
+            .into(),
+        )));
+    }
+    Ok(())
+}
+
+/// PostgreSQL: the operation's next sequence number and its callback, in one statement (the
+/// row's lock orders two callbacks of one deposit queued at once).
+const QUEUE_PG: &str = "\
+WITH s AS (UPDATE operations SET callback_sequence = callback_sequence + 1 WHERE id = $1
+    RETURNING callback_sequence)
+INSERT INTO callback_outbox (id, operation_id, refund_id, dispute_id, change_id, merchant_id,
+    direction, url, body, state, attempts, failures_in_run, next_attempt_at, created_at,
+    updated_at, sequence)
+SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9 || s.callback_sequence || $10, 'pending', 0, 0, $11,
+    $11, $11, s.callback_sequence
+FROM s";
+
+/// SQLite: the operation's next sequence number (its callback follows; one writer at a time).
+const DRAW_SQLITE: &str = "\
+UPDATE operations SET callback_sequence = callback_sequence + 1 WHERE id = ?1
+RETURNING callback_sequence AS sequence";
+
+/// A sequence number just drawn.
+#[derive(QueryableByName)]
+struct Drawn {
+    #[diesel(sql_type = BigInt)]
+    sequence: i64,
+}
+
+/// A callback's row as it is queued, but for its sequence number.
+struct Queued<'a> {
+    key: String,
+    operation: String,
+    refund: Option<String>,
+    dispute: Option<String>,
+    change: Option<String>,
+    merchant: &'a str,
+    direction: &'static str,
+    url: &'a str,
+    body: &'a domain::callback::CallbackBody,
+    at: i64,
+}
+
+impl<'a> Queued<'a> {
+    fn of<D>(callback: &'a QueuedCallback<D>) -> Self {
+        Queued {
+            key: crate::outbox::callback_key(
                 callback.operation_id,
                 callback.refund_id,
                 callback.dispute,
-            )),
-            operation_id.eq(&operation),
-            refund_id.eq(&refund),
-            dispute_id.eq(&dispute),
-            change_id.eq(&change),
-            merchant_id.eq(callback.merchant_id.as_str()),
-            direction.eq(callback.direction.as_str()),
-            url.eq(callback.url.as_str()),
-            body.eq(&callback.body),
-            state.eq("pending"),
-            attempts.eq(0),
-            failures_in_run.eq(0),
-            next_attempt_at.eq(Some(at)),
-            lease_owner.eq(None::<String>),
-            lease_until.eq(None::<i64>),
-            last_error.eq(None::<String>),
-            created_at.eq(at),
-            updated_at.eq(at),
-        ))
-        .execute(conn)?;
-    Ok(())
+            ),
+            operation: callback.operation_id.to_string(),
+            refund: callback.refund_id.map(|refund| refund.to_string()),
+            dispute: callback.dispute.map(|d| d.dispute_id.to_string()),
+            change: callback
+                .dispute
+                .map(|d| d.change_id.hyphenated().to_string()),
+            merchant: callback.merchant_id.as_str(),
+            direction: callback.direction.as_str(),
+            url: callback.url.as_str(),
+            body: &callback.body,
+            at: callback.queued_at.millis(),
+        }
+    }
+
+    fn insert_sqlite(
+        &self,
+        conn: &mut diesel::SqliteConnection,
+        number: i64,
+    ) -> QueryResult<usize> {
+        use crate::schema::callback_outbox::dsl::*;
+        let text = self
+            .body
+            .with_sequence(u64::try_from(number).unwrap_or_default());
+        diesel::insert_into(callback_outbox)
+            .values((
+                id.eq(&self.key),
+                operation_id.eq(&self.operation),
+                refund_id.eq(&self.refund),
+                dispute_id.eq(&self.dispute),
+                change_id.eq(&self.change),
+                merchant_id.eq(self.merchant),
+                direction.eq(self.direction),
+                url.eq(self.url),
+                body.eq(&text),
+                state.eq("pending"),
+                attempts.eq(0),
+                failures_in_run.eq(0),
+                next_attempt_at.eq(Some(self.at)),
+                lease_owner.eq(None::<String>),
+                lease_until.eq(None::<i64>),
+                last_error.eq(None::<String>),
+                created_at.eq(self.at),
+                updated_at.eq(self.at),
+                sequence.eq(number),
+            ))
+            .execute(conn)
+    }
 }
 
 /// One merchant and currency: its balance row (zeros if none) and the sums of its ledger.

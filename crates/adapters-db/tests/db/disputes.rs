@@ -18,7 +18,8 @@ use domain::{AmountText, Currency, OperationId, PaymentMethod};
 
 use crate::helpers::*;
 use crate::migrations::{
-    assert_migrates_again, assert_revert_refused, revert_through_async, reverts_through, DISPUTES,
+    assert_migrates_again, assert_revert_refused, assert_reverts_through, revert_through_async,
+    reverts_through, CALLBACK_SEQUENCE, DISPUTES,
 };
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
@@ -277,6 +278,8 @@ async fn the_disputes_migration_reverts_while_there_are_none_and_refuses_once_th
             .appeal(&shop, deposit, appeal("100.00", false))
             .await
             .expect("opened");
+        // The numbered callbacks' migration, newer, reverts first.
+        assert_reverts_through(&t.url, CALLBACK_SEQUENCE).await;
         assert_revert_refused(&t, DISPUTES, "disputes", "no_disputes_left").await;
     })
     .await;

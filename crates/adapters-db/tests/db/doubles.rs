@@ -25,12 +25,13 @@ pub fn gateway(db: &Database) -> Gateway {
         tariffs: db.clone(),
         ledger: db.clone(),
         provider: Arc::new(TestProvider),
-        providers: db,
+        providers: db.clone(),
         // No acquirer answers: these tests route to the sandbox only.
         acquirer: Arc::new(domain::testkit::NoAcquirers),
         clock: Arc::new(SystemClock),
         ids: Arc::new(UuidIds),
         callback_format: Arc::new(domain::testkit::DebugCallbackFormat),
+        callbacks: db,
         qr: Arc::new(domain::testkit::TextQr),
     })
 }

@@ -5,6 +5,7 @@
 #![allow(clippy::inconsistent_digit_grouping)]
 
 mod attempts;
+mod callback_log;
 mod card_scrub;
 mod catalog;
 mod chargebacks;

@@ -79,6 +79,10 @@ pub const BALANCE_TRANSACTIONS: &str = "20261209000000";
 /// callbacks (one per change).
 pub const DISPUTES: &str = "20261210000000";
 
+/// Numbered callbacks (`callback_outbox.sequence`, `operations.callback_sequence`) and the
+/// merchant's index of its callbacks.
+pub const CALLBACK_SEQUENCE: &str = "20261211000000";
+
 /// The migrations a first-version gateway embeds.
 struct FirstVersion(EmbeddedMigrations);
 

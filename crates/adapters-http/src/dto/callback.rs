@@ -1,10 +1,11 @@
 //! The callback body on the wire: `{"data": {...}}` with the API's field names (the fields
 //! of a money movement written by the same [`Movement`] as the API's answers), keys in
 //! alphabetical order, `merchantOperationId`, `merchantRefundId`, `errorCode` and
-//! `errorMessage` left out when there are none (never `null`), and the status as its number
-//! (1 approved, 2 declined).
+//! `errorMessage` left out when there are none (never `null`), the status as its number
+//! (1 approved, 2 declined), and `sequence`, the callback's number among its operation's,
+//! which the outbox fills in as it queues the callback.
 
-use domain::callback::{CallbackData, RefundCallbackData};
+use domain::callback::{CallbackBody, CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
 use serde::Serialize;
 
@@ -25,6 +26,7 @@ struct OperationData<'a> {
     merchant_operation_id: Option<&'a str>,
     operation_id: String,
     payment_method: &'static str,
+    sequence: u64,
     status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
@@ -43,6 +45,7 @@ struct RefundData<'a> {
     merchant_refund_id: Option<&'a str>,
     operation_id: String,
     refund_id: String,
+    sequence: u64,
     status: u8,
     #[serde(rename = "type")]
     kind: &'static str,
@@ -55,15 +58,29 @@ struct Body<T> {
     data: T,
 }
 
-/// `{"data": data}`; `data`'s fields are declared in alphabetical order (the movement's
-/// first), the order the body has always been written in.
-fn body_of(data: impl Serialize) -> String {
+/// The number written where the sequence goes, then cut out: no other field is a number
+/// this large, and a string's quotes are escaped, so `"sequence":` followed by it is found
+/// once, at the sequence.
+pub(crate) const SEQUENCE_MARK: u64 = u64::MAX;
+
+/// `{"data": data}` around its sequence number; `data`'s fields are declared in
+/// alphabetical order (the movement's first), the order the body has always been written
+/// in, and its `sequence` is [`SEQUENCE_MARK`].
+fn body_of(data: impl Serialize) -> CallbackBody {
     // Only strings and integers: writing them to a String cannot fail.
-    serde_json::to_string(&Body { data }).unwrap_or_else(|_| unreachable!("plain JSON"))
+    let text = serde_json::to_string(&Body { data }).unwrap_or_else(|_| unreachable!("plain JSON"));
+    let mark = format!("\"sequence\":{SEQUENCE_MARK}");
+    match text.find(&mark) {
+        Some(at) => {
+            let number = at + mark.len() - SEQUENCE_MARK.to_string().len();
+            CallbackBody::around(&text[..number], &text[at + mark.len()..])
+        }
+        None => unreachable!("every callback body has a sequence"),
+    }
 }
 
 impl CallbackFormat for JsonCallbackFormat {
-    fn body(&self, data: &CallbackData) -> String {
+    fn body(&self, data: &CallbackData) -> CallbackBody {
         body_of(OperationData {
             movement: Movement::new(
                 data.amount,
@@ -75,6 +92,7 @@ impl CallbackFormat for JsonCallbackFormat {
             merchant_operation_id: data.merchant_operation_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             payment_method: data.method.as_str(),
+            sequence: SEQUENCE_MARK,
             status: data.status.number(),
             kind: data.direction.as_str(),
             updated_at: data.updated_at.to_rfc3339(),
@@ -82,7 +100,7 @@ impl CallbackFormat for JsonCallbackFormat {
         })
     }
 
-    fn refund_body(&self, data: &RefundCallbackData) -> String {
+    fn refund_body(&self, data: &RefundCallbackData) -> CallbackBody {
         body_of(RefundData {
             movement: Movement::new(
                 data.amount,
@@ -94,13 +112,14 @@ impl CallbackFormat for JsonCallbackFormat {
             merchant_refund_id: data.merchant_refund_id.as_ref().map(|m| m.as_str()),
             operation_id: data.operation_id.to_string(),
             refund_id: data.refund_id.to_string(),
+            sequence: SEQUENCE_MARK,
             status: data.status.number(),
             kind: "refund",
             updated_at: data.updated_at.to_rfc3339(),
         })
     }
 
-    fn dispute_body(&self, dispute: &domain::dispute::Dispute) -> String {
+    fn dispute_body(&self, dispute: &domain::dispute::Dispute) -> CallbackBody {
         body_of(super::dispute::DisputeView::reported(dispute))
     }
 }
@@ -118,7 +137,7 @@ mod tests {
     use super::*;
 
     fn body(data: &CallbackData) -> serde_json::Value {
-        serde_json::from_str(&JsonCallbackFormat.body(data)).unwrap()
+        serde_json::from_str(&JsonCallbackFormat.body(data).with_sequence(1)).unwrap()
     }
 
     #[test]
@@ -131,14 +150,16 @@ mod tests {
             .finish(&Outcome::Approve, T0)
             .unwrap();
 
-        let text = JsonCallbackFormat.body(&CallbackData::of(&done));
+        let text = JsonCallbackFormat
+            .body(&CallbackData::of(&done))
+            .with_sequence(7);
 
         assert_eq!(
             text,
             format!(
                 "{{\"data\":{{\"amount\":\"100.00\",\"creditedAmount\":\"100.00\",\
                  \"currency\":\"RUB\",\"fee\":\"0.00\",\"merchantOperationId\":\"order-1\",\"operationId\":\"{}\",\
-                 \"paymentMethod\":\"card\",\"status\":1,\"type\":\"deposit\",\
+                 \"paymentMethod\":\"card\",\"sequence\":7,\"status\":1,\"type\":\"deposit\",\
                  \"updatedAt\":\"2026-11-21T10:00:00Z\",\"userId\":\"user-7\"}}}}",
                 id(1)
             )
@@ -223,6 +244,7 @@ mod tests {
                 "fee",
                 "operationId",
                 "paymentMethod",
+                "sequence",
                 "status",
                 "type",
                 "updatedAt",
@@ -248,7 +270,7 @@ mod tests {
             decline: Some(Decline::new(DeclineCode::ProviderDeclined)),
             fee: 50,
         };
-        let text = JsonCallbackFormat.refund_body(&declined);
+        let text = JsonCallbackFormat.refund_body(&declined).with_sequence(2);
         let body: serde_json::Value = serde_json::from_str(&text).unwrap();
         let data = body["data"].as_object().unwrap();
         let keys: Vec<&str> = data.keys().map(String::as_str).collect();
@@ -263,6 +285,7 @@ mod tests {
                 "fee",
                 "operationId",
                 "refundId",
+                "sequence",
                 "status",
                 "type",
                 "updatedAt"
@@ -285,7 +308,8 @@ mod tests {
             ..declined
         };
         let body: serde_json::Value =
-            serde_json::from_str(&JsonCallbackFormat.refund_body(&with_id)).unwrap();
+            serde_json::from_str(&JsonCallbackFormat.refund_body(&with_id).with_sequence(2))
+                .unwrap();
         assert_eq!(body["data"]["merchantRefundId"], "r-1");
     }
 
@@ -325,8 +349,10 @@ mod tests {
             fee: 0,
         };
         for text in [
-            JsonCallbackFormat.body(&CallbackData::of(&payout)),
-            JsonCallbackFormat.refund_body(&refund),
+            JsonCallbackFormat
+                .body(&CallbackData::of(&payout))
+                .with_sequence(1),
+            JsonCallbackFormat.refund_body(&refund).with_sequence(1),
         ] {
             let written = keys_as_written(&text);
             let mut sorted = written.clone();

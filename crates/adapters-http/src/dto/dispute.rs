@@ -134,6 +134,10 @@ pub struct DisputeView {
     pub operation_id: String,
     pub reason: String,
     pub resolution: Option<String>,
+    /// The callback's sequence number in a callback ([`super::callback::SEQUENCE_MARK`] until
+    /// the outbox draws it); absent in the API's answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u64>,
     pub status: &'static str,
     /// `dispute` in a callback, which names its type; absent in the API's answers.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
@@ -142,10 +146,11 @@ pub struct DisputeView {
 }
 
 impl DisputeView {
-    /// The dispute as its callback reports it: with `type: dispute`.
+    /// The dispute as its callback reports it: with `type: dispute` and its sequence.
     pub fn reported(dispute: &Dispute) -> Self {
         Self {
             callback_type: Some("dispute"),
+            sequence: Some(super::callback::SEQUENCE_MARK),
             ..Self::new(dispute)
         }
     }
@@ -161,6 +166,7 @@ impl DisputeView {
             operation_id: dispute.operation_id.to_string(),
             reason: dispute.reason.clone(),
             resolution: dispute.resolution.clone(),
+            sequence: None,
             status: dispute.status.as_str(),
             callback_type: None,
             updated_at: dispute.updated_at.to_rfc3339(),

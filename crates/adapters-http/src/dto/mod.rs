@@ -2,6 +2,7 @@
 //! JSON answers.
 
 pub mod callback;
+pub mod callback_log;
 pub mod create;
 pub mod dispute;
 pub mod movement;

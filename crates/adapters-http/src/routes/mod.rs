@@ -4,6 +4,7 @@
 //! middleware turns into the contract's JSON; unknown paths get [`not_found`].
 
 mod balance;
+mod callbacks;
 mod cancel;
 mod create;
 mod disputes;
@@ -93,6 +94,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/api/v1/balance/transactions")
                 .route(web::get().to(balance::transactions)),
+        )
+        .service(web::resource("/api/v1/callbacks").route(web::get().to(callbacks::list)))
+        .service(web::resource("/api/v1/callbacks/replay").route(web::post().to(callbacks::replay)))
+        .service(
+            web::resource("/api/v1/callbacks/{callback_id}/retry")
+                .route(web::post().to(callbacks::retry)),
         )
         .service(
             web::resource("/providers/{name}/notifications")

@@ -26,11 +26,12 @@ pub fn gateway_on(
         tariffs: store.clone(),
         ledger: store.clone(),
         provider,
-        providers: store,
+        providers: store.clone(),
         acquirer: Arc::new(domain::testkit::PendingAcquirer),
         clock,
         ids: Arc::new(RandomIds),
         callback_format: Arc::new(adapters_http::JsonCallbackFormat),
+        callbacks: store,
         qr: Arc::new(domain::testkit::TextQr),
     })
 }

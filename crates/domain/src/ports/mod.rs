@@ -4,6 +4,7 @@
 
 mod acquirer;
 mod callback_format;
+mod callback_log;
 mod callback_outbox;
 mod clock;
 mod console_store;
@@ -25,6 +26,7 @@ mod tariff_store;
 
 pub use acquirer::*;
 pub use callback_format::*;
+pub use callback_log::*;
 pub use callback_outbox::*;
 pub use clock::*;
 pub use console_store::*;

@@ -2,7 +2,9 @@
 //! same unit of work as the status: one envelope ([`QueuedCallback`]) whatever moved. The body's wire
 //! format is the [`CallbackFormat`] port's.
 
-use crate::callback::{CallbackData, DisputeChange, QueuedCallback, RefundCallbackData, Reported};
+use crate::callback::{
+    CallbackBody, CallbackData, DisputeChange, QueuedCallback, RefundCallbackData, Reported,
+};
 use crate::dispute::Dispute;
 use crate::operation::Operation;
 use crate::ports::CallbackFormat;
@@ -22,7 +24,7 @@ pub fn callback_for(done: &Operation, format: &dyn CallbackFormat) -> Option<Que
         direction: done.direction(),
         url: done.urls().callback.clone()?,
         data: CallbackData::of(done),
-        body: String::new(),
+        body: CallbackBody::default(),
         queued_at: done.updated_at(),
     };
     Some(written(envelope, format))
@@ -46,7 +48,7 @@ pub fn refund_callback_for(
         direction: Direction::Deposit,
         url: done.callback_url.clone()?,
         data: RefundCallbackData::of(done),
-        body: String::new(),
+        body: CallbackBody::default(),
         queued_at: done.updated_at,
     };
     Some(written(envelope, format))
@@ -72,7 +74,7 @@ pub fn dispute_callback_for(
         direction: Direction::Deposit,
         url: deposit.urls().callback.clone()?,
         data: dispute.clone(),
-        body: String::new(),
+        body: CallbackBody::default(),
         queued_at: dispute.updated_at,
     };
     Some(written(envelope, format))

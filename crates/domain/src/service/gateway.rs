@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::answers::Answers;
+use super::callback_log::Callbacks;
 use super::calls::Calls;
 use super::core::Core;
 use super::creation::Creation;
@@ -50,6 +51,7 @@ pub struct Gateway {
     disputes: Disputes,
     steps: Steps,
     statements: Statements,
+    callbacks: Callbacks,
 }
 
 impl Gateway {
@@ -134,6 +136,10 @@ impl Gateway {
             },
             answers: Answers { core, calls },
             statements: Statements::new(Arc::clone(&ports.ledger)),
+            callbacks: Callbacks {
+                log: Arc::clone(&ports.callbacks),
+                clock: Arc::clone(&ports.clock),
+            },
             parts,
         }
     }
@@ -172,6 +178,11 @@ impl Gateway {
     /// The merchants' balance transactions and statements.
     pub fn statements(&self) -> &Statements {
         &self.statements
+    }
+
+    /// The merchants' callbacks: read, sent again, replayed.
+    pub fn callbacks(&self) -> &Callbacks {
+        &self.callbacks
     }
 
     /// The merchant directory, for authentication at the edge.

@@ -7,6 +7,7 @@
 //! movement) and `calls` (the provider ports, the circuits and the acquirer settings).
 
 mod answers;
+mod callback_log;
 pub mod callbacks;
 mod calls;
 mod cancel;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use answers::Answers;
+pub use callback_log::{Callbacks, RequeueError};
 pub use cancel::CancelError;
 pub use checkout::Checkout;
 pub use creation::Creation;
@@ -56,9 +58,9 @@ pub use statements::{StatementError, Statements};
 pub use steps::{check_input, Steps};
 
 use crate::ports::{
-    Acquirer, CallbackFormat, Clock, DisputeStore, IdGenerator, LedgerReader, MerchantDirectory,
-    OperationStore, PaymentProvider, ProviderDirectory, QrEncoder, RefundStore, RouteTable,
-    TariffStore,
+    Acquirer, CallbackFormat, CallbackLog, Clock, DisputeStore, IdGenerator, LedgerReader,
+    MerchantDirectory, OperationStore, PaymentProvider, ProviderDirectory, QrEncoder, RefundStore,
+    RouteTable, TariffStore,
 };
 
 /// Whole milliseconds of `duration`, saturating.
@@ -101,6 +103,8 @@ pub struct Ports {
     pub ids: Arc<dyn IdGenerator>,
     /// The wire format of callback bodies.
     pub callback_format: Arc<dyn CallbackFormat>,
+    /// The merchants' callbacks, as they read and requeue them.
+    pub callbacks: Arc<dyn CallbackLog>,
     /// Draws QR codes (an acquirer `sbp_qr` deposit shows one of its payment page).
     pub qr: Arc<dyn QrEncoder>,
 }

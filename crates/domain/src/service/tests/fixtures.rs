@@ -198,6 +198,7 @@ impl Mocks {
             clock,
             ids: Arc::new(self.ids),
             callback_format: Arc::new(DebugCallbackFormat),
+            callbacks: Arc::new(crate::testkit::NoCallbacks),
             qr: Arc::new(self.qr),
         })
     }

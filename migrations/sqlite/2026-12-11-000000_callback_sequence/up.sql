@@ -1,0 +1,22 @@
+-- Callbacks numbered per operation, and read by their merchants.
+--
+-- `sequence` is a callback's number among its operation's: the operation's own callback, its
+-- refunds' and its disputes' share one count, 1, 2, ... in the order they were queued. The
+-- count is kept on the operation's row (`callback_sequence`, the last number drawn), drawn in
+-- the unit of work that queues the callback. Callbacks queued before this change are
+-- numbered in the order they were created.
+ALTER TABLE operations ADD COLUMN callback_sequence BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE callback_outbox ADD COLUMN sequence BIGINT NOT NULL DEFAULT 0;
+
+UPDATE callback_outbox SET sequence = (
+    SELECT r.n FROM (
+        SELECT id, row_number() OVER (PARTITION BY operation_id ORDER BY created_at, id) AS n
+        FROM callback_outbox) r
+    WHERE r.id = callback_outbox.id);
+
+UPDATE operations SET callback_sequence = (
+    SELECT COUNT(*) FROM callback_outbox c WHERE c.operation_id = operations.id)
+WHERE id IN (SELECT operation_id FROM callback_outbox);
+
+-- A merchant's callbacks in one direction, newest first (`GET /api/v1/callbacks`).
+CREATE INDEX callback_outbox_merchant ON callback_outbox (merchant_id, direction, created_at, id);
