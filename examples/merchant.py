@@ -1,18 +1,28 @@
 #!/usr/bin/env python3
-"""A merchant's side of the gateway, with the Python standard library only.
+"""A merchant's side of the gateway, with the Python standard library, and the official
+Standard Webhooks library (`pip install standardwebhooks`) for callbacks when it is installed.
 
 It signs every request with signature version 2 (`x-signature-version: 2`: the
 timestamp, method, path and body, so a captured signature works nowhere else and
 for 5 minutes only; refunds, cancels, input and confirmation accept nothing else),
 creates a card deposit and an SBP payout, reads them back, refunds part of an approved
 deposit, cancels a deposit and a payout that have not happened yet, and runs a
-small callback receiver that verifies each callback's timestamp and
-`x-signature-v2` (operations' and refunds'), answers 401 to a stale or badly
-signed one without processing it, and drops duplicates.
+small callback receiver that verifies each callback, answers 401 to a stale or
+badly signed one without processing it, drops duplicates and orders each
+operation's callbacks by their `sequence`. With `standardwebhooks` installed it
+verifies `webhook-id`, `webhook-timestamp` and `webhook-signature` with that
+library, keyed by `whsec_` + base64 of the secret; without it, the timestamp and
+`x-signature-v2` by hand.
 
     python3 examples/merchant.py                     # against `gateway serve --demo`
     GATEWAY_URL=http://127.0.0.1:8080 MERCHANT_ID=... DEPOSIT_SECRET=... \
         WITHDRAWAL_SECRET=... python3 examples/merchant.py
+    python3 examples/merchant.py verify < callbacks.jsonl
+
+`verify` checks callbacks already received with the Standard Webhooks library (which it
+needs): one JSON object per line on stdin, `{"headers": {...}, "body": "the exact body"}`,
+and one line out for each, `{"verified": true|false, "webhookId": ..., "sequence": ...,
+"error": ...}`.
 
 During a secret rotation's overlap, DEPOSIT_SECRET (or WITHDRAWAL_SECRET) is the
 new secret, which signs requests, and OLD_DEPOSIT_SECRETS (or
@@ -24,16 +34,23 @@ GATEWAY_CALLBACK_ALLOW_PRIVATE=true. The refund step approves its deposit throug
 the sandbox's `complete` endpoint, so it needs the sandbox (on by default).
 """
 
+import base64
 import hashlib
 import hmac
 import http.server
 import json
 import os
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
+
+try:  # the official Standard Webhooks verifier, if installed
+    from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+except ImportError:
+    Webhook = None
 
 GATEWAY = os.environ.get("GATEWAY_URL", "http://127.0.0.1:8080")
 MERCHANT = os.environ.get("MERCHANT_ID", "demo")
@@ -54,7 +71,13 @@ def older(name: str) -> list:
 # the current one, then during a rotation's overlap the older ones.
 DEPOSIT_SECRETS = [DEPOSIT_SECRET] + older("OLD_DEPOSIT_SECRETS")
 WITHDRAWAL_SECRETS = [WITHDRAWAL_SECRET] + older("OLD_WITHDRAWAL_SECRETS")
-SECRETS_FOR_TYPE = {"deposit": DEPOSIT_SECRETS, "refund": DEPOSIT_SECRETS, "withdrawal": WITHDRAWAL_SECRETS}
+SECRETS_FOR_TYPE = {"deposit": DEPOSIT_SECRETS, "refund": DEPOSIT_SECRETS, "dispute": DEPOSIT_SECRETS,
+                    "withdrawal": WITHDRAWAL_SECRETS}
+
+
+def standard_webhooks_key(secret: str) -> str:
+    """A secret as a Standard Webhooks key: `whsec_` + base64 of the secret's UTF-8 bytes."""
+    return "whsec_" + base64.b64encode(secret.encode()).decode()
 
 
 def sign(secret: str, message: bytes) -> str:
@@ -131,29 +154,63 @@ def verify_callback(body: bytes, stamp: str, signature_v2: str) -> str:
     return "valid" if any(fits) else "INVALID signature"
 
 
+def verify_standard(body: bytes, headers) -> str:
+    """Verifies a callback with the Standard Webhooks library: its webhook-timestamp within 5
+    minutes, and one of the `v1,...` signatures of webhook-signature (one per live secret
+    during a rotation) made with a key of ours for `data.type`. Only "valid" may be processed."""
+    wanted = {name: headers.get(name, "") for name in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+    try:
+        kind = json.loads(body)["data"]["type"]
+    except (ValueError, KeyError, TypeError):
+        return "INVALID body"
+    error = "no secret for this type"
+    for secret in SECRETS_FOR_TYPE.get(kind, []):
+        try:
+            Webhook(standard_webhooks_key(secret)).verify(body, wanted)
+            return "valid"
+        except WebhookVerificationError as refused:
+            error = str(refused)
+    return f"INVALID ({error})"
+
+
 def dedup_key(data: dict) -> str:
-    """A refund callback carries its deposit's operationId: refunds are told apart by refundId."""
-    return "refund:" + data["refundId"] if data["type"] == "refund" else "operation:" + data["operationId"]
+    """The webhook-id is the same on every attempt of one callback; by the body: a refund is
+    told apart by refundId, a dispute's change by its dispute and status."""
+    if data["type"] == "refund":
+        return "refund:" + data["refundId"]
+    if data["type"] == "dispute":
+        return "dispute:" + data["disputeId"] + ":" + data["status"]
+    return "operation:" + data["operationId"]
 
 
 class CallbackReceiver(http.server.BaseHTTPRequestHandler):
     seen = set()  # keep this in your database; HTTPServer handles one request at a time
 
+    latest = {}  # operationId -> the highest `sequence` processed: an older one arriving late is stale
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        verdict = verify_callback(body, self.headers.get("x-callback-timestamp", ""),
-                                  self.headers.get("x-signature-v2", ""))
+        if Webhook is not None:
+            verdict = verify_standard(body, self.headers)
+        else:
+            verdict = verify_callback(body, self.headers.get("x-callback-timestamp", ""),
+                                      self.headers.get("x-signature-v2", ""))
         valid = verdict == "valid"
         data = json.loads(body)["data"]
         key = dedup_key(data)
         duplicate = valid and key in self.seen
         if valid:
             self.seen.add(key)
+        sequence = data.get("sequence", 0)
+        late = valid and not duplicate and sequence < self.latest.get(data["operationId"], 0)
+        if valid and not duplicate:
+            self.latest[data["operationId"]] = max(sequence, self.latest.get(data["operationId"], 0))
         about = (f"refund {data['refundId']} of {data['operationId']}" if data["type"] == "refund"
                  else f"{data['type']} {data['operationId']}")
-        print(f"callback #{self.headers.get('x-callback-attempt')}: {about} "
+        print(f"callback #{self.headers.get('x-callback-attempt')} seq {sequence}: {about} "
               f"status={data['status']} {verdict}"
-              f"{' (duplicate, ignored)' if duplicate else ''}")
+              f"{' (duplicate, ignored)' if duplicate else ''}"
+              f"{' (arrived after a later one of this operation)' if late else ''}")
         self.send_response(200 if valid else 401)
         self.end_headers()
 
@@ -213,5 +270,28 @@ def main():
     server.shutdown()
 
 
+def verify_lines():
+    """`verify`: each stdin line a received callback, each answered by one line of the verdict."""
+    if Webhook is None:
+        sys.exit("verify needs the Standard Webhooks library: pip install standardwebhooks")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        received = json.loads(line)
+        headers = {name.lower(): value for name, value in received["headers"].items()}
+        body = received["body"].encode()
+        verdict = verify_standard(body, headers)
+        try:
+            sequence = json.loads(body)["data"].get("sequence")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            sequence = None
+        print(json.dumps({"verified": verdict == "valid", "webhookId": headers.get("webhook-id"),
+                          "sequence": sequence, "error": None if verdict == "valid" else verdict}),
+              flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["verify"]:
+        verify_lines()
+    else:
+        main()

@@ -7,6 +7,7 @@
 
 mod acquirer;
 mod acquirer_faults;
+mod callback_log;
 mod callbacks;
 mod card_data;
 mod chargeback_faults;

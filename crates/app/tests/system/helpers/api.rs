@@ -65,9 +65,15 @@ impl Merchant {
         shop
     }
 
-    /// The secret that signs requests to `path` (and callbacks about that direction).
+    /// The secret that signs requests to `path` (and callbacks about that direction); under
+    /// `/api/v1/callbacks`, the one its `direction` names.
     pub fn secret_for(&self, path: &str) -> &str {
-        if path.starts_with("/api/v1/withdrawals") || path.starts_with("/api/v1/balance") {
+        let callbacks_of_payouts =
+            path.starts_with("/api/v1/callbacks") && path.contains("direction=withdrawal");
+        if path.starts_with("/api/v1/withdrawals")
+            || path.starts_with("/api/v1/balance")
+            || callbacks_of_payouts
+        {
             &self.withdrawal_secret
         } else {
             &self.deposit_secret
