@@ -41,6 +41,7 @@ mod routing;
 mod sandbox_off;
 mod secrets;
 mod signatures;
+mod standard_webhooks;
 mod startup;
 mod statements;
 mod throughput;

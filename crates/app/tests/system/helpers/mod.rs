@@ -6,6 +6,7 @@ pub mod cli;
 pub mod console;
 pub mod db;
 pub mod process;
+pub mod python;
 pub mod sandbox;
 pub mod sim;
 
