@@ -154,6 +154,7 @@ async fn the_server_answers_as_docs_openapi_yaml_says() {
         let api = Checked { app: &app, spec };
         flows::requisites_and_the_sandbox(&api).await;
         callbacks::callbacks_are_sent_as_documented(&api).await;
+        callbacks::callbacks_are_read_and_sent_again_as_documented(&api).await;
     })
     .await;
     each_backend(setup(0, None), |app| async move {

@@ -45,9 +45,15 @@ impl Shop {
         self.merchant.signing_secret(Direction::Withdrawal)
     }
 
-    /// The secret for `path`: withdrawal for `/withdrawals` and `/balance`, else deposit.
+    /// The secret for `path`: withdrawal for `/withdrawals`, `/balance` and the callbacks of
+    /// `direction=withdrawal`, else deposit.
     pub fn secret_for(&self, path: &str) -> &Secret {
-        if path.starts_with("/api/v1/withdrawals") || path.starts_with("/api/v1/balance") {
+        let callbacks_of_payouts =
+            path.starts_with("/api/v1/callbacks") && path.contains("direction=withdrawal");
+        if path.starts_with("/api/v1/withdrawals")
+            || path.starts_with("/api/v1/balance")
+            || callbacks_of_payouts
+        {
             self.withdrawal_secret()
         } else {
             self.deposit_secret()

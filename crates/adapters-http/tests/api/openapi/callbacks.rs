@@ -106,3 +106,75 @@ pub async fn callbacks_are_sent_as_documented(api: &Checked<'_>) {
     assert!(codes.contains(&json!("ProviderDeclined")), "{codes:?}");
     assert!(codes.contains(&json!("RecipientNotFound")), "{codes:?}");
 }
+
+/// The merchant's callbacks as `/api/v1/callbacks` lists them (after
+/// [`callbacks_are_sent_as_documented`]: two deposits' and a payout's, delivered), one sent
+/// again by its id, a replay, and the refusals of each.
+pub async fn callbacks_are_read_and_sent_again_as_documented(api: &Checked<'_>) {
+    let listed = api.get("/api/v1/callbacks?direction=deposit").await;
+    listed.assert_ok();
+    let callbacks = listed.data()["callbacks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(callbacks.len(), 2, "{}", listed.text);
+    assert!(callbacks
+        .iter()
+        .all(|c| c["type"] == "deposit" && c["sequence"] == 1));
+    let first = api.get("/api/v1/callbacks?direction=deposit&limit=1").await;
+    let next = first.data()["next"]
+        .as_str()
+        .expect("a next page")
+        .to_string();
+    let rest = api
+        .get(&format!(
+            "/api/v1/callbacks?direction=deposit&limit=1&after={next}"
+        ))
+        .await;
+    assert_eq!(
+        rest.data()["callbacks"][0]["callbackId"],
+        callbacks[1]["callbackId"]
+    );
+    let payouts = api
+        .get("/api/v1/callbacks?direction=withdrawal&status=delivered")
+        .await;
+    assert_eq!(
+        payouts.data()["callbacks"].as_array().map(Vec::len),
+        Some(1)
+    );
+    api.get("/api/v1/callbacks")
+        .await
+        .assert_error(400, "InvalidRequest");
+    api.get("/api/v1/callbacks?direction=deposit&status=sent&limit=0")
+        .await
+        .assert_error(400, "InvalidRequest");
+
+    let id = callbacks[0]["callbackId"].as_str().expect("an id");
+    let retry = format!("/api/v1/callbacks/{id}/retry?direction=deposit");
+    let sent = api.post(&retry, &json!({})).await;
+    assert_eq!(sent.data()["requeued"], 1, "{}", sent.text);
+    api.post(&retry, &json!({"now": true}))
+        .await
+        .assert_error(400, "InvalidRequest");
+    let elsewhere = format!("/api/v1/callbacks/{id}/retry?direction=withdrawal");
+    api.post(&elsewhere, &json!({}))
+        .await
+        .assert_error(404, "NotFound");
+
+    let replay = "/api/v1/callbacks/replay?direction=withdrawal";
+    let none = api
+        .post(
+            replay,
+            &json!({"since": "2026-01-01T00:00:00Z", "status": "failed"}),
+        )
+        .await;
+    assert_eq!(none.data()["requeued"], 0, "{}", none.text);
+    api.refused_by_both(
+        replay,
+        json!({"since": "2026-01-01T00:00:00Z", "status": "delivered"}),
+    )
+    .await;
+    api.post("/api/v1/callbacks/replay", &json!({}))
+        .await
+        .assert_error(400, "InvalidRequest");
+}

@@ -11,7 +11,9 @@ use crate::helpers::UNKNOWN_PATHS;
 const JSON: (&str, &str) = ("content-type", "application/json");
 
 /// `template` with a fresh UUID for each of its ids (`{operationId}`, `{refundId}`) and a value
-/// for each required query parameter of `method` on it.
+/// for each required query parameter of `method` on it: its example when it has one (a
+/// parameter read before anything else, as `direction`, must be valid for what follows to be
+/// reached), else `probe`.
 fn concrete(api: &Checked<'_>, template: &str, method: &str) -> String {
     let mut path = fresh_ids(template);
     let parameters = api.spec.operation(template, method)["parameters"].clone();
@@ -23,7 +25,8 @@ fn concrete(api: &Checked<'_>, template: &str, method: &str) -> String {
         let parameter = api.spec.resolve(&pointer).1;
         if parameter["in"] == "query" && parameter["required"] == true {
             let name = parameter["name"].as_str().unwrap_or_default();
-            path = format!("{path}?{name}=probe");
+            let value = parameter["example"].as_str().unwrap_or("probe");
+            path = format!("{path}?{name}={value}");
         }
     }
     path
@@ -36,7 +39,7 @@ fn takes_files(template: &str) -> bool {
 
 /// `template` with a fresh UUID for each of its ids.
 fn fresh_ids(template: &str) -> String {
-    ["{operationId}", "{refundId}", "{disputeId}"]
+    ["{operationId}", "{refundId}", "{disputeId}", "{callbackId}"]
         .iter()
         .fold(template.to_string(), |path, id| {
             path.replace(id, &uuid::Uuid::new_v4().to_string())
