@@ -19,9 +19,13 @@ FROM generate_series(1, :n) AS g
 JOIN m ON m.k = g % m.total
 CROSS JOIN t;
 
-INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, operation_id, created_at)
-SELECT merchant_id, 'RUB', 'deposit_approved', amount, 0, id, updated_at
-FROM operations WHERE status = 1;
+-- Each entry with the balance it left: the merchant's running sum.
+INSERT INTO ledger (merchant_id, currency, kind, available_delta, held_delta, operation_id, created_at,
+    available_after, held_after)
+SELECT merchant_id, 'RUB', 'deposit_approved', amount, 0, id, updated_at,
+       sum(amount) OVER (PARTITION BY merchant_id ORDER BY id ROWS UNBOUNDED PRECEDING), 0
+FROM operations WHERE status = 1
+ORDER BY merchant_id, id;
 
 INSERT INTO balances (merchant_id, currency, available, held)
 SELECT merchant_id, 'RUB', sum(amount), 0 FROM operations WHERE status = 1 GROUP BY merchant_id
@@ -32,11 +36,12 @@ INSERT INTO callback_outbox (id, operation_id, merchant_id, direction, url, body
 SELECT id, id, merchant_id, 'deposit', callback_url,
        -- The body as the gateway writes it: compact, keys in serde_json's (sorted) order.
        '{"data":{"amount":"' || (amount / 100)::text || '.' || lpad((amount % 100)::text, 2, '0')
+       || '","creditedAmount":"' || (amount / 100)::text || '.' || lpad((amount % 100)::text, 2, '0')
        || '","currency":"' || currency
-       || '","merchantOperationId":' || to_json(merchant_operation_id)::text
+       || '","fee":"0.00","merchantOperationId":' || to_json(merchant_operation_id)::text
        || ',"operationId":"' || id
        || '","paymentMethod":"' || method
-       || '","status":' || status
+       || '","sequence":1,"status":' || status
        || ',"type":"deposit","updatedAt":"'
        || to_char(to_timestamp(updated_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
        || '","userId":' || to_json(user_id)::text || '}}',

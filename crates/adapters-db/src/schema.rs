@@ -134,6 +134,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    merchant_callbacks (merchant_id, direction, created_at, callback_id) {
+        merchant_id -> Text,
+        direction -> Text,
+        created_at -> BigInt,
+        callback_id -> Text,
+    }
+}
+
+diesel::table! {
     callback_attempts (callback_id, attempt) {
         callback_id -> Text,
         attempt -> Integer,
@@ -388,6 +397,8 @@ diesel::table! {
 
 diesel::joinable!(console_sessions -> console_accounts (operator));
 
+diesel::joinable!(merchant_callbacks -> callback_outbox (callback_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     merchant_keys,
@@ -398,6 +409,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     balances,
     ledger,
     callback_outbox,
+    merchant_callbacks,
     callback_attempts,
     refunds,
     disputes,

@@ -1,3 +1,3 @@
-DROP INDEX callback_outbox_merchant;
+DROP TABLE merchant_callbacks;
 ALTER TABLE callback_outbox DROP COLUMN sequence;
 ALTER TABLE operations DROP COLUMN callback_sequence;

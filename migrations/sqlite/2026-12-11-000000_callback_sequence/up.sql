@@ -18,5 +18,15 @@ UPDATE operations SET callback_sequence = (
     SELECT COUNT(*) FROM callback_outbox c WHERE c.operation_id = operations.id)
 WHERE id IN (SELECT operation_id FROM callback_outbox);
 
--- A merchant's callbacks in one direction, newest first (`GET /api/v1/callbacks`).
-CREATE INDEX callback_outbox_merchant ON callback_outbox (merchant_id, direction, created_at, id);
+-- A merchant's callbacks in one direction, newest first (`GET /api/v1/callbacks`): one row
+-- per callback, written with it and never changed (as on PostgreSQL, where an index on the
+-- outbox would cost every delivery).
+CREATE TABLE merchant_callbacks (
+    merchant_id TEXT NOT NULL,
+    direction   TEXT NOT NULL CHECK (direction IN ('deposit', 'withdrawal')),
+    created_at  BIGINT NOT NULL,
+    callback_id TEXT NOT NULL,
+    PRIMARY KEY (merchant_id, direction, created_at, callback_id)
+) WITHOUT ROWID;
+INSERT INTO merchant_callbacks (merchant_id, direction, created_at, callback_id)
+    SELECT merchant_id, direction, created_at, id FROM callback_outbox;

@@ -1,5 +1,6 @@
 //! `CallbackLog`: a merchant's callbacks in one direction, newest first, with their attempts
-//! (index `callback_outbox_merchant`), and the requeues a merchant asks for.
+//! (found through `merchant_callbacks`, one row per callback written with it: an index on the
+//! outbox would cost every delivery), and the requeues a merchant asks for.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -110,13 +111,14 @@ fn page(
 
 /// The page's callbacks as stored, one more than the limit if there are.
 fn callbacks_of(conn: &mut DbConn, query: &CallbackQuery) -> QueryResult<Vec<LogRow>> {
-    use crate::schema::callback_outbox::dsl::*;
-    let mut found = callback_outbox
+    use crate::schema::merchant_callbacks::dsl::*;
+    let mut found = merchant_callbacks
+        .inner_join(callback_outbox::table)
         .filter(merchant_id.eq(query.owner.merchant_id.as_str()))
         .filter(direction.eq(query.owner.direction.as_str()))
         .into_boxed();
     if let Some(only) = query.state {
-        found = found.filter(state.eq(only.as_str()));
+        found = found.filter(callback_outbox::state.eq(only.as_str()));
     }
     if let Some(since) = query.since {
         found = found.filter(created_at.ge(since.millis()));
@@ -126,10 +128,14 @@ fn callbacks_of(conn: &mut DbConn, query: &CallbackQuery) -> QueryResult<Vec<Log
             after.created_at.millis(),
             after.callback_id.hyphenated().to_string(),
         );
-        found = found.filter(created_at.lt(at).or(created_at.eq(at).and(id.lt(key))));
+        found = found.filter(
+            created_at
+                .lt(at)
+                .or(created_at.eq(at).and(callback_id.lt(key))),
+        );
     }
     found
-        .order((created_at.desc(), id.desc()))
+        .order((created_at.desc(), callback_id.desc()))
         .limit(i64::from(query.limit) + 1)
         .select(LogRow::as_select())
         .load(conn)

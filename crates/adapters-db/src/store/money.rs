@@ -263,7 +263,7 @@ fn create_balance<E>(conn: &mut DbConn, mv: &BalanceMove) -> Result<(), TxError<
 /// transaction: an operation's own keyed by the operation's id, a refund's by the refund's
 /// (beside its deposit's), a dispute's change by the change's. Its sequence number is drawn
 /// from its operation's row (`operations.callback_sequence`) by the same unit of work, and
-/// written into its body.
+/// written into its body; its merchant's list of callbacks (`merchant_callbacks`) gains it.
 pub(crate) fn queue_callback<D, E>(
     conn: &mut DbConn,
     callback: &QueuedCallback<D>,
@@ -305,17 +305,21 @@ pub(crate) fn queue_callback<D, E>(
     Ok(())
 }
 
-/// PostgreSQL: the operation's next sequence number and its callback, in one statement (the
-/// row's lock orders two callbacks of one deposit queued at once).
+/// PostgreSQL: the operation's next sequence number, its callback and the callback's row in
+/// its merchant's list, in one statement (the operation row's lock orders two callbacks of
+/// one deposit queued at once).
 const QUEUE_PG: &str = "\
 WITH s AS (UPDATE operations SET callback_sequence = callback_sequence + 1 WHERE id = $1
-    RETURNING callback_sequence)
-INSERT INTO callback_outbox (id, operation_id, refund_id, dispute_id, change_id, merchant_id,
-    direction, url, body, state, attempts, failures_in_run, next_attempt_at, created_at,
-    updated_at, sequence)
-SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9 || s.callback_sequence || $10, 'pending', 0, 0, $11,
-    $11, $11, s.callback_sequence
-FROM s";
+    RETURNING callback_sequence),
+q AS (INSERT INTO callback_outbox (id, operation_id, refund_id, dispute_id, change_id,
+    merchant_id, direction, url, body, state, attempts, failures_in_run, next_attempt_at,
+    created_at, updated_at, sequence)
+    SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9 || s.callback_sequence || $10, 'pending', 0, 0,
+        $11, $11, $11, s.callback_sequence
+    FROM s
+    RETURNING id, merchant_id, direction, created_at)
+INSERT INTO merchant_callbacks (merchant_id, direction, created_at, callback_id)
+SELECT merchant_id, direction, created_at, id FROM q";
 
 /// SQLite: the operation's next sequence number (its callback follows; one writer at a time).
 const DRAW_SQLITE: &str = "\
@@ -395,6 +399,15 @@ impl<'a> Queued<'a> {
                 created_at.eq(self.at),
                 updated_at.eq(self.at),
                 sequence.eq(number),
+            ))
+            .execute(conn)?;
+        use crate::schema::merchant_callbacks as listed;
+        diesel::insert_into(listed::table)
+            .values((
+                listed::merchant_id.eq(self.merchant),
+                listed::direction.eq(self.direction),
+                listed::created_at.eq(self.at),
+                listed::callback_id.eq(&self.key),
             ))
             .execute(conn)
     }
