@@ -174,8 +174,8 @@ def verify_standard(body: bytes, headers) -> str:
 
 
 def dedup_key(data: dict) -> str:
-    """The webhook-id is the same on every attempt of one callback; by the body: a refund is
-    told apart by refundId, a dispute's change by its dispute and status."""
+    """Without a webhook-id header, by the body: a refund is told apart by refundId, a
+    dispute's change by its dispute and status."""
     if data["type"] == "refund":
         return "refund:" + data["refundId"]
     if data["type"] == "dispute":
@@ -197,7 +197,8 @@ class CallbackReceiver(http.server.BaseHTTPRequestHandler):
                                       self.headers.get("x-signature-v2", ""))
         valid = verdict == "valid"
         data = json.loads(body)["data"]
-        key = dedup_key(data)
+        # webhook-id is the same on every attempt of one callback, and only of that one.
+        key = self.headers.get("webhook-id") or dedup_key(data)
         duplicate = valid and key in self.seen
         if valid:
             self.seen.add(key)

@@ -46,8 +46,8 @@ pub struct LoggedCallback {
     pub refund_id: Option<RefundId>,
     pub dispute_id: Option<DisputeId>,
     pub state: CallbackState,
-    /// Its number among its operation's callbacks (0 for one queued before callbacks were
-    /// numbered).
+    /// Its number among its operation's callbacks (those queued before callbacks were
+    /// numbered were numbered by the upgrade).
     pub sequence: u64,
     pub created_at: Timestamp,
     /// Oldest first.
@@ -132,18 +132,9 @@ pub struct CallbackPage {
 impl CallbackPage {
     /// The page of `query` out of `found`, which holds up to one more callback than the page
     /// does: that one's presence says there is a next page.
-    pub fn of(query: &CallbackQuery, mut found: Vec<LoggedCallback>) -> CallbackPage {
-        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let more = found.len() > limit;
-        found.truncate(limit);
-        let next = match more {
-            true => found.last().map(LoggedCallback::cursor),
-            false => None,
-        };
-        CallbackPage {
-            callbacks: found,
-            next,
-        }
+    pub fn of(query: &CallbackQuery, found: Vec<LoggedCallback>) -> CallbackPage {
+        let (callbacks, next) = crate::keyset::page_of(query.limit, found, LoggedCallback::cursor);
+        CallbackPage { callbacks, next }
     }
 }
 

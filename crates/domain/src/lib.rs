@@ -13,6 +13,7 @@ pub mod console;
 pub mod discrepancy;
 pub mod dispute;
 pub mod fee;
+pub mod keyset;
 pub mod ledger;
 pub mod merchant;
 mod names;

@@ -163,18 +163,10 @@ pub struct TransactionPage {
 impl TransactionPage {
     /// The page of `query` out of `found`, which holds up to one more transaction than the
     /// page does: that one's presence says there is a next page.
-    pub fn of(query: &TransactionQuery, mut found: Vec<BalanceTransaction>) -> TransactionPage {
-        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let more = found.len() > limit;
-        found.truncate(limit);
-        let next = match more {
-            true => found.last().map(BalanceTransaction::cursor),
-            false => None,
-        };
-        TransactionPage {
-            transactions: found,
-            next,
-        }
+    pub fn of(query: &TransactionQuery, found: Vec<BalanceTransaction>) -> TransactionPage {
+        let (transactions, next) =
+            crate::keyset::page_of(query.limit, found, BalanceTransaction::cursor);
+        TransactionPage { transactions, next }
     }
 }
 

@@ -33,3 +33,8 @@ CREATE TABLE merchant_callbacks (
 );
 INSERT INTO merchant_callbacks (merchant_id, direction, created_at, callback_id)
     SELECT merchant_id, direction, created_at, id FROM callback_outbox;
+
+-- A merchant's replay of its failed callbacks since a time (`POST /api/v1/callbacks/replay`)
+-- finds them without reading other merchants' failures. Only a failing delivery writes here.
+CREATE INDEX callback_outbox_failed_merchant ON callback_outbox (merchant_id, created_at)
+    WHERE state = 'failed';

@@ -8,15 +8,14 @@
 ALTER TABLE operations ADD COLUMN callback_sequence BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE callback_outbox ADD COLUMN sequence BIGINT NOT NULL DEFAULT 0;
 
-UPDATE callback_outbox SET sequence = (
-    SELECT r.n FROM (
-        SELECT id, row_number() OVER (PARTITION BY operation_id ORDER BY created_at, id) AS n
-        FROM callback_outbox) r
-    WHERE r.id = callback_outbox.id);
+UPDATE callback_outbox SET sequence = r.n
+FROM (SELECT id, row_number() OVER (PARTITION BY operation_id ORDER BY created_at, id) AS n
+      FROM callback_outbox) AS r
+WHERE r.id = callback_outbox.id;
 
-UPDATE operations SET callback_sequence = (
-    SELECT COUNT(*) FROM callback_outbox c WHERE c.operation_id = operations.id)
-WHERE id IN (SELECT operation_id FROM callback_outbox);
+UPDATE operations SET callback_sequence = c.n
+FROM (SELECT operation_id, COUNT(*) AS n FROM callback_outbox GROUP BY operation_id) AS c
+WHERE c.operation_id = operations.id;
 
 -- A merchant's callbacks in one direction, newest first (`GET /api/v1/callbacks`): one row
 -- per callback, written with it and never changed (as on PostgreSQL, where an index on the
@@ -30,3 +29,8 @@ CREATE TABLE merchant_callbacks (
 ) WITHOUT ROWID;
 INSERT INTO merchant_callbacks (merchant_id, direction, created_at, callback_id)
     SELECT merchant_id, direction, created_at, id FROM callback_outbox;
+
+-- A merchant's replay of its failed callbacks since a time (`POST /api/v1/callbacks/replay`)
+-- finds them without reading other merchants' failures. Only a failing delivery writes here.
+CREATE INDEX callback_outbox_failed_merchant ON callback_outbox (merchant_id, created_at)
+    WHERE state = 'failed';

@@ -1,8 +1,6 @@
 //! `/api/v1/callbacks`: the `direction` every path takes in its query (read first: it picks
 //! the secret), a page's query, a replay's body, and the answers.
 
-use std::collections::HashMap;
-
 use domain::callback::CallbackState;
 use domain::callback_log::{
     CallbackCursor, CallbackOwner, CallbackPage, CallbackQuery, LoggedAttempt, LoggedCallback,
@@ -13,31 +11,16 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::create::{string, unknown_fields};
+use super::query::{given_once, limit};
 
 /// The query string's parameters, each at most once; unknown ones are left alone.
 const PARAMETERS: [&str; 5] = ["direction", "status", "since", "after", "limit"];
-
-/// The parameters `query` gives, each once; a repeated one is reported.
-fn parameters(query: &str, errors: &mut ValidationErrors) -> HashMap<&'static str, String> {
-    let mut given = HashMap::new();
-    let mut repeated: Vec<&str> = Vec::new();
-    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-        let Some(name) = PARAMETERS.iter().copied().find(|p| *p == key) else {
-            continue;
-        };
-        if given.insert(name, value.into_owned()).is_some() && !repeated.contains(&name) {
-            repeated.push(name);
-            errors.push(name, "must be given once");
-        }
-    }
-    given
-}
 
 /// The direction whose secret signs a request under `/api/v1/callbacks`: `direction` in its
 /// query, `deposit` or `withdrawal`, given once.
 pub fn direction(query: &str) -> Result<Direction, ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    let given = parameters(query, &mut errors);
+    let given = given_once(query, &PARAMETERS, &mut errors);
     errors.0.retain(|e| e.field == "direction");
     let direction = errors.required(
         "direction",
@@ -52,7 +35,7 @@ pub fn direction(query: &str) -> Result<Direction, ValidationErrors> {
 /// The page `query` asks of `owner`'s callbacks; every bad parameter is reported.
 pub fn read_query(owner: CallbackOwner, query: &str) -> Result<CallbackQuery, ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    let given = parameters(query, &mut errors);
+    let given = given_once(query, &PARAMETERS, &mut errors);
     let text = |name: &str| given.get(name).map(String::as_str);
     let state = errors.optional("status", text("status"), |t| {
         CallbackState::parse(t)
@@ -64,7 +47,9 @@ pub fn read_query(owner: CallbackOwner, query: &str) -> Result<CallbackQuery, Va
             .ok_or_else(|| ValueError::new("must be a `next` cursor of an earlier page"))
     });
     let limit = errors
-        .optional("limit", text("limit"), limit)
+        .optional("limit", text("limit"), |t| {
+            limit(t, CallbackQuery::MAX_LIMIT)
+        })
         .unwrap_or(CallbackQuery::DEFAULT_LIMIT);
     errors.into_result()?;
     Ok(CallbackQuery {
@@ -74,22 +59,6 @@ pub fn read_query(owner: CallbackOwner, query: &str) -> Result<CallbackQuery, Va
         after,
         limit,
     })
-}
-
-fn limit(text: &str) -> Result<u32, ValueError> {
-    let refused = || {
-        ValueError::new(format!(
-            "must be a whole number from 1 to {}",
-            CallbackQuery::MAX_LIMIT
-        ))
-    };
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 3 {
-        return Err(refused());
-    }
-    match text.parse::<u32>() {
-        Ok(n) if (1..=CallbackQuery::MAX_LIMIT).contains(&n) => Ok(n),
-        _ => Err(refused()),
-    }
 }
 
 /// The fields a replay's body has.

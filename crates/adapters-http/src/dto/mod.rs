@@ -6,6 +6,7 @@ pub mod callback_log;
 pub mod create;
 pub mod dispute;
 pub mod movement;
+pub mod query;
 pub mod refund;
 pub mod steps;
 pub mod transactions;

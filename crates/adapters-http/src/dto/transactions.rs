@@ -1,12 +1,12 @@
 //! `GET /api/v1/balance/transactions`: its query read into a domain query, and its answer.
 
-use std::collections::HashMap;
-
 use domain::transactions::{
     BalanceTransaction, Cursor, TransactionPage, TransactionQuery, TransactionType,
 };
 use domain::{format_minor, Currency, MerchantId, Timestamp, ValidationErrors, ValueError};
 use serde::Serialize;
+
+use super::query::{given_once, limit};
 
 /// The query string's parameters, each at most once; unknown ones are left alone.
 const PARAMETERS: [&str; 5] = ["currency", "from", "to", "after", "limit"];
@@ -17,17 +17,7 @@ pub fn read_query(
     query: &str,
 ) -> Result<TransactionQuery, ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    let mut given: HashMap<&str, String> = HashMap::new();
-    let mut repeated: Vec<&str> = Vec::new();
-    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-        let Some(name) = PARAMETERS.iter().find(|p| **p == key) else {
-            continue;
-        };
-        if given.insert(name, value.into_owned()).is_some() && !repeated.contains(name) {
-            repeated.push(name);
-            errors.push(*name, "must be given once");
-        }
-    }
+    let given = given_once(query, &PARAMETERS, &mut errors);
     let text = |name: &str| given.get(name).map(String::as_str);
     let currency = errors.required("currency", text("currency"), Currency::parse_active);
     let from = errors.optional("from", text("from"), Timestamp::parse_rfc3339);
@@ -37,7 +27,9 @@ pub fn read_query(
             .ok_or_else(|| ValueError::new("must be a `next` cursor of an earlier page"))
     });
     let limit = errors
-        .optional("limit", text("limit"), limit)
+        .optional("limit", text("limit"), |t| {
+            limit(t, TransactionQuery::MAX_LIMIT)
+        })
         .unwrap_or(TransactionQuery::DEFAULT_LIMIT);
     if let (Some(from), Some(to)) = (from, to) {
         if to < from {
@@ -54,22 +46,6 @@ pub fn read_query(
         after,
         limit,
     })
-}
-
-fn limit(text: &str) -> Result<u32, ValueError> {
-    let refused = || {
-        ValueError::new(format!(
-            "must be a whole number from 1 to {}",
-            TransactionQuery::MAX_LIMIT
-        ))
-    };
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 3 {
-        return Err(refused());
-    }
-    match text.parse::<u32>() {
-        Ok(n) if (1..=TransactionQuery::MAX_LIMIT).contains(&n) => Ok(n),
-        _ => Err(refused()),
-    }
 }
 
 /// `{"transactions": [...], "next": CURSOR}` (`next` left out on the last page).

@@ -8,6 +8,7 @@ use domain::callback_log::{CallbackOwner, Requeue};
 use domain::merchant::Merchant;
 use domain::signature::Binding;
 use domain::Direction;
+use serde_json::{Map, Value};
 
 use super::{ok, signed_object};
 use crate::auth::authenticate;
@@ -21,6 +22,18 @@ fn owner(merchant: &Merchant, direction: Direction) -> CallbackOwner {
         merchant_id: merchant.id.clone(),
         direction,
     }
+}
+
+/// A POST under `/api/v1/callbacks`: the query's direction (400), then the body signed with
+/// that direction's secret in version 2 (415, 413, 401, 400): whose callbacks, and the body.
+async fn signed_post(
+    state: &HttpState,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<(CallbackOwner, Map<String, Value>), ApiError> {
+    let direction = callback_log::direction(req.query_string())?;
+    let (merchant, body) = signed_object(state, req, payload, direction, Binding::Object).await?;
+    Ok((owner(&merchant, direction), body))
 }
 
 /// A page of the merchant's callbacks in the query's direction, newest first.
@@ -40,8 +53,7 @@ pub async fn retry(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let direction = callback_log::direction(req.query_string())?;
-    let (merchant, body) = signed_object(&state, &req, payload, direction, Binding::Object).await?;
+    let (whose, body) = signed_post(&state, &req, payload).await?;
     callback_log::retry(&body)?;
     let id = req
         .match_info()
@@ -51,7 +63,7 @@ pub async fn retry(
     let requeued = state
         .gateway()
         .callbacks()
-        .requeue(&owner(&merchant, direction), &Requeue::One(id))
+        .requeue(&whose, &Requeue::One(id))
         .await?;
     Ok(ok(Requeued { requeued }))
 }
@@ -63,13 +75,8 @@ pub async fn replay(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let direction = callback_log::direction(req.query_string())?;
-    let (merchant, body) = signed_object(&state, &req, payload, direction, Binding::Object).await?;
+    let (whose, body) = signed_post(&state, &req, payload).await?;
     let which = callback_log::replay(&body)?;
-    let requeued = state
-        .gateway()
-        .callbacks()
-        .requeue(&owner(&merchant, direction), &which)
-        .await?;
+    let requeued = state.gateway().callbacks().requeue(&whose, &which).await?;
     Ok(ok(Requeued { requeued }))
 }

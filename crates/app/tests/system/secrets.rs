@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::helpers::cli::{command, keys_of, run, run_bounded, Output};
+use crate::helpers::cli::{command, keys_of, rotate, run, run_bounded, Output};
 use crate::helpers::{
     card_payout, deposit, gateway, on_sqlite_and_postgres, wait_until, Api, Backend,
     CallbackReceiver, GatewayProcess, Merchant, Serve, TestDb, DEADLINE,
@@ -18,26 +18,6 @@ const OTHER_KEY: &str = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554
 /// `gateway ARGS...` on `db` with GATEWAY_MASTER_KEY set to `key`.
 fn keyed(db: &TestDb, key: &str, args: &[&str]) -> Output {
     run(command(db).env("GATEWAY_MASTER_KEY", key).args(args))
-}
-
-/// `merchant rotate-secret ID --direction D --overlap O --json`: the new secret.
-#[track_caller]
-fn rotate(db: &TestDb, id: &str, direction: &str, overlap: &str) -> Value {
-    let out = gateway(
-        db,
-        &[
-            "merchant",
-            "rotate-secret",
-            id,
-            "--direction",
-            direction,
-            "--overlap",
-            overlap,
-            "--json",
-        ],
-    );
-    out.expect_code(0);
-    out.json()
 }
 
 /// The merchant's entry in `merchant list --json`.

@@ -10,10 +10,11 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::helpers::api::deposit;
+use crate::helpers::cli::rotate;
 use crate::helpers::python::standard_webhooks_python;
 use crate::helpers::{
-    card_payout, gateway, wait_until, Api, CallbackReceiver, Captured, GatewayProcess, Merchant,
-    Sandbox, Serve, TestDb, DEADLINE,
+    card_payout, wait_until, Api, CallbackReceiver, Captured, GatewayProcess, Merchant, Sandbox,
+    Serve, TestDb, DEADLINE,
 };
 
 /// `examples/merchant.py verify` under `python`, with the merchant's secrets: one verdict
@@ -96,24 +97,8 @@ async fn the_official_standard_webhooks_library_verifies_real_callbacks_and_refu
     .await;
 
     // A rotation with an overlap: the next payout's callback carries both secrets' signatures.
-    let rotated = gateway(
-        &db,
-        &[
-            "merchant",
-            "rotate-secret",
-            &shop.id,
-            "--direction",
-            "withdrawal",
-            "--overlap",
-            "2h",
-            "--json",
-        ],
-    );
-    rotated.expect_code(0);
-    let new_secret = rotated.json()["secret"]
-        .as_str()
-        .expect("a secret")
-        .to_string();
+    let rotated = rotate(&db, &shop.id, "withdrawal", "2h");
+    let new_secret = rotated["secret"].as_str().expect("a secret").to_string();
     let renewed = Merchant {
         withdrawal_secret: new_secret.clone(),
         ..shop.clone()

@@ -162,3 +162,24 @@ fn read_all(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle
         text
     })
 }
+
+/// `merchant rotate-secret ID --direction D --overlap O --json`: what it printed (the new
+/// secret among it).
+#[track_caller]
+pub fn rotate(db: &TestDb, id: &str, direction: &str, overlap: &str) -> serde_json::Value {
+    let out = gateway(
+        db,
+        &[
+            "merchant",
+            "rotate-secret",
+            id,
+            "--direction",
+            direction,
+            "--overlap",
+            overlap,
+            "--json",
+        ],
+    );
+    out.expect_code(0);
+    out.json()
+}
