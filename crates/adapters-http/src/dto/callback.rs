@@ -9,6 +9,7 @@ use domain::callback::{CallbackBody, CallbackData, RefundCallbackData};
 use domain::ports::CallbackFormat;
 use serde::Serialize;
 
+use super::dispute::DisputeView;
 use super::movement::{Movement, Side};
 
 /// Writes callback bodies as JSON.
@@ -61,7 +62,7 @@ struct Body<T> {
 /// The number written where the sequence goes, then cut out: no other field is a number
 /// this large, and a string's quotes are escaped, so `"sequence":` followed by it is found
 /// once, at the sequence.
-pub(crate) const SEQUENCE_MARK: u64 = u64::MAX;
+const SEQUENCE_MARK: u64 = u64::MAX;
 
 /// `{"data": data}` around its sequence number; `data`'s fields are declared in
 /// alphabetical order (the movement's first), the order the body has always been written
@@ -120,7 +121,10 @@ impl CallbackFormat for JsonCallbackFormat {
     }
 
     fn dispute_body(&self, dispute: &domain::dispute::Dispute) -> CallbackBody {
-        body_of(super::dispute::DisputeView::reported(dispute))
+        body_of(DisputeView {
+            sequence: Some(SEQUENCE_MARK),
+            ..DisputeView::reported(dispute)
+        })
     }
 }
 

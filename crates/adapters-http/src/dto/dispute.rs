@@ -134,7 +134,7 @@ pub struct DisputeView {
     pub operation_id: String,
     pub reason: String,
     pub resolution: Option<String>,
-    /// The callback's sequence number in a callback ([`super::callback::SEQUENCE_MARK`] until
+    /// The callback's sequence number in a callback (a mark the callback format sets, until
     /// the outbox draws it); absent in the API's answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence: Option<u64>,
@@ -146,11 +146,10 @@ pub struct DisputeView {
 }
 
 impl DisputeView {
-    /// The dispute as its callback reports it: with `type: dispute` and its sequence.
+    /// The dispute as its callback reports it: with `type: dispute`.
     pub fn reported(dispute: &Dispute) -> Self {
         Self {
             callback_type: Some("dispute"),
-            sequence: Some(super::callback::SEQUENCE_MARK),
             ..Self::new(dispute)
         }
     }
